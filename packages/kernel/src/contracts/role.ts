@@ -1,0 +1,56 @@
+import type { ChatMessage, JsonSchema, Move } from './common.js';
+import type { Observation } from './environment.js';
+
+/** Contribution point for roles (planner, coder, tester, solver, ...). */
+export const RoleContribution = Symbol.for('troupe.RoleContribution');
+
+/** A factory for one role id (e.g. `planner-v0`). */
+export interface RoleContribution {
+  /** Versioned id, `name-vN`. */
+  readonly id: string;
+  /** One line for `troupe plugins ls`. */
+  readonly description: string;
+  /** The action types this role can produce (matched against the environment's seat specs). */
+  readonly produces: readonly string[];
+  /** JSON schema of the role's config (from the team spec's `seats.<seat>.roleConfig`). */
+  readonly configSchema: JsonSchema;
+  /** Builds the role for one validated config. */
+  create(config: Record<string, unknown>): Role;
+}
+
+/**
+ * An output grammar a decoder can enforce so that every sample parses. `regex` is matched against the whole
+ * completion (JavaScript syntax, anchored by the decoder); `choices` lists the allowed completions exactly.
+ */
+export type OutputGrammar =
+  | { readonly kind: 'regex'; /** Pattern the whole completion must match. */ readonly pattern: string }
+  | { readonly kind: 'choices'; /** The exact allowed completions. */ readonly choices: readonly string[] };
+
+/** What a role knows about the seat it plays when it prompts or parses. */
+export interface SeatContext {
+  /** The seat name. */
+  readonly seat: string;
+  /** The action type the seat must produce. */
+  readonly actionType: string;
+  /** Abort signal of the episode (tools must stop when it fires). */
+  readonly signal?: AbortSignal;
+}
+
+/** How a seat's policy is prompted and how its text becomes a typed action. */
+export interface Role<A = unknown> {
+  /** The contribution id. */
+  readonly id: string;
+  /** The action types it produces. */
+  readonly produces: readonly string[];
+  /** The chat messages for one observation. The same observation always gives the same messages. */
+  prompt(observation: Observation, seat: SeatContext): ChatMessage[];
+  /**
+   * Turns model text into a move. Never throws on bad text: anything unparseable is a `{ kind: 'invalid' }` move
+   * with a human-readable error. May be async (a coder runs its program in the sandbox).
+   */
+  parse(text: string, seat: SeatContext): Move<A> | Promise<Move<A>>;
+  /** The canonical text for an action (used by scripted policies and for warm-start demonstrations). */
+  render(action: A, seat: SeatContext): string;
+  /** The grammar of the role's output for a seat, for constrained decoding; absent when free-form. */
+  grammar?(seat: SeatContext): OutputGrammar | undefined;
+}

@@ -1,0 +1,4 @@
+export * from './rng.js';
+export * from './hash.js';
+export * from './splits.js';
+export * from './atomic.js';
