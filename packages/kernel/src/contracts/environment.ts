@@ -109,8 +109,11 @@ export interface Environment<I = unknown, S = unknown, A = unknown> {
   reset(instance: I): S;
   /** What `seat` sees in `state`. */
   observe(state: S, seat: string): Observation;
-  /** Applies `move` of `seat` to `state` and returns a new state. Never mutates `state`. */
-  step(state: S, seat: string, move: Move<A>): StepResult<S>;
+  /**
+   * Applies `move` of `seat` to `state` and returns a new state. Never mutates `state`. May be async (the code
+   * environment runs programs in the sandbox); the kernel always awaits the result.
+   */
+  step(state: S, seat: string, move: Move<A>): StepResult<S> | Promise<StepResult<S>>;
   /** An optimal action for `seat` in `state`, when the environment has an oracle. */
   oracle?(state: S, seat: string): A;
   /** A uniformly random (usually poor) action for `seat`, for random baselines and tests. */
