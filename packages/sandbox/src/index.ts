@@ -1,1 +1,16 @@
-export {};
+/**
+ * @troupe/sandbox: isolated execution of untrusted Python and JavaScript programs.
+ *
+ * ```ts
+ * const sandbox = new Sandbox({ concurrency: 2 });
+ * const r = await sandbox.run({ language: 'python', source: 'print(input()[::-1])', stdin: 'abc\n' });
+ * // r.verdict === 'ok', r.stdout === 'cba\n'
+ * await sandbox.close();
+ * ```
+ */
+export type { Language, SandboxLimits, Verdict, RunRequest, RunResult, IsolationKind, IsolationReport, SandboxOptions } from './types.js';
+export { DEFAULT_LIMITS } from './types.js';
+export { Sandbox } from './sandbox.js';
+export { probeIsolation, describeIsolation } from './probe.js';
+export { looksOutOfMemory } from './classify.js';
+export { TaskPool } from './pool.js';

@@ -1,0 +1,157 @@
+import { ancestors, HostTools, isRoot, LayoutEntry, SANDBOX_DIR } from './host.js';
+import type { IsolationKind, SandboxLimits } from './types.js';
+
+/** The program to start inside the sandbox, as seen from inside. */
+export interface InnerCommand {
+  /** Absolute path of the executable (the runtime). */
+  executable: string;
+  /** Its arguments. */
+  args: string[];
+  /** The complete environment of the program. */
+  env: Record<string, string>;
+  /** Extra directories to mount read-only at the same path (the runtime's prefix). */
+  mounts: string[];
+}
+
+/** A host command line ready to spawn. */
+export interface SpawnPlan {
+  /** Executable on the host. */
+  command: string;
+  /** Its arguments. */
+  args: string[];
+  /** The environment of the host-side process (the program's own environment is set inside). */
+  env: Record<string, string>;
+  /** The host cwd of the spawned process. */
+  cwd: string;
+}
+
+/** Size of the /dev/shm tmpfs inside the sandbox. */
+const SHM_BYTES = 16 << 20;
+
+/** The rlimit part of the chain: `prlimit --cpu ... -- `. */
+export function prlimitArgs(limits: SandboxLimits): string[] {
+  const cpuS = Math.max(1, Math.ceil(limits.cpuMs / 1000));
+  const data = limits.memoryMb * 1024 * 1024;
+  return [
+    `--cpu=${cpuS}:${cpuS + 1}`,
+    `--data=${data}:${data}`,
+    `--fsize=${limits.maxFileBytes}:${limits.maxFileBytes}`,
+    `--nproc=${limits.maxProcesses}:${limits.maxProcesses}`,
+    '--core=0:0',
+    '--nofile=256:256',
+  ];
+}
+
+/**
+ * The chain that runs inside the namespaces: [setpriv (drop to `uid`, clear every capability, no_new_privs)] →
+ * prlimit (rlimits) → the program. As root, RLIMIT_NPROC does not apply to uid 0, so the program runs as a private,
+ * random uid whose process count is only its own; as non-root the user namespace already gives a private count.
+ */
+export function innerChain(tools: HostTools, inner: InnerCommand, limits: SandboxLimits, uid: number | undefined): string[] {
+  const chain: string[] = [];
+  if (tools.setpriv) {
+    chain.push(tools.setpriv);
+    if (uid !== undefined) chain.push(`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups');
+    chain.push('--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+  }
+  chain.push(tools.prlimit!, ...prlimitArgs(limits), '--', inner.executable, ...inner.args);
+  return chain;
+}
+
+/** bubblewrap arguments for the file system layout, the namespaces and the environment. */
+export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerCommand, workDir: string, limits: SandboxLimits, uid: number | undefined): SpawnPlan {
+  const a: string[] = [
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'sandbox',
+  ];
+  if (!isRoot()) a.push('--unshare-user', '--disable-userns');
+  // bwrap creates missing parent directories with mode 0700, which the program's uid could not traverse.
+  const made = new Set<string>();
+  const parents = (p: string): void => {
+    for (const anc of ancestors(p)) {
+      if (made.has(anc)) continue;
+      made.add(anc);
+      a.push('--perms', '0755', '--dir', anc);
+    }
+  };
+  for (const e of layout) {
+    if (e.kind === 'symlink') a.push('--symlink', e.target, e.path);
+    else {
+      parents(e.path);
+      a.push('--ro-bind', e.path, e.path);
+    }
+  }
+  for (const m of inner.mounts) {
+    parents(m);
+    a.push('--ro-bind', m, m);
+  }
+  a.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--size', String(SHM_BYTES), '--tmpfs', '/dev/shm');
+  a.push('--bind', workDir, SANDBOX_DIR, '--chdir', SANDBOX_DIR, '--clearenv');
+  for (const [k, v] of Object.entries(inner.env)) a.push('--setenv', k, v);
+  a.push('--', ...innerChain(tools, inner, limits, uid));
+  return { command: tools.bwrap!, args: a, env: {}, cwd: workDir };
+}
+
+/** Quotes a string for the POSIX shell. */
+export function shq(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The unshare fallback: `unshare` makes new mount, PID, network, IPC and UTS namespaces (plus a user namespace when
+ * not root); a shell script running as the namespace's PID 1 builds a tmpfs root with the same layout as bwrap's,
+ * then runs the chain under `chroot` + `env -i -C /sandbox`. The setpriv step clears every capability, so the
+ * program cannot leave the chroot.
+ */
+export function unsharePlan(tools: HostTools, layout: LayoutEntry[], inner: InnerCommand, workDir: string, rootDir: string, limits: SandboxLimits, uid: number | undefined): SpawnPlan {
+  const R = shq(rootDir);
+  const lines: string[] = ['set -e', 'umask 022', `mount -t tmpfs -o mode=755,size=1m troupe-root ${R}`];
+  const bindRo = (p: string, file: boolean): void => {
+    const target = shq(rootDir + p);
+    lines.push(file ? `mkdir -p ${shq(rootDir + p.slice(0, p.lastIndexOf('/')))} && : > ${target}` : `mkdir -p ${target}`);
+    lines.push(`mount --rbind ${shq(p)} ${target}`, `mount -o remount,bind,ro ${target}`);
+  };
+  for (const e of layout) {
+    if (e.kind === 'symlink') lines.push(`ln -s ${shq(e.target)} ${shq(rootDir + e.path)}`);
+    else bindRo(e.path, e.kind === 'ro-file');
+  }
+  for (const m of inner.mounts) bindRo(m, false);
+  lines.push(`mkdir -p ${R}/proc ${R}/dev ${R}${SANDBOX_DIR}`, `mount -t proc proc ${R}/proc`);
+  lines.push(`mount -t tmpfs -o mode=755,size=64k troupe-dev ${R}/dev`);
+  for (const d of ['null', 'zero', 'full', 'random', 'urandom']) {
+    lines.push(`: > ${R}/dev/${d} && mount --bind /dev/${d} ${R}/dev/${d}`);
+  }
+  lines.push(`mkdir ${R}/dev/shm && mount -t tmpfs -o mode=1777,size=${SHM_BYTES} troupe-shm ${R}/dev/shm`);
+  lines.push(`ln -s /proc/self/fd ${R}/dev/fd && ln -s /proc/self/fd/0 ${R}/dev/stdin && ln -s /proc/self/fd/1 ${R}/dev/stdout && ln -s /proc/self/fd/2 ${R}/dev/stderr`);
+  lines.push(`mount --bind ${shq(workDir)} ${R}${SANDBOX_DIR}`);
+  lines.push(`mount -o remount,ro,bind ${R}`);
+  lines.push('set +e');
+  const envArgs = Object.entries(inner.env).map(([k, v]) => shq(`${k}=${v}`));
+  const chain = innerChain(tools, inner, limits, uid).map(shq);
+  lines.push(`${shq(tools.chroot!)} ${R} ${shq(tools.env!)} -i -C ${SANDBOX_DIR} ${envArgs.join(' ')} ${chain.join(' ')}`);
+  lines.push('exit $?');
+  const ns = ['--pid', '--fork', '--kill-child', '--net', '--ipc', '--uts', '--mount', '--propagation', 'private'];
+  if (!isRoot()) ns.unshift('--user', '--map-root-user');
+  return { command: tools.unshare!, args: [...ns, '--', tools.sh!, '-c', lines.join('\n')], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: workDir };
+}
+
+/** Unisolated: only the chain (setpriv to a private uid when root, rlimits), an empty environment and the temp cwd. */
+export function nonePlan(tools: HostTools, inner: InnerCommand, workDir: string, limits: SandboxLimits, uid: number | undefined): SpawnPlan {
+  const chain = innerChain(tools, inner, limits, uid);
+  const env = { ...inner.env, HOME: workDir, TMPDIR: workDir };
+  return { command: chain[0]!, args: chain.slice(1), env, cwd: workDir };
+}
+
+/** Builds the host command line for an isolation kind. */
+export function planFor(kind: IsolationKind, tools: HostTools, layout: LayoutEntry[], inner: InnerCommand, workDir: string, rootDir: string, limits: SandboxLimits, uid: number | undefined): SpawnPlan {
+  if (kind === 'bwrap') return bwrapPlan(tools, layout, inner, workDir, limits, uid);
+  if (kind === 'unshare') return unsharePlan(tools, layout, inner, workDir, rootDir, limits, uid);
+  return nonePlan(tools, inner, workDir, limits, uid);
+}

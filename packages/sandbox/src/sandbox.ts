@@ -1,0 +1,215 @@
+import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { classify } from './classify.js';
+import { InnerCommand, planFor } from './command.js';
+import { execute } from './execute.js';
+import { hostTools, worldReachable, resolveNode, resolvePython, RuntimeInfo, SANDBOX_DIR, systemLayout } from './host.js';
+import { TaskPool } from './pool.js';
+import { makeRunDirs, probeIsolation, removeRunDirs, RunDirs, runUid } from './probe.js';
+import { DEFAULT_LIMITS, IsolationKind, IsolationReport, Language, RunRequest, RunResult, SandboxLimits, SandboxOptions } from './types.js';
+
+const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS) as (keyof SandboxLimits)[];
+
+/** Checks a partial limits object; returns an error message naming the key, or undefined. */
+function checkLimits(where: string, limits: Partial<SandboxLimits> | undefined): string | undefined {
+  if (limits === undefined) return undefined;
+  if (typeof limits !== 'object' || limits === null) return `${where} must be an object`;
+  for (const [k, v] of Object.entries(limits)) {
+    if (!LIMIT_KEYS.includes(k as keyof SandboxLimits)) return `${where}.${k} is not a known limit (known: ${LIMIT_KEYS.join(', ')})`;
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) return `${where}.${k} must be a positive integer, got ${JSON.stringify(v)}`;
+  }
+  return undefined;
+}
+
+/** Drops undefined values so that `{ ...a, ...b }` does not erase a's keys. */
+function defined<T extends object>(o: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Checks a file name given in `files`: relative, inside the work dir, no `..`. */
+function checkFileName(name: string): string | undefined {
+  if (!name || path.isAbsolute(name) || name.split(/[\\/]/).some((p) => p === '..' || p === '') || name.includes('\0')) {
+    return `files: "${name}" must be a relative path inside the working directory (no "..", no leading "/")`;
+  }
+  return undefined;
+}
+
+const MAIN_FILE: Record<Language, string> = { python: 'main.py', javascript: 'main.js' };
+
+/**
+ * Runs untrusted Python and JavaScript programs in isolation (see the package README for the exact guarantees).
+ *
+ * `run` never rejects: every problem becomes a {@link RunResult} (verdict 'refused' with a reason when the program
+ * was not run). Runs go through a FIFO pool of `concurrency` slots; each run gets its own temp dir, always removed.
+ */
+export class Sandbox {
+  private readonly options: SandboxOptions;
+  private readonly pool: TaskPool;
+  private readonly inFlight = new Set<AbortController>();
+  private readonly runs = new Set<Promise<RunResult>>();
+  private closed = false;
+  private kindPromise: Promise<{ kind?: IsolationKind; refusal?: string }> | undefined;
+
+  /** @param options isolation choice, pool size, default limits and runtimes; see {@link SandboxOptions}. */
+  constructor(options: SandboxOptions = {}) {
+    this.options = { ...options };
+    const concurrency = options.concurrency ?? Math.max(1, availableParallelism());
+    this.pool = new TaskPool(concurrency);
+    const bad = checkLimits('options.defaults', options.defaults);
+    if (bad) throw new RangeError(`Sandbox: ${bad}`);
+    const iso = options.isolation ?? 'auto';
+    if (!['auto', 'bwrap', 'unshare', 'none'].includes(iso)) throw new RangeError(`Sandbox: options.isolation must be auto, bwrap, unshare or none, got ${JSON.stringify(iso)}`);
+  }
+
+  /** The limits a request gets: DEFAULT_LIMITS, then the sandbox's defaults, then the request's own. */
+  limitsFor(req?: Pick<RunRequest, 'limits'>): SandboxLimits {
+    return { ...DEFAULT_LIMITS, ...defined(this.options.defaults), ...defined(req?.limits) };
+  }
+
+  /** Chooses the isolation kind once: forced, or the best available, or 'none' when allowed; else a refusal. */
+  private chooseKind(): Promise<{ kind?: IsolationKind; refusal?: string }> {
+    this.kindPromise ??= (async () => {
+      const report = await probeIsolation();
+      const wanted = this.options.isolation ?? 'auto';
+      const tools = hostTools();
+      if (wanted === 'none' || (wanted === 'auto' && report.kind === 'unavailable')) {
+        if (wanted === 'auto' && !this.options.allowUnisolated) {
+          return { refusal: `no isolation is available (${report.details}); install bubblewrap (apt-get install -y bubblewrap) or allow unisolated runs` };
+        }
+        if (!tools.prlimit) return { refusal: 'cannot apply resource limits: prlimit (util-linux) is missing' };
+        return { kind: 'none' };
+      }
+      if (wanted === 'auto') return { kind: report.kind as IsolationKind };
+      if (report.available[wanted]) return { kind: wanted };
+      return { refusal: `isolation "${wanted}" was requested but does not work here (${report.details})` };
+    })();
+    return this.kindPromise;
+  }
+
+  /** What isolation this sandbox's runs get (the machine's report, with `kind` as chosen by this sandbox's options). */
+  async isolation(): Promise<IsolationReport> {
+    const report = await probeIsolation();
+    const choice = await this.chooseKind();
+    if (choice.kind) {
+      const details = choice.kind === 'none' ? `runs are NOT isolated (unisolated runs allowed); ${report.details}` : report.details;
+      return { ...report, kind: choice.kind, details };
+    }
+    return { ...report, kind: 'unavailable', details: choice.refusal ?? report.details };
+  }
+
+  /** Runs one program; never rejects. */
+  run(req: RunRequest): Promise<RunResult> {
+    const p = this.runInner(req);
+    this.runs.add(p);
+    void p.finally(() => this.runs.delete(p));
+    return p;
+  }
+
+  /** Runs many programs through the pool; results in request order. */
+  runMany(reqs: RunRequest[]): Promise<RunResult[]> {
+    return Promise.all(reqs.map((r) => this.run(r)));
+  }
+
+  /** Refuses new runs, kills the running ones and waits until every temp dir is removed. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const c of this.inFlight) c.abort();
+    await Promise.allSettled([...this.runs]);
+  }
+
+  private refused(reason: string, isolation: IsolationKind = 'none'): RunResult {
+    return { verdict: 'refused', exitCode: null, signal: null, stdout: '', stderr: '', wallMs: 0, truncated: false, isolation, reason };
+  }
+
+  private validate(req: RunRequest): string | undefined {
+    if (!req || typeof req !== 'object') return 'the request must be an object';
+    if (req.language !== 'python' && req.language !== 'javascript') return `language must be "python" or "javascript", got ${JSON.stringify(req.language)}`;
+    if (typeof req.source !== 'string') return 'source must be a string';
+    if (req.stdin !== undefined && typeof req.stdin !== 'string') return 'stdin must be a string';
+    if (req.args !== undefined && (!Array.isArray(req.args) || req.args.some((a) => typeof a !== 'string' || a.includes('\0')))) return 'args must be an array of strings';
+    const bad = checkLimits('limits', req.limits);
+    if (bad) return bad;
+    for (const [name, content] of Object.entries(req.files ?? {})) {
+      const e = checkFileName(name);
+      if (e) return e;
+      if (name === MAIN_FILE[req.language]) return `files: "${name}" would overwrite the program itself`;
+      if (typeof content !== 'string') return `files: "${name}" must map to a string`;
+    }
+    return undefined;
+  }
+
+  private async runInner(req: RunRequest): Promise<RunResult> {
+    const invalid = this.validate(req);
+    if (invalid) return this.refused(`invalid request: ${invalid}`);
+    if (this.closed) return this.refused('the sandbox is closed');
+    return this.pool.run(async () => {
+      if (this.closed) return this.refused('the sandbox is closed');
+      if (req.signal?.aborted) return this.refused("aborted by the caller's AbortSignal before it started");
+      const choice = await this.chooseKind();
+      if (!choice.kind) return this.refused(choice.refusal ?? 'no isolation');
+      const kind = choice.kind;
+      let runtime: RuntimeInfo;
+      try {
+        runtime = req.language === 'python' ? await resolvePython(this.options.python) : await resolveNode(this.options.node);
+      } catch (err) {
+        return this.refused((err as Error).message, kind);
+      }
+      const limits = this.limitsFor(req);
+      // Unisolated runs can only switch to a private uid when that uid can reach the runtime on the host's disk.
+      const uid = kind === 'none' && !worldReachable(runtime.executable) ? undefined : runUid();
+      let dirs: RunDirs | undefined;
+      const ctl = new AbortController();
+      this.inFlight.add(ctl);
+      try {
+        dirs = await makeRunDirs(uid);
+        await this.writeFiles(dirs.work, req, uid);
+        const inner = this.innerCommand(req, runtime, limits, kind === 'none' ? dirs.work : SANDBOX_DIR);
+        const plan = planFor(kind, hostTools(), systemLayout(), inner, dirs.work, dirs.root, limits, uid);
+        const signal = req.signal ? AbortSignal.any([req.signal, ctl.signal]) : ctl.signal;
+        const raw = await execute(plan, { stdin: req.stdin ?? '', wallMs: limits.wallMs, maxOutputBytes: limits.maxOutputBytes, signal });
+        const result = classify(raw, kind, limits);
+        if (raw.aborted && ctl.signal.aborted && !req.signal?.aborted) result.reason = 'the sandbox was closed during the run';
+        return result;
+      } catch (err) {
+        return this.refused(`could not prepare the run: ${(err as Error).message}`, kind);
+      } finally {
+        this.inFlight.delete(ctl);
+        if (dirs) await removeRunDirs(dirs);
+      }
+    });
+  }
+
+  private async writeFiles(work: string, req: RunRequest, uid: number | undefined): Promise<void> {
+    const all: [string, string][] = [[MAIN_FILE[req.language], req.source], ...Object.entries(req.files ?? {})];
+    for (const [name, content] of all) {
+      const target = path.join(work, name);
+      const parts = name.split('/').slice(0, -1);
+      let dir = work;
+      for (const part of parts) {
+        dir = path.join(dir, part);
+        await mkdir(dir, { recursive: true });
+        if (uid !== undefined) await chown(dir, uid, uid);
+      }
+      await writeFile(target, content);
+      if (uid !== undefined) await chown(target, uid, uid);
+    }
+  }
+
+  private innerCommand(req: RunRequest, runtime: RuntimeInfo, limits: SandboxLimits, home: string): InnerCommand {
+    const env: Record<string, string> = {
+      PATH: `${runtime.binDir}:/usr/local/bin:/usr/bin:/bin`,
+      HOME: home,
+      TMPDIR: home,
+      LANG: 'C.UTF-8',
+    };
+    const args = req.args ?? [];
+    if (req.language === 'python') {
+      return { executable: runtime.executable, args: ['-E', '-s', '-B', MAIN_FILE.python, ...args], env, mounts: runtime.mounts };
+    }
+    env.UV_THREADPOOL_SIZE = '2';
+    const heap = Math.max(8, Math.floor(limits.memoryMb * 0.75));
+    return { executable: runtime.executable, args: [`--max-old-space-size=${heap}`, '--v8-pool-size=2', '--', MAIN_FILE.javascript, ...args], env, mounts: runtime.mounts };
+  }
+}
