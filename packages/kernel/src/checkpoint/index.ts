@@ -1,1 +1,5 @@
-export {};
+/**
+ * Checkpoints: safetensors I/O and Hugging Face-layout folders (full models and PEFT LoRA adapters).
+ */
+export * from './safetensors.js';
+export * from './hf.js';

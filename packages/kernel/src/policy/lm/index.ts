@@ -1,1 +1,9 @@
-export {};
+/**
+ * The trainable tfjs causal LM (Llama / Qwen2 / Qwen3): config, model, generation, constrained decoding, training
+ * primitives, and the `tfjs-causal-lm` policy contribution.
+ */
+export * from './config.js';
+export { mm, linear, rmsNorm, embed, oneHotF32, silu } from './ops.js';
+export * from './model.js';
+export * from './grammar.js';
+export * from './generate.js';

@@ -1,0 +1,240 @@
+/**
+ * Hugging Face-layout checkpoints: `config.json`, `model.safetensors` (or shards listed in
+ * `model.safetensors.index.json`), and the tokenizer files. A checkpoint trained here loads in PyTorch, and a real
+ * checkpoint downloaded by a user loads here. Writes are atomic: the whole folder is written to a temporary sibling and
+ * renamed into place.
+ */
+import { copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { writeFileAtomic } from '../util/atomic.js';
+import { readSafetensors, serializeSafetensors, type SafeTensor } from './safetensors.js';
+import { CausalLM } from '../policy/lm/model.js';
+
+/** Tokenizer and generation files copied along with a checkpoint when present. */
+export const TOKENIZER_FILES = [
+  'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.json', 'merges.txt',
+  'added_tokens.json', 'generation_config.json', 'chat_template.jinja', 'chat_template.json',
+] as const;
+
+/** A checkpoint read into host memory. */
+export interface CheckpointData {
+  /** The folder. */
+  readonly dir: string;
+  /** The parsed config.json. */
+  readonly config: Record<string, unknown>;
+  /** Every tensor, as float32, by name. */
+  readonly tensors: Map<string, SafeTensor>;
+}
+
+async function readJson(path: string, what: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(`${path}: cannot read ${what} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');
+    return v as Record<string, unknown>;
+  } catch (err) {
+    throw new Error(`${path}: invalid JSON in ${what} (${(err as Error).message})`);
+  }
+}
+
+/** Reads config.json and all tensors of a checkpoint folder (single file or sharded). Errors name the file. */
+export async function readCheckpoint(dir: string): Promise<CheckpointData> {
+  const d = resolve(dir);
+  if (!existsSync(d)) throw new Error(`checkpoint folder ${d} does not exist`);
+  const config = await readJson(join(d, 'config.json'), 'the model config');
+  const single = join(d, 'model.safetensors');
+  const index = join(d, 'model.safetensors.index.json');
+  const tensors = new Map<string, SafeTensor>();
+  if (existsSync(single)) {
+    for (const [k, v] of (await readSafetensors(single)).tensors) tensors.set(k, v);
+  } else if (existsSync(index)) {
+    const idx = await readJson(index, 'the shard index');
+    const map = idx.weight_map as Record<string, string> | undefined;
+    if (!map || typeof map !== 'object') throw new Error(`${index}: missing 'weight_map'`);
+    const shards = [...new Set(Object.values(map))];
+    for (const shard of shards) {
+      const file = join(d, shard);
+      const st = await readSafetensors(file);
+      for (const [name, s] of Object.entries(map)) {
+        if (s !== shard) continue;
+        const t = st.tensors.get(name);
+        if (!t) throw new Error(`${file}: tensor '${name}' is listed in model.safetensors.index.json but not in the shard`);
+        tensors.set(name, t);
+      }
+    }
+  } else {
+    throw new Error(`${d}: no model.safetensors or model.safetensors.index.json (only safetensors checkpoints are supported)`);
+  }
+  return { dir: d, config, tensors };
+}
+
+/** Loads a checkpoint folder into a `CausalLM`. Errors name the folder, file, tensor or key. */
+export async function loadCheckpoint(dir: string): Promise<CausalLM> {
+  const ck = await readCheckpoint(dir);
+  return CausalLM.fromTensors(ck.config, ck.tensors, ck.dir);
+}
+
+/** Options of `saveCheckpoint`. */
+export interface SaveCheckpointOptions {
+  /** Folder whose tokenizer files (`TOKENIZER_FILES`) are copied into the checkpoint. */
+  readonly tokenizerDir?: string;
+  /** Split weights into shards of at most this many bytes (with model.safetensors.index.json). Default: one file. */
+  readonly maxShardBytes?: number;
+  /** Extra keys merged into config.json. */
+  readonly configExtra?: Record<string, unknown>;
+}
+
+/** Replaces folder `target` by folder `tmp` (rename; the old one, if any, is moved aside first then removed). */
+async function swapInto(tmp: string, target: string): Promise<void> {
+  if (existsSync(target)) {
+    const old = join(dirname(target), `.${basename(target)}.old-${randomBytes(4).toString('hex')}`);
+    await rename(target, old);
+    try {
+      await rename(tmp, target);
+    } catch (err) {
+      await rename(old, target).catch(() => undefined);
+      throw err;
+    }
+    await rm(old, { recursive: true, force: true });
+  } else {
+    await rename(tmp, target);
+  }
+}
+
+/**
+ * Writes tensors + config (+ tokenizer files) as a Hugging Face-layout folder, atomically: everything goes to a
+ * temporary sibling folder that is renamed over `dir` at the end.
+ */
+export async function writeCheckpoint(
+  dir: string,
+  config: Record<string, unknown>,
+  tensors: ReadonlyMap<string, SafeTensor>,
+  options: SaveCheckpointOptions = {},
+): Promise<void> {
+  const target = resolve(dir);
+  await mkdir(dirname(target), { recursive: true });
+  if (existsSync(target) && !(await stat(target)).isDirectory()) throw new Error(`${target} exists and is not a folder`);
+  const tmp = join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await mkdir(tmp, { recursive: true });
+  try {
+    const cfg = { ...config, ...(options.configExtra ?? {}), torch_dtype: 'float32' };
+    await writeFileAtomic(join(tmp, 'config.json'), JSON.stringify(cfg, null, 2) + '\n');
+    const max = options.maxShardBytes;
+    if (!max) {
+      await writeFileAtomic(join(tmp, 'model.safetensors'), serializeSafetensors(tensors, { format: 'pt' }));
+    } else {
+      const shards: Map<string, SafeTensor>[] = [];
+      let cur = new Map<string, SafeTensor>();
+      let bytes = 0;
+      let total = 0;
+      for (const [name, t] of tensors) {
+        const b = t.data.byteLength;
+        if (cur.size > 0 && bytes + b > max) { shards.push(cur); cur = new Map(); bytes = 0; }
+        cur.set(name, t);
+        bytes += b;
+        total += b;
+      }
+      if (cur.size > 0) shards.push(cur);
+      const n = shards.length;
+      const weightMap: Record<string, string> = {};
+      for (let i = 0; i < n; i++) {
+        const file = `model-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`;
+        for (const name of shards[i]!.keys()) weightMap[name] = file;
+        await writeFileAtomic(join(tmp, file), serializeSafetensors(shards[i]!, { format: 'pt' }));
+      }
+      await writeFileAtomic(join(tmp, 'model.safetensors.index.json'),
+        JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2) + '\n');
+    }
+    if (options.tokenizerDir) {
+      let copied = 0;
+      for (const f of TOKENIZER_FILES) {
+        const src = join(options.tokenizerDir, f);
+        if (existsSync(src)) { await copyFile(src, join(tmp, f)); copied++; }
+      }
+      if (copied === 0) throw new Error(`tokenizer folder ${options.tokenizerDir} has none of ${TOKENIZER_FILES.join(', ')}`);
+    }
+    await swapInto(tmp, target);
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Saves a model as a Hugging Face-layout checkpoint folder (see `writeCheckpoint`). LoRA adapters are not merged. */
+export async function saveCheckpoint(dir: string, model: CausalLM, options: SaveCheckpointOptions = {}): Promise<void> {
+  await writeCheckpoint(dir, model.hfConfig, model.exportTensors(), options);
+}
+
+/** PEFT tensor name of a LoRA matrix: `base_model.model.<module>.lora_A.weight`. */
+export function peftTensorName(module: string, which: 'A' | 'B'): string {
+  return `base_model.model.${module}.lora_${which}.weight`;
+}
+
+/**
+ * Saves the model's LoRA adapters in PEFT layout: `adapter_config.json` + `adapter_model.safetensors`
+ * (`base_model.model.<module>.lora_A.weight` `[r, in]`, `lora_B.weight` `[out, r]`). Atomic like checkpoints.
+ */
+export async function saveLoraAdapter(dir: string, model: CausalLM, options: { baseModel?: string } = {}): Promise<void> {
+  const cfg = model.loraConfig;
+  if (!cfg || model.lora.size === 0) throw new Error('saveLoraAdapter: the model has no LoRA adapters (call addLora first)');
+  const tensors = new Map<string, SafeTensor>();
+  for (const [mod, { a, b }] of model.exportLora()) {
+    tensors.set(peftTensorName(mod, 'A'), a);
+    tensors.set(peftTensorName(mod, 'B'), b);
+  }
+  const adapterConfig = {
+    peft_type: 'LORA', task_type: 'CAUSAL_LM', r: cfg.r, lora_alpha: cfg.alpha, lora_dropout: 0.0,
+    target_modules: [...cfg.targetModules], bias: 'none', fan_in_fan_out: false, inference_mode: true,
+    base_model_name_or_path: options.baseModel ?? null, modules_to_save: null,
+  };
+  const target = resolve(dir);
+  await mkdir(dirname(target), { recursive: true });
+  const tmp = join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await mkdir(tmp, { recursive: true });
+  try {
+    await writeFileAtomic(join(tmp, 'adapter_config.json'), JSON.stringify(adapterConfig, null, 2) + '\n');
+    await writeFileAtomic(join(tmp, 'adapter_model.safetensors'), serializeSafetensors(tensors, { format: 'pt' }));
+    await swapInto(tmp, target);
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/**
+ * Loads a PEFT LoRA adapter folder onto `model` (replacing any attached adapters). Errors name the file and tensor.
+ */
+export async function loadLoraAdapter(dir: string, model: CausalLM): Promise<void> {
+  const d = resolve(dir);
+  const cfgPath = join(d, 'adapter_config.json');
+  const cfg = await readJson(cfgPath, 'the adapter config');
+  if (cfg.peft_type !== undefined && cfg.peft_type !== 'LORA') throw new Error(`${cfgPath}: peft_type ${JSON.stringify(cfg.peft_type)} is not supported (only LORA)`);
+  const r = cfg.r, alpha = cfg.lora_alpha, targets = cfg.target_modules;
+  if (typeof r !== 'number') throw new Error(`${cfgPath}: 'r' must be a number`);
+  if (typeof alpha !== 'number') throw new Error(`${cfgPath}: 'lora_alpha' must be a number`);
+  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) throw new Error(`${cfgPath}: 'target_modules' must be a list of module names`);
+  if (cfg.use_rslora === true || cfg.use_dora === true) throw new Error(`${cfgPath}: rsLoRA and DoRA are not supported`);
+  const file = join(d, 'adapter_model.safetensors');
+  const st = await readSafetensors(file);
+  if (model.lora.size > 0) model.removeLora();
+  model.addLora({ r, alpha, targetModules: targets as string[] });
+  try {
+    for (const mod of model.lora.keys()) {
+      const a = st.tensors.get(peftTensorName(mod, 'A')) ?? st.tensors.get(`base_model.model.${mod}.lora_A.default.weight`);
+      const b = st.tensors.get(peftTensorName(mod, 'B')) ?? st.tensors.get(`base_model.model.${mod}.lora_B.default.weight`);
+      if (!a) throw new Error(`${file}: tensor '${peftTensorName(mod, 'A')}' is missing`);
+      if (!b) throw new Error(`${file}: tensor '${peftTensorName(mod, 'B')}' is missing`);
+      model.setLoraPair(mod, a, b);
+    }
+  } catch (err) {
+    model.removeLora();
+    throw new Error(`${(err as Error).message.startsWith(file) ? '' : file + ': '}${(err as Error).message}`);
+  }
+}

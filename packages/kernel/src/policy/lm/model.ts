@@ -1,0 +1,297 @@
+/**
+ * The decoder-only causal LM (Llama / Qwen2 / Qwen3): RMSNorm, RoPE, GQA, SwiGLU, optional q/k-norm and attention
+ * biases, tied or untied head. Parameters are tfjs Variables keyed by their Hugging Face names; linear weights are
+ * stored transposed (`[in, out]`) so the forward pass needs no transposes, and are transposed back on export.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { parameterShapes, parseHfConfig, type LmConfig } from './config.js';
+import { applyRope, causalMask, embed, linear, mm, rmsNorm, ropeTables, rotateHalfMatrix, silu } from './ops.js';
+
+/** A float32 tensor on the host, in Hugging Face layout. */
+export interface HostTensor {
+  /** Shape. */
+  readonly shape: readonly number[];
+  /** Row-major values. */
+  readonly data: Float32Array;
+}
+
+/** Per-layer key/value cache: `k`, `v` are `[B, KV, S, hd]`. */
+export type KvCache = { k: tf.Tensor; v: tf.Tensor }[];
+
+/** Options of `CausalLM.forward`. */
+export interface ForwardOptions {
+  /** Cache of earlier positions (its keys come first); when given, the result carries the extended cache. */
+  readonly cache?: KvCache;
+  /** Absolute position of the first input token (default: the cache length, else 0). */
+  readonly start?: number;
+  /** Only compute logits for the last position (generation). */
+  readonly lastOnly?: boolean;
+  /** Use the one-hot embedding (needed when the embedding gets gradients on wasm). Default: embedding is trainable. */
+  readonly differentiableEmbedding?: boolean;
+  /** Whether to return the new cache (default: when `cache` is given). */
+  readonly returnCache?: boolean;
+}
+
+/** One LoRA adapter on a linear module: `y += (x @ A) @ B * scale` with A `[in, r]`, B `[r, out]` (stored transposed). */
+export interface LoraPair {
+  /** `[in, r]` (PEFT's lora_A.weight transposed). */
+  readonly a: tf.Variable;
+  /** `[r, out]` (PEFT's lora_B.weight transposed). */
+  readonly b: tf.Variable;
+}
+
+/** LoRA settings (PEFT names). */
+export interface LoraConfig {
+  /** Rank r. */
+  readonly r: number;
+  /** Scale numerator: the update is scaled by `alpha / r`. */
+  readonly alpha: number;
+  /** Module names to adapt, e.g. `['q_proj', 'v_proj']`. */
+  readonly targetModules: readonly string[];
+}
+
+function isLinear(name: string): boolean {
+  return name.endsWith('_proj.weight') || name === 'lm_head.weight';
+}
+
+function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c]!;
+  return out;
+}
+
+/** The causal LM. Create with `CausalLM.random` or `CausalLM.fromTensors`; call `dispose()` when done. */
+export class CausalLM {
+  /** The resolved architecture. */
+  readonly config: LmConfig;
+  /** The Hugging Face config it came from (written back on save). */
+  readonly hfConfig: Record<string, unknown>;
+  /** Parameters by Hugging Face name (linear weights transposed to `[in, out]`). */
+  readonly params = new Map<string, tf.Variable>();
+  /** LoRA adapters by module path (e.g. `model.layers.0.self_attn.q_proj`), when attached. */
+  readonly lora = new Map<string, LoraPair>();
+  /** The LoRA settings, when attached. */
+  loraConfig: LoraConfig | undefined;
+  private rot: tf.Tensor2D;
+  private disposed = false;
+
+  private constructor(hfConfig: Record<string, unknown>, where: string) {
+    this.hfConfig = { ...hfConfig };
+    this.config = parseHfConfig(hfConfig, where);
+    this.rot = tf.keep(rotateHalfMatrix(this.config.headDim));
+  }
+
+  /**
+   * A randomly initialised model (as `torch_ref.py`: N(0, 0.02) matrices, unit norms, q/k-norm 1 + N(0, 0.1)),
+   * seeded, so the same seed gives the same weights on the same backend.
+   */
+  static random(hfConfig: Record<string, unknown>, seed = 0): CausalLM {
+    const m = new CausalLM(hfConfig, 'config');
+    let s = seed >>> 0;
+    for (const [name, shape] of parameterShapes(m.config)) {
+      const init = tf.tidy(() => {
+        if (name.endsWith('q_norm.weight') || name.endsWith('k_norm.weight')) return tf.randomNormal(shape, 1, 0.1, 'float32', s++);
+        if (name.endsWith('norm.weight')) return tf.ones(shape);
+        const t = tf.randomNormal(shape, 0, 0.02, 'float32', s++);
+        return isLinear(name) ? t.transpose() : t;
+      });
+      m.params.set(name, tf.variable(init, true));
+      init.dispose();
+    }
+    return m;
+  }
+
+  /**
+   * A model from Hugging Face-layout tensors. Throws naming the tensor for a missing tensor or a wrong shape;
+   * extra tensors (e.g. `rotary_emb.inv_freq`) are ignored. `where` names the checkpoint in errors.
+   */
+  static fromTensors(hfConfig: Record<string, unknown>, tensors: ReadonlyMap<string, HostTensor>, where = 'checkpoint'): CausalLM {
+    const m = new CausalLM(hfConfig, `${where}/config.json`);
+    try {
+      for (const [name, shape] of parameterShapes(m.config)) {
+        let t = tensors.get(name);
+        if (!t && name === 'lm_head.weight') {
+          throw new Error(`${where}: tensor 'lm_head.weight' is missing (config has tie_word_embeddings=false)`);
+        }
+        if (!t) throw new Error(`${where}: tensor '${name}' is missing`);
+        if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+          throw new Error(`${where}: tensor '${name}' has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}] from config.json`);
+        }
+        const data = isLinear(name) ? transpose2d(t.data, shape[0]!, shape[1]!) : t.data;
+        const s = isLinear(name) ? [shape[1]!, shape[0]!] : shape;
+        m.params.set(name, tf.variable(tf.tensor(data, s, 'float32'), true));
+        t = undefined;
+      }
+    } catch (err) {
+      m.dispose();
+      throw err;
+    }
+    return m;
+  }
+
+  /** All parameters in Hugging Face layout (`[out, in]` linear weights), in canonical order. */
+  exportTensors(): Map<string, HostTensor> {
+    const out = new Map<string, HostTensor>();
+    for (const [name, shape] of parameterShapes(this.config)) {
+      const v = this.params.get(name)!;
+      const data = v.dataSync() as Float32Array;
+      out.set(name, { shape, data: isLinear(name) ? transpose2d(data, shape[1]!, shape[0]!) : new Float32Array(data) });
+    }
+    return out;
+  }
+
+  /** Number of base parameters. */
+  numParams(): number {
+    let n = 0;
+    for (const v of this.params.values()) n += v.size;
+    return n;
+  }
+
+  /** The variables an optimizer should update: the LoRA adapters when attached, else every base parameter. */
+  trainableVariables(): tf.Variable[] {
+    if (this.lora.size > 0) return [...this.lora.values()].flatMap((p) => [p.a, p.b]);
+    return [...this.params.values()];
+  }
+
+  /**
+   * Attaches fresh LoRA adapters (PEFT init: A ~ kaiming-uniform(a=√5), B = 0, so the model is unchanged) to every
+   * linear module whose last name part is in `targetModules`. The base then stays frozen for `trainableVariables`.
+   */
+  addLora(cfg: LoraConfig, seed = 0): void {
+    if (this.lora.size > 0) throw new Error('LoRA adapters are already attached; call removeLora() first');
+    if (!Number.isInteger(cfg.r) || cfg.r <= 0) throw new Error(`LoRA rank r must be a positive integer, got ${cfg.r}`);
+    let s = seed >>> 0;
+    for (const [name, v] of this.params) {
+      if (!name.endsWith('_proj.weight')) continue;
+      const mod = name.slice(0, -'.weight'.length);
+      if (!cfg.targetModules.includes(mod.split('.').pop()!)) continue;
+      const [inDim, outDim] = v.shape as [number, number];
+      const bound = 1 / Math.sqrt(inDim); // kaiming_uniform_(a=sqrt(5)) on [r, in] gives U(-1/sqrt(in), 1/sqrt(in))
+      const a = tf.variable(tf.tidy(() => tf.randomUniform([inDim, cfg.r], -bound, bound, 'float32', s++)), true);
+      const b = tf.variable(tf.zeros([cfg.r, outDim]), true);
+      this.lora.set(mod, { a, b });
+    }
+    if (this.lora.size === 0) {
+      throw new Error(`LoRA target_modules ${JSON.stringify(cfg.targetModules)} match no linear module (have q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj)`);
+    }
+    this.loraConfig = { r: cfg.r, alpha: cfg.alpha, targetModules: [...cfg.targetModules] };
+  }
+
+  /** Sets LoRA tensors from PEFT layout (`lora_A` `[r, in]`, `lora_B` `[out, r]`) for module `mod`. */
+  setLoraPair(mod: string, loraA: HostTensor, loraB: HostTensor): void {
+    const pair = this.lora.get(mod);
+    if (!pair) throw new Error(`no LoRA adapter on module '${mod}'`);
+    const [inDim, r] = pair.a.shape as [number, number];
+    const outDim = pair.b.shape[1]!;
+    if (loraA.shape[0] !== r || loraA.shape[1] !== inDim) throw new Error(`'${mod}.lora_A.weight' has shape [${loraA.shape.join(', ')}], expected [${r}, ${inDim}]`);
+    if (loraB.shape[0] !== outDim || loraB.shape[1] !== r) throw new Error(`'${mod}.lora_B.weight' has shape [${loraB.shape.join(', ')}], expected [${outDim}, ${r}]`);
+    tf.tidy(() => {
+      pair.a.assign(tf.tensor2d(transpose2d(loraA.data, r, inDim), [inDim, r]));
+      pair.b.assign(tf.tensor2d(transpose2d(loraB.data, outDim, r), [r, outDim]));
+    });
+  }
+
+  /** LoRA tensors in PEFT layout by module path: `{ a: [r, in], b: [out, r] }`. */
+  exportLora(): Map<string, { a: HostTensor; b: HostTensor }> {
+    const out = new Map<string, { a: HostTensor; b: HostTensor }>();
+    for (const [mod, { a, b }] of this.lora) {
+      const [inDim, r] = a.shape as [number, number];
+      const outDim = b.shape[1]!;
+      out.set(mod, {
+        a: { shape: [r, inDim], data: transpose2d(a.dataSync() as Float32Array, inDim, r) },
+        b: { shape: [outDim, r], data: transpose2d(b.dataSync() as Float32Array, r, outDim) },
+      });
+    }
+    return out;
+  }
+
+  /** Detaches and disposes the LoRA adapters. */
+  removeLora(): void {
+    for (const { a, b } of this.lora.values()) { a.dispose(); b.dispose(); }
+    this.lora.clear();
+    this.loraConfig = undefined;
+  }
+
+  private p(name: string): tf.Variable {
+    const v = this.params.get(name);
+    if (!v) throw new Error(`model has no parameter '${name}'`);
+    return v;
+  }
+
+  private proj(x: tf.Tensor, mod: string, bias: boolean): tf.Tensor {
+    let y = linear(x, this.p(mod + '.weight'), bias ? this.p(mod + '.bias') : undefined);
+    const l = this.lora.get(mod);
+    if (l && this.loraConfig) {
+      const inDim = x.shape[x.rank - 1]!;
+      const delta = mm(mm(x.reshape([-1, inDim]), l.a), l.b).mul(this.loraConfig.alpha / this.loraConfig.r);
+      y = y.add(delta.reshape(y.shape));
+    }
+    return y;
+  }
+
+  /**
+   * Runs the model on int32 ids `[B, T]` and returns logits `[B, T, V]` (or `[B, 1, V]` with `lastOnly`).
+   * Call it inside `tf.tidy`; `tf.keep` the returned cache tensors if they must outlive the tidy.
+   */
+  forward(ids: tf.Tensor, opts: ForwardOptions = {}): { logits: tf.Tensor; cache?: KvCache } {
+    if (this.disposed) throw new Error('CausalLM.forward: the model was disposed');
+    const c = this.config;
+    const [B, T] = ids.shape as [number, number];
+    const H = c.numHeads, KV = c.numKvHeads, hd = c.headDim, rep = H / KV, eps = c.rmsNormEps;
+    const past = opts.cache;
+    const pastLen = past && past.length > 0 ? past[0]!.k.shape[2]! : 0;
+    const start = opts.start ?? pastLen;
+    const wantCache = opts.returnCache ?? past !== undefined;
+    const diffEmbed = opts.differentiableEmbedding ?? this.lora.size === 0;
+    const { cos, sin } = ropeTables(start, T, hd, c.ropeTheta);
+    const S = pastLen + T;
+    const mask = causalMask(T, S).reshape([1, 1, 1, T, S]);
+    const scale = 1 / Math.sqrt(hd);
+    let x = embed(this.p('model.embed_tokens.weight'), ids, diffEmbed);
+    const newCache: KvCache = [];
+    for (let i = 0; i < c.numLayers; i++) {
+      const pre = `model.layers.${i}.`;
+      const h = rmsNorm(x, this.p(pre + 'input_layernorm.weight'), eps);
+      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias).reshape([B, T, H, hd]);
+      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias).reshape([B, T, KV, hd]);
+      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias).reshape([B, T, KV, hd]);
+      if (c.qkNorm) {
+        q = rmsNorm(q, this.p(pre + 'self_attn.q_norm.weight'), eps);
+        k = rmsNorm(k, this.p(pre + 'self_attn.k_norm.weight'), eps);
+      }
+      q = applyRope(q, cos, sin, this.rot).mul(scale).transpose([0, 2, 1, 3]); // [B, H, T, hd]
+      k = applyRope(k, cos, sin, this.rot).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
+      v = v.transpose([0, 2, 1, 3]);
+      if (past && past[i]) {
+        k = tf.concat([past[i]!.k, k], 2);
+        v = tf.concat([past[i]!.v, v], 2);
+      }
+      if (wantCache) newCache.push({ k, v });
+      // GQA without copies: the `rep` query heads of one kv head are consecutive, so [B, H, T, hd] → [B, KV, rep·T, hd].
+      const qg = q.reshape([B, KV, rep * T, hd]);
+      const scores = mm(qg, k.transpose([0, 1, 3, 2])).reshape([B, KV, rep, T, S]).add(mask);
+      const att = tf.softmax(scores, -1).reshape([B, KV, rep * T, S]);
+      const o = mm(att, v).reshape([B, H, T, hd]).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
+      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false));
+      const h2 = rmsNorm(x, this.p(pre + 'post_attention_layernorm.weight'), eps);
+      const g = this.proj(h2, pre + 'mlp.gate_proj', false);
+      const u = this.proj(h2, pre + 'mlp.up_proj', false);
+      x = x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false));
+    }
+    if (opts.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, c.hiddenSize]);
+    x = rmsNorm(x, this.p('model.norm.weight'), eps);
+    const head = c.tieWordEmbeddings ? this.p('model.embed_tokens.weight').transpose() : this.p('lm_head.weight');
+    const logits = linear(x, head);
+    return wantCache ? { logits, cache: newCache } : { logits };
+  }
+
+  /** Frees every tensor of the model. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const v of this.params.values()) v.dispose();
+    this.params.clear();
+    this.removeLora();
+    this.rot.dispose();
+  }
+}

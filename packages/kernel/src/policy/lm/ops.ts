@@ -1,0 +1,124 @@
+/**
+ * Tensor ops tuned for the wasm backend (measured here): matmuls whose gradients use explicit transposes (wasm's
+ * matMul with transpose flags is ~10× slower) and an embedding lookup by one-hot matmul where gradients flow (wasm
+ * lacks UnsortedSegmentSum, the gradient of `gather`).
+ */
+import * as tf from '@tensorflow/tfjs';
+
+function swapLast(x: tf.Tensor): tf.Tensor {
+  const r = x.rank;
+  const perm = [...Array(r).keys()];
+  perm[r - 2] = r - 1;
+  perm[r - 1] = r - 2;
+  return tf.transpose(x, perm);
+}
+
+/**
+ * `a @ b` for tensors of equal rank ≥ 2 (batch dims equal), with a gradient that uses explicit transposes instead of
+ * matMul's transpose flags.
+ */
+export const mm: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([a, b]);
+  return {
+    value: tf.matMul(a as tf.Tensor3D, b as tf.Tensor3D),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sa, sb] = saved as [tf.Tensor, tf.Tensor];
+      return [tf.matMul(dy as tf.Tensor3D, swapLast(sb) as tf.Tensor3D), tf.matMul(swapLast(sa) as tf.Tensor3D, dy as tf.Tensor3D)];
+    },
+  };
+}) as never) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
+
+/** `x @ w` where x is `[..., in]` and w is `[in, out]`; returns `[..., out]`. */
+export function linear(x: tf.Tensor, w: tf.Tensor, bias?: tf.Tensor): tf.Tensor {
+  const inDim = x.shape[x.rank - 1]!;
+  const lead = x.shape.slice(0, -1);
+  const y = mm(x.reshape([-1, inDim]), w);
+  const out = y.reshape([...lead, w.shape[1]!]);
+  return bias ? out.add(bias) : out;
+}
+
+/** RMSNorm over the last axis: `x * rsqrt(mean(x²) + eps) * w`. */
+export function rmsNorm(x: tf.Tensor, w: tf.Tensor, eps: number): tf.Tensor {
+  const ms = x.square().mean(-1, true);
+  return x.mul(ms.add(eps).rsqrt()).mul(w);
+}
+
+/**
+ * Embedding lookup. With `differentiable`, a one-hot matmul (gradients flow on wasm); otherwise a `gather`.
+ * `ids` is int32 `[B, T]`; returns `[B, T, D]`.
+ */
+export function embed(table: tf.Tensor, ids: tf.Tensor, differentiable: boolean): tf.Tensor {
+  const [B, T] = ids.shape as [number, number];
+  const [V, D] = table.shape as [number, number];
+  if (!differentiable) return tf.gather(table, ids.reshape([-1])).reshape([B, T, D]);
+  const oh = oneHotF32(ids.reshape([-1]), V);
+  return mm(oh, table).reshape([B, T, D]);
+}
+
+/**
+ * One-hot float32 `[N, depth]` of int32 ids `[N]`. (wasm's OneHot kernel ignores a float dtype and writes int32
+ * bits, so this builds the int32 one-hot and casts.)
+ */
+export function oneHotF32(ids: tf.Tensor, depth: number): tf.Tensor2D {
+  return tf.oneHot(ids.reshape([-1]) as tf.Tensor1D, depth).cast('float32') as tf.Tensor2D;
+}
+
+/** SiLU (x·sigmoid(x)). */
+export function silu(x: tf.Tensor): tf.Tensor {
+  return x.mul(tf.sigmoid(x));
+}
+
+const rotCache = new Map<number, Float32Array>();
+
+/** The `[hd, hd]` matrix R with `x @ R = rotate_half(x) = concat(-x2, x1)` (exact: entries are 0 and ±1). */
+export function rotateHalfMatrix(hd: number): tf.Tensor2D {
+  let data = rotCache.get(hd);
+  if (!data) {
+    data = new Float32Array(hd * hd);
+    const h = hd / 2;
+    for (let j = 0; j < h; j++) {
+      data[(j + h) * hd + j] = -1; // out[j] = -x[j + h]
+      data[j * hd + (j + h)] = 1; // out[j + h] = x[j]
+    }
+    rotCache.set(hd, data);
+  }
+  return tf.tensor2d(data, [hd, hd]);
+}
+
+/**
+ * RoPE tables for positions `[start, start + T)` as `[T, hd]` cos and sin (rotate-half convention, as Hugging Face),
+ * computed like PyTorch in float32: `inv = 1 / theta^(2i/hd)`, `angle = pos * inv`.
+ */
+export function ropeTables(start: number, T: number, hd: number, theta: number): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+  const h = hd / 2;
+  const inv = new Float32Array(h);
+  for (let i = 0; i < h; i++) inv[i] = Math.fround(1 / Math.fround(Math.pow(theta, Math.fround((2 * i) / hd))));
+  const cos = new Float32Array(T * hd);
+  const sin = new Float32Array(T * hd);
+  for (let t = 0; t < T; t++) {
+    for (let i = 0; i < h; i++) {
+      const a = Math.fround((start + t) * inv[i]!);
+      const c = Math.cos(a), s = Math.sin(a);
+      cos[t * hd + i] = c; cos[t * hd + i + h] = c;
+      sin[t * hd + i] = s; sin[t * hd + i + h] = s;
+    }
+  }
+  return { cos: tf.tensor2d(cos, [T, hd]), sin: tf.tensor2d(sin, [T, hd]) };
+}
+
+/** Applies RoPE to `x` of shape `[B, T, nHeads, hd]` with tables broadcast as `[1, T, 1, hd]`. */
+export function applyRope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, rot: tf.Tensor): tf.Tensor {
+  const [B, T, Hn, hd] = x.shape as [number, number, number, number];
+  const c = cos.reshape([1, T, 1, hd]);
+  const s = sin.reshape([1, T, 1, hd]);
+  const rotated = mm(x.reshape([-1, hd]), rot).reshape([B, T, Hn, hd]);
+  return x.mul(c).add(rotated.mul(s));
+}
+
+/** Additive causal mask `[T, S]` for queries at absolute positions `S-T .. S-1` (0 allowed, -1e9 masked). */
+export function causalMask(T: number, S: number): tf.Tensor2D {
+  const m = new Float32Array(T * S);
+  const off = S - T;
+  for (let i = 0; i < T; i++) for (let j = i + off + 1; j < S; j++) m[i * S + j] = -1e9;
+  return tf.tensor2d(m, [T, S]);
+}
