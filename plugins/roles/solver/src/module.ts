@@ -1,0 +1,8 @@
+import { ContainerModule, RoleContribution } from '@troupe/kernel';
+import { SolverContribution } from './solver.js';
+
+/** Binds the `solver-v0` role to the role contribution point. */
+export default new ContainerModule((bind) => {
+  bind(SolverContribution).toConstantValue(new SolverContribution());
+  bind(RoleContribution).toService(SolverContribution);
+});
