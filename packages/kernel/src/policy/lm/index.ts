@@ -7,3 +7,5 @@ export { mm, linear, rmsNorm, embed, oneHotF32, silu } from './ops.js';
 export * from './model.js';
 export * from './grammar.js';
 export * from './generate.js';
+export * from './train.js';
+export * from './policy.js';

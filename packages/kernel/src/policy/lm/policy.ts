@@ -1,0 +1,226 @@
+/**
+ * The trainable `tfjs-causal-lm` policy: a `CausalLM` + tokenizer behind the `Policy` contract, with log-prob
+ * recomputation, PPO-clip updates (AdamW), LoRA adapters and saving. Contributed as `causalLmPolicyModule`.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { ContainerModule } from '../../di.js';
+import { PolicyContribution, type Completion, type GenerationRequest, type Policy, type PolicyCreateContext } from '../../contracts/policy.js';
+import type { JsonSchema } from '../../contracts/common.js';
+import { initBackend, type BackendName, type BackendReport } from '../backend/index.js';
+import { loadTokenizer, type Tokenizer } from '../tokenizer/index.js';
+import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../../checkpoint/hf.js';
+import { CausalLM, type LoraConfig } from './model.js';
+import { presetHfConfig, type PresetName } from './config.js';
+import { generateIds } from './generate.js';
+import { compileGrammar, GrammarError } from './grammar.js';
+import { AdamW, policyGradientStep, recomputeLogprobs, type AdamWOptions, type PolicyGradientBatch, type SequencePair } from './train.js';
+
+/** Config of a `tfjs-causal-lm` policy (the team spec's `policies.<name>` minus `kind`). */
+export interface CausalLmPolicyConfig {
+  /** Hugging Face-layout checkpoint folder (relative to the team spec). Exclusive with `preset`. */
+  readonly model?: string;
+  /** A randomly initialised preset (`tiny`, `small`) with the tiny byte-level tokenizer by default. */
+  readonly preset?: PresetName;
+  /** Model family of the preset. Default `qwen3`. */
+  readonly modelType?: 'qwen3' | 'qwen2' | 'llama';
+  /** Tokenizer folder, or `tiny` / `qwen3`. Default: the model folder, or `tiny` for presets. */
+  readonly tokenizer?: string;
+  /** tfjs backend (`auto` by default; `TROUPE_BACKEND` applies when absent). */
+  readonly backend?: BackendName | 'auto';
+  /** Seed of a preset's initial weights and of LoRA init. Default: the creation context's seed. */
+  readonly seed?: number;
+  /** Attach fresh LoRA adapters; only they train. */
+  readonly lora?: { readonly r: number; readonly alpha: number; readonly targetModules: readonly string[] };
+  /** Load a PEFT LoRA adapter folder (relative to the team spec). */
+  readonly adapter?: string;
+  /** Optimizer settings for `update`. Default: AdamW lr 1e-5, grad-norm clip 1. */
+  readonly optimizer?: AdamWOptions;
+  /** PPO clip range. Default 0.2 both sides. */
+  readonly clip?: { readonly low?: number; readonly high?: number };
+}
+
+/** JSON schema of `CausalLmPolicyConfig`. */
+export const causalLmPolicyConfigSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  oneOf: [{ required: ['model'] }, { required: ['preset'] }],
+  properties: {
+    model: { type: 'string', description: 'Hugging Face-layout checkpoint folder' },
+    preset: { enum: ['tiny', 'small'] },
+    modelType: { enum: ['qwen3', 'qwen2', 'llama'], default: 'qwen3' },
+    tokenizer: { type: 'string' },
+    backend: { enum: ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] },
+    seed: { type: 'integer' },
+    lora: {
+      type: 'object', additionalProperties: false, required: ['r', 'alpha', 'targetModules'],
+      properties: { r: { type: 'integer', minimum: 1 }, alpha: { type: 'number', exclusiveMinimum: 0 }, targetModules: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+    },
+    adapter: { type: 'string' },
+    optimizer: {
+      type: 'object', additionalProperties: false, required: ['lr'],
+      properties: {
+        lr: {
+          oneOf: [
+            { type: 'number', exclusiveMinimum: 0 },
+            {
+              type: 'object', additionalProperties: false, required: ['kind', 'lr'],
+              properties: { kind: { enum: ['constant', 'linear', 'cosine'] }, lr: { type: 'number' }, warmupSteps: { type: 'integer', minimum: 0 }, totalSteps: { type: 'integer', minimum: 1 }, minLr: { type: 'number', minimum: 0 } },
+            },
+          ],
+        },
+        beta1: { type: 'number' }, beta2: { type: 'number' }, eps: { type: 'number' },
+        weightDecay: { type: 'number', minimum: 0 }, maxGradNorm: { type: 'number', minimum: 0 },
+      },
+    },
+    clip: { type: 'object', additionalProperties: false, properties: { low: { type: 'number', minimum: 0 }, high: { type: 'number', minimum: 0 } } },
+  },
+};
+
+const warnedPatterns = new Set<string>();
+
+/** The trainable tfjs causal-LM policy. */
+export class CausalLmPolicy implements Policy {
+  /** Contribution id. */
+  readonly kind = 'tfjs-causal-lm';
+  /** Incremented by every `update`. */
+  version = 0;
+  private optimizer: AdamW | undefined;
+
+  /** Wraps a loaded model and tokenizer. */
+  constructor(
+    /** Policy name in the team spec. */
+    readonly name: string,
+    /** The model (owned: disposed with the policy). */
+    readonly model: CausalLM,
+    /** The tokenizer. */
+    readonly tokenizer: Tokenizer,
+    /** Settings for updates. */
+    readonly settings: { optimizer?: AdamWOptions; clip?: { low?: number; high?: number }; backend?: BackendReport } = {},
+  ) {
+    if (tokenizer.vocabSize > model.config.vocabSize) {
+      throw new Error(`policy '${name}': the tokenizer (${tokenizer.dir}) has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${model.config.vocabSize}`);
+    }
+  }
+
+  /** Prompt token ids for chat messages (chat template + generation prompt). */
+  promptIds(messages: GenerationRequest['messages']): number[] {
+    return this.tokenizer.encode(this.tokenizer.applyChatTemplate(messages));
+  }
+
+  /** Samples `n` completions per request (see `Policy.generate`). */
+  async generate(requests: readonly GenerationRequest[], options: { signal?: AbortSignal } = {}): Promise<Completion[][]> {
+    const out: Completion[][] = [];
+    for (const req of requests) {
+      const promptIds = this.promptIds(req.messages);
+      let grammar = req.grammar;
+      if (grammar && grammar.kind === 'regex') {
+        try {
+          compileGrammar(grammar);
+        } catch (err) {
+          if (!(err instanceof GrammarError)) throw err;
+          if (!warnedPatterns.has(grammar.pattern)) {
+            warnedPatterns.add(grammar.pattern);
+            process.emitWarning(`policy '${this.name}': ${err.message}; sampling without constraints for this grammar`, 'TroupeGrammarWarning');
+          }
+          grammar = undefined;
+        }
+      }
+      const samples = await generateIds(this.model, promptIds, {
+        maxNewTokens: req.sampling.maxTokens,
+        temperature: req.sampling.temperature,
+        topP: req.sampling.topP,
+        topK: req.sampling.topK,
+        n: req.n,
+        seed: req.seed,
+        tokenizer: this.tokenizer,
+        ...(req.sampling.stop ? { stop: req.sampling.stop } : {}),
+        ...(grammar ? { grammar } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      out.push(samples.map((s) => ({ text: s.text, promptIds, tokenIds: s.tokenIds, logprobs: s.logprobs, finishReason: s.finishReason })));
+    }
+    return out;
+  }
+
+  /** Log-prob of each completion token under the current weights. */
+  recomputeLogprobs(pairs: readonly SequencePair[], options: { batchSize?: number } = {}): Promise<number[][]> {
+    return recomputeLogprobs(this.model, pairs, { ...options, padId: this.tokenizer.padTokenId ?? 0 });
+  }
+
+  /**
+   * One PPO-clip (token-mean) AdamW step on the trainable variables (the LoRA adapters when attached, else all
+   * weights). Increments `version`.
+   */
+  update(batch: PolicyGradientBatch): { loss: number; gradNorm: number; lr: number; clipFraction: number; approxKl: number } {
+    if (!this.optimizer) this.optimizer = new AdamW(this.model.trainableVariables(), this.settings.optimizer ?? { lr: 1e-5, maxGradNorm: 1 });
+    const clip = this.settings.clip ?? {};
+    const r = policyGradientStep(this.model, this.optimizer, batch, {
+      padId: this.tokenizer.padTokenId ?? 0,
+      ...(clip.low !== undefined ? { clipLow: clip.low } : {}),
+      ...(clip.high !== undefined ? { clipHigh: clip.high } : {}),
+    });
+    this.version++;
+    return r;
+  }
+
+  /** Saves the full model (HF layout, tokenizer copied), or only the LoRA adapter (PEFT layout) when attached. */
+  async save(dir: string): Promise<void> {
+    if (this.model.lora.size > 0) await saveLoraAdapter(dir, this.model);
+    else await saveCheckpoint(dir, this.model, { tokenizerDir: this.tokenizer.dir });
+  }
+
+  /** Frees the model and optimizer tensors. */
+  dispose(): void {
+    this.optimizer?.dispose();
+    this.optimizer = undefined;
+    this.model.dispose();
+  }
+}
+
+/** Builds a `CausalLmPolicy` from a config; relative paths resolve against `baseDir`. */
+export async function createCausalLmPolicy(name: string, config: CausalLmPolicyConfig, context: Pick<PolicyCreateContext, 'baseDir' | 'seed'>): Promise<CausalLmPolicy> {
+  const where = `policies.${name}`;
+  const abs = (p: string): string => (isAbsolute(p) ? p : resolve(context.baseDir, p));
+  if (!config.model === !config.preset) throw new Error(`${where}: give exactly one of 'model' (a checkpoint folder) or 'preset' (tiny, small)`);
+  const backend = await initBackend(config.backend ? { backend: config.backend } : {});
+  const seed = config.seed ?? context.seed;
+  let model: CausalLM;
+  let tokDir: string;
+  if (config.model) {
+    const dir = abs(config.model);
+    if (!existsSync(dir)) throw new Error(`${where}.model: checkpoint folder ${dir} does not exist`);
+    model = await loadCheckpoint(dir);
+    tokDir = config.tokenizer ? (config.tokenizer === 'tiny' || config.tokenizer === 'qwen3' ? config.tokenizer : abs(config.tokenizer)) : dir;
+  } else {
+    model = CausalLM.random(presetHfConfig(config.preset!, { model_type: config.modelType ?? 'qwen3' }), seed);
+    tokDir = config.tokenizer ? (config.tokenizer === 'tiny' || config.tokenizer === 'qwen3' ? config.tokenizer : abs(config.tokenizer)) : 'tiny';
+  }
+  try {
+    const tokenizer = await loadTokenizer(tokDir);
+    if (config.lora && config.adapter) throw new Error(`${where}: give at most one of 'lora' (fresh adapters) and 'adapter' (a saved one)`);
+    if (config.lora) model.addLora(config.lora as LoraConfig, seed);
+    if (config.adapter) await loadLoraAdapter(abs(config.adapter), model);
+    return new CausalLmPolicy(name, model, tokenizer, {
+      ...(config.optimizer ? { optimizer: config.optimizer } : {}),
+      ...(config.clip ? { clip: config.clip } : {}),
+      backend,
+    });
+  } catch (err) {
+    model.dispose();
+    throw err;
+  }
+}
+
+/** The `tfjs-causal-lm` policy contribution. */
+export const causalLmPolicyContribution: PolicyContribution = {
+  id: 'tfjs-causal-lm',
+  description: 'Trainable Llama/Qwen causal LM in tfjs (wasm/cpu/tfjs-node), HF checkpoints, LoRA',
+  configSchema: causalLmPolicyConfigSchema,
+  create: (name, config, context) => createCausalLmPolicy(name, config as CausalLmPolicyConfig, context),
+};
+
+/** Binds the `tfjs-causal-lm` policy contribution. */
+export const causalLmPolicyModule = new ContainerModule((bind) => {
+  bind<PolicyContribution>(PolicyContribution).toConstantValue(causalLmPolicyContribution);
+});

@@ -1,0 +1,306 @@
+/**
+ * Training primitives: log-prob recomputation for (prompt, completion) batches, the token-level policy-gradient loss
+ * (PPO-clip, token-mean), AdamW with global grad-norm clipping, and learning-rate schedules.
+ *
+ * Layout: a batch of B sequences `prompt ++ completion` is right-padded to length L; position t of the `[B, L-1]`
+ * "shifted" layout scores token t+1 from the logits at t. A completion token j of row b sits at t = P_b - 1 + j.
+ * Right padding needs no attention mask: causal attention never looks at later (pad) positions.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { CausalLM } from './model.js';
+import { oneHotF32 } from './ops.js';
+
+/** One (prompt, completion) pair. */
+export interface SequencePair {
+  /** Prompt token ids (non-empty). */
+  readonly promptIds: readonly number[];
+  /** Completion token ids. */
+  readonly completionIds: readonly number[];
+}
+
+/** A right-padded batch in the shifted layout. */
+export interface PackedBatch {
+  /** Rows. */
+  readonly B: number;
+  /** Padded length. */
+  readonly L: number;
+  /** Input ids `[B][L]` (pads are `padId`). */
+  readonly ids: number[][];
+  /** Completion mask in the shifted layout, `B*(L-1)` (1 where a completion token is scored). */
+  readonly mask: Float32Array;
+  /** Offset of each row's first completion token in the shifted layout (`P_b - 1`). */
+  readonly offsets: readonly number[];
+  /** Completion lengths. */
+  readonly lengths: readonly number[];
+}
+
+/** Packs pairs into the shifted layout. Throws naming the row for an empty prompt. */
+export function packBatch(pairs: readonly SequencePair[], padId = 0): PackedBatch {
+  if (pairs.length === 0) throw new Error('packBatch: empty batch');
+  const B = pairs.length;
+  let L = 2;
+  pairs.forEach((p, b) => {
+    if (p.promptIds.length === 0) throw new Error(`packBatch: row ${b} has an empty prompt`);
+    L = Math.max(L, p.promptIds.length + p.completionIds.length);
+  });
+  const ids: number[][] = [];
+  const mask = new Float32Array(B * (L - 1));
+  const offsets: number[] = [];
+  const lengths: number[] = [];
+  pairs.forEach((p, b) => {
+    const row = [...p.promptIds, ...p.completionIds];
+    while (row.length < L) row.push(padId);
+    ids.push(row);
+    const off = p.promptIds.length - 1;
+    offsets.push(off);
+    lengths.push(p.completionIds.length);
+    for (let j = 0; j < p.completionIds.length; j++) mask[b * (L - 1) + off + j] = 1;
+  });
+  return { B, L, ids, mask, offsets, lengths };
+}
+
+/** Spreads per-completion-token values (`values[b][j]`) or per-row scalars into the shifted layout `[B, L-1]`. */
+export function scatterToLayout(packed: PackedBatch, values: readonly (readonly number[] | number)[]): Float32Array {
+  const { B, L, offsets, lengths } = packed;
+  const out = new Float32Array(B * (L - 1));
+  for (let b = 0; b < B; b++) {
+    const v = values[b];
+    if (v === undefined) throw new Error(`scatterToLayout: no values for row ${b}`);
+    for (let j = 0; j < lengths[b]!; j++) {
+      const x = typeof v === 'number' ? v : v[j];
+      if (x === undefined) throw new Error(`scatterToLayout: row ${b} has ${typeof v === 'number' ? 0 : v.length} values for ${lengths[b]} completion tokens`);
+      out[b * (L - 1) + offsets[b]! + j] = x;
+    }
+  }
+  return out;
+}
+
+/**
+ * Log-prob of every next token in the shifted layout, `[B, L-1]` (differentiable; call inside `tf.tidy` or a
+ * gradient function). Pads are scored too; mask them.
+ */
+export function tokenLogprobs(model: CausalLM, packed: PackedBatch): tf.Tensor2D {
+  const { B, L } = packed;
+  const V = model.config.vocabSize;
+  const ids = tf.tensor2d(packed.ids, [B, L], 'int32');
+  const { logits } = model.forward(ids);
+  const lp = tf.logSoftmax(logits.slice([0, 0, 0], [B, L - 1, V]));
+  const targets = ids.slice([0, 1], [B, L - 1]);
+  return lp.mul(oneHotF32(targets.reshape([-1]), V).reshape([B, L - 1, V])).sum(-1) as tf.Tensor2D;
+}
+
+/**
+ * Recomputes the log-prob of each completion token (no gradients), in chunks of `batchSize` rows.
+ * Returns `out[b][j]` aligned with `pairs[b].completionIds[j]`.
+ */
+export async function recomputeLogprobs(model: CausalLM, pairs: readonly SequencePair[], options: { batchSize?: number; padId?: number } = {}): Promise<number[][]> {
+  const bs = options.batchSize ?? 16;
+  const out: number[][] = [];
+  for (let s = 0; s < pairs.length; s += bs) {
+    const chunk = pairs.slice(s, s + bs);
+    const packed = packBatch(chunk, options.padId ?? 0);
+    const t = tf.tidy(() => tokenLogprobs(model, packed));
+    const data = (await t.data()) as Float32Array;
+    t.dispose();
+    chunk.forEach((_, b) => {
+      const row: number[] = [];
+      for (let j = 0; j < packed.lengths[b]!; j++) row.push(data[b * (packed.L - 1) + packed.offsets[b]! + j]!);
+      out.push(row);
+    });
+  }
+  return out;
+}
+
+/** Inputs of `policyGradientLoss`, all in the shifted layout `[B, L-1]`. */
+export interface PolicyLossInputs {
+  /** Current log-probs (differentiable). */
+  readonly logprobs: tf.Tensor;
+  /** Log-probs under the sampling policy (constants). */
+  readonly oldLogprobs: tf.Tensor;
+  /** Advantages per token (broadcast a per-row advantage with `scatterToLayout`). */
+  readonly advantages: tf.Tensor;
+  /** 1 where a token counts. */
+  readonly mask: tf.Tensor;
+  /** Lower clip ε (ratio ≥ 1-ε). Default 0.2. */
+  readonly clipLow?: number;
+  /** Upper clip ε (ratio ≤ 1+ε). Default 0.2. */
+  readonly clipHigh?: number;
+}
+
+/**
+ * The token-level PPO-clip loss, token-mean over the batch:
+ * `-Σ min(r·A, clip(r, 1-εl, 1+εh)·A)·mask / Σ mask` with `r = exp(logp - old)`. With `old = logp` (on-policy) its
+ * gradient is the plain policy gradient `-Σ ∇logp·A·mask / Σ mask`. Also returns the clipped fraction and an
+ * approximate KL (`mean(old - logp)`), as scalars.
+ */
+export function policyGradientLoss(x: PolicyLossInputs): { loss: tf.Scalar; clipFraction: tf.Scalar; approxKl: tf.Scalar } {
+  const lo = 1 - (x.clipLow ?? 0.2), hi = 1 + (x.clipHigh ?? 0.2);
+  const denom = x.mask.sum().maximum(1);
+  const diff = x.logprobs.sub(x.oldLogprobs);
+  const ratio = diff.exp();
+  const unclipped = ratio.mul(x.advantages);
+  const clipped = ratio.clipByValue(lo, hi).mul(x.advantages);
+  const obj = tf.minimum(unclipped, clipped);
+  const loss = obj.mul(x.mask).sum().div(denom).neg() as tf.Scalar;
+  const wasClipped = tf.notEqual(unclipped, obj).cast('float32');
+  const clipFraction = wasClipped.mul(x.mask).sum().div(denom) as tf.Scalar;
+  const approxKl = diff.neg().mul(x.mask).sum().div(denom) as tf.Scalar;
+  return { loss, clipFraction, approxKl };
+}
+
+/** A learning-rate schedule. */
+export interface LrSchedule {
+  /** Shape after warmup: constant, linear decay to `minLr`, or cosine decay to `minLr`. */
+  readonly kind: 'constant' | 'linear' | 'cosine';
+  /** Peak learning rate. */
+  readonly lr: number;
+  /** Linear warmup from 0 over this many steps. Default 0. */
+  readonly warmupSteps?: number;
+  /** Steps until the decay reaches `minLr` (needed for linear and cosine). */
+  readonly totalSteps?: number;
+  /** Final learning rate. Default 0. */
+  readonly minLr?: number;
+}
+
+/** The learning rate at optimizer step `step` (0-based). */
+export function lrAt(s: LrSchedule, step: number): number {
+  const warm = s.warmupSteps ?? 0;
+  if (warm > 0 && step < warm) return (s.lr * (step + 1)) / warm;
+  if (s.kind === 'constant') return s.lr;
+  const total = s.totalSteps;
+  if (!total || total <= warm) throw new Error(`lr schedule '${s.kind}' needs totalSteps > warmupSteps (got ${total})`);
+  const min = s.minLr ?? 0;
+  const p = Math.min(1, Math.max(0, (step - warm) / (total - warm)));
+  if (s.kind === 'linear') return s.lr + (min - s.lr) * p;
+  return min + 0.5 * (s.lr - min) * (1 + Math.cos(Math.PI * p));
+}
+
+/** AdamW settings. */
+export interface AdamWOptions {
+  /** Learning rate or schedule. */
+  readonly lr: number | LrSchedule;
+  /** Default 0.9. */
+  readonly beta1?: number;
+  /** Default 0.999. */
+  readonly beta2?: number;
+  /** Default 1e-8. */
+  readonly eps?: number;
+  /** Decoupled weight decay. Default 0. */
+  readonly weightDecay?: number;
+  /** Clip the global gradient norm to this (0 or absent: no clipping). */
+  readonly maxGradNorm?: number;
+}
+
+/** AdamW (decoupled weight decay) with global grad-norm clipping, over a fixed list of variables. */
+export class AdamW {
+  /** Optimizer steps taken. */
+  stepCount = 0;
+  private readonly m: tf.Variable[];
+  private readonly v: tf.Variable[];
+
+  /** Creates moment buffers for `vars`. */
+  constructor(readonly vars: readonly tf.Variable[], readonly options: AdamWOptions) {
+    this.m = vars.map((x) => tf.variable(tf.zerosLike(x), false));
+    this.v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
+  }
+
+  /** The learning rate the next step will use. */
+  currentLr(): number {
+    const lr = this.options.lr;
+    return typeof lr === 'number' ? lr : lrAt(lr, this.stepCount);
+  }
+
+  /**
+   * Applies one update from gradients keyed by variable name (as `tf.variableGrads` returns them). Variables
+   * without a gradient are left alone. Returns the pre-clip global gradient norm and the learning rate used.
+   */
+  apply(grads: tf.NamedTensorMap): { gradNorm: number; lr: number } {
+    const lr = this.currentLr();
+    const b1 = this.options.beta1 ?? 0.9, b2 = this.options.beta2 ?? 0.999, eps = this.options.eps ?? 1e-8;
+    const wd = this.options.weightDecay ?? 0;
+    const t = this.stepCount + 1;
+    const gradNorm = tf.tidy(() => {
+      const sq = this.vars.map((x) => grads[x.name]).filter((g): g is tf.Tensor => !!g).map((g) => g.square().sum());
+      return sq.length ? tf.addN(sq).sqrt().dataSync()[0]! : 0;
+    });
+    const max = this.options.maxGradNorm ?? 0;
+    const scale = max > 0 && gradNorm > max ? max / (gradNorm + 1e-6) : 1;
+    tf.tidy(() => {
+      this.vars.forEach((x, i) => {
+        let g = grads[x.name];
+        if (!g) return;
+        if (scale !== 1) g = g.mul(scale);
+        const m = this.m[i]!.mul(b1).add(g.mul(1 - b1));
+        const v = this.v[i]!.mul(b2).add(g.square().mul(1 - b2));
+        this.m[i]!.assign(m);
+        this.v[i]!.assign(v);
+        const mhat = m.div(1 - b1 ** t);
+        const vhat = v.div(1 - b2 ** t);
+        let upd = mhat.div(vhat.sqrt().add(eps));
+        if (wd > 0) upd = upd.add(x.mul(wd));
+        x.assign(x.sub(upd.mul(lr)));
+      });
+    });
+    this.stepCount = t;
+    return { gradNorm, lr };
+  }
+
+  /** Frees the moment buffers. */
+  dispose(): void {
+    for (const x of [...this.m, ...this.v]) x.dispose();
+  }
+}
+
+/**
+ * One optimizer step on `lossFn` (which builds a scalar from the model's variables): gradients of the optimizer's
+ * variables, clipping, AdamW update. Every intermediate tensor is disposed. Returns the loss and extras as numbers.
+ */
+export function trainStep(optimizer: AdamW, lossFn: () => tf.Scalar): { loss: number; gradNorm: number; lr: number } {
+  const { value, grads } = tf.variableGrads(() => tf.tidy(lossFn), optimizer.vars as tf.Variable[]);
+  try {
+    const loss = value.dataSync()[0]!;
+    const { gradNorm, lr } = optimizer.apply(grads);
+    return { loss, gradNorm, lr };
+  } finally {
+    value.dispose();
+    for (const g of Object.values(grads)) g.dispose();
+  }
+}
+
+/** One PPO-clip batch: pairs with their sampling log-probs and advantages (per row or per token). */
+export interface PolicyGradientBatch {
+  /** The (prompt, completion) pairs. */
+  readonly pairs: readonly SequencePair[];
+  /** Sampling-policy log-probs per completion token. */
+  readonly oldLogprobs: readonly (readonly number[])[];
+  /** Advantage per row (a number) or per completion token. */
+  readonly advantages: readonly (number | readonly number[])[];
+}
+
+/** Runs one PPO-clip (token-mean) AdamW step on a batch. Returns loss, grad norm, lr, clip fraction and approx KL. */
+export function policyGradientStep(
+  model: CausalLM,
+  optimizer: AdamW,
+  batch: PolicyGradientBatch,
+  options: { clipLow?: number; clipHigh?: number; padId?: number } = {},
+): { loss: number; gradNorm: number; lr: number; clipFraction: number; approxKl: number } {
+  const packed = packBatch(batch.pairs, options.padId ?? 0);
+  const shape: [number, number] = [packed.B, packed.L - 1];
+  const old = scatterToLayout(packed, batch.oldLogprobs);
+  const adv = scatterToLayout(packed, batch.advantages);
+  let clipFraction = 0, approxKl = 0;
+  const res = trainStep(optimizer, () => {
+    const out = policyGradientLoss({
+      logprobs: tokenLogprobs(model, packed),
+      oldLogprobs: tf.tensor2d(old, shape),
+      advantages: tf.tensor2d(adv, shape),
+      mask: tf.tensor2d(packed.mask, shape),
+      ...(options.clipLow !== undefined ? { clipLow: options.clipLow } : {}),
+      ...(options.clipHigh !== undefined ? { clipHigh: options.clipHigh } : {}),
+    });
+    clipFraction = out.clipFraction.dataSync()[0]!;
+    approxKl = out.approxKl.dataSync()[0]!;
+    return out.loss;
+  });
+  return { ...res, clipFraction, approxKl };
+}
