@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { createRequire } from 'node:module';
+import { printJson } from '../errors.js';
+
+const require = createRequire(import.meta.url);
+
+/** The version of an installed package, or null. */
+function versionOf(name: string): string | null {
+  try {
+    return (require(`${name}/package.json`) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+interface DoctorReport {
+  node: { version: string; ok: boolean; required: string };
+  platform: { os: string; arch: string; cpus: number };
+  tfjs: { backend: string | null; reasons: unknown; error?: string };
+  sandbox: { isolation: string | null; details: unknown; error?: string };
+  versions: Record<string, string | null>;
+}
+
+/** `troupe doctor`: what this machine gives Troupe (Node, tfjs backend and why, sandbox isolation, versions). */
+export function register(program: Command): void {
+  program
+    .command('doctor')
+    .description('report Node, the tfjs backend that would be used and why, sandbox isolation, and package versions')
+    .option('--json', 'print one JSON document')
+    .action(async (opts: { json?: boolean }) => {
+      const os = await import('node:os');
+      const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+      const report: DoctorReport = {
+        node: { version: process.versions.node, ok: major > 20 || (major === 20 && minor >= 19), required: '>=20.19' },
+        platform: { os: `${os.type()} ${os.release()}`, arch: process.arch, cpus: os.cpus().length },
+        tfjs: { backend: null, reasons: null },
+        sandbox: { isolation: null, details: null },
+        versions: Object.fromEntries(
+          ['@troupe/kernel', '@troupe/cli', '@troupe/sandbox', '@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', '@huggingface/transformers', 'inversify', 'rxjs'].map((n) => [n, versionOf(n)]),
+        ),
+      };
+      try {
+        const model = (await import('@troupe/kernel/model')) as Record<string, unknown>;
+        const probe = model['probeBackends'] as undefined | (() => Promise<{ backend: string; skipped?: unknown; reasons?: unknown }>);
+        if (!probe) throw new Error('this kernel has no backend probe');
+        const r = await probe();
+        report.tfjs = { backend: r.backend, reasons: r.skipped ?? r.reasons ?? null };
+      } catch (err) {
+        report.tfjs.error = err instanceof Error ? err.message : String(err);
+      }
+      try {
+        const sandbox = (await import('@troupe/sandbox')) as Record<string, unknown>;
+        const probe = sandbox['probeIsolation'] as undefined | (() => Promise<{ kind: string; details: unknown; available: unknown }>);
+        if (!probe) throw new Error('this sandbox has no isolation probe');
+        const r = await probe();
+        report.sandbox = { isolation: r.kind, details: { details: r.details, available: r.available } };
+      } catch (err) {
+        report.sandbox.error = err instanceof Error ? err.message : String(err);
+      }
+      if (opts.json) {
+        printJson(report);
+        return;
+      }
+      const line = (k: string, v: string): void => void process.stdout.write(`${k.padEnd(14)} ${v}\n`);
+      line('node', `${report.node.version} ${report.node.ok ? 'ok' : `(Troupe needs ${report.node.required})`}`);
+      line('platform', `${report.platform.os} ${report.platform.arch}, ${report.platform.cpus} cores`);
+      line('tfjs backend', report.tfjs.backend ? `${report.tfjs.backend}` : `unknown (${report.tfjs.error})`);
+      if (report.tfjs.reasons) {
+        for (const [name, why] of Object.entries(report.tfjs.reasons as Record<string, unknown>)) line('', `skipped ${name}: ${String(why)}`);
+      }
+      line('sandbox', report.sandbox.isolation ? `${report.sandbox.isolation}` : `unknown (${report.sandbox.error})`);
+      if (report.sandbox.details) line('', JSON.stringify(report.sandbox.details));
+      for (const [name, v] of Object.entries(report.versions)) line(name, v ?? 'not installed');
+    });
+}

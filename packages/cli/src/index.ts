@@ -1,0 +1,2 @@
+export { main, buildProgram } from './main.js';
+export { CliError, UsageError } from './errors.js';

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything Troupe needs on a fresh Debian-like machine: the system tools the sandbox uses
+# (bubblewrap; util-linux's unshare/prlimit are normally present) and the npm workspace (npm ci, which also
+# builds every package through the root `prepare` script).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# onnxruntime-node (pulled by @huggingface/transformers) would otherwise try to download CUDA files.
+export ONNXRUNTIME_NODE_INSTALL_CUDA=skip
+
+need_apt=()
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${need_apt[*]} (sandbox isolation)"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "setup: please install ${need_apt[*]} for sandbox isolation (sudo apt-get install ${need_apt[*]})" >&2
+  fi
+fi
+
+if [ -f node_modules/.package-lock.json ] && [ "${TROUPE_SETUP_FORCE:-0}" != 1 ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
+  echo "setup: node_modules is up to date; building"
+  npm run build --silent
+else
+  npm ci --no-fund --no-audit
+fi
