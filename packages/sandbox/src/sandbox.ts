@@ -75,8 +75,10 @@ export class Sandbox {
       const wanted = this.options.isolation ?? 'auto';
       const tools = hostTools();
       if (wanted === 'none' || (wanted === 'auto' && report.kind === 'unavailable')) {
-        if (wanted === 'auto' && !this.options.allowUnisolated) {
-          return { refusal: `no isolation is available (${report.details}); install bubblewrap (apt-get install -y bubblewrap) or allow unisolated runs` };
+        if (!this.options.allowUnisolated) {
+          return wanted === 'none'
+            ? { refusal: 'isolation "none" needs allowUnisolated: true (runs would NOT be isolated)' }
+            : { refusal: `no isolation is available (${report.details}); install bubblewrap (apt-get install -y bubblewrap) or allow unisolated runs` };
         }
         if (!tools.prlimit) return { refusal: 'cannot apply resource limits: prlimit (util-linux) is missing' };
         return { kind: 'none' };

@@ -109,7 +109,7 @@ export interface IsolationReport {
 export interface SandboxOptions {
   /** 'auto' (default) picks bwrap, then unshare; a named kind forces it (refusing runs when it does not work). */
   isolation?: 'auto' | IsolationKind;
-  /** Run without isolation when none is available (default false: such runs are refused). */
+  /** Permit unisolated runs: when no isolation is available, or when `isolation: 'none'` is asked for (default false: such runs are refused). */
   allowUnisolated?: boolean;
   /** How many runs execute at once (default: the number of CPUs). */
   concurrency?: number;

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { register } from '../src/commands/sandbox.js';
+import { CliError } from '../src/errors.js';
+
+/** Runs `troupe sandbox ...` in-process, capturing stdout/stderr; resolves with the exit code and the output. */
+async function troupe(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const program = new Command('troupe').exitOverride();
+  register(program);
+  program.commands.forEach(function override(cmd: Command): void {
+    cmd.exitOverride();
+    cmd.configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+    cmd.commands.forEach(override);
+  });
+  let stdout = '';
+  let stderr = '';
+  const out = process.stdout.write.bind(process.stdout);
+  const err = process.stderr.write.bind(process.stderr);
+  process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
+  const saved = process.exitCode;
+  process.exitCode = undefined;
+  let code: number;
+  try {
+    await program.parseAsync(['node', 'troupe', 'sandbox', ...args]);
+    code = typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof CommanderError) code = 2;
+    else if (e instanceof CliError) {
+      code = e.exitCode;
+      stderr += e.message;
+    } else throw e;
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+    process.exitCode = saved;
+  }
+  return { code, stdout, stderr };
+}
+
+describe('troupe sandbox run', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'troupe-cli-sbx-'));
+    writeFileSync(path.join(dir, 'rev.py'), 'print(input()[::-1])');
+    writeFileSync(path.join(dir, 'in.txt'), 'abc\n');
+    writeFileSync(path.join(dir, 'loop.js'), 'for (;;) {}');
+    writeFileSync(path.join(dir, 'prog.txt'), 'console.log(1 + 1)');
+    writeFileSync(path.join(dir, 'fail.py'), 'import sys\nprint("bad", file=sys.stderr)\nsys.exit(4)');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('prints the RunResult as one JSON document and exits 0 when ok', async () => {
+    const r = await troupe('run', path.join(dir, 'rev.py'), '--stdin', path.join(dir, 'in.txt'), '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const result = JSON.parse(r.stdout) as { verdict: string; stdout: string; exitCode: number; isolation: string };
+    assert.equal(result.verdict, 'ok');
+    assert.equal(result.stdout, 'cba\n');
+    assert.equal(result.exitCode, 0);
+    assert.notEqual(result.isolation, 'none');
+  });
+
+  it('exits 1 on a timeout, and passes the program output through without --json', async () => {
+    const t = await troupe('run', path.join(dir, 'loop.js'), '--timeout-ms', '1000', '--json');
+    assert.equal(t.code, 1);
+    assert.equal(JSON.parse(t.stdout).verdict, 'timeout');
+    const f = await troupe('run', path.join(dir, 'fail.py'));
+    assert.equal(f.code, 1);
+    assert.match(f.stderr, /bad\n/);
+    assert.match(f.stderr, /runtime-error \(exit 4/);
+  });
+
+  it('takes the language from --lang when the extension does not tell', async () => {
+    const r = await troupe('run', path.join(dir, 'prog.txt'), '--lang', 'js', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).stdout, '2\n');
+  });
+
+  it('exits 2 on usage errors, naming the problem', async () => {
+    const a = await troupe('run', path.join(dir, 'prog.txt'));
+    assert.equal(a.code, 2);
+    assert.match(a.stderr, /--lang/);
+    const b = await troupe('run', path.join(dir, 'missing.py'));
+    assert.equal(b.code, 2);
+    assert.match(b.stderr, /missing\.py: no such file/);
+    const c = await troupe('run', path.join(dir, 'rev.py'), '--lang', 'ruby');
+    assert.equal(c.code, 2);
+    const d = await troupe('run', path.join(dir, 'rev.py'), '--timeout-ms', 'soon');
+    assert.equal(d.code, 2);
+  });
+});

@@ -1,0 +1,339 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Server } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { probeIsolation, RunRequest, RunResult, Sandbox, SandboxLimits } from '@troupe/sandbox';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Small limits keep the suite fast; wall time is generous because the test machine is shared. */
+const LIMITS: Partial<SandboxLimits> = { cpuMs: 1000, wallMs: 15_000, memoryMb: 128, maxProcesses: 16, maxOutputBytes: 64 * 1024, maxFileBytes: 64 * 1024 };
+
+const report = await probeIsolation();
+const KINDS = (['bwrap', 'unshare'] as const).filter((k) => report.available[k]);
+
+/** Host processes whose command line contains `tag` (pgrep -f), excluding none. */
+function hostProcessesWith(tag: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', tag], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+
+describe('sandbox: isolation is available here', () => {
+  it('bubblewrap or unshare works (CI must run: apt-get install -y bubblewrap)', () => {
+    assert.ok(KINDS.length > 0, `no isolation available: ${report.details}`);
+  });
+});
+
+// The preferred kind runs every test; the fallback runs the isolation-critical ones (the rest exercise shared code).
+for (const [index, kind] of KINDS.entries()) {
+  const full = index === 0;
+  /** Defines a test only in the full suite. */
+  const itFull = (title: string, fn: () => Promise<void>): void => {
+    if (full) it(title, fn);
+  };
+  describe(`sandbox: hostile programs under ${kind}${full ? '' : ' (isolation-critical subset)'}`, function () {
+    this.timeout(60_000);
+    const sandbox = new Sandbox({ isolation: kind, concurrency: 2, defaults: LIMITS });
+    const tag = `troupe_tag_${randomBytes(6).toString('hex')}`;
+    const secretValue = `s3cr3t-${randomBytes(8).toString('hex')}`;
+    const secretFiles = [path.join(here, `.secret-${tag}`), path.join(tmpdir(), `secret-${tag}`), path.join(homedir(), `.secret-${tag}`)];
+    let server: Server;
+    let port = 0;
+    let connections = 0;
+
+    const py = (source: string, extra: Partial<RunRequest> = {}): Promise<RunResult> => sandbox.run({ language: 'python', source, ...extra });
+    const js = (source: string, extra: Partial<RunRequest> = {}): Promise<RunResult> => sandbox.run({ language: 'javascript', source, ...extra });
+
+    before(async () => {
+      for (const f of secretFiles) writeFileSync(f, secretValue);
+      process.env.TROUPE_SANDBOX_TEST_SECRET = secretValue;
+      server = createServer((sock) => {
+        connections++;
+        sock.end('hello from the host\n');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as { port: number }).port;
+    });
+
+    after(async () => {
+      for (const f of secretFiles) rmSync(f, { force: true });
+      delete process.env.TROUPE_SANDBOX_TEST_SECRET;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await sandbox.close();
+    });
+
+    afterEach(async () => {
+      // The host is unharmed and the next run works.
+      for (const f of secretFiles) assert.equal(readFileSync(f, 'utf8'), secretValue, `${f} was changed`);
+      const r = await py('print(6 * 7)');
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.stdout, '42\n');
+      assert.deepEqual(hostProcessesWith(tag), []);
+    });
+
+    itFull('round-trips stdin to stdout', async () => {
+      const input = Array.from({ length: 2000 }, (_, i) => `line ${i} ünïcödé`).join('\n');
+      const r = await py('import sys\ndata = sys.stdin.read()\nsys.stdout.write(data.upper())', { stdin: input });
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.stdout, input.toUpperCase());
+      assert.equal(r.exitCode, 0);
+      assert.equal(r.isolation, kind);
+    });
+
+    itFull('stderr warnings with exit 0 are ok', async () => {
+      const r = await py('import warnings, sys\nwarnings.warn("careful")\nprint("fine", file=sys.stderr)\nprint("answer")');
+      assert.equal(r.verdict, 'ok');
+      assert.match(r.stderr, /careful/);
+      assert.equal(r.stdout, 'answer\n');
+    });
+
+    itFull('reports non-zero exits and exceptions as runtime errors', async () => {
+      const a = await py('import sys\nsys.exit(3)');
+      assert.equal(a.verdict, 'runtime-error');
+      assert.equal(a.exitCode, 3);
+      const b = await py('raise ValueError("boom")');
+      assert.equal(b.verdict, 'runtime-error');
+      assert.equal(b.exitCode, 1);
+      assert.match(b.stderr, /ValueError: boom/);
+    });
+
+    itFull('passes files and args, with the temp dir as cwd and HOME', async () => {
+      const r = await py('import os, sys\nprint(open("data/in.txt").read(), sys.argv[1:], os.getcwd() == os.environ["HOME"])', { files: { 'data/in.txt': 'hello' }, args: ['a', '--b'] });
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.stdout, "hello ['a', '--b'] True\n");
+    });
+
+    itFull('stops an infinite loop (CPU time limit)', async () => {
+      const r = await py('while True:\n    pass', { limits: { cpuMs: 1000 } });
+      assert.equal(r.verdict, 'timeout');
+      assert.match(r.reason ?? '', /CPU|wall/);
+    });
+
+    itFull('stops a sleeping program (wall time limit)', async () => {
+      const r = await py('import time\nprint("start", flush=True)\ntime.sleep(60)', { limits: { wallMs: 1500 } });
+      assert.equal(r.verdict, 'timeout');
+      assert.match(r.reason ?? '', /wall time/);
+      assert.equal(r.stdout, 'start\n');
+      assert.ok(r.wallMs < 10_000);
+    });
+
+    it('caps the number of processes (fork bomb)', async () => {
+      const r = await py(
+        [
+          'import os, time',
+          'n = 0',
+          'try:',
+          '    for _ in range(200):',
+          '        if os.fork() == 0:',
+          '            time.sleep(30)',
+          '            os._exit(0)',
+          '        n += 1',
+          'except OSError as e:',
+          '    print("fork failed", e.errno)',
+          'print(n)',
+        ].join('\n'),
+        { limits: { maxProcesses: 8 } },
+      );
+      assert.equal(r.verdict, 'ok', r.stderr);
+      const lines = r.stdout.trim().split('\n');
+      assert.equal(lines[0], 'fork failed 11');
+      assert.ok(Number(lines[1]) < 8, r.stdout);
+    });
+
+    it('survives a spinning fork bomb', async () => {
+      const r = await py('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass', { limits: { wallMs: 2000, maxProcesses: 8 } });
+      assert.equal(r.verdict, 'timeout');
+    });
+
+    it('stops a Python memory bomb', async () => {
+      const a = await py('x = bytearray(1 << 30)\nprint(len(x))');
+      assert.equal(a.verdict, 'memory-limit', a.stderr);
+      const b = await py('chunks = []\nwhile True:\n    chunks.append(" " * 10_000_000)');
+      assert.equal(b.verdict, 'memory-limit', b.stderr);
+    });
+
+    itFull('stops a JavaScript memory bomb (V8 heap and array buffers)', async () => {
+      const a = await js('const a = []; while (true) a.push(new Array(1e6).fill(1.5));');
+      assert.equal(a.verdict, 'memory-limit', a.stderr.slice(-500));
+      const b = await js('const a = []; while (true) a.push(Buffer.alloc(50e6, 1));');
+      assert.equal(b.verdict, 'memory-limit', b.stderr.slice(-500));
+    });
+
+    itFull('caps huge output on stdout and on stderr', async () => {
+      const a = await py('while True:\n    print("x" * 1000)');
+      assert.equal(a.verdict, 'output-limit');
+      assert.equal(a.truncated, true);
+      assert.equal(Buffer.byteLength(a.stdout), 64 * 1024);
+      // (A JavaScript loop that never yields cannot drain a full pipe, so the flood is one big write.)
+      const b = await js('process.stderr.write("y".repeat(1 << 20)); setInterval(() => {}, 1000);');
+      assert.equal(b.verdict, 'output-limit');
+      assert.equal(b.truncated, true);
+    });
+
+    itFull('caps the size of files the program writes', async () => {
+      const r = await py('with open("big.bin", "wb") as f:\n    f.write(b"0" * (1 << 20))');
+      assert.equal(r.verdict, 'runtime-error');
+      assert.match(r.stderr + (r.reason ?? ''), /File too large|SIGXFSZ|file size/);
+    });
+
+    it('has no network: neither the host loopback nor an external address', async () => {
+      const r = await py(
+        [
+          'import socket',
+          `for addr in [("127.0.0.1", ${port}), ("1.1.1.1", 53), ("8.8.8.8", 443)]:`,
+          '    s = socket.socket()',
+          '    s.settimeout(2)',
+          '    try:',
+          '        s.connect(addr)',
+          '        print("connected", addr, s.recv(100))',
+          '    except OSError as e:',
+          '        print("blocked", addr[0], type(e).__name__)',
+          'try:',
+          '    print("resolved", socket.gethostbyname("registry.npmjs.org"))',
+          'except OSError as e:',
+          '    print("no dns")',
+        ].join('\n'),
+      );
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.doesNotMatch(r.stdout, /connected|resolved/);
+      assert.equal(r.stdout.match(/blocked/g)?.length, 3, r.stdout);
+      assert.equal(connections, 0);
+      const j = await js(`require('net').connect(${port}, '127.0.0.1').on('connect', () => console.log('connected')).on('error', (e) => console.log('blocked', e.code));`);
+      assert.equal(j.verdict, 'ok', j.stderr);
+      assert.match(j.stdout, /^blocked/);
+      assert.equal(connections, 0);
+    });
+
+    it('cannot read host files: secrets under /work, the temp dir, the home dir, /etc/shadow, /root', async () => {
+      const targets = [...secretFiles, '/etc/shadow', '/etc/passwd', '/root/.bashrc', '/proc/1/root/etc/hostname', '/proc/1/environ', path.join(here, 'hostile.test.ts')];
+      const r = await py(
+        [
+          'import json, os',
+          `targets = ${JSON.stringify(targets)}`,
+          'out = {}',
+          'for t in targets:',
+          '    try:',
+          '        out[t] = open(t).read()[:100]',
+          '    except OSError as e:',
+          '        out[t] = "DENIED " + type(e).__name__',
+          'out["ls /"] = sorted(os.listdir("/"))',
+          'try:',
+          '    out["ls /root"] = sorted(os.listdir("/root"))',
+          'except OSError as e:',
+          '    out["ls /root"] = "DENIED"',
+          'print(json.dumps(out))',
+        ].join('\n'),
+      );
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.ok(!r.stdout.includes(secretValue), 'a secret leaked');
+      const out = JSON.parse(r.stdout) as Record<string, unknown>;
+      for (const t of targets) {
+        if (t === '/proc/1/environ') assert.ok(!String(out[t]).includes(secretValue));
+        else assert.match(String(out[t]), /^DENIED/, `${t} was readable: ${String(out[t])}`);
+      }
+      for (const name of out['ls /'] as string[]) assert.ok(['bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'root', 'sandbox', 'sbin', 'usr'].includes(name), `unexpected /${name}`);
+      assert.ok(!(out['ls /'] as string[]).includes('work') && !(out['ls /'] as string[]).includes('tmp'));
+    });
+
+    it('cannot write or delete outside its temp dir', async () => {
+      const targets = [...secretFiles, path.join(here, `new-${tag}`), `/tmp/new-${tag}`, `/usr/new-${tag}`, `/new-${tag}`, `/etc/new-${tag}`];
+      const r = await py(
+        [
+          'import os',
+          `for t in ${JSON.stringify(targets)}:`,
+          '    for op in ("write", "delete"):',
+          '        try:',
+          '            open(t, "w").write("pwned") if op == "write" else os.remove(t)',
+          '            print("DID", op, t)',
+          '        except OSError:',
+          '            pass',
+          'open("inside.txt", "w").write("fine")',
+          'print(open("inside.txt").read())',
+        ].join('\n'),
+      );
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.doesNotMatch(r.stdout, /DID/);
+      assert.equal(r.stdout.trim(), 'fine');
+      for (const t of targets.slice(secretFiles.length)) assert.equal(existsSync(t), false, `${t} was created`);
+    });
+
+    it("cannot see the parent's environment", async () => {
+      assert.equal(process.env.TROUPE_SANDBOX_TEST_SECRET, secretValue);
+      const r = await py('import os, json\nprint(json.dumps(dict(os.environ)))');
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.ok(!r.stdout.includes(secretValue));
+      const env = JSON.parse(r.stdout) as Record<string, string>;
+      assert.deepEqual(Object.keys(env).filter((k) => !['PATH', 'HOME', 'TMPDIR', 'LANG', 'PWD', 'LC_CTYPE'].includes(k)), []);
+      const j = await js('console.log(JSON.stringify(process.env))');
+      assert.ok(!j.stdout.includes(secretValue));
+      assert.equal(JSON.parse(j.stdout).TROUPE_SANDBOX_TEST_SECRET, undefined);
+    });
+
+    it('kills background processes when the run ends', async () => {
+      const marker = path.join(tmpdir(), `marker-${tag}`);
+      const r = await py(
+        [
+          'import os, subprocess, sys',
+          `subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5); open('${marker}', 'w').write('x'); open('/sandbox/m', 'w').write('x'); time.sleep(30)  # ${tag}"], start_new_session=True)`,
+          'pid = os.fork()',
+          'if pid == 0:',
+          '    os.setsid()',
+          `    os.execv("/bin/sleep", ["sleep", "30", "${tag}"])`,
+          'print("spawned")',
+        ].join('\n'),
+      );
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.stdout, 'spawned\n');
+      assert.deepEqual(hostProcessesWith(tag), []);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      assert.equal(existsSync(marker), false);
+      assert.deepEqual(hostProcessesWith(tag), []);
+    });
+
+    itFull('a JavaScript program cannot spawn a lingering child either', async () => {
+      const r = await js(`require('child_process').spawn('/bin/sleep', ['30', '${tag}'], { detached: true, stdio: 'ignore' }).unref(); console.log('spawned');`);
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.deepEqual(hostProcessesWith(tag), []);
+    });
+
+    itFull('JavaScript: stdin round trip, runtime errors and timeouts', async () => {
+      const a = await js('let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(s.split("").reverse().join("")));', { stdin: 'abc' });
+      assert.equal(a.verdict, 'ok', a.stderr);
+      assert.equal(a.stdout, 'cba\n');
+      const b = await js('throw new Error("boom")');
+      assert.equal(b.verdict, 'runtime-error');
+      assert.match(b.stderr, /boom/);
+      const c = await js('for (;;) {}', { limits: { cpuMs: 1000 } });
+      assert.equal(c.verdict, 'timeout');
+      const d = await js('console.warn("deprecated"); console.log(1)');
+      assert.equal(d.verdict, 'ok');
+    });
+
+    itFull('leaves no temp dirs behind, whatever the verdict', async () => {
+      const saved = process.env.TMPDIR;
+      const privateTmp = mkdtempSync(path.join(tmpdir(), 'troupe-sbx-test-'));
+      process.env.TMPDIR = privateTmp;
+      try {
+        const results = await sandbox.runMany([
+          { language: 'python', source: 'open("f", "w").write("x")\nprint(1)' },
+          { language: 'python', source: 'import time\ntime.sleep(60)', limits: { wallMs: 1000 } },
+          { language: 'javascript', source: 'process.stdout.write("x".repeat(1 << 20))' },
+        ]);
+        assert.deepEqual(results.map((r) => r.verdict), ['ok', 'timeout', 'output-limit']);
+        assert.deepEqual(readdirSync(privateTmp), []);
+      } finally {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+        rmSync(privateTmp, { recursive: true, force: true });
+      }
+    });
+  });
+}

@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { DEFAULT_LIMITS, looksOutOfMemory, probeIsolation, RunRequest, Sandbox, TaskPool } from '@troupe/sandbox';
+
+const LIMITS = { cpuMs: 1000, wallMs: 15_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
+
+describe('sandbox: API', function () {
+  this.timeout(60_000);
+  const sandbox = new Sandbox({ concurrency: 2, defaults: LIMITS });
+  after(() => sandbox.close());
+
+  it('merges limits: defaults, then the sandbox options, then the request', () => {
+    assert.deepEqual(sandbox.limitsFor(), { ...DEFAULT_LIMITS, ...LIMITS });
+    assert.equal(sandbox.limitsFor({ limits: { wallMs: 7, cpuMs: undefined } }).wallMs, 7);
+    assert.equal(sandbox.limitsFor({ limits: { cpuMs: undefined } }).cpuMs, 1000);
+  });
+
+  it('rejects bad options at construction, naming the key', () => {
+    assert.throws(() => new Sandbox({ defaults: { memoryMb: -1 } }), /options\.defaults\.memoryMb must be a positive integer/);
+    assert.throws(() => new Sandbox({ concurrency: 0 }), /concurrency/);
+    assert.throws(() => new Sandbox({ isolation: 'docker' as never }), /isolation/);
+  });
+
+  it('refuses invalid requests with a reason instead of throwing', async () => {
+    const cases: [RunRequest, RegExp][] = [
+      [{ language: 'ruby' as never, source: 'puts 1' }, /language/],
+      [{ language: 'python', source: 'print(1)', limits: { cpuMs: 0 } }, /limits\.cpuMs must be a positive integer/],
+      [{ language: 'python', source: 'print(1)', limits: { gpuMs: 5 } as never }, /limits\.gpuMs is not a known limit/],
+      [{ language: 'python', source: 'print(1)', files: { '../escape.txt': 'x' } }, /files: "\.\.\/escape\.txt"/],
+      [{ language: 'python', source: 'print(1)', files: { '/etc/x': 'x' } }, /relative path/],
+      [{ language: 'python', source: 'print(1)', files: { 'main.py': 'x' } }, /overwrite the program/],
+    ];
+    for (const [req, re] of cases) {
+      const r = await sandbox.run(req);
+      assert.equal(r.verdict, 'refused');
+      assert.match(r.reason ?? '', re);
+      assert.equal(r.exitCode, null);
+    }
+  });
+
+  it('reports the isolation it uses', async () => {
+    const machine = await probeIsolation();
+    const mine = await sandbox.isolation();
+    assert.equal(mine.kind, machine.kind);
+    assert.ok(mine.details.length > 0);
+    const r = await sandbox.run({ language: 'python', source: 'print(1)' });
+    assert.equal(r.isolation, machine.kind);
+  });
+
+  it('refuses unisolated runs unless they are allowed', async () => {
+    const strict = new Sandbox({ isolation: 'none' });
+    const r = await strict.run({ language: 'python', source: 'print(1)' });
+    assert.equal(r.verdict, 'refused');
+    assert.match(r.reason ?? '', /allowUnisolated/);
+    assert.equal((await strict.isolation()).kind, 'unavailable');
+    await strict.close();
+
+    const loose = new Sandbox({ isolation: 'none', allowUnisolated: true, defaults: LIMITS });
+    process.env.TROUPE_SANDBOX_API_SECRET = 'unisolated-secret';
+    try {
+      const ok = await loose.run({ language: 'python', source: 'import os\nprint(sorted(os.environ))\nprint(input())', stdin: 'hi' });
+      assert.equal(ok.verdict, 'ok', ok.stderr);
+      assert.equal(ok.isolation, 'none');
+      assert.ok(!ok.stdout.includes('TROUPE_SANDBOX_API_SECRET'), 'even unisolated runs get an empty environment');
+      assert.match(ok.stdout, /hi\n$/);
+      const t = await loose.run({ language: 'python', source: 'while True: pass' });
+      assert.equal(t.verdict, 'timeout');
+    } finally {
+      delete process.env.TROUPE_SANDBOX_API_SECRET;
+      await loose.close();
+    }
+  });
+
+  it('runs in parallel without interference (same file names, a fork bomb next door)', async () => {
+    const reqs: RunRequest[] = Array.from({ length: 6 }, (_, i) => ({
+      language: 'python' as const,
+      source: [
+        'import os, subprocess, sys, time',
+        `open("x.txt", "w").write("${i}")`,
+        'kids = [subprocess.Popen(["/bin/sleep", "0.3"]) for _ in range(3)]',
+        'for k in kids: k.wait()',
+        'print(open("x.txt").read(), sorted(os.listdir(".")))',
+      ].join('\n'),
+    }));
+    reqs.splice(2, 0, {
+      language: 'python',
+      source: 'import os, time\nfor _ in range(100):\n    try:\n        os.fork()\n    except OSError:\n        pass\ntime.sleep(1)',
+      limits: { maxProcesses: 8 },
+    });
+    const results = await sandbox.runMany(reqs);
+    const normal = results.filter((_, i) => i !== 2);
+    normal.forEach((r, i) => {
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.stdout, `${i} ['main.py', 'x.txt']\n`);
+    });
+  });
+
+  it('aborting kills a running program; aborting first refuses it', async () => {
+    const ctl = new AbortController();
+    const p = sandbox.run({ language: 'python', source: 'import time\nprint("up", flush=True)\ntime.sleep(60)', signal: ctl.signal });
+    setTimeout(() => ctl.abort(), 800);
+    const r = await p;
+    assert.equal(r.verdict, 'runtime-error');
+    assert.match(r.reason ?? '', /aborted/);
+    const pre = new AbortController();
+    pre.abort();
+    const q = await sandbox.run({ language: 'python', source: 'print(1)', signal: pre.signal });
+    assert.equal(q.verdict, 'refused');
+  });
+
+  it('close() kills running programs and refuses later runs', async () => {
+    const s = new Sandbox({ concurrency: 1, defaults: LIMITS });
+    const running = s.run({ language: 'python', source: 'import time\ntime.sleep(60)' });
+    const queued = s.run({ language: 'python', source: 'print(1)' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await s.close();
+    const [a, b] = await Promise.all([running, queued]);
+    assert.notEqual(a.verdict, 'ok');
+    assert.equal(b.verdict, 'refused');
+    const c = await s.run({ language: 'python', source: 'print(1)' });
+    assert.equal(c.verdict, 'refused');
+    assert.match(c.reason ?? '', /closed/);
+  });
+});
+
+describe('sandbox: TaskPool', () => {
+  it('never runs more than `concurrency` tasks at once and keeps FIFO order', async () => {
+    const pool = new TaskPool(2);
+    let active = 0;
+    let peak = 0;
+    const started: number[] = [];
+    const gates: Array<() => void> = [];
+    const tasks = Array.from({ length: 6 }, (_, i) =>
+      pool.run(async () => {
+        started.push(i);
+        active++;
+        peak = Math.max(peak, active);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        active--;
+        return i * 10;
+      }),
+    );
+    while (started.length < 6) {
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.ok(active <= 2);
+      gates.shift()?.();
+    }
+    gates.forEach((g) => g());
+    assert.deepEqual(await Promise.all(tasks), [0, 10, 20, 30, 40, 50]);
+    assert.equal(peak, 2);
+    assert.deepEqual(started, [0, 1, 2, 3, 4, 5]);
+  });
+
+  it('frees the slot when a task fails', async () => {
+    const pool = new TaskPool(1);
+    await assert.rejects(pool.run(async () => Promise.reject(new Error('x'))), /x/);
+    assert.equal(await pool.run(async () => 5), 5);
+    assert.equal(pool.running, 0);
+  });
+});
+
+describe('sandbox: out-of-memory detection', () => {
+  it('recognises Python, V8 and libc messages, and not ordinary errors', () => {
+    assert.ok(looksOutOfMemory('Traceback (most recent call last):\n  File "main.py", line 1\nMemoryError\n'));
+    assert.ok(looksOutOfMemory('FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory'));
+    assert.ok(looksOutOfMemory('RangeError: Array buffer allocation failed'));
+    assert.ok(looksOutOfMemory('OSError: [Errno 12] Cannot allocate memory'));
+    assert.ok(!looksOutOfMemory('ValueError: memory is a nice word'));
+    assert.ok(!looksOutOfMemory(''));
+  });
+});
