@@ -1,0 +1,10 @@
+/**
+ * The plugin's DI module: the kernel imports this file (the manifest's `module`/`sourceModule`) and loads its default
+ * export into its container. Bind your contribution to the contribution point; nothing else runs at import time.
+ */
+import { ContainerModule, EnvironmentContribution } from '@troupe/kernel';
+import { CorridorContribution } from './environment.js';
+
+export default new ContainerModule((bind) => {
+  bind(EnvironmentContribution).toConstantValue(new CorridorContribution());
+});
