@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import {
+  CausalLM, initBackend, generateIds, loadTokenizer, tinyTokenizerDir, compileGrammar, GrammarError, sampleToken,
+  causalLmPolicyModule, causalLmPolicyContribution, CausalLmPolicy, recomputeLogprobs, type Tokenizer,
+} from '@troupe/kernel/model';
+import { Container, PolicyContribution, createRng } from '@troupe/kernel';
+
+const cfg = {
+  model_type: 'qwen3', vocab_size: 300, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
+  num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, eos_token_id: 2, bos_token_id: 1,
+};
+
+describe('generation', () => {
+  let m: CausalLM;
+  let tok: Tokenizer;
+  let prompt: number[];
+  before(async () => {
+    await initBackend();
+    m = CausalLM.random(cfg, 11);
+    tok = await loadTokenizer(tinyTokenizerDir());
+    prompt = tok.encode(tok.applyChatTemplate([{ role: 'user', content: 'Plan a path.' }]));
+  });
+  after(() => m.dispose());
+
+  it('is seeded: same seed, same samples; different seeds differ; rows of one request differ', async () => {
+    const a = await generateIds(m, prompt, { maxNewTokens: 8, n: 3, seed: 5, temperature: 1.5, eosTokenIds: [] });
+    const b = await generateIds(m, prompt, { maxNewTokens: 8, n: 3, seed: 5, temperature: 1.5, eosTokenIds: [] });
+    const c = await generateIds(m, prompt, { maxNewTokens: 8, n: 3, seed: 6, temperature: 1.5, eosTokenIds: [] });
+    assert.deepEqual(a, b);
+    assert.notDeepEqual(a.map((s) => s.tokenIds), c.map((s) => s.tokenIds));
+    assert.notDeepEqual(a[0]!.tokenIds, a[1]!.tokenIds);
+    for (const s of a) { assert.equal(s.tokenIds.length, 8); assert.equal(s.logprobs.length, 8); assert.equal(s.finishReason, 'length'); }
+  });
+
+  it('temperature 0 is greedy: every token is the argmax, identical across rows and seeds', async () => {
+    const [g1, g2] = await generateIds(m, prompt, { maxNewTokens: 6, n: 2, seed: 1, temperature: 0, eosTokenIds: [] });
+    const [g3] = await generateIds(m, prompt, { maxNewTokens: 6, seed: 99, temperature: 0, eosTokenIds: [] });
+    assert.deepEqual(g1!.tokenIds, g2!.tokenIds);
+    assert.deepEqual(g1!.tokenIds, g3!.tokenIds);
+    const re = (await recomputeLogprobs(m, [{ promptIds: prompt, completionIds: g1!.tokenIds }]))[0]!;
+    re.forEach((lp, i) => assert.ok(Math.abs(lp - g1!.logprobs[i]!) < 1e-4));
+    // argmax: the greedy token's log-prob is the largest possible, so it is ≥ log(1/V)
+    for (const lp of g1!.logprobs) assert.ok(lp >= Math.log(1 / 300) - 1e-6);
+  });
+
+  it('sampleToken applies top-k and top-p and returns the model log-prob', () => {
+    const logits = new Float32Array([0, 1, 2, 3, 4]);
+    const lse = Math.log([0, 1, 2, 3, 4].reduce((s, x) => s + Math.exp(x), 0));
+    const rng = createRng(1);
+    const seen = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const r = sampleToken(logits, { temperature: 1, topP: 1, topK: 2 }, rng);
+      seen.add(r.token);
+      assert.ok(Math.abs(r.logprob - (r.token - lse)) < 1e-9);
+    }
+    assert.deepEqual([...seen].sort(), [3, 4]);
+    for (let i = 0; i < 50; i++) assert.equal(sampleToken(logits, { temperature: 1, topP: 0.5, topK: 0 }, rng).token, 4);
+    assert.equal(sampleToken(logits, { temperature: 0, topP: 1, topK: 0, allowed: [0, 2] }, rng).token, 2);
+  });
+
+  it('stops after a stop string (kept in the text) and on EOS', async () => {
+    const grammarish = await generateIds(m, prompt, { maxNewTokens: 12, n: 4, seed: 3, temperature: 1, tokenizer: tok, grammar: { kind: 'regex', pattern: '[ab]{3}x.*' }, stop: ['x'] });
+    for (const s of grammarish) {
+      assert.match(s.text, /^[ab]{3}x$/);
+      assert.equal(s.finishReason, 'stop');
+    }
+    const forced = await generateIds(m, prompt, { maxNewTokens: 5, temperature: 1, seed: 2, tokenizer: tok, grammar: { kind: 'choices', choices: ['ok'] } });
+    assert.equal(forced[0]!.text, 'ok');
+    assert.equal(forced[0]!.tokenIds.at(-1), 2, 'ends with EOS once the grammar is complete');
+    assert.equal(forced[0]!.finishReason, 'stop');
+  });
+
+  it('constrained decoding: choices and regex samples always parse', async () => {
+    const choices = ['#### [U,R]', '#### [D]', '#### [L,L,U]'];
+    const cs = await generateIds(m, prompt, { maxNewTokens: 20, n: 6, seed: 4, temperature: 1.3, tokenizer: tok, grammar: { kind: 'choices', choices } });
+    for (const s of cs) assert.ok(choices.includes(s.text), s.text);
+    const pattern = '^#### \\[(U|D|L|R)(,(U|D|L|R)){0,3}\\]$';
+    const rs = await generateIds(m, prompt, { maxNewTokens: 24, n: 6, seed: 8, temperature: 1.3, tokenizer: tok, grammar: { kind: 'regex', pattern } });
+    for (const s of rs) assert.match(s.text, new RegExp(pattern));
+    const num = await generateIds(m, prompt, { maxNewTokens: 8, n: 4, seed: 9, temperature: 1, tokenizer: tok, grammar: { kind: 'regex', pattern: '\\\\boxed\\{-?\\d+\\}' } });
+    for (const s of num) if (s.finishReason === 'stop') assert.match(s.text, /^\\boxed\{-?\d+\}$/);
+  });
+
+  it('the regex compiler supports classes, groups, counted repeats and rejects look-arounds', () => {
+    const accepts = (p: string, s: string): boolean => { const n = compileGrammar({ kind: 'regex', pattern: p }); return n.accepts(n.run(n.initial(), s)); };
+    assert.ok(accepts('a{2,3}b?', 'aa'));
+    assert.ok(accepts('a{2,3}b?', 'aaab'));
+    assert.ok(!accepts('a{2,3}b?', 'aaaa'));
+    assert.ok(accepts('[^0-9\\s]+-\\w*', 'xY-_9'));
+    assert.ok(accepts('(?:ab|cd)+\\.', 'abcdab.'));
+    assert.ok(!accepts('(?:ab|cd)+\\.', 'abc.'));
+    assert.ok(accepts('x\\ny', 'x\ny'));
+    assert.ok(!accepts('.', '\n'));
+    assert.throws(() => compileGrammar({ kind: 'regex', pattern: 'a(?=b)' }), GrammarError);
+    assert.throws(() => compileGrammar({ kind: 'regex', pattern: '(a)\\1' }), /back-references/);
+    assert.throws(() => compileGrammar({ kind: 'choices', choices: [] }), /empty/);
+  });
+
+  it('aborts between tokens with an AbortError', async () => {
+    const ac = new AbortController();
+    setImmediate(() => ac.abort());
+    await assert.rejects(generateIds(m, prompt, { maxNewTokens: 200, seed: 1, eosTokenIds: [], signal: ac.signal }), { name: 'AbortError' });
+  });
+
+  it('is contributed as tfjs-causal-lm and answers Policy.generate requests', async () => {
+    const c = new Container();
+    c.load(causalLmPolicyModule);
+    const contrib = c.get<typeof causalLmPolicyContribution>(PolicyContribution);
+    assert.equal(contrib.id, 'tfjs-causal-lm');
+    const policy = (await contrib.create('shared', { preset: 'tiny', seed: 3 }, { baseDir: process.cwd(), seed: 0, rng: createRng(0) })) as CausalLmPolicy;
+    try {
+      assert.equal(policy.model.config.vocabSize, 512);
+      const req = {
+        messages: [{ role: 'user' as const, content: 'Which way?' }], n: 2, seed: 4,
+        sampling: { temperature: 1, topP: 0.95, topK: 0, maxTokens: 12 },
+        grammar: { kind: 'choices' as const, choices: ['up', 'down'] },
+      };
+      const [out] = await policy.generate([req]);
+      assert.equal(out!.length, 2);
+      for (const s of out!) {
+        assert.ok(['up', 'down'].includes(s.text));
+        assert.deepEqual(s.promptIds, policy.promptIds(req.messages));
+        assert.equal(s.logprobs.length, s.tokenIds.length);
+      }
+      const [again] = await policy.generate([req]);
+      assert.deepEqual(again, out);
+      const before = policy.version;
+      const pairs = out!.map((s) => ({ promptIds: s.promptIds, completionIds: s.tokenIds }));
+      const r = policy.update({ pairs, oldLogprobs: out!.map((s) => s.logprobs), advantages: [1, -1] });
+      assert.ok(Number.isFinite(r.loss));
+      assert.equal(policy.version, before + 1);
+      await assert.rejects(Promise.resolve().then(() => contrib.create('bad', {}, { baseDir: '.', seed: 0, rng: createRng(0) })), /policies\.bad: give exactly one of 'model'/);
+    } finally {
+      policy.dispose();
+    }
+  });
+});
