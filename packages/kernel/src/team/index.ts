@@ -1,1 +1,8 @@
+/**
+ * Team specs: the YAML file that says which environment, seats, roles, policies, rewards and algorithm a run uses.
+ */
 export * from './types.js';
+export { SpecError, displayFile, formatIssue, type SpecIssue } from './errors.js';
+export { EMBEDDED, PRESETS_DIR, TEAM_SCHEMA, isPresetName, listPresets, loadTeamSpec, parseTeamSpec, specIssue, specLocation } from './load.js';
+export { checkTeamAgainstPlugins, rewardConfigOf } from './check.js';
+export type { Loc } from './located.js';

@@ -18,11 +18,15 @@ import type { Split } from '../contracts/common.js';
  *   id: signals
  *   config: { team: executed_reward }
  *   seats:
- *     proposer: { alpha: 1, local: proposal_reward }
- *     executor: { alpha: 1, local: executed_reward }
+ *     proposer: { alpha: 1, config: { local: proposal_reward } }
+ *     executor: { alpha: 1, config: { local: executed_reward } }
  * algorithm: { name: at-grpo, branches: 4, batchSize: 8, steps: 100 }
  * evaluation: { split: test, episodes: 100 }
  * ```
+ *
+ * A file may also say `extends: <preset or ./file.yaml>` (merged first: maps merge, lists and scalars replace) and
+ * `seatDefaults: { role, roleConfig, policy, sampling }` (merged under every seat); neither key remains in the
+ * resolved spec. Load with `loadTeamSpec(file)` / `parseTeamSpec(text, file)`.
  */
 export interface TeamSpec {
   /** A name for logs and output folders. */
