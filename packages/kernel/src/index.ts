@@ -15,3 +15,4 @@ export * from './episode/index.js';
 export * from './rollout/index.js';
 export * from './algorithms/index.js';
 export * from './policy/scripted/index.js';
+export * from './runtime/index.js';

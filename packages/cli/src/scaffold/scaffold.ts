@@ -113,7 +113,9 @@ const kernelRequire = createRequire(join(KERNEL_ROOT, 'package.json'));
  */
 export function findTemplatesDir(): string {
   const cliRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-  const candidates = [resolve(cliRoot, '..', '..', 'templates'), join(cliRoot, 'templates')];
+  const bundled = join(cliRoot, 'templates');
+  const installed = cliRoot.split(sep).includes('node_modules');
+  const candidates = installed ? [bundled] : [resolve(cliRoot, '..', '..', 'templates'), bundled];
   for (const dir of candidates) if (existsSync(join(dir, 'env', 'package.json'))) return dir;
   throw new CliError(`troupe new: no templates found (looked in ${candidates.join(', ')}); reinstall @troupe/cli`);
 }

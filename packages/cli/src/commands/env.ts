@@ -1,0 +1,82 @@
+import type { Command } from 'commander';
+import { createHostFor, playOracle, SPLITS, type Split } from '@troupe/kernel';
+import { integer, positiveInt, printJson, UsageError } from '../errors.js';
+
+interface SampleOptions {
+  split: string;
+  count: number;
+  seed: number;
+  config?: string;
+  start: number;
+  againstTrain: number;
+  oracle: boolean;
+  json?: boolean;
+}
+
+function parseConfig(raw: string | undefined): Record<string, unknown> {
+  if (raw === undefined) return {};
+  try {
+    const value = JSON.parse(raw) as unknown;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
+    return value as Record<string, unknown>;
+  } catch (err) {
+    throw new UsageError(`--config must be a JSON object, e.g. '{"size": 8}' (${(err as Error).message})`);
+  }
+}
+
+/** `troupe env sample ENV`: generated instances of a split, with their oracle solutions and a disjointness check. */
+export function register(program: Command): void {
+  const env = program.command('env').description('inspect environments');
+  env
+    .command('sample')
+    .description('print instances of a split (with oracle solutions when the environment has an oracle)')
+    .argument('<env>', 'environment id or shorthand (plan-path, plan-path-v0, @acme/troupe-env-x, ./path)')
+    .option('--split <split>', `split: ${SPLITS.join(', ')}`, 'test')
+    .option('--count <n>', 'number of instances', positiveInt('--count'), 10)
+    .option('--start <n>', 'index of the first instance', integer('--start'), 0)
+    .option('--seed <n>', 'instance seed', integer('--seed'), 0)
+    .option('--config <json>', 'environment config as a JSON object')
+    .option('--against-train <n>', 'check the instances against the first N train instances (0: skip)', integer('--against-train'), 2000)
+    .option('--no-oracle', 'do not play the oracle')
+    .option('--json', 'print one JSON document')
+    .action(async (name: string, opts: SampleOptions) => {
+      if (!(SPLITS as readonly string[]).includes(opts.split)) throw new UsageError(`--split must be one of ${SPLITS.join(', ')}, got "${opts.split}"`);
+      const split = opts.split as Split;
+      const host = createHostFor(undefined);
+      const entry = await host.ensure('environments', name);
+      const environment = host.createEnvironment(entry.id, parseConfig(opts.config), '--config');
+      const instances = [];
+      let solvedByOracle = 0;
+      for (let i = 0; i < opts.count; i++) {
+        const index = opts.start + i;
+        const instance = environment.instance(split, index, opts.seed);
+        const play = opts.oracle ? await playOracle(environment, instance) : undefined;
+        if (play?.success) solvedByOracle++;
+        instances.push({ index, key: environment.instanceKey(instance), ...environment.describe(instance), ...(play ? { oracle: play } : {}) });
+      }
+      let disjoint: { checkedTrain: number; overlaps: string[] } | undefined;
+      if (split !== 'train' && opts.againstTrain > 0) {
+        const keys = new Set(instances.map((x) => x.key));
+        const overlaps: string[] = [];
+        for (let i = 0; i < opts.againstTrain; i++) {
+          const k = environment.instanceKey(environment.instance('train', i, opts.seed));
+          if (keys.has(k)) overlaps.push(k);
+        }
+        disjoint = { checkedTrain: opts.againstTrain, overlaps };
+      }
+      const report = {
+        environment: environment.id, split, seed: opts.seed, count: instances.length,
+        ...(opts.oracle && environment.oracle ? { oracle_success_rate: solvedByOracle / Math.max(1, instances.length) } : {}),
+        ...(disjoint ? { disjoint_from_train: disjoint } : {}),
+        instances,
+      };
+      if (opts.json) printJson(report);
+      else {
+        process.stdout.write(`${report.count} ${split} instances of ${report.environment} (seed ${opts.seed})\n`);
+        for (const x of instances) process.stdout.write(`${JSON.stringify(x)}\n`);
+        if ('oracle_success_rate' in report) process.stdout.write(`oracle success rate: ${report.oracle_success_rate}\n`);
+        if (disjoint) process.stdout.write(`overlap with the first ${disjoint.checkedTrain} train instances: ${disjoint.overlaps.length}\n`);
+      }
+      process.exitCode = disjoint && disjoint.overlaps.length > 0 ? 1 : 0;
+    });
+}

@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { checkTeamAgainstPlugins, createHostFor, formatIssue, loadTeamSpec, SpecError, type SpecIssue } from '@troupe/kernel';
+import { printJson } from '../errors.js';
+
+interface FileVerdict {
+  file: string;
+  ok: boolean;
+  issues: SpecIssue[];
+}
+
+/** Validates one spec file: schema, cross references, then the plugins it names (manifests, configs, seats). */
+export async function validateSpecFile(file: string): Promise<FileVerdict> {
+  try {
+    const spec = loadTeamSpec(file);
+    const issues = await checkTeamAgainstPlugins(spec, createHostFor(spec.file));
+    return { file, ok: issues.length === 0, issues };
+  } catch (err) {
+    if (err instanceof SpecError) return { file, ok: false, issues: [...err.issues] };
+    throw err;
+  }
+}
+
+/** `troupe validate SPEC...`: checks team specs without running anything but the plugins' manifests and factories. */
+export function register(program: Command): void {
+  program
+    .command('validate')
+    .description('check team specs: schema, references, plugins, configs, seats and action types')
+    .argument('<spec...>', 'team spec files (YAML)')
+    .option('--json', 'print one JSON document')
+    .action(async (files: string[], opts: { json?: boolean }) => {
+      const verdicts: FileVerdict[] = [];
+      for (const file of files) verdicts.push(await validateSpecFile(file));
+      const ok = verdicts.every((v) => v.ok);
+      if (opts.json) {
+        printJson({ ok, files: verdicts });
+      } else {
+        for (const v of verdicts) {
+          if (v.ok) process.stdout.write(`${v.file}: ok\n`);
+          else {
+            process.stdout.write(`${v.file}: ${v.issues.length} problem${v.issues.length === 1 ? '' : 's'}\n`);
+            for (const issue of v.issues) process.stdout.write(`  ${formatIssue(issue)}\n`);
+          }
+        }
+      }
+      process.exitCode = ok ? 0 : 1;
+    });
+}

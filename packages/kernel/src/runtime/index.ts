@@ -1,0 +1,2 @@
+export * from './compose.js';
+export * from './oracle-play.js';
