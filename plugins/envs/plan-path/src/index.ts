@@ -1,1 +1,8 @@
-export {};
+/**
+ * @troupe/env-plan-path — the Plan-Path environment (`plan-path-v0`) and its helpers.
+ */
+export * from './grid.js';
+export * from './config.js';
+export * from './dynamics.js';
+export * from './instance.js';
+export * from './environment.js';

@@ -1,0 +1,119 @@
+/**
+ * A tiny, correct environment / role / reward ("walk a counter to a target"), with switches that plant the bugs the
+ * suites must catch.
+ */
+import type {
+  Environment, EnvironmentContribution, Move, Observation, RewardContribution, Role, RoleContribution, Split, StepResult, Transition,
+} from '@troupe/kernel';
+import { contentHash, createRng, deriveSeed, splitOfContent } from '@troupe/kernel';
+
+export interface ToyBugs {
+  mutateState?: boolean;
+  staleObservation?: boolean;
+  ignoreSplit?: boolean;
+  randomInstances?: boolean;
+  neverDone?: boolean;
+  nanSignal?: boolean;
+  badOracle?: boolean;
+  badRandomAction?: boolean;
+  undeclaredActionType?: boolean;
+}
+
+export interface ToyInstance { readonly start: number; readonly target: number }
+export interface ToyState { readonly instance: ToyInstance; n: number; turn: number }
+
+export function toyEnvironment(bugs: ToyBugs = {}): EnvironmentContribution {
+  const create = (): Environment<ToyInstance, ToyState, number> => ({
+    id: 'toy-v0',
+    seats: [{ name: 'agent', actionType: bugs.undeclaredActionType ? 'missing' : 'step', description: 'moves the counter' }],
+    actionTypes: [{ name: 'step', schema: { type: 'integer', minimum: -3, maximum: 3 }, description: 'how far to move' }],
+    maxTurns: 5,
+    instance(split: Split, index: number, seed: number): ToyInstance {
+      for (let attempt = 0; ; attempt++) {
+        const rng = createRng(deriveSeed(seed, bugs.ignoreSplit ? 'any' : split, index, attempt));
+        const start = rng.int(1000);
+        // Targets within 5 of the start, so the oracle (±3 per turn, 5 turns) always solves them.
+        const inst = { start, target: bugs.randomInstances ? start + Math.floor(Math.random() * 11) - 5 : start + rng.int(11) - 5 };
+        if (bugs.ignoreSplit || splitOfContent(contentHash(inst)) === split) return inst;
+      }
+    },
+    instanceKey: (i) => contentHash(i),
+    describe: (i) => ({ ...i }),
+    reset: (instance) => ({ instance, n: instance.start, turn: 0 }),
+    observe(state): Observation {
+      const n = bugs.staleObservation ? state.instance.start : state.n;
+      return { task: `Reach ${state.instance.target}.`, state: `Counter: ${n}`, context: [], turn: bugs.staleObservation ? 0 : state.turn };
+    },
+    step(state, _seat, move: Move<number>): StepResult<ToyState> {
+      const delta = move.kind === 'action' ? move.action : 0;
+      let next: ToyState;
+      if (bugs.mutateState) {
+        state.n += delta;
+        state.turn += 1;
+        next = state;
+      } else {
+        next = { instance: state.instance, n: state.n + delta, turn: state.turn + 1 };
+      }
+      const success = next.n === state.instance.target;
+      const truncated = !bugs.neverDone && !success && next.turn >= 5;
+      return {
+        state: next,
+        done: { terminated: bugs.neverDone ? false : success, truncated },
+        success,
+        signals: { distance: bugs.nanSignal ? Number.NaN : -Math.abs(next.n - state.instance.target) },
+      };
+    },
+    oracle(state) {
+      if (bugs.badOracle) return 0;
+      return Math.max(-3, Math.min(3, state.instance.target - state.n));
+    },
+    randomAction: (_s, _seat, rng) => (bugs.badRandomAction ? 7 : rng.int(7) - 3),
+  });
+  return {
+    id: 'toy-v0',
+    description: 'toy',
+    configSchema: { type: 'object' },
+    create,
+  };
+}
+
+export interface RoleBugs { throwOnGarbage?: boolean; lossyRender?: boolean; randomPrompt?: boolean; acceptAnything?: boolean; hideState?: boolean; wrongGrammar?: boolean }
+
+export function toyRole(bugs: RoleBugs = {}): RoleContribution {
+  const role: Role<number> = {
+    id: 'toy-role-v0',
+    produces: ['step'],
+    prompt: (o) => [{ role: 'user', content: `${o.task}\n${bugs.hideState ? '' : o.state}${bugs.randomPrompt ? Math.random() : ''}` }],
+    parse(text) {
+      const m = /^ANSWER (-?\d)$/.exec(text);
+      if (bugs.throwOnGarbage && !m) throw new Error('boom');
+      if (bugs.acceptAnything && !m) return { kind: 'action', action: 0, text };
+      return m ? { kind: 'action', action: Number(m[1]), text } : { kind: 'invalid', error: 'expected "ANSWER <digit>"', text };
+    },
+    render: (a) => `ANSWER ${bugs.lossyRender ? Math.abs(a) : a}`,
+    grammar: () => ({ kind: 'regex', pattern: bugs.wrongGrammar ? 'ANSWER \\d' : 'ANSWER -?\\d' }),
+  };
+  return { id: 'toy-role-v0', description: 'toy role', produces: ['step'], configSchema: { type: 'object' }, create: () => role };
+}
+
+export interface RewardBugs { missingTerm?: boolean; nan?: boolean; mutate?: boolean; extraTerm?: boolean }
+
+export function toyReward(bugs: RewardBugs = {}): RewardContribution {
+  return {
+    id: 'toy-reward-v0',
+    description: 'toy reward',
+    terms: ['team', 'local'],
+    configSchema: { type: 'object' },
+    create: () => ({
+      id: 'toy-reward-v0',
+      terms(t: Transition) {
+        if (bugs.mutate) (t as { turn: number }).turn += 1;
+        const d = t.result.signals.distance ?? 0;
+        const out: Record<string, number> = { team: bugs.nan ? Number.NaN : d, local: d };
+        if (bugs.missingTerm) delete out.local;
+        if (bugs.extraTerm) out.bonus = 1;
+        return out;
+      },
+    }),
+  };
+}

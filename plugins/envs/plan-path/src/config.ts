@@ -1,0 +1,83 @@
+import type { SplitFractions } from '@troupe/kernel';
+import { DEFAULT_SPLIT_FRACTIONS } from '@troupe/kernel';
+
+/** Reward variants: `shaped` (per-move shaping, see the README) or `sparse` (1 on success, else 0). */
+export type PlanPathRewardKind = 'shaped' | 'sparse';
+
+/** The validated config of `plan-path-v0` (see `schemas/plan-path.config.json`). */
+export interface PlanPathConfig {
+  /** Side of the square grid, 5..10. Default 6 (small enough for a tiny model; the paper uses 10). */
+  readonly size: number;
+  /** Probability that a cell is a wall. Default 0.22 (the paper's value). */
+  readonly wallProbability: number;
+  /** Maximum number of turns T (each turn: proposer, then executor). Default 4. */
+  readonly maxTurns: number;
+  /**
+   * Maximum length of one move list (the `moves` action type's `maxItems`). Instances whose shortest path is longer
+   * are not generated, so the oracle always solves an instance in its first turn. Default 24.
+   */
+  readonly maxMoves: number;
+  /** Reward variant. Default `shaped`. */
+  readonly reward: PlanPathRewardKind;
+  /**
+   * Shaped reward of a move list that could not be parsed: the proposer's `proposal_reward` (paper: −2) and the
+   * executor's `executed_reward` (the walker does not move). The sparse variant gives 0. Default −2.
+   */
+  readonly malformedPenalty: number;
+  /** Fractions of the content-hash space per split. Default 0.8 / 0.1 / 0.1. */
+  readonly splitFractions: SplitFractions;
+}
+
+/** The defaults, as in the config schema. */
+export const DEFAULT_PLAN_PATH_CONFIG: PlanPathConfig = Object.freeze({
+  size: 6,
+  wallProbability: 0.22,
+  maxTurns: 4,
+  maxMoves: 24,
+  reward: 'shaped',
+  malformedPenalty: -2,
+  splitFractions: DEFAULT_SPLIT_FRACTIONS,
+});
+
+const KEYS = Object.keys(DEFAULT_PLAN_PATH_CONFIG);
+
+function fail(key: string, message: string): never {
+  throw new Error(`plan-path-v0: environment.config.${key} ${message}`);
+}
+
+function integerIn(key: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Fills defaults and checks ranges (the kernel validates against the JSON schema first; this keeps direct users of
+ * `create()` safe too). Throws an error naming the key and the allowed values.
+ */
+export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPathConfig {
+  for (const key of Object.keys(raw)) {
+    if (!KEYS.includes(key)) fail(key, `is not a known key; known keys: ${KEYS.join(', ')}`);
+  }
+  const c = { ...DEFAULT_PLAN_PATH_CONFIG, ...raw } as Record<string, unknown>;
+  const size = integerIn('size', c.size, 5, 10);
+  const maxTurns = integerIn('maxTurns', c.maxTurns, 1, 50);
+  const maxMoves = integerIn('maxMoves', c.maxMoves, 1, 200);
+  const p = c.wallProbability;
+  if (typeof p !== 'number' || !(p >= 0 && p <= 0.5)) fail('wallProbability', `must be a number from 0 to 0.5, got ${JSON.stringify(p)}`);
+  if (c.reward !== 'shaped' && c.reward !== 'sparse') fail('reward', `must be "shaped" or "sparse", got ${JSON.stringify(c.reward)}`);
+  const m = c.malformedPenalty;
+  if (typeof m !== 'number' || !Number.isFinite(m)) fail('malformedPenalty', `must be a finite number, got ${JSON.stringify(m)}`);
+  const f = c.splitFractions as Record<string, unknown> | undefined;
+  const fractions = { train: f?.train, validation: f?.validation, test: f?.test };
+  for (const [k, v] of Object.entries(fractions)) {
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) fail(`splitFractions.${k}`, `must be a number from 0 to 1, got ${JSON.stringify(v)}`);
+  }
+  const sum = (fractions.train as number) + (fractions.validation as number) + (fractions.test as number);
+  if (Math.abs(sum - 1) > 1e-9) fail('splitFractions', `must add up to 1, got ${sum}`);
+  return Object.freeze({
+    size, wallProbability: p as number, maxTurns, maxMoves, reward: c.reward as PlanPathRewardKind,
+    malformedPenalty: m as number, splitFractions: Object.freeze(fractions) as SplitFractions,
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The dynamics and the reward of Plan-Path: executing (or simulating) a move list from a position.
+ */
+import type { PlanPathRewardKind } from './config.js';
+import type { Direction, Pos } from './grid.js';
+import { manhattan, moveTarget, samePos } from './grid.js';
+
+/** Reward constants of the shaped variant (ENVIRONMENTS.md). */
+export const SHAPED = Object.freeze({
+  /** Cost of a valid move. */
+  validMove: -0.01,
+  /** Cost of an invalid move (wall or border; the walker stays). */
+  invalidMove: -0.1,
+  /** Discount of the potential-based shaping term γ·φ(next) − φ(cur). */
+  gamma: 0.99,
+  /** Bonus for reaching the goal. */
+  goal: 1,
+  /** Extra bonus when the whole episode used exactly the shortest number of moves. */
+  optimal: 0.5,
+});
+
+/** What the walker's task is: the part of an instance the dynamics need. */
+export interface Board {
+  /** Rows of `.` (free) and `#` (wall). */
+  readonly grid: readonly string[];
+  /** The goal cell. */
+  readonly goal: Pos;
+  /** Length of a shortest path from the start to the goal. */
+  readonly shortest: number;
+}
+
+/** The outcome of running a move list from a position. */
+export interface RunOutcome {
+  /** Where the walker ends. */
+  readonly end: Pos;
+  /** Moves actually processed (a list stops at the goal; later moves are ignored). */
+  readonly processed: number;
+  /** Moves that hit a wall or the border (the walker stayed). */
+  readonly invalid: number;
+  /** Moves after the goal was reached, not executed. */
+  readonly ignored: number;
+  /** Whether the walker is on the goal at the end. */
+  readonly reachedGoal: boolean;
+  /** Whether it reached the goal using exactly the shortest number of moves over the whole episode. */
+  readonly optimal: boolean;
+  /** The reward of this move list (shaped: the sum of per-move rewards; sparse: 1 if the goal is reached, else 0). */
+  readonly reward: number;
+  /** The per-move shaped rewards, in order (for traces and tests). */
+  readonly perMove: readonly number[];
+}
+
+/** φ(pos) = −Manhattan distance to the goal. */
+export function potential(pos: Pos, goal: Pos): number {
+  return -manhattan(pos, goal);
+}
+
+/**
+ * Runs `moves` from `start` after `movesUsed` moves already used in the episode. Used both to execute the executor's
+ * list and to simulate the proposer's list on a copy (the inputs are never modified).
+ *
+ * Shaped reward of one move: −0.01 if valid, −0.1 if invalid (the walker stays), plus 0.99·φ(next) − φ(cur); reaching
+ * the goal adds +1, and +0.5 more if the episode's total number of moves equals the shortest path length. Moves after
+ * the goal are ignored.
+ */
+export function runMoves(board: Board, start: Pos, movesUsed: number, moves: readonly Direction[], kind: PlanPathRewardKind): RunOutcome {
+  let pos = start;
+  let processed = 0;
+  let invalid = 0;
+  let reached = samePos(pos, board.goal);
+  let optimal = false;
+  const perMove: number[] = [];
+  for (const dir of moves) {
+    if (reached) break;
+    const next = moveTarget(board.grid, pos, dir);
+    const to = next ?? pos;
+    let r = (next ? SHAPED.validMove : SHAPED.invalidMove) + (SHAPED.gamma * potential(to, board.goal) - potential(pos, board.goal));
+    processed++;
+    if (!next) invalid++;
+    pos = to;
+    if (samePos(pos, board.goal)) {
+      reached = true;
+      r += SHAPED.goal;
+      if (movesUsed + processed === board.shortest) {
+        optimal = true;
+        r += SHAPED.optimal;
+      }
+    }
+    perMove.push(r);
+  }
+  const shaped = perMove.reduce((a, b) => a + b, 0);
+  return {
+    end: pos,
+    processed,
+    invalid,
+    ignored: moves.length - processed,
+    reachedGoal: reached,
+    optimal,
+    reward: kind === 'sparse' ? (reached ? 1 : 0) : shaped,
+    perMove,
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * Grid geometry for Plan-Path: positions, directions, BFS shortest paths and ASCII rendering.
+ * Everything here is a pure function over plain, immutable data.
+ */
+
+/** A cell of the grid, `row` 0 at the top, `col` 0 at the left. */
+export interface Pos {
+  /** Row index, 0 at the top. */
+  readonly row: number;
+  /** Column index, 0 at the left. */
+  readonly col: number;
+}
+
+/** One move: Up (row − 1), Down (row + 1), Left (col − 1), Right (col + 1). */
+export type Direction = 'U' | 'D' | 'L' | 'R';
+
+/** The four directions, in the fixed order BFS explores them (so oracle paths are deterministic). */
+export const DIRECTIONS: readonly Direction[] = Object.freeze(['U', 'D', 'L', 'R'] as const);
+
+/** Row/column offset of each direction. */
+export const DELTAS: Readonly<Record<Direction, Pos>> = Object.freeze({
+  U: Object.freeze({ row: -1, col: 0 }),
+  D: Object.freeze({ row: 1, col: 0 }),
+  L: Object.freeze({ row: 0, col: -1 }),
+  R: Object.freeze({ row: 0, col: 1 }),
+});
+
+/** Cell symbols of a grid row string: `.` free, `#` wall. */
+export const FREE = '.';
+/** Wall symbol. */
+export const WALL = '#';
+
+/** Whether `value` is one of `U`, `D`, `L`, `R`. */
+export function isDirection(value: unknown): value is Direction {
+  return value === 'U' || value === 'D' || value === 'L' || value === 'R';
+}
+
+/** Whether `pos` is inside the grid and not a wall. */
+export function isFree(grid: readonly string[], pos: Pos): boolean {
+  const line = grid[pos.row];
+  return line !== undefined && pos.col >= 0 && pos.col < line.length && line[pos.col] === FREE;
+}
+
+/** Equality of positions. */
+export function samePos(a: Pos, b: Pos): boolean {
+  return a.row === b.row && a.col === b.col;
+}
+
+/** Manhattan distance between two cells. */
+export function manhattan(a: Pos, b: Pos): number {
+  return Math.abs(a.row - b.row) + Math.abs(a.col - b.col);
+}
+
+/**
+ * The cell one move away, or `null` when the move is invalid (it would leave the grid or enter a wall). An invalid
+ * move leaves the walker where it is.
+ */
+export function moveTarget(grid: readonly string[], pos: Pos, dir: Direction): Pos | null {
+  const d = DELTAS[dir];
+  const next = { row: pos.row + d.row, col: pos.col + d.col };
+  return isFree(grid, next) ? next : null;
+}
+
+/**
+ * Breadth-first search from `start` to `goal`. Returns a shortest list of moves (directions explored in the order
+ * U, D, L, R, so the answer is deterministic), `[]` when start is the goal, or `null` when the goal is unreachable.
+ */
+export function bfs(grid: readonly string[], start: Pos, goal: Pos): Direction[] | null {
+  if (!isFree(grid, start) || !isFree(grid, goal)) return null;
+  if (samePos(start, goal)) return [];
+  const rows = grid.length;
+  const cols = grid[0]?.length ?? 0;
+  const key = (p: Pos): number => p.row * cols + p.col;
+  const prev = new Map<number, { from: Pos; dir: Direction }>();
+  const seen = new Uint8Array(rows * cols);
+  seen[key(start)] = 1;
+  const queue: Pos[] = [start];
+  for (let head = 0; head < queue.length; head++) {
+    const cur = queue[head]!;
+    for (const dir of DIRECTIONS) {
+      const next = moveTarget(grid, cur, dir);
+      if (!next || seen[key(next)]) continue;
+      seen[key(next)] = 1;
+      prev.set(key(next), { from: cur, dir });
+      if (samePos(next, goal)) {
+        const path: Direction[] = [];
+        let at: Pos = next;
+        while (!samePos(at, start)) {
+          const step = prev.get(key(at))!;
+          path.push(step.dir);
+          at = step.from;
+        }
+        return path.reverse();
+      }
+      queue.push(next);
+    }
+  }
+  return null;
+}
+
+/** Options of {@link renderGrid}. */
+export interface RenderGridOptions {
+  /** Where the walker is now (drawn `A`). */
+  readonly agent?: Pos;
+  /** The goal (drawn `G`; `*` when the walker stands on it). */
+  readonly goal?: Pos;
+  /** Draw row and column numbers around the grid (default true). */
+  readonly coordinates?: boolean;
+}
+
+/**
+ * ASCII rendering of a grid: `.` free, `#` wall, `A` the walker, `G` the goal, `*` the walker on the goal.
+ * With coordinates (the default), column numbers head the grid and each row starts with its number:
+ *
+ * ```
+ *    0 1 2
+ * 0  A . #
+ * 1  . # G
+ * ```
+ */
+export function renderGrid(grid: readonly string[], options: RenderGridOptions = {}): string {
+  const coords = options.coordinates ?? true;
+  const cols = grid[0]?.length ?? 0;
+  const width = String(Math.max(grid.length, cols) - 1).length;
+  const lines: string[] = [];
+  if (coords) {
+    const header = Array.from({ length: cols }, (_, c) => String(c).padStart(width)).join(' ');
+    lines.push(`${' '.repeat(width)}  ${header}`);
+  }
+  grid.forEach((line, r) => {
+    const cells = Array.from(line, (ch, c) => {
+      const here = { row: r, col: c };
+      const isAgent = options.agent !== undefined && samePos(options.agent, here);
+      const isGoal = options.goal !== undefined && samePos(options.goal, here);
+      const sym = isAgent && isGoal ? '*' : isAgent ? 'A' : isGoal ? 'G' : ch;
+      return sym.padStart(width);
+    });
+    lines.push(coords ? `${String(r).padStart(width)}  ${cells.join(' ')}` : cells.join(' '));
+  });
+  return lines.join('\n');
+}
+
+/** `(row, col)` as text. */
+export function formatPos(pos: Pos): string {
+  return `(${pos.row}, ${pos.col})`;
+}
+
+/** `[U,R,D]` as text. */
+export function formatMoves(moves: readonly Direction[]): string {
+  return `[${moves.join(',')}]`;
+}

@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import type { Move } from '@troupe/kernel';
+import { createRng } from '@troupe/kernel';
+import type { Direction } from '../src/index.js';
+import { PLAN_PATH_SIGNALS, PlanPathEnvironment, bfs, makeInstance, runMoves, samePos } from '../src/index.js';
+
+const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
+const bad = (error: string): Move<Direction[]> => ({ kind: 'invalid', error, text: '???' });
+const close = (a: number, b: number): void => assert.ok(Math.abs(a - b) < 1e-9, `${a} ≉ ${b}`);
+
+// Start (0,0), goal (0,2), shortest 2 (R,R). (0,1)... open row.
+const open = makeInstance(['.....', '.....', '.....', '.....', '.....'], { row: 0, col: 0 }, { row: 0, col: 2 });
+const walled = makeInstance(['.#...', '.#.#.', '...#.', '##...', '.....'], { row: 0, col: 0 }, { row: 0, col: 2 });
+
+describe('plan-path rewards (hand-computed)', () => {
+  it('a valid step towards the goal: -0.01 + (0.99*(-1) - (-2)) = 1.00', () => {
+    close(runMoves(open, { row: 0, col: 0 }, 0, ['R'], 'shaped').reward, 1.0);
+  });
+  it('a valid step away from the goal: -0.01 + (0.99*(-3) - (-2)) = -0.98', () => {
+    close(runMoves(open, { row: 0, col: 0 }, 0, ['D'], 'shaped').reward, -0.98);
+  });
+  it('an invalid step (border) stays: -0.1 + (0.99*(-2) - (-2)) = -0.08', () => {
+    const r = runMoves(open, { row: 0, col: 0 }, 0, ['U'], 'shaped');
+    close(r.reward, -0.08);
+    assert.deepEqual(r.end, { row: 0, col: 0 });
+    assert.equal(r.invalid, 1);
+  });
+  it('an invalid step (wall) stays', () => {
+    const r = runMoves(walled, { row: 0, col: 0 }, 0, ['R'], 'shaped');
+    assert.deepEqual(r.end, { row: 0, col: 0 });
+    close(r.reward, -0.08);
+  });
+  it('reaching the goal optimally: 1.00 + (-0.01 + 1 + 1 + 0.5) = 3.49; later moves ignored', () => {
+    const r = runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R', 'D', 'D'], 'shaped');
+    close(r.reward, 3.49);
+    assert.equal(r.processed, 2);
+    assert.equal(r.ignored, 2);
+    assert.equal(r.optimal, true);
+    assert.deepEqual(r.perMove.map((x) => Math.round(x * 100) / 100), [1, 2.49]);
+  });
+  it('reaching the goal with a detour gets no optimal bonus: -0.08 + 1.00 + 1.99 = 2.91', () => {
+    const r = runMoves(open, { row: 0, col: 0 }, 0, ['U', 'R', 'R'], 'shaped');
+    close(r.reward, 2.91);
+    assert.equal(r.optimal, false);
+  });
+  it('the optimal bonus counts the moves of earlier turns', () => {
+    close(runMoves(open, { row: 0, col: 1 }, 1, ['R'], 'shaped').reward, 2.49);
+    close(runMoves(open, { row: 0, col: 1 }, 2, ['R'], 'shaped').reward, 1.99);
+  });
+  it('sparse: 1 on reaching the goal, else 0', () => {
+    assert.equal(runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R'], 'sparse').reward, 1);
+    assert.equal(runMoves(open, { row: 0, col: 0 }, 0, ['R'], 'sparse').reward, 0);
+    assert.equal(runMoves(open, { row: 0, col: 0 }, 0, [], 'sparse').reward, 0);
+  });
+  it('an empty list earns 0 and does not move', () => {
+    const r = runMoves(open, { row: 0, col: 0 }, 0, [], 'shaped');
+    assert.equal(r.reward, 0);
+    assert.deepEqual(r.end, { row: 0, col: 0 });
+  });
+});
+
+describe('plan-path environment', () => {
+  const env = new PlanPathEnvironment({ size: 5 });
+
+  it('the proposal is simulated on a copy, never executed', () => {
+    const s0 = env.reset(open);
+    const r = env.step(s0, 'proposer', act(['R', 'R']));
+    assert.deepEqual(r.state.position, { row: 0, col: 0 });
+    assert.equal(r.state.movesUsed, 0);
+    close(r.signals.proposal_reward!, 3.49);
+    assert.equal(r.signals.executed_reward, 0);
+    assert.equal(r.success, false);
+    assert.deepEqual(r.done, { terminated: false, truncated: false });
+    assert.deepEqual(r.state.proposal?.end, { row: 0, col: 2 });
+  });
+
+  it('the executor sees the proposal and its simulated end position', () => {
+    const s1 = env.step(env.reset(walled), 'proposer', act(['D', 'D', 'R'])).state;
+    const obs = env.observe(s1, 'executor');
+    const proposal = obs.context.find((c) => c.label === 'proposal');
+    assert.ok(proposal);
+    assert.match(proposal.text, /Proposed moves: \[D,D,R\]/);
+    assert.match(proposal.text, /ends at \(2, 1\), does not reach the goal/);
+    assert.equal(env.observe(s1, 'proposer').context.length, 0, 'the proposer is not shown its own proposal as context');
+  });
+
+  it('observations render the CURRENT position, not the start (the official bug)', () => {
+    let s = env.reset(walled);
+    s = env.step(s, 'proposer', act([])).state;
+    s = env.step(s, 'executor', act(['D', 'D', 'R'])).state;
+    const obs = env.observe(s, 'proposer');
+    assert.match(obs.state, /Walker A at \(2, 1\)/);
+    const rows = obs.state.split('\n');
+    assert.equal(rows.find((l) => l.startsWith('2  ')), '2  . A . # .');
+    assert.equal(rows.find((l) => l.startsWith('0  ')), '0  . # G . .', 'the start cell no longer shows the walker');
+    assert.match(obs.state, /Moves used so far: 3/);
+    assert.match(obs.state, /Turn 2 of 4/);
+    assert.match(obs.context[0]!.text, /executed \[D,D,R\]; walker \(0, 0\) -> \(2, 1\)/);
+  });
+
+  it('a malformed proposal costs malformedPenalty; a malformed executor answer costs it and does not move', () => {
+    const s0 = env.reset(open);
+    const r1 = env.step(s0, 'proposer', bad('nope'));
+    assert.equal(r1.signals.proposal_reward, -2);
+    assert.equal(r1.signals.malformed, 1);
+    const r2 = env.step(r1.state, 'executor', bad('nope'));
+    assert.equal(r2.signals.executed_reward, -2);
+    assert.deepEqual(r2.state.position, { row: 0, col: 0 });
+    assert.equal(r2.state.turn, 1);
+    const custom = new PlanPathEnvironment({ size: 5, malformedPenalty: -0.5 });
+    assert.equal(custom.step(custom.reset(open), 'proposer', bad('x')).signals.proposal_reward, -0.5);
+  });
+
+  it('actions that break the action type are treated as malformed', () => {
+    const s0 = env.reset(open);
+    const tooLong = new PlanPathEnvironment({ size: 5, maxMoves: 2 });
+    assert.equal(tooLong.step(tooLong.reset(open), 'proposer', act(['R', 'R', 'R'])).signals.malformed, 1);
+    const weird = { kind: 'action', action: ['X'], text: '' } as unknown as Move<Direction[]>;
+    assert.equal(env.step(s0, 'proposer', weird).signals.malformed, 1);
+    const notArray = { kind: 'action', action: 'RR', text: '' } as unknown as Move<Direction[]>;
+    assert.equal(env.step(s0, 'proposer', notArray).signals.proposal_reward, -2);
+  });
+
+  it('every step returns every documented signal', () => {
+    const s0 = env.reset(open);
+    const r1 = env.step(s0, 'proposer', act(['R']));
+    const r2 = env.step(r1.state, 'executor', act(['R']));
+    for (const r of [r1, r2]) assert.deepEqual(Object.keys(r.signals).sort(), [...PLAN_PATH_SIGNALS].sort());
+  });
+
+  it('steps out of turn, on unknown seats or after the end throw clear errors', () => {
+    const s0 = env.reset(open);
+    assert.throws(() => env.step(s0, 'executor', act([])), /it is proposer's move in turn 0, not executor's/);
+    assert.throws(() => env.step(s0, 'critic', act([])), /unknown seat "critic"; the seats are proposer, executor/);
+    const s1 = env.step(env.step(s0, 'proposer', act([])).state, 'executor', act(['R', 'R'])).state;
+    assert.equal(s1.done, true);
+    assert.throws(() => env.step(s1, 'proposer', act([])), /finished episode/);
+  });
+
+  it('truncates after maxTurns turns', () => {
+    const short = new PlanPathEnvironment({ size: 5, maxTurns: 1 });
+    const s1 = short.step(short.reset(open), 'proposer', act([])).state;
+    const r = short.step(s1, 'executor', act(['D']));
+    assert.deepEqual(r.done, { terminated: false, truncated: true });
+    assert.equal(r.state.done, true);
+  });
+
+  it('the oracle is a BFS shortest path from the current position', () => {
+    let s = env.reset(walled);
+    assert.deepEqual(env.oracle(s, 'proposer'), ['D', 'D', 'R', 'R', 'U', 'U']);
+    s = env.step(s, 'proposer', act([])).state;
+    s = env.step(s, 'executor', act(['D', 'D', 'R'])).state;
+    assert.deepEqual(env.oracle(s, 'proposer'), ['R', 'U', 'U']);
+  });
+
+  it('describe returns grid, start, goal, shortest length and the oracle path', () => {
+    const d = env.describe(walled);
+    assert.deepEqual(d.grid, walled.grid);
+    assert.deepEqual(d.start, { row: 0, col: 0 });
+    assert.deepEqual(d.goal, { row: 0, col: 2 });
+    assert.equal(d.shortest, 6);
+    assert.deepEqual(d.oraclePath, ['D', 'D', 'R', 'R', 'U', 'U']);
+  });
+
+  it('rejects bad configs with the key and the allowed values', () => {
+    assert.throws(() => new PlanPathEnvironment({ size: 11 }), /environment\.config\.size must be an integer from 5 to 10, got 11/);
+    assert.throws(() => new PlanPathEnvironment({ sise: 6 }), /environment\.config\.sise is not a known key/);
+    assert.throws(() => new PlanPathEnvironment({ reward: 'dense' }), /config\.reward must be "shaped" or "sparse"/);
+    assert.throws(() => new PlanPathEnvironment({ splitFractions: { train: 0.5, validation: 0.1, test: 0.1 } }), /must add up to 1/);
+  });
+
+  it('makeInstance refuses bad hand-made instances', () => {
+    assert.throws(() => makeInstance(['..', '..'], { row: 0, col: 0 }, { row: 0, col: 0 }), /must differ/);
+    assert.throws(() => makeInstance(['.#', '#.'], { row: 0, col: 0 }, { row: 1, col: 1 }), /not reachable/);
+    assert.throws(() => makeInstance(['..', '.#'], { row: 0, col: 0 }, { row: 1, col: 1 }), /goal \(1, 1\) is not a free cell/);
+  });
+});
+
+describe('plan-path generation', () => {
+  for (const size of [5, 6, 10]) {
+    it(`size ${size}: square grids, start != goal, both free, goal reachable, shortest path stored`, () => {
+      const env = new PlanPathEnvironment({ size });
+      let walls = 0;
+      let cells = 0;
+      for (let i = 0; i < 60; i++) {
+        const inst = env.instance('train', i, 3);
+        assert.equal(inst.grid.length, size);
+        assert.ok(inst.grid.every((r) => r.length === size));
+        assert.ok(!samePos(inst.start, inst.goal));
+        const path = bfs(inst.grid, inst.start, inst.goal);
+        assert.ok(path && path.length === inst.shortest && inst.shortest >= 1 && inst.shortest <= env.config.maxMoves);
+        walls += inst.grid.join('').split('#').length - 1;
+        cells += size * size;
+      }
+      const rate = walls / cells;
+      assert.ok(rate > 0.15 && rate < 0.26, `wall rate ${rate}`);
+    });
+  }
+
+  it('size 10 (paper setting): shortest paths span 1..17+ moves with a mean near 8', () => {
+    const env = new PlanPathEnvironment({ size: 10 });
+    const lengths = Array.from({ length: 200 }, (_, i) => env.instance('validation', i, 0).shortest);
+    const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;
+    assert.ok(Math.min(...lengths) <= 2 && Math.max(...lengths) >= 15, `range ${Math.min(...lengths)}..${Math.max(...lengths)}`);
+    assert.ok(mean > 5.5 && mean < 10, `mean ${mean}`);
+  });
+
+  it('the same (split, index, seed) gives the same instance; another seed another one', () => {
+    const env = new PlanPathEnvironment({});
+    assert.deepEqual(env.instance('test', 5, 1), new PlanPathEnvironment({}).instance('test', 5, 1));
+    assert.notDeepEqual(env.instance('test', 5, 1), env.instance('test', 5, 2));
+  });
+
+  it('randomAction is seeded', () => {
+    const env = new PlanPathEnvironment({});
+    const s = env.reset(env.instance('train', 0, 0));
+    assert.deepEqual(env.randomAction(s, 'proposer', createRng(4)), env.randomAction(s, 'proposer', createRng(4)));
+  });
+});

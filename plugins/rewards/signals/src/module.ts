@@ -1,0 +1,8 @@
+import { ContainerModule, RewardContribution } from '@troupe/kernel';
+import { SignalsRewardContribution } from './signals.js';
+
+/** Binds the `signals-v0` reward to the reward contribution point. */
+export default new ContainerModule((bind) => {
+  bind(SignalsRewardContribution).toConstantValue(new SignalsRewardContribution());
+  bind(RewardContribution).toService(SignalsRewardContribution);
+});

@@ -1,0 +1,187 @@
+/**
+ * `planner-v0`: a role whose seat states an action list `#### [U,R,D]` (the action type `moves`).
+ */
+import { readFileSync } from 'node:fs';
+import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+
+/** The contribution id. */
+export const PLANNER_ID = 'planner-v0';
+
+/** A move direction. */
+export type PlannerMove = 'U' | 'D' | 'L' | 'R';
+
+/** The validated config of the planner. */
+export interface PlannerConfig {
+  /** Most moves in one answer. Default 24. */
+  readonly maxMoves: number;
+  /** Accept `up/down/left/right` and lower-case letters. Default true. */
+  readonly acceptWords: boolean;
+  /** Replacement system prompt (`{seat}`, `{maxMoves}` substituted). */
+  readonly systemPrompt?: string;
+}
+
+/** The default config. */
+export const DEFAULT_PLANNER_CONFIG: PlannerConfig = Object.freeze({ maxMoves: 24, acceptWords: true });
+
+/** What a well-formed answer looks like, quoted in every parse error. */
+export const PLANNER_FORMAT = '#### [U,D,...]';
+
+/** The built-in system prompt; `{seat}` and `{maxMoves}` are substituted. */
+export const PLANNER_SYSTEM_PROMPT = [
+  'You are the {seat} of a team that solves a task by stating move lists.',
+  'Read the task and the current state, then answer. End your reply with one final line of the form',
+  '#### [U,R,D]',
+  'listing the moves in order, comma-separated, inside square brackets: U = up, D = down, L = left, R = right.',
+  'At most {maxMoves} moves. The last line that starts with #### is your answer; write nothing after it.',
+].join('\n');
+
+const WORDS: Readonly<Record<string, PlannerMove>> = { up: 'U', down: 'D', left: 'L', right: 'R' };
+
+/** A printable excerpt of a piece of text for error messages. */
+function quote(text: string, max = 40): string {
+  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
+}
+
+function resolveConfig(raw: Record<string, unknown>): PlannerConfig {
+  const known = ['maxMoves', 'acceptWords', 'systemPrompt'];
+  for (const key of Object.keys(raw)) {
+    if (!known.includes(key)) throw new Error(`${PLANNER_ID}: roleConfig.${key} is not a known key; known keys: ${known.join(', ')}`);
+  }
+  const c = { ...DEFAULT_PLANNER_CONFIG, ...raw } as Record<string, unknown>;
+  if (typeof c.maxMoves !== 'number' || !Number.isInteger(c.maxMoves) || c.maxMoves < 1 || c.maxMoves > 200) {
+    throw new Error(`${PLANNER_ID}: roleConfig.maxMoves must be an integer from 1 to 200, got ${JSON.stringify(c.maxMoves)}`);
+  }
+  if (typeof c.acceptWords !== 'boolean') throw new Error(`${PLANNER_ID}: roleConfig.acceptWords must be a boolean, got ${JSON.stringify(c.acceptWords)}`);
+  if (c.systemPrompt !== undefined && typeof c.systemPrompt !== 'string') {
+    throw new Error(`${PLANNER_ID}: roleConfig.systemPrompt must be a string, got ${JSON.stringify(c.systemPrompt)}`);
+  }
+  return Object.freeze({ maxMoves: c.maxMoves, acceptWords: c.acceptWords, ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }) });
+}
+
+/** The result of {@link parseMoveList}: the moves, or a precise error. */
+export type ParsedMoves = { readonly ok: true; readonly moves: PlannerMove[] } | { readonly ok: false; readonly error: string };
+
+/**
+ * Parses a planner answer: the LAST line starting with `####` must be `#### [m1,m2,...]` (spaces allowed, each move
+ * U/D/L/R, optionally quoted; with `acceptWords`, also any case and `up/down/left/right`). Never throws.
+ */
+export function parseMoveList(text: string, options: Pick<PlannerConfig, 'maxMoves' | 'acceptWords'> = DEFAULT_PLANNER_CONFIG): ParsedMoves {
+  const s = typeof text === 'string' ? text : String(text);
+  const lines = s.split(/\r?\n/);
+  let line: string | undefined;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i]!.trim();
+    if (l.startsWith('####')) { line = l; break; }
+  }
+  if (line === undefined) {
+    const last = lines.map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
+    return { ok: false, error: `expected "${PLANNER_FORMAT}", found ${last === undefined ? 'an empty answer' : `no "####" line (last line ${quote(last)})`}` };
+  }
+  const rest = line.slice(4).trim();
+  const m = /^\[([^[\]]*)\]$/.exec(rest);
+  if (!m) return { ok: false, error: `expected "${PLANNER_FORMAT}", found ${quote(line)}` };
+  const inner = m[1]!.trim();
+  if (inner === '') return { ok: true, moves: [] };
+  const tokens = inner.split(',');
+  if (tokens.length > options.maxMoves) {
+    return { ok: false, error: `expected "${PLANNER_FORMAT}" with at most ${options.maxMoves} moves, found ${tokens.length} moves` };
+  }
+  const moves: PlannerMove[] = [];
+  for (const [i, raw] of tokens.entries()) {
+    const token = raw.trim().replace(/^(['"`])(.*)\1$/, '$2').trim();
+    let move: PlannerMove | undefined;
+    if (/^[UDLR]$/.test(token)) move = token as PlannerMove;
+    else if (options.acceptWords && /^[udlr]$/i.test(token)) move = token.toUpperCase() as PlannerMove;
+    else if (options.acceptWords) move = WORDS[token.toLowerCase()];
+    if (!move) {
+      return { ok: false, error: `expected "${PLANNER_FORMAT}", found ${quote(token)} as move ${i + 1} (moves are U, D, L, R)` };
+    }
+    moves.push(move);
+  }
+  return { ok: true, moves };
+}
+
+/** The canonical text of a move list: `#### [U,R]`. */
+export function renderMoveList(moves: readonly string[]): string {
+  return `#### [${moves.join(',')}]`;
+}
+
+/** The regex (whole completion) of a canonical answer with at most `maxMoves` moves. */
+export function moveListPattern(maxMoves: number): string {
+  return maxMoves <= 1 ? '#### \\[(?:[UDLR])?\\]' : `#### \\[(?:[UDLR](?:,[UDLR]){0,${maxMoves - 1}})?\\]`;
+}
+
+/** Joins the observation into the user message: task, current state, then each context block under a heading. */
+export function renderObservation(observation: Observation): string {
+  const parts = [observation.task.trim(), `Current state:\n${observation.state}`];
+  for (const c of observation.context) parts.push(`### ${c.label}\n${c.text}`);
+  parts.push(`Answer with one final line: ${PLANNER_FORMAT}`);
+  return parts.join('\n\n');
+}
+
+/** The planner role for one config. */
+export class PlannerRole implements Role<PlannerMove[]> {
+  /** {@inheritDoc Role.id} */
+  readonly id = PLANNER_ID;
+  /** {@inheritDoc Role.produces} */
+  readonly produces = Object.freeze(['moves']);
+  /** The resolved config. */
+  readonly config: PlannerConfig;
+
+  /** Builds the role; `config` is filled with defaults and checked. */
+  constructor(config: Record<string, unknown> = {}) {
+    this.config = resolveConfig(config);
+  }
+
+  /** The system prompt for a seat. */
+  systemPrompt(seat: SeatContext): string {
+    return (this.config.systemPrompt ?? PLANNER_SYSTEM_PROMPT)
+      .replaceAll('{seat}', seat.seat)
+      .replaceAll('{maxMoves}', String(this.config.maxMoves));
+  }
+
+  /** {@inheritDoc Role.prompt} */
+  prompt(observation: Observation, seat: SeatContext): ChatMessage[] {
+    return [
+      { role: 'system', content: this.systemPrompt(seat) },
+      { role: 'user', content: renderObservation(observation) },
+    ];
+  }
+
+  /** {@inheritDoc Role.parse} */
+  parse(text: string, _seat: SeatContext): Move<PlannerMove[]> {
+    const parsed = parseMoveList(text, this.config);
+    return parsed.ok ? { kind: 'action', action: parsed.moves, text } : { kind: 'invalid', error: parsed.error, text };
+  }
+
+  /** {@inheritDoc Role.render} */
+  render(action: PlannerMove[], _seat: SeatContext): string {
+    return renderMoveList(action);
+  }
+
+  /** `#### \[(?:[UDLR](?:,[UDLR]){0,N-1})?\]` with N = maxMoves. */
+  grammar(_seat: SeatContext): OutputGrammar {
+    return { kind: 'regex', pattern: moveListPattern(this.config.maxMoves) };
+  }
+}
+
+/** The config schema file, read once. */
+export const PLANNER_CONFIG_SCHEMA: JsonSchema = JSON.parse(
+  readFileSync(new URL('../schemas/planner.config.json', import.meta.url), 'utf8'),
+) as JsonSchema;
+
+/** The `planner-v0` contribution. */
+export class PlannerContribution implements RoleContribution {
+  /** {@inheritDoc RoleContribution.id} */
+  readonly id = PLANNER_ID;
+  /** {@inheritDoc RoleContribution.description} */
+  readonly description = 'Planner: states a move list as `#### [U,R,D]`';
+  /** {@inheritDoc RoleContribution.produces} */
+  readonly produces = Object.freeze(['moves']);
+  /** {@inheritDoc RoleContribution.configSchema} */
+  readonly configSchema = PLANNER_CONFIG_SCHEMA;
+  /** {@inheritDoc RoleContribution.create} */
+  create(config: Record<string, unknown>): PlannerRole {
+    return new PlannerRole(config);
+  }
+}
