@@ -9,3 +9,4 @@ export * from './grammar.js';
 export * from './generate.js';
 export * from './train.js';
 export * from './policy.js';
+export * from './bench.js';

@@ -1,0 +1,143 @@
+/**
+ * The model benchmark, the same workload as `torch_ref.py bench`: a token-level policy-gradient step
+ * (`-(Σ logp·adv·mask)/Σ mask`, Adam) on random ids, a forward pass, and KV-cached sampling.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRng } from '../../util/rng.js';
+import { initBackend, type BackendName } from '../backend/index.js';
+import { presetHfConfig, type PresetName } from './config.js';
+import { CausalLM } from './model.js';
+import { AdamW, packBatch, policyGradientStep } from './train.js';
+import { generateIds } from './generate.js';
+
+/** Options of `benchModel`. */
+export interface BenchModelOptions {
+  /** Model preset. Default `tiny`. */
+  readonly preset?: PresetName;
+  /** Training / forward batch. Default 16. */
+  readonly batch?: number;
+  /** Sequence length. Default 128. */
+  readonly seq?: number;
+  /** Timed steps. Default 5. */
+  readonly steps?: number;
+  /** Generation rows. Default 16. */
+  readonly genBatch?: number;
+  /** New tokens per generation row. Default 112. */
+  readonly genTokens?: number;
+  /** Backend (default: auto / `TROUPE_BACKEND`). */
+  readonly backend?: BackendName | 'auto';
+}
+
+/** What `benchModel` measures. */
+export interface BenchModelResult {
+  /** `tfjs <version> (<backend>)`. */
+  readonly impl: string;
+  /** The backend used. */
+  readonly backend: string;
+  /** Preset. */
+  readonly preset: string;
+  /** Parameters. */
+  readonly params: number;
+  /** Training batch. */
+  readonly batch: number;
+  /** Sequence length. */
+  readonly seq: number;
+  /** Training tokens per second (forward + backward + AdamW). */
+  readonly train_tokens_per_s: number;
+  /** Forward tokens per second. */
+  readonly forward_tokens_per_s: number;
+  /** Generated tokens per second (KV cache, sampling; all rows together). */
+  readonly gen_tokens_per_s: number;
+  /** Generation rows. */
+  readonly gen_batch: number;
+}
+
+const round = (x: number): number => Math.round(x * 10) / 10;
+
+/** Runs the benchmark on the tfjs model. */
+export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelResult> {
+  const preset = o.preset ?? 'tiny', B = o.batch ?? 16, T = o.seq ?? 128, steps = o.steps ?? 5;
+  const G = o.genBatch ?? 16, N = o.genTokens ?? 112, P = 16;
+  const report = await initBackend(o.backend ? { backend: o.backend } : {});
+  const model = CausalLM.random(presetHfConfig(preset), 0);
+  const V = model.config.vocabSize;
+  const rng = createRng('bench');
+  try {
+    const ids = Array.from({ length: B }, () => Array.from({ length: T }, () => rng.int(V)));
+    const pairs = ids.map((r) => ({ promptIds: r.slice(0, 1), completionIds: r.slice(1) }));
+    const adv = ids.map(() => rng.next() * 2 - 1);
+    const opt = new AdamW(model.trainableVariables(), { lr: 1e-4 });
+    // old = current log-probs would need an extra pass; the ratio's value does not change the cost of the step
+    const old = pairs.map((p) => p.completionIds.map(() => -Math.log(V)));
+    const batch = { pairs, oldLogprobs: old, advantages: adv };
+    policyGradientStep(model, opt, batch, { clipLow: 1e9, clipHigh: 1e9 });
+    let t0 = performance.now();
+    for (let s = 0; s < steps; s++) policyGradientStep(model, opt, batch, { clipLow: 1e9, clipHigh: 1e9 });
+    const train = (B * T * steps) / ((performance.now() - t0) / 1000);
+    opt.dispose();
+    const packed = packBatch(pairs);
+    const fwd = (): void => tf.tidy(() => { model.forward(tf.tensor2d(packed.ids, [B, T], 'int32'), { differentiableEmbedding: false }).logits.dataSync(); });
+    fwd();
+    t0 = performance.now();
+    for (let s = 0; s < steps; s++) fwd();
+    const forward = (B * T * steps) / ((performance.now() - t0) / 1000);
+    const prompt = Array.from({ length: P }, () => rng.int(V));
+    const gen = (): Promise<unknown> => generateIds(model, prompt, { maxNewTokens: N, n: G, seed: 1, temperature: 1, eosTokenIds: [] });
+    await gen();
+    t0 = performance.now();
+    await gen();
+    const genTps = (G * N) / ((performance.now() - t0) / 1000);
+    return {
+      impl: `tfjs ${tf.version.tfjs} (${report.backend})`, backend: report.backend, preset, params: model.numParams(), batch: B, seq: T,
+      train_tokens_per_s: round(train), forward_tokens_per_s: round(forward), gen_tokens_per_s: round(genTps), gen_batch: G,
+    };
+  } finally {
+    model.dispose();
+  }
+}
+
+/** Path of the PyTorch reference script shipped in the kernel's assets. */
+export function torchRefPath(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '../../../assets/torch_ref.py');
+}
+
+function run(cmd: string, args: readonly string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    execFile(cmd, args as string[], { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      res({ code, stdout: String(stdout), stderr: String(stderr) || (err ? err.message : '') });
+    });
+  });
+}
+
+/**
+ * A Python with PyTorch: `TROUPE_TORCH_PYTHON`, else `/usr/bin/python3` (where Debian's torch goes), else
+ * `python3`. Resolves with the interpreter, or with `undefined` and the reason none works.
+ */
+export async function findTorchPython(env: Readonly<Record<string, string | undefined>> = process.env): Promise<{ python?: string; reason?: string }> {
+  const candidates = env.TROUPE_TORCH_PYTHON ? [env.TROUPE_TORCH_PYTHON] : ['/usr/bin/python3', 'python3'];
+  const reasons: string[] = [];
+  for (const py of candidates) {
+    if (py.startsWith('/') && !existsSync(py)) { reasons.push(`${py}: not found`); continue; }
+    const r = await run(py, ['-c', 'import torch; print(torch.__version__)'], 60_000);
+    if (r.code === 0) return { python: py };
+    reasons.push(`${py}: ${r.stderr.trim().split('\n').pop() ?? 'import torch failed'}`);
+  }
+  return { reason: `no Python with torch (${reasons.join('; ')}); install it with: apt-get install -y python3-torch libopenblas0-pthread` };
+}
+
+/** Runs `torch_ref.py` with `args` and parses its one JSON line; throws with its stderr on failure. */
+export async function runTorchRef(python: string, args: readonly string[], timeoutMs = 600_000): Promise<Record<string, unknown>> {
+  const r = await run(python, [torchRefPath(), ...args], timeoutMs);
+  if (r.code !== 0) throw new Error(`torch_ref.py ${args[0]} failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    throw new Error(`torch_ref.py ${args[0]} printed no JSON: ${line.slice(0, 200)}`);
+  }
+}
