@@ -110,6 +110,14 @@ describe('plugins: manifests (no plugin code runs)', () => {
     assert.match(error.message, /config schema file of environments "ghost-v0" does not exist/);
   });
 
+  it('reports a config schema that is not a JSON schema before importing', async () => {
+    const host = new PluginHost({ baseDirs: [FIXTURES] });
+    const error = await pluginError(() => host.load(join(FIXTURES, 'invalid-schema')));
+    assert.equal(error.file, join(FIXTURES, 'invalid-schema', 'schemas', 'odd.json'));
+    assert.match(error.message, /config schema of environments "odd-v0" is not a valid JSON schema/);
+    assert.ok(!executed().some((u) => u.includes('invalid-schema')));
+  });
+
   it('validates a raw manifest and a range', async () => {
     const ok = validateManifest({ apiVersion: 1, kernel: '^0.1.0', module: './m.js', contributes: {} }, 'p', 'package.json');
     assert.equal(ok.module, './m.js');
@@ -149,6 +157,9 @@ describe('plugins: resolution and discovery', () => {
     assert.match(error.message, /tried packages: sokoban, @troupe\/env-sokoban, troupe-env-sokoban/);
     assert.ok(error.message.includes(`searched from: ${project}, ${tmpdir()}`));
     assert.match(error.hint!, /npm install @troupe\/env-sokoban/);
+    const json = JSON.parse(JSON.stringify(error)) as Record<string, unknown>;
+    assert.equal(json.plugin, 'sokoban');
+    assert.equal(json.message, error.message);
   });
 
   it('discovers installed plugins from manifests only, recording where they came from and what is wrong', () => {
@@ -180,6 +191,10 @@ describe('plugins: resolution and discovery', () => {
     assert.equal(entry.plugin, 'troupe-env-grid');
     assert.equal((await host.ensure('environments', 'grid-v0')).id, 'grid-v0');
     assert.equal(host.plugins().length, 1, 'the package is loaded once');
+    const concurrent = new PluginHost({ baseDirs: [project] });
+    const [a, b] = await Promise.all([concurrent.ensure('environments', 'grid-v0'), concurrent.ensure('environments', 'grid')]);
+    assert.deepEqual([a.id, b.id], ['grid-v0', 'grid-v1']);
+    assert.equal(concurrent.plugins().length, 1, 'concurrent loads of one package share one import');
     const role = await host.ensure('roles', 'mover-v0', [project]).catch((e: unknown) => e);
     assert.ok(role instanceof PluginError, 'mover-v0 is not reachable by its own name');
     await host.load('@acme/mover', { kind: 'role' });

@@ -14,6 +14,7 @@ import {
   parseTeamSpec,
   rewardConfigOf,
   specLocation,
+  validateTeamFile,
   type SpecIssue,
 } from '../src/team/index.js';
 import { fakeProject } from './fixtures/plugins/helpers.js';
@@ -185,6 +186,13 @@ describe('team specs: checks against plugins', () => {
     project = fakeProject({ 'troupe-env-grid': 'env-grid', '@acme/troupe-role-mover': 'role-mover', 'troupe-reward-score': 'reward-score' });
   });
   after(() => rmSync(project, { recursive: true, force: true }));
+
+  it('validates a file in one call: spec problems first, plugin problems when the spec loads', async () => {
+    const issues = await validateTeamFile(join(SPECS, 'bad-policy.yaml'), newHost());
+    assert.deepEqual(issues.map((i) => i.path), ['seats.executor.policy', 'rewards.seats.exec']);
+    const error = specError(() => loadTeamSpec(join(SPECS, 'bad-policy.yaml')));
+    assert.deepEqual((JSON.parse(JSON.stringify(error)) as { issues: unknown[] }).issues, JSON.parse(JSON.stringify(error.issues)));
+  });
 
   it('accepts a consistent team, loading its plugins by shorthand', async () => {
     const file = join(project, 'team.yaml');

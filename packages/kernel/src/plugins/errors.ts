@@ -24,4 +24,15 @@ export class PluginError extends Error {
     this.file = options.file;
     this.hint = options.hint;
   }
+
+  /** A plain object for `--json` output (an Error's own message is not enumerable). */
+  toJSON(): { name: string; message: string; plugin: string; file?: string; hint?: string } {
+    return {
+      name: this.name,
+      message: this.message,
+      plugin: this.plugin,
+      ...(this.file !== undefined ? { file: this.file } : {}),
+      ...(this.hint !== undefined ? { hint: this.hint } : {}),
+    };
+  }
 }

@@ -112,6 +112,7 @@ export class PluginHost {
   /** Every registered contribution. */
   readonly registry: ContributionRegistry = new ContributionRegistry();
   private readonly loaded = new Map<string, LoadedPlugin>();
+  private readonly pending = new Map<string, Promise<LoadedPlugin>>();
   private readonly baseDirs: readonly string[];
   private readonly fromSource: boolean;
   private readonly kernelVersion: string | undefined;
@@ -174,10 +175,19 @@ export class PluginHost {
     return this.loadPackage(pkg);
   }
 
-  /** Loads a package whose manifest was already read with {@link readPluginPackage}. */
+  /** Loads a package whose manifest was already read with {@link readPluginPackage}. Concurrent calls share one load. */
   async loadPackage(pkg: PluginPackage): Promise<LoadedPlugin> {
     const existing = this.loaded.get(pkg.dir);
     if (existing) return existing;
+    let pending = this.pending.get(pkg.dir);
+    if (!pending) {
+      pending = this.importAndBind(pkg).finally(() => this.pending.delete(pkg.dir));
+      this.pending.set(pkg.dir, pending);
+    }
+    return pending;
+  }
+
+  private async importAndBind(pkg: PluginPackage): Promise<LoadedPlugin> {
     const file = this.moduleFile(pkg);
     let namespace: Record<string, unknown>;
     try {

@@ -114,7 +114,19 @@ export interface ReadPluginOptions {
   readonly checkCompatibility?: boolean;
   /** Pretend this kernel version is running (tests). */
   readonly kernelVersion?: string;
+  /**
+   * Compile the config schemas (default true). Listings turn it off: the files are still read and parsed, but
+   * compiling is what costs time, and `validate` is then a function that always throws.
+   */
+  readonly compileSchemas?: boolean;
 }
+
+const notCompiled = Object.assign(
+  (): boolean => {
+    throw new Error('config schema was read with compileSchemas: false');
+  },
+  { errors: null },
+) as unknown as ValidateFunction;
 
 /**
  * Reads a plugin package's package.json, validates its `troupe` manifest, checks compatibility, and reads and
@@ -160,15 +172,17 @@ export function readPluginPackage(dir: string, options: ReadPluginOptions = {}):
           cause,
         });
       }
-      let validate: ValidateFunction;
-      try {
-        validate = compileSchema(schema);
-      } catch (cause) {
-        throw new PluginError(name, `config schema of ${kind} "${decl.id}" is not a valid JSON schema: ${(cause as Error).message}`, {
-          file,
-          hint: 'fix the schema (draft-07, or draft 2020-12 with "$schema" set)',
-          cause,
-        });
+      let validate: ValidateFunction = notCompiled;
+      if (options.compileSchemas !== false) {
+        try {
+          validate = compileSchema(schema);
+        } catch (cause) {
+          throw new PluginError(name, `config schema of ${kind} "${decl.id}" is not a valid JSON schema: ${(cause as Error).message}`, {
+            file,
+            hint: 'fix the schema (draft-07, or draft 2020-12 with "$schema" set)',
+            cause,
+          });
+        }
       }
       configSchemas.set(key, { file, schema, validate });
     }

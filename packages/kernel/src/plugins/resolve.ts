@@ -222,7 +222,7 @@ export function discoverPlugins(baseDirs: readonly string[] = defaultBaseDirs(),
         let manifest: PluginManifest | undefined;
         let problem: PluginError | undefined;
         try {
-          manifest = readPluginPackage(real, { checkCompatibility: false }).manifest;
+          manifest = readPluginPackage(real, { checkCompatibility: false, compileSchemas: false }).manifest;
           checkCompatibility(manifest, name, join(real, 'package.json'), options.kernelVersion);
         } catch (error) {
           problem = error instanceof PluginError ? error : new PluginError(name, String(error), { file: join(real, 'package.json') });

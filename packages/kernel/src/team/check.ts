@@ -14,8 +14,8 @@ import type { PluginHost } from '../plugins/loader.js';
 import type { ContributionEntry } from '../plugins/registry.js';
 import { defaultBaseDirs } from '../plugins/resolve.js';
 import { didYouMean } from '../plugins/suggest.js';
-import type { SpecIssue } from './errors.js';
-import { EMBEDDED, specIssue } from './load.js';
+import { SpecError, type SpecIssue } from './errors.js';
+import { EMBEDDED, loadTeamSpec, specIssue } from './load.js';
 import type { TeamSpec } from './types.js';
 
 /**
@@ -139,4 +139,20 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
     }
   }
   return issues.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
+}
+
+/**
+ * Everything `troupe validate` needs: loads the spec file (schema and cross-reference problems) and, when it
+ * loads, checks it against the plugins (loading them into `host`). Returns every problem; empty means valid.
+ * Errors other than problems of the spec (a bug, an I/O failure) are thrown.
+ */
+export async function validateTeamFile(file: string, host: PluginHost): Promise<SpecIssue[]> {
+  let spec: TeamSpec;
+  try {
+    spec = loadTeamSpec(file);
+  } catch (error) {
+    if (error instanceof SpecError) return [...error.issues];
+    throw error;
+  }
+  return checkTeamAgainstPlugins(spec, host);
 }

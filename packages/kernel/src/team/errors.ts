@@ -44,4 +44,9 @@ export class SpecError extends Error {
     this.file = file;
     this.issues = issues;
   }
+
+  /** A plain object for `--json` output. */
+  toJSON(): { name: string; message: string; file: string; issues: readonly SpecIssue[] } {
+    return { name: this.name, message: this.message, file: this.file, issues: this.issues };
+  }
 }
