@@ -211,6 +211,21 @@ describe('team specs: checks against plugins', () => {
     assert.deepEqual(host.plugins().map((p) => p.name), ['test policies', 'troupe-env-grid', '@acme/troupe-role-mover', 'troupe-reward-score']);
   });
 
+  it('runs the reward’s own checks against the environment’s declared signals', async () => {
+    const spec = parseTeamSpec([
+      'extends: at-grpo',
+      'environment: { id: grid }',
+      'policies: { shared: { kind: oracle } }',
+      'seatDefaults: { role: "@acme/mover", policy: shared }',
+      'seats: { proposer: {}, executor: {} }',
+      'rewards: { id: score, config: { team: gaol } }',
+      '',
+    ].join('\n'), join(project, 'signals.yaml'));
+    assert.deepEqual(lines(await checkTeamAgainstPlugins(spec, newHost())), [
+      'signals.yaml:6:39 rewards.config.team: signal "gaol" is not produced by grid-v1 (available signals: goal, moved)',
+    ]);
+  });
+
   it('reports seats, action types, configs and terms at the offending YAML node', async () => {
     const file = join(project, 'bad-team.yaml');
     writeFileSync(file, [

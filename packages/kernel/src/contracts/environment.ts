@@ -97,6 +97,11 @@ export interface Environment<I = unknown, S = unknown, A = unknown> {
   /** Maximum number of turns (each turn, every seat acts once, in order). */
   readonly maxTurns: number;
   /**
+   * Names of the signals every step returns (`StepResult.signals` keys), when the environment declares them.
+   * Lets `troupe validate` check reward configs that name signals before anything runs.
+   */
+  readonly signals?: readonly string[];
+  /**
    * The `index`-th instance of `split` for `seed`. Deterministic: the same arguments give the same instance.
    * Instances of different splits never share content (see {@link Environment.instanceKey}).
    */

@@ -16,6 +16,31 @@ export interface RewardContribution {
   readonly configSchema: JsonSchema;
   /** Builds the reward function for one validated config. */
   create(config: Record<string, unknown>): RewardFunction;
+  /**
+   * Optional checks a schema cannot express, run by `troupe validate` on the validated config (with per-seat
+   * configs under `seats`, see `rewardConfigOf`): e.g. that every signal it names is one the environment produces.
+   */
+  check?(config: Record<string, unknown>, context: RewardCheckContext): readonly ConfigProblem[];
+}
+
+/** What a reward's {@link RewardContribution.check} may look at. */
+export interface RewardCheckContext {
+  /** The environment id. */
+  readonly environment: string;
+  /** The environment's seats, in turn order. */
+  readonly seats: readonly string[];
+  /** The signal names the environment declares (undefined when it declares none). */
+  readonly signals?: readonly string[];
+}
+
+/** A problem with a config, at a key path relative to the config object. */
+export interface ConfigProblem {
+  /** Key path, e.g. `['seats', 'proposer', 'local']`. */
+  readonly path: readonly (string | number)[];
+  /** What is wrong. */
+  readonly message: string;
+  /** What to do. */
+  readonly hint?: string;
 }
 
 /** One transition as a reward function sees it. */

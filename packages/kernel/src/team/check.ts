@@ -56,16 +56,19 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
       return undefined;
     }
   };
+  /** Validates a config; pushes its issues and returns the filled config when it is valid. */
   const configIssues = (kind: ContributionKind, id: string, config: unknown, path: (string | number)[],
-    mapPath: (p: readonly (string | number)[]) => (string | number)[] = (p) => [...path, ...p]): void => {
-    const { issues: found } = host.checkConfig(kind, id, config);
+    mapPath: (p: readonly (string | number)[]) => (string | number)[] = (p) => [...path, ...p]): Record<string, unknown> | undefined => {
+    const { config: filled, issues: found } = host.checkConfig(kind, id, config);
     for (const i of found as SchemaIssue[]) {
       issues.push(specIssue(spec, mapPath(i.path), i.message, i.hint ?? `see the config schema of ${id}`, { key: i.unknownKey === true }));
     }
+    return found.length ? undefined : filled;
   };
 
   // Environment: exists, config valid, seats match.
   let envSeats: readonly SeatSpec[] | undefined;
+  let envSignals: readonly string[] | undefined;
   let envId = spec.environment.id;
   const env = await ensure('environments', spec.environment.id, ['environment', 'id']);
   if (env) {
@@ -76,6 +79,7 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
       try {
         const created: Environment = host.createEnvironment(env.id, spec.environment.config);
         envSeats = created.seats;
+        envSignals = created.signals;
       } catch (error) {
         const { message, hint } = describe(error);
         issues.push(specIssue(spec, ['environment'], `creating environment ${env.id} failed: ${message}`, hint));
@@ -126,8 +130,20 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
   if (reward) {
     // Per-seat configs travel under `seats` (see rewardConfigOf); their issues point at rewards.seats.<seat>.config.
     const injected = rewardConfigOf(spec);
-    configIssues('rewards', reward.id, injected, ['rewards', 'config'], (p) =>
-      p[0] === 'seats' && 'seats' in injected && p.length >= 2 ? ['rewards', 'seats', p[1]!, 'config', ...p.slice(2)] : ['rewards', 'config', ...p]);
+    const rewardPath = (p: readonly (string | number)[]): (string | number)[] =>
+      p[0] === 'seats' && 'seats' in injected && p.length >= 2 ? ['rewards', 'seats', p[1]!, 'config', ...p.slice(2)] : ['rewards', 'config', ...p];
+    const filled = configIssues('rewards', reward.id, injected, ['rewards', 'config'], rewardPath);
+    const contribution = reward.contribution as RewardContribution;
+    if (filled && envSeats && typeof contribution.check === 'function') {
+      try {
+        const context = { environment: envId, seats: envSeats.map((s) => s.name), ...(envSignals ? { signals: envSignals } : {}) };
+        for (const problem of contribution.check(filled, context)) {
+          issues.push(specIssue(spec, rewardPath(problem.path), problem.message, problem.hint));
+        }
+      } catch (error) {
+        issues.push(specIssue(spec, ['rewards', 'id'], `the checks of reward ${reward.id} failed: ${describe(error).message}`, `report this to ${reward.plugin}`));
+      }
+    }
     const terms = (reward.contribution as RewardContribution).terms ?? [];
     for (const [seat, mix] of Object.entries(spec.rewards.seats)) {
       for (const term of Object.keys(mix.weights ?? {})) {
