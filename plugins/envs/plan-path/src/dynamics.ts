@@ -87,7 +87,8 @@ export function runMoves(board: Board, start: Pos, movesUsed: number, moves: rea
     }
     perMove.push(r);
   }
-  const shaped = perMove.reduce((a, b) => a + b, 0);
+  // Rounded to 1e-9 so that mathematically equal rewards compare equal (branch selection breaks ties explicitly).
+  const shaped = roundReward(perMove.reduce((a, b) => a + b, 0));
   return {
     end: pos,
     processed,
@@ -96,6 +97,11 @@ export function runMoves(board: Board, start: Pos, movesUsed: number, moves: rea
     reachedGoal: reached,
     optimal,
     reward: kind === 'sparse' ? (reached ? 1 : 0) : shaped,
-    perMove,
+    perMove: perMove.map(roundReward),
   };
+}
+
+/** Rounds a reward to 9 decimals (removes floating-point noise such as 1.9000000000000004). */
+export function roundReward(x: number): number {
+  return Math.round(x * 1e9) / 1e9;
 }

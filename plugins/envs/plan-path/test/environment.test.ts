@@ -52,6 +52,12 @@ describe('plan-path rewards (hand-computed)', () => {
     assert.equal(runMoves(open, { row: 0, col: 0 }, 0, ['R'], 'sparse').reward, 0);
     assert.equal(runMoves(open, { row: 0, col: 0 }, 0, [], 'sparse').reward, 0);
   });
+  it('rewards are rounded to 1e-9, so equal rewards compare equal exactly', () => {
+    assert.equal(runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R'], 'shaped').reward, 3.49);
+    const a = runMoves(open, { row: 2, col: 4 }, 0, ['U', 'L', 'U', 'L'], 'shaped').reward;
+    const b = runMoves(open, { row: 2, col: 4 }, 0, ['L', 'U', 'L', 'U'], 'shaped').reward;
+    assert.equal(a, b);
+  });
   it('an empty list earns 0 and does not move', () => {
     const r = runMoves(open, { row: 0, col: 0 }, 0, [], 'shaped');
     assert.equal(r.reward, 0);
