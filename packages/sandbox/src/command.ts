@@ -11,6 +11,8 @@ export interface InnerCommand {
   env: Record<string, string>;
   /** Extra directories to mount read-only at the same path (the runtime's prefix). */
   mounts: string[];
+  /** Capacity of the tmpfs the program's working directory lives on, in bytes. */
+  workDirBytes: number;
 }
 
 /** A host command line ready to spawn. */
@@ -27,6 +29,9 @@ export interface SpawnPlan {
 
 /** Size of the /dev/shm tmpfs inside the sandbox. */
 const SHM_BYTES = 16 << 20;
+
+/** Where bwrap shows the host work dir (read-only) before its content is copied onto the /sandbox tmpfs. */
+export const INPUT_DIR = '/.input';
 
 /** The rlimit part of the chain: `prlimit --cpu ... -- `. */
 export function prlimitArgs(limits: SandboxLimits): string[] {
@@ -50,7 +55,7 @@ export function prlimitArgs(limits: SandboxLimits): string[] {
 export function innerChain(tools: HostTools, inner: InnerCommand, limits: SandboxLimits, uid: number | undefined): string[] {
   const chain: string[] = [];
   if (tools.setpriv) {
-    chain.push(tools.setpriv);
+    chain.push(tools.setpriv, '--pdeathsig=KILL');
     if (uid !== undefined) chain.push(`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups');
     chain.push('--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
   }
@@ -93,9 +98,12 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
     a.push('--ro-bind', m, m);
   }
   a.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--size', String(SHM_BYTES), '--tmpfs', '/dev/shm');
-  a.push('--bind', workDir, SANDBOX_DIR, '--chdir', SANDBOX_DIR, '--clearenv');
+  // The working directory is a size-capped tmpfs (a program cannot fill the host's disk); the request's files are
+  // copied onto it from a read-only view of the host work dir, then ownership goes to the program's uid.
+  a.push('--ro-bind', workDir, INPUT_DIR, '--size', String(inner.workDirBytes), '--tmpfs', SANDBOX_DIR, '--chdir', SANDBOX_DIR, '--clearenv');
   for (const [k, v] of Object.entries(inner.env)) a.push('--setenv', k, v);
-  a.push('--', ...innerChain(tools, inner, limits, uid));
+  const populate = `${shq(tools.cp!)} -R ${INPUT_DIR}/. ${SANDBOX_DIR}/${uid !== undefined ? ` && ${shq(tools.chown!)} -R ${uid}:${uid} ${SANDBOX_DIR}` : ''} && exec "$@"`;
+  a.push('--', tools.sh!, '-c', populate, 'sh', ...innerChain(tools, inner, limits, uid));
   return { command: tools.bwrap!, args: a, env: {}, cwd: workDir };
 }
 
@@ -130,7 +138,9 @@ export function unsharePlan(tools: HostTools, layout: LayoutEntry[], inner: Inne
   }
   lines.push(`mkdir ${R}/dev/shm && mount -t tmpfs -o mode=1777,size=${SHM_BYTES} troupe-shm ${R}/dev/shm`);
   lines.push(`ln -s /proc/self/fd ${R}/dev/fd && ln -s /proc/self/fd/0 ${R}/dev/stdin && ln -s /proc/self/fd/1 ${R}/dev/stdout && ln -s /proc/self/fd/2 ${R}/dev/stderr`);
-  lines.push(`mount --bind ${shq(workDir)} ${R}${SANDBOX_DIR}`);
+  lines.push(`mount -t tmpfs -o mode=755,size=${inner.workDirBytes} troupe-work ${R}${SANDBOX_DIR}`);
+  lines.push(`cp -R ${shq(workDir)}/. ${R}${SANDBOX_DIR}/`);
+  if (uid !== undefined) lines.push(`chown -R ${uid}:${uid} ${R}${SANDBOX_DIR}`);
   lines.push(`mount -o remount,ro,bind ${R}`);
   lines.push('set +e');
   const envArgs = Object.entries(inner.env).map(([k, v]) => shq(`${k}=${v}`));
@@ -139,7 +149,8 @@ export function unsharePlan(tools: HostTools, layout: LayoutEntry[], inner: Inne
   lines.push('exit $?');
   const ns = ['--pid', '--fork', '--kill-child', '--net', '--ipc', '--uts', '--mount', '--propagation', 'private'];
   if (!isRoot()) ns.unshift('--user', '--map-root-user');
-  return { command: tools.unshare!, args: [...ns, '--', tools.sh!, '-c', lines.join('\n')], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: workDir };
+  // setpriv --pdeathsig: if the host process dies, unshare dies too, and --kill-child takes the namespace with it.
+  return { command: tools.setpriv!, args: ['--pdeathsig=KILL', '--', tools.unshare!, ...ns, '--', tools.sh!, '-c', lines.join('\n')], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: workDir };
 }
 
 /** Unisolated: only the chain (setpriv to a private uid when root, rlimits), an empty environment and the temp cwd. */

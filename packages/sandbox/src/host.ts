@@ -51,6 +51,10 @@ export interface HostTools {
   sh?: string;
   /** coreutils true (the isolation probe's program). */
   true?: string;
+  /** coreutils cp (copies the request's files onto the sandbox's tmpfs). */
+  cp?: string;
+  /** coreutils chown (hands the sandbox's files to the program's uid). */
+  chown?: string;
 }
 
 let toolsCache: HostTools | undefined;
@@ -66,6 +70,8 @@ export function hostTools(): HostTools {
     env: findTool('env'),
     sh: findTool('sh'),
     true: findTool('true'),
+    cp: findTool('cp'),
+    chown: findTool('chown'),
   };
   return toolsCache;
 }

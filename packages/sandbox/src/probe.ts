@@ -44,8 +44,8 @@ export async function removeRunDirs(dirs: RunDirs): Promise<void> {
 async function tryKind(kind: IsolationKind): Promise<string | undefined> {
   const tools = hostTools();
   const missing: string[] = [];
-  if (kind === 'bwrap' && !tools.bwrap) missing.push('bwrap');
-  if (kind === 'unshare') for (const t of ['unshare', 'chroot', 'env', 'sh', 'setpriv'] as const) if (!tools[t]) missing.push(t);
+  if (kind === 'bwrap') for (const t of ['bwrap', 'sh', 'cp', 'chown'] as const) if (!tools[t]) missing.push(t);
+  if (kind === 'unshare') for (const t of ['unshare', 'chroot', 'env', 'sh', 'setpriv', 'cp', 'chown'] as const) if (!tools[t]) missing.push(t);
   if (!tools.prlimit) missing.push('prlimit');
   if (isRoot() && !tools.setpriv) missing.push('setpriv');
   if (!tools.true) missing.push('true');
@@ -54,7 +54,7 @@ async function tryKind(kind: IsolationKind): Promise<string | undefined> {
   const dirs = await makeRunDirs(uid);
   try {
     const limits: SandboxLimits = { ...DEFAULT_LIMITS, wallMs: 10_000 };
-    const inner: InnerCommand = { executable: tools.true!, args: [], env: { PATH: '/usr/bin:/bin' }, mounts: [] };
+    const inner: InnerCommand = { executable: tools.true!, args: [], env: { PATH: '/usr/bin:/bin' }, mounts: [], workDirBytes: 1 << 20 };
     const plan = planFor(kind, tools, systemLayout(), inner, dirs.work, dirs.root, limits, uid);
     const raw = await execute(plan, { stdin: '', wallMs: limits.wallMs, maxOutputBytes: 64 * 1024 });
     if (raw.spawnError) return raw.spawnError;

@@ -36,7 +36,19 @@ function checkFileName(name: string): string | undefined {
   return undefined;
 }
 
+/** The smallest limits Node.js starts under (measured: 4 threads make pthread_create fail, 16 MiB hangs V8). */
+export const JS_MIN = { maxProcesses: 6, memoryMb: 32 } as const;
+
 const MAIN_FILE: Record<Language, string> = { python: 'main.py', javascript: 'main.js' };
+
+/**
+ * Capacity of the tmpfs holding the program's working directory: the request's files plus room for 16 files of
+ * `maxFileBytes` (at least 16 MiB). Writing more fails with ENOSPC; the host's disk is never touched.
+ */
+export function workDirCapacity(req: Pick<RunRequest, 'source' | 'files'>, limits: SandboxLimits): number {
+  const inputs = Buffer.byteLength(req.source) + Object.values(req.files ?? {}).reduce((n, c) => n + Buffer.byteLength(c) + 4096, 4096);
+  return inputs + Math.max(16 << 20, 16 * limits.maxFileBytes);
+}
 
 /**
  * Runs untrusted Python and JavaScript programs in isolation (see the package README for the exact guarantees).
@@ -159,6 +171,10 @@ export class Sandbox {
         return this.refused((err as Error).message, kind);
       }
       const limits = this.limitsFor(req);
+      if (req.language === 'javascript' && (limits.maxProcesses < JS_MIN.maxProcesses || limits.memoryMb < JS_MIN.memoryMb)) {
+        // Node hangs (rather than failing) when it cannot start its threads or map its heap.
+        return this.refused(`JavaScript needs maxProcesses >= ${JS_MIN.maxProcesses} (Node's own threads count) and memoryMb >= ${JS_MIN.memoryMb}; got ${limits.maxProcesses} and ${limits.memoryMb}`, kind);
+      }
       // Unisolated runs can only switch to a private uid when that uid can reach the runtime on the host's disk.
       const uid = kind === 'none' && !worldReachable(runtime.executable) ? undefined : runUid();
       let dirs: RunDirs | undefined;
@@ -207,11 +223,12 @@ export class Sandbox {
       LANG: 'C.UTF-8',
     };
     const args = req.args ?? [];
+    const workDirBytes = workDirCapacity(req, limits);
     if (req.language === 'python') {
-      return { executable: runtime.executable, args: ['-E', '-s', '-B', MAIN_FILE.python, ...args], env, mounts: runtime.mounts };
+      return { executable: runtime.executable, args: ['-E', '-s', '-B', MAIN_FILE.python, ...args], env, mounts: runtime.mounts, workDirBytes };
     }
     env.UV_THREADPOOL_SIZE = '2';
     const heap = Math.max(8, Math.floor(limits.memoryMb * 0.75));
-    return { executable: runtime.executable, args: [`--max-old-space-size=${heap}`, '--v8-pool-size=2', '--', MAIN_FILE.javascript, ...args], env, mounts: runtime.mounts };
+    return { executable: runtime.executable, args: [`--max-old-space-size=${heap}`, '--v8-pool-size=2', '--', MAIN_FILE.javascript, ...args], env, mounts: runtime.mounts, workDirBytes };
   }
 }

@@ -184,6 +184,25 @@ for (const [index, kind] of KINDS.entries()) {
       assert.match(r.stderr + (r.reason ?? ''), /File too large|SIGXFSZ|file size/);
     });
 
+    it('cannot fill the host disk: the working directory is a small tmpfs', async () => {
+      const r = await py(
+        [
+          'import errno',
+          'n = 0',
+          'try:',
+          '    for i in range(100_000):',
+          '        with open(f"f{i}", "wb") as f:',
+          '            f.write(b"0" * 60_000)',
+          '        n += 1',
+          'except OSError as e:',
+          '    print("full" if e.errno == errno.ENOSPC else e)',
+          'print(n < 1000)',
+        ].join('\n'),
+      );
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.stdout, 'full\nTrue\n');
+    });
+
     it('has no network: neither the host loopback nor an external address', async () => {
       const r = await py(
         [
@@ -239,7 +258,7 @@ for (const [index, kind] of KINDS.entries()) {
         if (t === '/proc/1/environ') assert.ok(!String(out[t]).includes(secretValue));
         else assert.match(String(out[t]), /^DENIED/, `${t} was readable: ${String(out[t])}`);
       }
-      for (const name of out['ls /'] as string[]) assert.ok(['bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'root', 'sandbox', 'sbin', 'usr'].includes(name), `unexpected /${name}`);
+      for (const name of out['ls /'] as string[]) assert.ok(['.input', 'bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'root', 'sandbox', 'sbin', 'usr'].includes(name), `unexpected /${name}`);
       assert.ok(!(out['ls /'] as string[]).includes('work') && !(out['ls /'] as string[]).includes('tmp'));
     });
 

@@ -37,6 +37,15 @@ describe('sandbox: API', function () {
     }
   });
 
+  it('refuses JavaScript limits Node cannot start under (instead of hanging)', async () => {
+    const a = await sandbox.run({ language: 'javascript', source: 'console.log(1)', limits: { maxProcesses: 3 } });
+    assert.equal(a.verdict, 'refused');
+    assert.match(a.reason ?? '', /maxProcesses >= 6/);
+    const b = await sandbox.run({ language: 'javascript', source: 'console.log(1)', limits: { memoryMb: 16 } });
+    assert.equal(b.verdict, 'refused');
+    assert.match(b.reason ?? '', /memoryMb >= 32/);
+  });
+
   it('reports the isolation it uses', async () => {
     const machine = await probeIsolation();
     const mine = await sandbox.isolation();
