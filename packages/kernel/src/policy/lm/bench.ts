@@ -130,6 +130,31 @@ export async function findTorchPython(env: Readonly<Record<string, string | unde
   return { reason: `no Python with torch (${reasons.join('; ')}); install it with: apt-get install -y python3-torch libopenblas0-pthread` };
 }
 
+const BATCH_DRIVER = `
+import sys, json, io, contextlib, os
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import torch_ref
+for argv in json.loads(sys.argv[2]):
+    sys.argv = ['torch_ref.py'] + argv
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        torch_ref.main()
+    lines = buf.getvalue().strip().splitlines()
+    print(lines[-1] if lines else 'null', flush=True)
+`;
+
+/**
+ * Runs several `torch_ref.py` commands in ONE Python process (torch imports once) and returns each command's JSON
+ * output, in order. Throws with the script's stderr on failure.
+ */
+export async function runTorchRefBatch(python: string, commands: readonly (readonly string[])[], timeoutMs = 600_000): Promise<Record<string, unknown>[]> {
+  const r = await run(python, ['-c', BATCH_DRIVER, torchRefPath(), JSON.stringify(commands)], timeoutMs);
+  if (r.code !== 0) throw new Error(`torch_ref.py batch failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  const lines = r.stdout.trim().split('\n');
+  if (lines.length !== commands.length) throw new Error(`torch_ref.py batch printed ${lines.length} results for ${commands.length} commands`);
+  return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 /** Runs `torch_ref.py` with `args` and parses its one JSON line; throws with its stderr on failure. */
 export async function runTorchRef(python: string, args: readonly string[], timeoutMs = 600_000): Promise<Record<string, unknown>> {
   const r = await run(python, [torchRefPath(), ...args], timeoutMs);
