@@ -76,7 +76,8 @@ export function execute(plan: SpawnPlan, opts: ExecuteOptions): Promise<RawOutco
     }
 
     const killGroup = (): void => {
-      if (child.pid === undefined) return;
+      // After the leader is reaped its pid (and so the group id) may be reused: kill only before that.
+      if (child.pid === undefined || settled || exited) return;
       try {
         process.kill(-child.pid, 'SIGKILL');
       } catch {
@@ -86,11 +87,11 @@ export function execute(plan: SpawnPlan, opts: ExecuteOptions): Promise<RawOutco
 
     const finish = (spawnError?: string): void => {
       if (settled) return;
+      killGroup();
       settled = true;
       clearTimeout(wallTimer);
       if (drainTimer) clearTimeout(drainTimer);
       opts.signal?.removeEventListener('abort', onAbort);
-      killGroup();
       child.stdout?.destroy();
       child.stderr?.destroy();
       child.stdin?.destroy();
@@ -147,11 +148,11 @@ export function execute(plan: SpawnPlan, opts: ExecuteOptions): Promise<RawOutco
 
     child.on('error', (e) => finish(String(e)));
     child.on('exit', (code, sig) => {
+      // Background processes that kept the pipes open must not hold the run: kill the group, then force-close.
+      killGroup();
       exited = true;
       exitCode = code;
       exitSignal = sig;
-      // Background processes that kept the pipes open must not hold the run: kill the group, then force-close.
-      killGroup();
       drainTimer = setTimeout(() => finish(), DRAIN_GRACE_MS);
     });
     child.on('close', () => {
