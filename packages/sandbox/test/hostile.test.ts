@@ -184,6 +184,26 @@ for (const [index, kind] of KINDS.entries()) {
       assert.match(r.stderr + (r.reason ?? ''), /File too large|SIGXFSZ|file size/);
     });
 
+    it('has no privileges: no capabilities, no chroot escape, no mount', async () => {
+      const r = await py(
+        [
+          'import os, subprocess',
+          'print(open("/proc/self/status").read().split("CapEff:")[1].split()[0])',
+          'try:',
+          '    os.mkdir("esc"); os.chroot("esc")',
+          '    for _ in range(30): os.chdir("..")',
+          '    os.chroot(".")',
+          '    print("ESCAPED", os.listdir("/"))',
+          'except OSError as e:',
+          '    print("chroot blocked")',
+          'p = subprocess.run(["/bin/mount", "-t", "tmpfs", "x", "/sandbox/esc"], capture_output=True)',
+          'print("mount blocked" if p.returncode != 0 else "MOUNTED")',
+        ].join('\n'),
+      );
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.stdout, '0000000000000000\nchroot blocked\nmount blocked\n');
+    });
+
     it('cannot fill the host disk: the working directory is a small tmpfs', async () => {
       const r = await py(
         [
