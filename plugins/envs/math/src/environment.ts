@@ -328,7 +328,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
         run: { verdict: result.verdict, exitCode: result.exitCode, stdout: tail(result.stdout, max), stderr: tail(result.stderr, max), truncated: Boolean(result.truncated) },
         answer, reward, correct: grade.correct,
       };
-      info = { verdict: result.verdict, exitCode: result.exitCode, answer, layer: grade.layer, details: grade.details, wallMs: result.wallMs, isolation: result.isolation };
+      info = { verdict: result.verdict, exitCode: result.exitCode, answer, layer: grade.layer, details: grade.details, isolation: result.isolation };
     }
     const next: MathState = { ...state, seatIndex: state.seatIndex + 1, history: [...state.history, entry] };
     const solverCorrect = this.lastSolver(state)?.correct ? 1 : 0;

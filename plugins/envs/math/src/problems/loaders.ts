@@ -8,6 +8,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { spawnSync } from 'node:child_process';
 import { extname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { extractLastBoxed } from '../checker/extract.js';
 import type { MathProblem } from './types.js';
 
@@ -117,8 +118,8 @@ export async function readParquetRows(path: string): Promise<Record<string, unkn
 
 /** The program that reads a Parquet file in a child process and prints its rows as JSON (for the sync loader). */
 const PARQUET_CHILD = `
-const [url, path] = process.argv.slice(1);
-const { parquetReadObjects } = await import(url);
+const [path] = process.argv.slice(1);
+const { parquetReadObjects } = await import('hyparquet');
 const { readFile } = await import('node:fs/promises');
 const bytes = await readFile(path);
 const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) });
@@ -130,8 +131,9 @@ process.stdout.write(JSON.stringify(rows, (_k, v) => (typeof v === 'bigint' ? v.
  * hyparquet is async-only, so a short-lived child Node process reads the file). BigInts arrive as strings.
  */
 export function readParquetRowsSync(path: string): Record<string, unknown>[] {
-  const url = import.meta.resolve('hyparquet');
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', PARQUET_CHILD, url, path], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  // The child resolves hyparquet from this package's directory (its dependency), like this module would.
+  const packageDir = fileURLToPath(new URL('../..', import.meta.url));
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', PARQUET_CHILD, resolve(path)], { cwd: packageDir, encoding: 'utf8', maxBuffer: 1 << 30 });
   if (run.error || run.status !== 0) {
     const why = run.error?.message ?? run.stderr.trim().split('\n').filter((l) => /Error/.test(l)).pop() ?? run.stderr.trim();
     throw new MathDatasetError(`${path}: could not read the Parquet file (${why})`);
