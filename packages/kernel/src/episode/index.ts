@@ -1,1 +1,5 @@
-export {};
+/** Turn streams: one episode as a cold Observable of events (see ATGRPO.md for the algorithm). */
+export * from './events.js';
+export * from './context.js';
+export * from './select.js';
+export * from './run-episode.js';

@@ -1,0 +1,106 @@
+import type { Environment } from '../../contracts/environment.js';
+import type { Completion, GenerationRequest, Policy, PolicyContribution, PolicyCreateContext, ScriptedContext } from '../../contracts/policy.js';
+import type { JsonSchema } from '../../contracts/common.js';
+import { createRng, deriveSeed } from '../../util/rng.js';
+
+/** A scripted policy: declares `scripted: true` so the episode runner sends it the true state. */
+export interface ScriptedPolicy extends Policy {
+  /** Marker read by the episode runner (see `isScriptedPolicy`). */
+  readonly scripted: true;
+}
+
+/** Config schema of both scripted policies: no options. */
+export const SCRIPTED_POLICY_CONFIG_SCHEMA: JsonSchema = Object.freeze({
+  type: 'object',
+  properties: {},
+  additionalProperties: false,
+}) as JsonSchema;
+
+/** Builds a completion of `text` with no tokens (scripted policies have no tokenizer). */
+export function scriptedCompletion(text: string): Completion {
+  return { text, promptIds: [], tokenIds: [], logprobs: [], finishReason: 'stop' };
+}
+
+function scriptedContextOf(policy: Policy, request: GenerationRequest): ScriptedContext {
+  if (!request.scripted) {
+    throw new Error(
+      `Policy '${policy.name}' (${policy.kind}) is scripted and needs the true state, but the request has no 'scripted' context. ` +
+        `Run it through runEpisode (which sends the context to policies with scripted: true), or set the seat's scriptedContext: true.`,
+    );
+  }
+  return request.scripted;
+}
+
+/**
+ * A policy whose K completions for a request come from `actionsFor(context, request, count)`, each rendered as text by
+ * the seat's role. Honours the abort signal between requests.
+ */
+function makeScripted(
+  name: string,
+  kind: string,
+  actionsFor: (ctx: ScriptedContext, request: GenerationRequest, self: Policy) => unknown[],
+): ScriptedPolicy {
+  const policy: ScriptedPolicy = {
+    name,
+    kind,
+    version: 0,
+    scripted: true,
+    async generate(requests, options) {
+      const out: Completion[][] = [];
+      for (const request of requests) {
+        options?.signal?.throwIfAborted();
+        if (!Number.isInteger(request.n) || request.n < 1) throw new Error(`Policy '${name}' (${kind}): n must be an integer >= 1, got ${request.n}.`);
+        const ctx = scriptedContextOf(policy, request);
+        out.push(actionsFor(ctx, request, policy).map((a) => scriptedCompletion(ctx.role.render(a, ctx.seat))));
+      }
+      return out;
+    },
+  };
+  return policy;
+}
+
+/** Creates an `oracle` policy: every sample is the environment's optimal action, rendered by the seat's role. */
+export function createOraclePolicy(name: string): ScriptedPolicy {
+  return makeScripted(name, 'oracle', (ctx, request) => {
+    const env: Environment = ctx.environment;
+    if (typeof env.oracle !== 'function') {
+      throw new Error(
+        `Policy '${name}' (oracle): environment '${env.id}' has no oracle, so it cannot be played by an oracle policy. ` +
+          `Use kind: random or a model policy for this seat.`,
+      );
+    }
+    const action = env.oracle(ctx.state, ctx.seat.seat);
+    return Array.from({ length: request.n }, () => action);
+  });
+}
+
+/**
+ * Creates a `random` policy: each sample is `environment.randomAction` drawn with a generator seeded from the request
+ * seed (so the same request gives the same K samples), rendered by the seat's role.
+ */
+export function createRandomPolicy(name: string, seed = 0): ScriptedPolicy {
+  return makeScripted(name, 'random', (ctx, request) => {
+    const rng = createRng(deriveSeed('random-policy', seed, request.seed));
+    return Array.from({ length: request.n }, () => ctx.environment.randomAction(ctx.state, ctx.seat.seat, rng));
+  });
+}
+
+/** The `oracle` policy kind: plays the environment's oracle (tests, demonstrations, upper bounds). */
+export const oraclePolicyContribution: PolicyContribution = {
+  id: 'oracle',
+  description: "Plays the environment's optimal action (scripted; needs an environment with an oracle).",
+  configSchema: SCRIPTED_POLICY_CONFIG_SCHEMA,
+  create(name: string): Policy {
+    return createOraclePolicy(name);
+  },
+};
+
+/** The `random` policy kind: plays uniformly random actions (baselines and tests), seeded by the request seed. */
+export const randomPolicyContribution: PolicyContribution = {
+  id: 'random',
+  description: "Plays the environment's random actions (scripted; seeded by the request seed).",
+  configSchema: SCRIPTED_POLICY_CONFIG_SCHEMA,
+  create(name: string, _config: Record<string, unknown>, context: PolicyCreateContext): Policy {
+    return createRandomPolicy(name, context.seed);
+  },
+};
