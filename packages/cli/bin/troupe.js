@@ -15,7 +15,8 @@ if (!fromSource) {
   const { main } = await import(pathToFileURL(built).href);
   process.exitCode = await main(process.argv);
 } else if (existsSync(source)) {
-  const result = spawnSync(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', source, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const tsx = import.meta.resolve('tsx');
+  const result = spawnSync(process.execPath, ['--conditions=troupe:source', '--import', tsx, source, ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exitCode = result.status ?? 1;
 } else {
   console.error('troupe: the CLI is not built (missing dist/main.js). Run `npm run build` in the repository, or reinstall @troupe/cli.');

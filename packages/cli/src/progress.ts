@@ -8,6 +8,7 @@ export class EpisodeProgress {
   private ended = 0;
   private successes = 0;
   private lastPlain = 0;
+  private lastShown = -1;
   private readonly started = Date.now();
   private readonly tty: boolean;
 
@@ -29,7 +30,7 @@ export class EpisodeProgress {
   }
 
   private render(final: boolean): void {
-    if (!this.options.enabled) return;
+    if (!this.options.enabled || (final && this.lastShown === this.ended && !this.tty)) return;
     const elapsed = (Date.now() - this.started) / 1000;
     const rate = this.ended / Math.max(elapsed, 1e-3);
     const eta = rate > 0 ? (this.total - this.ended) / rate : 0;
@@ -38,6 +39,7 @@ export class EpisodeProgress {
       process.stderr.write(`\r${line}\x1b[K${final ? '\n' : ''}`);
     } else if (final || Date.now() - this.lastPlain >= (this.options.plainEveryMs ?? 5000)) {
       this.lastPlain = Date.now();
+      this.lastShown = this.ended;
       process.stderr.write(`${line}\n`);
     }
   }

@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { findPackageJson, KERNEL_ROOT } from '@troupe/kernel';
 import { printJson } from '../errors.js';
 
-const require = createRequire(import.meta.url);
-
-/** The version of an installed package, or null. */
+/** The version of a package as the kernel would load it, or null when it is not installed. */
 function versionOf(name: string): string | null {
+  const file = findPackageJson(name, KERNEL_ROOT);
+  if (!file) return null;
   try {
-    return (require(`${name}/package.json`) as { version: string }).version;
+    return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
   } catch {
     return null;
   }
@@ -41,10 +42,17 @@ export function register(program: Command): void {
       };
       try {
         const model = (await import('@troupe/kernel/model')) as Record<string, unknown>;
-        const probe = model['probeBackends'] as undefined | (() => Promise<{ backend: string; skipped?: unknown; reasons?: unknown }>);
+        const probe = model['probeBackends'] as undefined | (() => { wouldUse?: string; override?: string; probes: { backend: string; available: boolean; detail: string }[] });
         if (!probe) throw new Error('this kernel has no backend probe');
-        const r = await probe();
-        report.tfjs = { backend: r.backend, reasons: r.skipped ?? r.reasons ?? null };
+        const r = probe();
+        const chosen = r.wouldUse ?? null;
+        const order = r.probes.map((p) => p.backend);
+        const before = chosen ? order.slice(0, order.indexOf(chosen)) : order;
+        report.tfjs = {
+          backend: chosen === 'tensorflow-gpu' || chosen === 'tensorflow' ? 'tensorflow' : chosen,
+          reasons: Object.fromEntries(r.probes.filter((p) => before.includes(p.backend)).map((p) => [p.backend, p.detail])),
+          ...(chosen ? { detail: `${chosen}${r.override ? ` (forced by ${r.override})` : ''}` } : {}),
+        } as DoctorReport['tfjs'];
       } catch (err) {
         report.tfjs.error = err instanceof Error ? err.message : String(err);
       }
@@ -61,7 +69,7 @@ export function register(program: Command): void {
         printJson(report);
         return;
       }
-      const line = (k: string, v: string): void => void process.stdout.write(`${k.padEnd(14)} ${v}\n`);
+      const line = (k: string, v: string): void => void process.stdout.write(`${k.padEnd(28)} ${v}\n`);
       line('node', `${report.node.version} ${report.node.ok ? 'ok' : `(Troupe needs ${report.node.required})`}`);
       line('platform', `${report.platform.os} ${report.platform.arch}, ${report.platform.cpus} cores`);
       line('tfjs backend', report.tfjs.backend ? `${report.tfjs.backend}` : `unknown (${report.tfjs.error})`);

@@ -69,12 +69,12 @@ export function register(program: Command): void {
         else {
           const out = process.stdout;
           out.write(`${spec.name}: ${report.episodes} episodes of ${report.environment} (${split} split, seed ${seed})\n`);
-          out.write(`  success rate  ${report.success_rate.toFixed(3)}\n`);
-          out.write(`  mean turns    ${report.mean_turns.toFixed(2)}\n`);
+          out.write(`  success rate      ${report.success_rate.toFixed(3)}\n`);
+          out.write(`  mean turns        ${report.mean_turns.toFixed(2)}\n`);
           for (const [seat, r] of Object.entries(report.mean_reward)) {
-            out.write(`  ${`reward/${seat}`.padEnd(14)}${r.toFixed(4)}  (parse failures ${((report.parse_failure_rate[seat] ?? 0) * 100).toFixed(1)}%)\n`);
+            out.write(`  ${`reward/${seat}`.padEnd(18)}${r.toFixed(4)}  (parse failures ${((report.parse_failure_rate[seat] ?? 0) * 100).toFixed(1)}%)\n`);
           }
-          if (trace) out.write(`  trace         ${opts.trace} (${trace.records} records)\n`);
+          if (trace) out.write(`  trace             ${opts.trace} (${trace.records} records)\n`);
         }
       } finally {
         await team.dispose();

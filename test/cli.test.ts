@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { json, ROOT, troupe } from './helpers/cli.js';
+
+const example = join(ROOT, 'examples', 'plan-path.yaml');
+
+describe('troupe CLI (end to end, from source)', function () {
+  this.timeout(180_000);
+
+  describe('validate', () => {
+    it('accepts the example specs', async () => {
+      const specs = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.yaml')).map((f) => join('examples', f));
+      assert.ok(specs.length >= 1);
+      const r = await troupe(['validate', ...specs, '--json']);
+      const out = json<{ ok: boolean; files: { file: string; ok: boolean; issues: unknown[] }[] }>(r);
+      assert.deepEqual(out.files.filter((f) => !f.ok), [], r.stdout);
+      assert.equal(out.ok, true);
+      assert.equal(r.code, 0);
+    });
+
+    it('rejects every broken spec with file:line:col errors and exit code 1', async () => {
+      const broken = readdirSync(join(ROOT, 'examples', 'broken')).filter((f) => f.endsWith('.yaml'));
+      assert.ok(broken.length >= 3);
+      for (const f of broken) {
+        const r = await troupe(['validate', join('examples', 'broken', f)]);
+        assert.equal(r.code, 1, `${f} should be rejected:\n${r.stdout}${r.stderr}`);
+        assert.match(r.stdout, new RegExp(`examples/broken/${f.replace('.', '\\.')}:\\d+:\\d+ \\S+: `), `${f}: no file:line:col issue in\n${r.stdout}`);
+      }
+    });
+
+    it('names the key path and suggests the intended policy name', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
+      try {
+        const text = readFileSync(example, 'utf8').replace('policy: shared\n    sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 64 }\n  executor', 'policy: sharde\n    sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 64 }\n  executor');
+        assert.notEqual(text, readFileSync(example, 'utf8'), 'fixture edit must apply');
+        writeFileSync(join(dir, 'team.yaml'), text);
+        const r = await troupe(['validate', join(dir, 'team.yaml')]);
+        assert.equal(r.code, 1);
+        assert.match(r.stdout, /team\.yaml:\d+:\d+ seats\.proposer\.policy: .*"shared"/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('run', () => {
+    it('the oracle solves every one of 200 episodes', async () => {
+      const r = await troupe(['run', example, '--episodes', '200', '--policy', 'oracle', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      const out = json(r);
+      assert.equal(out.episodes, 200);
+      assert.equal(out.success_rate, 1);
+      assert.deepEqual(Object.keys(out.mean_reward).sort(), ['executor', 'proposer']);
+    });
+
+    it('a random team succeeds rarely, and the trace holds one record per agent turn', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
+      try {
+        const trace = join(dir, 'trace.jsonl');
+        const r = await troupe(['run', example, '--episodes', '100', '--policy', 'random', '--json', '--trace', trace]);
+        assert.equal(r.code, 0, r.stderr);
+        const out = json(r);
+        assert.ok(out.success_rate < 0.6, `random success ${out.success_rate}`);
+        const records = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+        assert.equal(records.length, out.samples);
+        assert.equal(records.length, out.trace_records);
+        const turnsPlayed = records.filter((x) => x.seat === 'executor').length;
+        assert.ok(Math.abs(turnsPlayed / 100 - out.mean_turns) < 1e-9, 'one executor record per turn played');
+        for (const rec of records) {
+          for (const key of ['instanceUid', 'split', 'turn', 'seat', 'role', 'policy', 'policyVersion', 'branch', 'prompt', 'completion', 'reward', 'selected', 'done', 'success']) {
+            assert.ok(key in rec, `trace record lacks ${key}`);
+          }
+          assert.equal(rec.split, 'test');
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('usage errors exit with code 2', async () => {
+      assert.equal((await troupe(['run'])).code, 2);
+      assert.equal((await troupe(['run', example, '--episodes', 'many'])).code, 2);
+      assert.equal((await troupe(['run', example, '--split', 'dev'])).code, 2);
+    });
+
+    it('a missing spec file is a clear failure (exit 1), not a stack trace', async () => {
+      const r = await troupe(['run', 'no/such/team.yaml', '--policy', 'oracle']);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /no\/such\/team\.yaml/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    });
+  });
+
+  describe('env sample', () => {
+    it('test instances are solvable by the oracle and none appears in the train split', async () => {
+      const r = await troupe(['env', 'sample', 'plan-path', '--split', 'test', '--count', '50', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      const out = json(r);
+      assert.equal(out.count, 50);
+      assert.equal(out.oracle_success_rate, 1);
+      assert.deepEqual(out.disjoint_from_train.overlaps, []);
+      assert.ok(out.disjoint_from_train.checkedTrain >= 1000);
+      const keys = new Set(out.instances.map((x: { key: string }) => x.key));
+      assert.equal(keys.size, 50, 'instances are distinct');
+    });
+  });
+
+  describe('plugins', () => {
+    let project: string;
+    const marker = () => join(project, 'EXECUTED');
+    before(() => {
+      project = mkdtempSync(join(tmpdir(), 'troupe-plugins-'));
+      const pkg = join(project, 'node_modules', 'troupe-env-broken');
+      mkdirSync(pkg, { recursive: true });
+      writeFileSync(join(pkg, 'package.json'), JSON.stringify({
+        name: 'troupe-env-broken', version: '1.0.0', type: 'module',
+        troupe: { apiVersion: 1, kernel: '^0.1.0', module: './module.js', contributes: { environments: [{ id: 'Broken Id!' }] } },
+      }));
+      writeFileSync(join(pkg, 'module.js'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker())}, 'ran');\nexport default null;\n`);
+    });
+    after(() => rmSync(project, { recursive: true, force: true }));
+
+    it('ls lists the official plugins with their contributions and origin', async () => {
+      const r = await troupe(['plugins', 'ls', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      const out = json<{ plugins: { name: string; origin: string; contributes: Record<string, string[]> }[] }>(r);
+      const planPath = out.plugins.find((p) => p.name === '@troupe/env-plan-path');
+      assert.ok(planPath, 'plan-path is listed');
+      assert.equal(planPath.origin, 'official');
+      assert.deepEqual(planPath.contributes.environments, ['plan-path-v0']);
+    });
+
+    it('a broken manifest is reported without running the plugin code', async () => {
+      const r = await troupe(['plugins', 'ls', '--json', '--dir', project]);
+      assert.equal(r.code, 0, r.stderr);
+      const out = json<{ plugins: { name: string; problem: string | null }[] }>(r);
+      const broken = out.plugins.find((p) => p.name === 'troupe-env-broken');
+      assert.ok(broken, 'the broken plugin is listed');
+      assert.match(broken.problem ?? '', /troupe-env-broken/);
+      assert.equal(existsSync(marker()), false, 'the module must not be imported');
+
+      const spec = readFileSync(example, 'utf8').replace('id: plan-path ', 'id: broken ');
+      writeFileSync(join(project, 'team.yaml'), spec);
+      const v = await troupe(['validate', join(project, 'team.yaml')], { cwd: project });
+      assert.equal(v.code, 1);
+      assert.match(v.stdout, /troupe-env-broken/);
+      assert.equal(existsSync(marker()), false, 'validate must not import a plugin whose manifest is invalid');
+    });
+  });
+
+  it('doctor reports Node, the tfjs backend and the sandbox', async () => {
+    const r = await troupe(['doctor', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = json(r);
+    assert.equal(out.node.version, process.versions.node);
+    assert.ok(['tensorflow', 'wasm', 'cpu'].includes(out.tfjs.backend), JSON.stringify(out.tfjs));
+    assert.ok(out.sandbox.isolation, JSON.stringify(out.sandbox));
+  });
+});
