@@ -225,7 +225,9 @@ export class Sandbox {
     const args = req.args ?? [];
     const workDirBytes = workDirCapacity(req, limits);
     if (req.language === 'python') {
-      return { executable: runtime.executable, args: ['-E', '-s', '-B', MAIN_FILE.python, ...args], env, mounts: runtime.mounts, workDirBytes };
+      // The environment is already ours alone, so no -E: PYTHONHASHSEED=0 makes set/dict-of-str order reproducible.
+      env.PYTHONHASHSEED = '0';
+      return { executable: runtime.executable, args: ['-s', '-B', MAIN_FILE.python, ...args], env, mounts: runtime.mounts, workDirBytes };
     }
     env.UV_THREADPOOL_SIZE = '2';
     const heap = Math.max(8, Math.floor(limits.memoryMb * 0.75));

@@ -105,10 +105,18 @@ for (const [index, kind] of KINDS.entries()) {
       assert.match(b.stderr, /ValueError: boom/);
     });
 
-    itFull('passes files and args, with the temp dir as cwd and HOME', async () => {
-      const r = await py('import os, sys\nprint(open("data/in.txt").read(), sys.argv[1:], os.getcwd() == os.environ["HOME"])', { files: { 'data/in.txt': 'hello' }, args: ['a', '--b'] });
+    it('passes files and args verbatim (no shell), with the temp dir as cwd and HOME', async () => {
+      const args = ['a', '--b', "it's $(id) `id` \"q\" ; rm -rf / \\ ünï"];
+      const r = await py('import os, sys, json\nprint(open("data/in.txt").read(), json.dumps(sys.argv[1:]), os.getcwd() == os.environ["HOME"])', { files: { 'data/in.txt': 'hello', "we'ird $(x).txt": 'y' }, args });
       assert.equal(r.verdict, 'ok', r.stderr);
-      assert.equal(r.stdout, "hello ['a', '--b'] True\n");
+      assert.equal(r.stdout, `hello ${JSON.stringify(args).replace(/,/g, ', ').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)} True\n`);
+    });
+
+    itFull('gives Python a fixed hash seed (reproducible set order)', async () => {
+      const src = 'print(list({"apple", "banana", "cherry", "date", "elderberry", "fig"}))';
+      const [a, b] = await sandbox.runMany([{ language: 'python', source: src }, { language: 'python', source: src }]);
+      assert.equal(a.verdict, 'ok', a.stderr);
+      assert.equal(a.stdout, b.stdout);
     });
 
     itFull('stops an infinite loop (CPU time limit)', async () => {
@@ -310,7 +318,7 @@ for (const [index, kind] of KINDS.entries()) {
       assert.equal(r.verdict, 'ok', r.stderr);
       assert.ok(!r.stdout.includes(secretValue));
       const env = JSON.parse(r.stdout) as Record<string, string>;
-      assert.deepEqual(Object.keys(env).filter((k) => !['PATH', 'HOME', 'TMPDIR', 'LANG', 'PWD', 'LC_CTYPE'].includes(k)), []);
+      assert.deepEqual(Object.keys(env).filter((k) => !['PATH', 'HOME', 'TMPDIR', 'LANG', 'PWD', 'LC_CTYPE', 'PYTHONHASHSEED'].includes(k)), []);
       const j = await js('console.log(JSON.stringify(process.env))');
       assert.ok(!j.stdout.includes(secretValue));
       assert.equal(JSON.parse(j.stdout).TROUPE_SANDBOX_TEST_SECRET, undefined);
