@@ -270,12 +270,21 @@ export function environmentChecks(contribution: EnvironmentContribution, options
       if (env0.oracle) await forEachEpisode('oracle', fail, visit);
     }),
 
-    check(suite, 'signals are finite numbers', async (fail) => {
+    check(suite, 'signals are finite numbers (and the declared ones)', async (fail) => {
       const env0 = make();
+      const declared = env0.signals;
+      if (declared !== undefined && (!Array.isArray(declared) || declared.some((n) => typeof n !== 'string'))) fail('signals must be a list of names');
       const visit = (r: Rollout, label: string) => {
         for (const s of r.steps) {
+          const names = Object.keys(s.result.signals ?? {});
           for (const [name, v] of Object.entries(s.result.signals ?? {})) {
             if (typeof v !== 'number' || !Number.isFinite(v)) fail(`${label}, turn ${s.turn}, ${s.seat}: signal "${name}" is ${String(v)}`);
+          }
+          if (Array.isArray(declared)) {
+            const missing = declared.filter((n) => !names.includes(n));
+            const extra = names.filter((n) => !declared.includes(n));
+            if (missing.length) fail(`${label}, turn ${s.turn}, ${s.seat}: declared signals missing: ${missing.join(', ')}`);
+            if (extra.length) fail(`${label}, turn ${s.turn}, ${s.seat}: undeclared signals: ${extra.join(', ')} (declared: ${declared.join(', ')})`);
           }
         }
       };

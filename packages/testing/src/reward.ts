@@ -1,7 +1,7 @@
 /**
  * The reward conformance suite: every declared term present and finite, deterministic, inputs untouched.
  */
-import type { RewardContribution, RewardFunction, Transition } from '@troupe/kernel';
+import type { RewardCheckContext, RewardContribution, RewardFunction, Transition } from '@troupe/kernel';
 import type { ConformanceCheck, ConformanceFailure } from './core.js';
 import { check, deepFreeze, describeError, guardedChecks, mutableCopy, registerChecks, runChecks, safeCanonical } from './core.js';
 import { compileSchema } from './schema.js';
@@ -12,6 +12,8 @@ export interface RewardConformanceOptions {
   readonly config?: Record<string, unknown>;
   /** Sample transitions (e.g. recorded from an environment with `playEpisode`); at least one. */
   readonly transitions: readonly Transition[];
+  /** When the contribution has `check`, it must accept `config` in this context (e.g. the environment's signals). */
+  readonly checkContext?: RewardCheckContext;
 }
 
 /** The checks of the reward suite. */
@@ -20,7 +22,7 @@ export function rewardChecks(contribution: RewardContribution, options: RewardCo
   const fn: RewardFunction = contribution.create(options.config ?? {});
   const transitions = options.transitions.map((t) => deepFreeze(t));
   const declared = contribution.terms;
-  return [
+  const checks: ConformanceCheck[] = [
     check(suite, 'declares its id and terms', (fail) => {
       if (fn.id !== contribution.id) fail(`reward function id "${fn.id}" differs from the contribution id "${contribution.id}"`);
       if (!/^[a-z0-9][a-z0-9-]*-v\d+$/.test(contribution.id)) fail(`id "${contribution.id}" is not of the form name-vN`);
@@ -55,6 +57,13 @@ export function rewardChecks(contribution: RewardContribution, options: RewardCo
       });
     }),
   ];
+  if (typeof contribution.check === 'function' && options.checkContext) {
+    const context = options.checkContext;
+    checks.push(check(suite, 'check() accepts the config', (fail) => {
+      for (const p of contribution.check!(options.config ?? {}, context)) fail(`check() reported ${p.path.join('.') || '(config)'}: ${p.message}`);
+    }));
+  }
+  return checks;
 }
 
 /** Registers the reward suite as mocha tests. */

@@ -17,6 +17,7 @@ export interface ToyBugs {
   badOracle?: boolean;
   badRandomAction?: boolean;
   undeclaredActionType?: boolean;
+  wrongSignals?: boolean;
 }
 
 export interface ToyInstance { readonly start: number; readonly target: number }
@@ -28,6 +29,7 @@ export function toyEnvironment(bugs: ToyBugs = {}): EnvironmentContribution {
     seats: [{ name: 'agent', actionType: bugs.undeclaredActionType ? 'missing' : 'step', description: 'moves the counter' }],
     actionTypes: [{ name: 'step', schema: { type: 'integer', minimum: -3, maximum: 3 }, description: 'how far to move' }],
     maxTurns: 5,
+    signals: bugs.wrongSignals ? ['distance', 'bonus'] : ['distance'],
     instance(split: Split, index: number, seed: number): ToyInstance {
       for (let attempt = 0; ; attempt++) {
         const rng = createRng(deriveSeed(seed, bugs.ignoreSplit ? 'any' : split, index, attempt));

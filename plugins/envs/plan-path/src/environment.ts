@@ -122,6 +122,8 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   readonly actionTypes: readonly ActionTypeSpec[];
   /** {@inheritDoc Environment.maxTurns} */
   readonly maxTurns: number;
+  /** The signals every step returns: `proposal_reward`, `executed_reward`, `success`, `malformed` (see the README). */
+  readonly signals: readonly string[] = PLAN_PATH_SIGNALS;
 
   /** Builds the environment; `config` is filled with defaults and range-checked. */
   constructor(config: Record<string, unknown> = {}) {

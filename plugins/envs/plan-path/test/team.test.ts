@@ -86,6 +86,7 @@ roleConformance(new PlannerContribution(), {
 rewardConformance(new SignalsRewardContribution(), {
   config: { team: 'executed_reward', seats: { proposer: { local: 'proposal_reward' }, executor: { local: 'executed_reward' } } },
   transitions: [...sample.transitions, ...oracle.transitions],
+  checkContext: { environment: env.id, seats: env.seats.map((s) => s.name), signals: env.signals },
 });
 describe('plan-path signals', () => {
   it('are exactly the documented ones', () => {

@@ -2,7 +2,7 @@
  * `signals-v0`: the reward terms `team` and `local`, read from named signals of the environment's step result.
  */
 import { readFileSync } from 'node:fs';
-import type { JsonSchema, RewardContribution, RewardFunction, Transition } from '@troupe/kernel';
+import type { ConfigProblem, JsonSchema, RewardCheckContext, RewardContribution, RewardFunction, Transition } from '@troupe/kernel';
 
 /** The contribution id. */
 export const SIGNALS_ID = 'signals-v0';
@@ -62,15 +62,37 @@ export function resolveSignalsConfig(raw: Record<string, unknown>): SignalsConfi
  * signal name that the environment does not produce. For `troupe validate`, before anything runs.
  */
 export function checkSignalNames(config: SignalsConfig, available: readonly string[]): string[] {
-  const out: string[] = [];
-  const check = (where: string, name: string | undefined): void => {
-    if (name !== undefined && !available.includes(name)) {
-      out.push(`rewards.${where}: signal "${name}" is not produced by the environment; available signals: ${available.join(', ')}`);
-    }
+  return signalProblems(config, { environment: 'the environment', seats: [], signals: available }).map((p) => {
+    const where = p.path[0] === 'seats' ? `seats.${String(p.path[1])}.config.${p.path.slice(2).join('.')}` : `config.${p.path.join('.')}`;
+    return `rewards.${where}: ${p.message}; ${p.hint ?? ''}`.replace(/; $/, '');
+  });
+}
+
+/**
+ * The problems of a resolved config for an environment, as {@link ConfigProblem}s with paths relative to the config
+ * (`['team']`, `['local']`, `['seats', 'proposer', 'local']`): signals the environment does not declare, and seats
+ * it does not have (when `context.seats` is not empty).
+ */
+export function signalProblems(config: SignalsConfig, context: RewardCheckContext): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const available = context.signals;
+  const checkName = (path: (string | number)[], name: string | undefined): void => {
+    if (name === undefined || available === undefined || available.includes(name)) return;
+    const close = available.filter((a) => a.includes(name) || name.includes(a));
+    out.push({
+      path,
+      message: `signal "${name}" is not produced by ${context.environment}`,
+      hint: `${close.length ? `did you mean "${close[0]}"? ` : ''}available signals: ${available.join(', ')}`,
+    });
   };
-  check('config.team', config.team);
-  check('config.local', config.local);
-  for (const [seat, c] of Object.entries(config.seats)) check(`seats.${seat}.config.local`, c.local);
+  checkName(['team'], config.team);
+  checkName(['local'], config.local);
+  for (const [seat, c] of Object.entries(config.seats)) {
+    if (context.seats.length > 0 && !context.seats.includes(seat)) {
+      out.push({ path: ['seats', seat], message: `${context.environment} has no seat "${seat}"`, hint: `its seats are: ${context.seats.join(', ')}` });
+    }
+    checkName(['seats', seat, 'local'], c.local);
+  }
   return out;
 }
 
@@ -136,5 +158,16 @@ export class SignalsRewardContribution implements RewardContribution {
    */
   create(config: Record<string, unknown>): SignalsReward {
     return new SignalsReward(config);
+  }
+
+  /** Checks that every signal the config names is one the environment declares, and every seat exists. */
+  check(config: Record<string, unknown>, context: RewardCheckContext): readonly ConfigProblem[] {
+    let resolved: SignalsConfig;
+    try {
+      resolved = resolveSignalsConfig(config);
+    } catch (err) {
+      return [{ path: [], message: err instanceof Error ? err.message : String(err) }];
+    }
+    return signalProblems(resolved, context);
   }
 }

@@ -52,10 +52,28 @@ describe('signals-v0', () => {
     assert.deepEqual(checkSignalNames(new SignalsReward(paper).config, signals), []);
     assert.deepEqual(checkSignalNames(new SignalsReward({ team: 'win', seats: { executor: { local: 'executed' } } }).config, signals), [
       'rewards.config.team: signal "win" is not produced by the environment; available signals: proposal_reward, executed_reward, success, malformed',
-      'rewards.seats.executor.config.local: signal "executed" is not produced by the environment; available signals: proposal_reward, executed_reward, success, malformed',
+      'rewards.seats.executor.config.local: signal "executed" is not produced by the environment; did you mean "executed_reward"? available signals: proposal_reward, executed_reward, success, malformed',
     ]);
+  });
+
+  it('check() reports undeclared signals and unknown seats at config paths', () => {
+    const c = new SignalsRewardContribution();
+    const context = { environment: 'plan-path-v0', seats: ['proposer', 'executor'], signals };
+    assert.deepEqual(c.check(paper, context), []);
+    assert.deepEqual(c.check({ team: 'executed_reward', seats: { proposer: { local: 'proposal' }, critic: {} } }, context), [
+      { path: ['seats', 'proposer', 'local'], message: 'signal "proposal" is not produced by plan-path-v0',
+        hint: 'did you mean "proposal_reward"? available signals: proposal_reward, executed_reward, success, malformed' },
+      { path: ['seats', 'critic'], message: 'plan-path-v0 has no seat "critic"', hint: 'its seats are: proposer, executor' },
+    ]);
+    // An environment that declares no signals cannot be checked for names.
+    assert.deepEqual(c.check({ team: 'anything' }, { environment: 'x-v0', seats: [] }), []);
+    assert.equal(c.check({}, context)[0]!.message, 'signals-v0: rewards.config.team must name a signal (e.g. "executed_reward"), got undefined');
   });
 });
 
-rewardConformance(new SignalsRewardContribution(), { config: paper, transitions: [proposerStep, executorStep, transition('observer', { executed_reward: -2 })] });
+rewardConformance(new SignalsRewardContribution(), {
+  config: paper,
+  transitions: [proposerStep, executorStep, transition('observer', { executed_reward: -2 })],
+  checkContext: { environment: 'plan-path-v0', seats: ['proposer', 'executor'], signals },
+});
 moduleConformance(fileURLToPath(new URL('..', import.meta.url)));
