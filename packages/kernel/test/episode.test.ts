@@ -313,6 +313,7 @@ describe('episode: selection and reward mixing', () => {
     assert.throws(() => mixReward({ local: 1 }, { alpha: 1, weights: {} }), /no 'team' term but alpha is 1/);
     assert.throws(() => mixReward({ team: NaN }, { alpha: 1, weights: {} }), /term 'team' is NaN/);
     assert.throws(() => mixReward({ team: 1 }, { alpha: 1, weights: { locl: 1 } }), /weight given for term 'locl'/);
+    assert.throws(() => mixReward({ team: 1 }, { alpha: 1, weights: { team: 2 } }), /weights.team is not used.*set alpha/);
   });
   it('deepFreeze freezes nested values, including under an already-frozen top level', () => {
     const v = Object.freeze({ a: { b: [1, { c: 2 }] } });

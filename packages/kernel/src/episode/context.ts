@@ -8,7 +8,7 @@ import type { Role } from '../contracts/role.js';
 export interface RewardMix {
   /** Weight of the `team` term (the paper's α; 1 reproduces the paper). */
   readonly alpha: number;
-  /** Weights of the other terms; a term not listed has weight 1. */
+  /** Weights of the other terms (never `team`: that is `alpha`); a term not listed has weight 1. */
   readonly weights: Readonly<Record<string, number>>;
 }
 
@@ -98,7 +98,10 @@ export function mixReward(terms: Readonly<Record<string, number>>, mix: RewardMi
     r += mix.alpha * terms.team!;
   }
   for (const name of Object.keys(mix.weights)) {
-    if (name !== 'team' && !(name in terms)) {
+    if (name === 'team') {
+      throw new Error(`${at()}: weights.team is not used; the team term is weighted by alpha (set alpha instead).`);
+    }
+    if (!(name in terms)) {
       throw new Error(`${at()}: weight given for term '${name}' but the reward function produced only [${Object.keys(terms).join(', ')}].`);
     }
   }

@@ -115,8 +115,16 @@ export class TraceWriter {
   /** Number of records written so far. */
   records = 0;
 
-  /** Opens (creates or truncates) `path`; parent folders are created. */
-  constructor(readonly path: string, private readonly options: TraceWriterOptions = {}) {
+  /**
+   * Opens (creates or truncates) the file; parent folders are created.
+   * @param path The JSONL file to write.
+   * @param options Step, tokens, advantages, append.
+   */
+  constructor(
+    /** The JSONL file being written. */
+    readonly path: string,
+    private readonly options: TraceWriterOptions = {},
+  ) {
     try {
       mkdirSync(dirname(path), { recursive: true });
     } catch (err) {
