@@ -6,7 +6,7 @@ import { SPLITS, createRng, deriveSeed } from '@troupe/kernel';
 import type { ConformanceCheck, ConformanceFailure } from './core.js';
 import { check, deepFreeze, describeError, guardedChecks, mutableCopy, registerChecks, runChecks, safeCanonical } from './core.js';
 import type { Validator } from './schema.js';
-import { compileSchema } from './schema.js';
+import { compileValidator } from './schema.js';
 
 /** Options of the environment suite. */
 export interface EnvironmentConformanceOptions {
@@ -115,7 +115,7 @@ export function environmentChecks(contribution: EnvironmentContribution, options
   const where = (seed: number, ep: number, mode: string): string => `${mode} play, seed ${seed}, ${split} instance ${ep}`;
 
   const validators = (env: Environment): Map<string, Validator> => {
-    const byType = new Map(env.actionTypes.map((t) => [t.name, compileSchema(t.schema)]));
+    const byType = new Map(env.actionTypes.map((t) => [t.name, compileValidator(t.schema)]));
     return new Map(env.seats.map((s) => [s.name, byType.get(s.actionType)!]));
   };
   const randomChooser = (env: Environment, seed: number, ep: number): ActionChooser => {
@@ -162,9 +162,9 @@ export function environmentChecks(contribution: EnvironmentContribution, options
         if (!s.description) fail(`seat "${s.name}" has no description`);
       }
       for (const t of env.actionTypes) {
-        try { compileSchema(t.schema); } catch (err) { fail(`action type "${t.name}" has an invalid JSON schema: ${describeError(err)}`); }
+        try { compileValidator(t.schema); } catch (err) { fail(`action type "${t.name}" has an invalid JSON schema: ${describeError(err)}`); }
       }
-      try { compileSchema(contribution.configSchema); } catch (err) { fail(`the config schema is invalid: ${describeError(err)}`); }
+      try { compileValidator(contribution.configSchema); } catch (err) { fail(`the config schema is invalid: ${describeError(err)}`); }
     }),
 
     check(suite, 'generates instances deterministically', (fail) => {

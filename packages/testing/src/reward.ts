@@ -4,7 +4,7 @@
 import type { RewardCheckContext, RewardContribution, RewardFunction, Transition } from '@troupe/kernel';
 import type { ConformanceCheck, ConformanceFailure } from './core.js';
 import { check, deepFreeze, describeError, guardedChecks, mutableCopy, registerChecks, runChecks, safeCanonical } from './core.js';
-import { compileSchema } from './schema.js';
+import { compileValidator } from './schema.js';
 
 /** Options of the reward suite. */
 export interface RewardConformanceOptions {
@@ -28,7 +28,7 @@ export function rewardChecks(contribution: RewardContribution, options: RewardCo
       if (!/^[a-z0-9][a-z0-9-]*-v\d+$/.test(contribution.id)) fail(`id "${contribution.id}" is not of the form name-vN`);
       if (declared.length === 0) fail('declares no terms');
       if (new Set(declared).size !== declared.length) fail(`term names are not unique: ${declared.join(', ')}`);
-      try { compileSchema(contribution.configSchema); } catch (err) { fail(`the config schema is invalid: ${describeError(err)}`); }
+      try { compileValidator(contribution.configSchema); } catch (err) { fail(`the config schema is invalid: ${describeError(err)}`); }
       if (transitions.length === 0) fail('the suite needs at least one sample transition');
     }),
     check(suite, 'every declared term is present and finite', (fail) => {

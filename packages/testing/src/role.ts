@@ -2,9 +2,10 @@
  * The role conformance suite: prompts, parsing, rendering and grammar.
  */
 import type { ChatMessage, JsonSchema, Observation, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import { createRng, deriveSeed } from '@troupe/kernel';
 import type { ConformanceCheck, ConformanceFailure } from './core.js';
 import { check, deepFreeze, describeError, excerpt, guardedChecks, registerChecks, runChecks, safeCanonical } from './core.js';
-import { compileSchema } from './schema.js';
+import { compileValidator } from './schema.js';
 
 /** Options of the role suite. */
 export interface RoleConformanceOptions {
@@ -72,7 +73,7 @@ export function roleChecks(contribution: RoleContribution, options: RoleConforma
       if (safeCanonical([...role.produces].sort()) !== safeCanonical([...contribution.produces].sort())) {
         fail(`the role produces ${role.produces.join(', ')} but the contribution declares ${contribution.produces.join(', ')}`);
       }
-      try { compileSchema(contribution.configSchema); } catch (err) { fail(`the config schema is invalid: ${describeError(err)}`); }
+      try { compileValidator(contribution.configSchema); } catch (err) { fail(`the config schema is invalid: ${describeError(err)}`); }
       if (options.observations.length === 0) fail('the suite needs at least one sample observation');
       if (options.actions.length === 0) fail('the suite needs at least one sample action');
     }),
@@ -97,7 +98,7 @@ export function roleChecks(contribution: RoleContribution, options: RoleConforma
     }),
 
     check(suite, 'render then parse gives the action back', async (fail) => {
-      const validate = options.actionSchema ? compileSchema(options.actionSchema) : null;
+      const validate = options.actionSchema ? compileValidator(options.actionSchema) : null;
       for (const seat of seats) {
         for (const action of options.actions) {
           const text = role.render(action, seat);
@@ -121,6 +122,33 @@ export function roleChecks(contribution: RoleContribution, options: RoleConforma
             const move = await role.parse(text, seat);
             if (!move || move.kind !== 'invalid') fail(`seat ${seat.seat}: parse(${excerpt(text)}) returned ${safeCanonical(move).slice(0, 120)}, expected an invalid move`);
             else if (typeof move.error !== 'string' || move.error.length === 0) fail(`seat ${seat.seat}: parse(${excerpt(text)}) gave an invalid move without an error message`);
+          } catch (err) {
+            fail(`seat ${seat.seat}: parse(${excerpt(text)}) threw ${describeError(err)}`);
+          }
+        }
+      }
+    }),
+
+    check(suite, 'random and mutated texts never make parse throw', async (fail) => {
+      // Seeded fuzz: texts built from format-like characters, and rendered actions with characters flipped.
+      const rng = createRng(deriveSeed('role-fuzz', contribution.id));
+      const alphabet = ['#', '#', '#', '#', ' ', '[', ']', ',', '\n', '`', '"', '{', '}', ':', '-', '0', '1', '9', 'U', 'x', '\\', '\u0000', '\ud83d'];
+      const rendered = seats.flatMap((seat) => options.actions.map((a) => role.render(a, seat)));
+      const texts: string[] = [];
+      for (let i = 0; i < 150; i++) texts.push(Array.from({ length: 1 + rng.int(60) }, () => alphabet[rng.int(alphabet.length)]!).join(''));
+      for (const base of rendered) {
+        for (let i = 0; i < 10 && base.length > 0; i++) {
+          const at = rng.int(base.length);
+          texts.push(base.slice(0, at) + alphabet[rng.int(alphabet.length)]! + base.slice(at + 1));
+          texts.push(base.slice(0, at));
+        }
+      }
+      for (const seat of seats) {
+        for (const text of texts) {
+          try {
+            const move = await role.parse(text, seat);
+            if (!move || (move.kind !== 'action' && move.kind !== 'invalid')) fail(`seat ${seat.seat}: parse(${excerpt(text)}) returned ${safeCanonical(move).slice(0, 120)}, not a move`);
+            else if (move.kind === 'invalid' && !move.error) fail(`seat ${seat.seat}: parse(${excerpt(text)}) gave an invalid move without an error message`);
           } catch (err) {
             fail(`seat ${seat.seat}: parse(${excerpt(text)}) threw ${describeError(err)}`);
           }

@@ -12,7 +12,7 @@ const draft07 = new Ajv({ strict: false, allErrors: true });
 const draft2020 = new Ajv2020({ strict: false, allErrors: true });
 
 /** Compiles a schema (throws with ajv's message when the schema itself is invalid). */
-export function compileSchema(schema: JsonSchema): Validator {
+export function compileValidator(schema: JsonSchema): Validator {
   const is2020 = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
   const ajv = is2020 ? draft2020 : draft07;
   // Compile without $id so the same schema can be compiled twice.

@@ -71,6 +71,7 @@ describe('role suite', () => {
   });
   const cases: [string, Parameters<typeof toyRole>[0], string, Partial<typeof base>?][] = [
     ['a parser that throws on garbage', { throwOnGarbage: true }, 'garbage text gives an invalid move and never throws'],
+    ['a parser that throws on some format-like text (fuzz)', { throwOnHash: true }, 'random and mutated texts never make parse throw'],
     ['a parser that accepts garbage', { acceptAnything: true }, 'garbage text gives an invalid move and never throws'],
     ['a lossy render', { lossyRender: true }, 'render then parse gives the action back'],
     ['a non-deterministic prompt', { randomPrompt: true }, 'prompts are well-formed and deterministic'],

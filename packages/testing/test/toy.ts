@@ -79,7 +79,7 @@ export function toyEnvironment(bugs: ToyBugs = {}): EnvironmentContribution {
   };
 }
 
-export interface RoleBugs { throwOnGarbage?: boolean; lossyRender?: boolean; randomPrompt?: boolean; acceptAnything?: boolean; hideState?: boolean; wrongGrammar?: boolean }
+export interface RoleBugs { throwOnHash?: boolean; throwOnGarbage?: boolean; lossyRender?: boolean; randomPrompt?: boolean; acceptAnything?: boolean; hideState?: boolean; wrongGrammar?: boolean }
 
 export function toyRole(bugs: RoleBugs = {}): RoleContribution {
   const role: Role<number> = {
@@ -87,6 +87,7 @@ export function toyRole(bugs: RoleBugs = {}): RoleContribution {
     produces: ['step'],
     prompt: (o) => [{ role: 'user', content: `${o.task}\n${bugs.hideState ? '' : o.state}${bugs.randomPrompt ? Math.random() : ''}` }],
     parse(text) {
+      if (bugs.throwOnHash && text.includes('#')) throw new Error('hash');
       const m = /^ANSWER (-?\d)$/.exec(text);
       if (bugs.throwOnGarbage && !m) throw new Error('boom');
       if (bugs.acceptAnything && !m) return { kind: 'action', action: 0, text };
