@@ -63,6 +63,14 @@ export interface MathConfig {
   readonly outputChars?: number;
 }
 
+/**
+ * The signals every step returns (map them in the team spec with the `signals-v0` reward):
+ * `solver_correct` — 1 when the latest solver answer is correct, else 0 (at a coder step: the previous turn's);
+ * `coder_reward` — the coder's program this turn: 1 correct, 0 wrong or silent, −1 crash, timeout or unreadable;
+ * `team` — equals `solver_correct` (the paper's team term).
+ */
+export const MATH_SIGNALS: readonly string[] = Object.freeze(['solver_correct', 'coder_reward', 'team']);
+
 /** Defaults of {@link MathConfig}. */
 export const DEFAULT_MATH_CONFIG: MathConfig = { maxTurns: 3, seats: ['coder', 'solver'], families: FAMILIES };
 
@@ -160,6 +168,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   private readonly fixed?: { readonly bySplit: Record<Split, readonly MathProblem[]> };
   private sandbox?: SandboxLike;
   private sandboxPromise?: Promise<SandboxLike>;
+  private ownsSandbox = false;
 
   /** Builds the environment. Throws a clear error for a bad config or an unreadable dataset. */
   constructor(config: Partial<MathConfig> = {}, deps: MathEnvironmentDeps = {}) {
@@ -294,9 +303,23 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   /** Gets (or creates) the sandbox. */
   private async getSandbox(): Promise<SandboxLike> {
     if (this.sandbox) return this.sandbox;
-    this.sandboxPromise ??= createDefaultSandbox(this.config.sandbox ?? {});
+    if (!this.sandboxPromise) {
+      const { limits: _limits, ...options } = this.config.sandbox ?? {};
+      this.sandboxPromise = createDefaultSandbox(options);
+      this.ownsSandbox = true;
+    }
     this.sandbox = await this.sandboxPromise;
     return this.sandbox;
+  }
+
+  /** Closes the sandbox if this environment created it (an injected sandbox belongs to its owner). */
+  async dispose(): Promise<void> {
+    if (!this.ownsSandbox || !this.sandboxPromise) return;
+    const sandbox = (await this.sandboxPromise) as SandboxLike & { close?: () => Promise<void> | void };
+    this.sandbox = undefined;
+    this.sandboxPromise = undefined;
+    this.ownsSandbox = false;
+    await sandbox.close?.();
   }
 
   /** The coder's step: parse, run, read the last printed line, grade. */

@@ -215,4 +215,20 @@ describe('math-v0 environment', () => {
     assert.equal(env.instanceKey({ ...p }), env.instanceKey(p));
     assert.equal(env.describe(p).key, env.instanceKey(p));
   });
+
+  describe('with the real @troupe/sandbox (created by the environment on first use)', () => {
+    const env = new MathEnvironment({ families: ['counting'], sandbox: { allowUnisolated: true, limits: { wallMs: 5000 } } });
+    after(() => env.dispose());
+
+    it('runs the oracle program (coder_reward 1) and a crashing one (−1); stderr warnings do not fail a run', async () => {
+      const state = env.reset(env.instance('test', 0, 1));
+      const oracle = await env.step(state, 'coder', act(env.oracle(state, 'coder')));
+      assert.equal(oracle.signals.coder_reward, 1, JSON.stringify(oracle.info));
+      assert.ok(['bwrap', 'unshare', 'none'].includes(String(oracle.info!.isolation)));
+      const crash = await env.step(state, 'coder', act({ language: 'python', source: 'import sys\nprint("x", file=sys.stderr)\nprint(1)\nsys.exit(2)\n' }));
+      assert.equal(crash.signals.coder_reward, -1);
+      const warned = await env.step(state, 'coder', act({ language: 'python', source: `import sys\nprint("warning: slow", file=sys.stderr)\nprint(${JSON.stringify(state.problem.answer)})\n` }));
+      assert.equal(warned.signals.coder_reward, 1);
+    });
+  });
 });
