@@ -10,7 +10,7 @@
  */
 export type { Language, SandboxLimits, Verdict, RunRequest, RunResult, IsolationKind, IsolationReport, SandboxOptions } from './types.js';
 export { DEFAULT_LIMITS } from './types.js';
-export { Sandbox } from './sandbox.js';
+export { Sandbox, chooseIsolation } from './sandbox.js';
 export { probeIsolation, describeIsolation } from './probe.js';
 export { looksOutOfMemory } from './classify.js';
 export { TaskPool } from './pool.js';

@@ -51,6 +51,26 @@ export function workDirCapacity(req: Pick<RunRequest, 'source' | 'files'>, limit
 }
 
 /**
+ * Decides which isolation a sandbox with `options` uses on a machine described by `report`: the forced kind when it
+ * works, else the best available, else 'none' only when `allowUnisolated`; otherwise a refusal saying what to do.
+ */
+export function chooseIsolation(report: IsolationReport, options: Pick<SandboxOptions, 'isolation' | 'allowUnisolated'>, hasPrlimit: boolean): { kind?: IsolationKind; refusal?: string } {
+  const wanted = options.isolation ?? 'auto';
+  if (wanted === 'none' || (wanted === 'auto' && report.kind === 'unavailable')) {
+    if (!options.allowUnisolated) {
+      return wanted === 'none'
+        ? { refusal: 'isolation "none" needs allowUnisolated: true (runs would NOT be isolated)' }
+        : { refusal: `no isolation is available (${report.details}); install bubblewrap (apt-get install -y bubblewrap) or allow unisolated runs` };
+    }
+    if (!hasPrlimit) return { refusal: 'cannot apply resource limits: prlimit (util-linux) is missing' };
+    return { kind: 'none' };
+  }
+  if (wanted === 'auto') return { kind: report.kind as IsolationKind };
+  if (report.available[wanted]) return { kind: wanted };
+  return { refusal: `isolation "${wanted}" was requested but does not work here (${report.details})` };
+}
+
+/**
  * Runs untrusted Python and JavaScript programs in isolation (see the package README for the exact guarantees).
  *
  * `run` never rejects: every problem becomes a {@link RunResult} (verdict 'refused' with a reason when the program
@@ -82,23 +102,7 @@ export class Sandbox {
 
   /** Chooses the isolation kind once: forced, or the best available, or 'none' when allowed; else a refusal. */
   private chooseKind(): Promise<{ kind?: IsolationKind; refusal?: string }> {
-    this.kindPromise ??= (async () => {
-      const report = await probeIsolation();
-      const wanted = this.options.isolation ?? 'auto';
-      const tools = hostTools();
-      if (wanted === 'none' || (wanted === 'auto' && report.kind === 'unavailable')) {
-        if (!this.options.allowUnisolated) {
-          return wanted === 'none'
-            ? { refusal: 'isolation "none" needs allowUnisolated: true (runs would NOT be isolated)' }
-            : { refusal: `no isolation is available (${report.details}); install bubblewrap (apt-get install -y bubblewrap) or allow unisolated runs` };
-        }
-        if (!tools.prlimit) return { refusal: 'cannot apply resource limits: prlimit (util-linux) is missing' };
-        return { kind: 'none' };
-      }
-      if (wanted === 'auto') return { kind: report.kind as IsolationKind };
-      if (report.available[wanted]) return { kind: wanted };
-      return { refusal: `isolation "${wanted}" was requested but does not work here (${report.details})` };
-    })();
+    this.kindPromise ??= probeIsolation().then((report) => chooseIsolation(report, this.options, Boolean(hostTools().prlimit)));
     return this.kindPromise;
   }
 

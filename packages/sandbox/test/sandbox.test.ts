@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { DEFAULT_LIMITS, looksOutOfMemory, probeIsolation, RunRequest, Sandbox, TaskPool } from '@troupe/sandbox';
+import { chooseIsolation, DEFAULT_LIMITS, IsolationReport, looksOutOfMemory, probeIsolation, RunRequest, Sandbox, TaskPool } from '@troupe/sandbox';
 
 const LIMITS = { cpuMs: 1000, wallMs: 15_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
 
@@ -175,5 +175,25 @@ describe('sandbox: out-of-memory detection', () => {
     assert.ok(looksOutOfMemory('OSError: [Errno 12] Cannot allocate memory'));
     assert.ok(!looksOutOfMemory('ValueError: memory is a nice word'));
     assert.ok(!looksOutOfMemory(''));
+  });
+});
+
+describe('sandbox: choosing the isolation', () => {
+  const none: IsolationReport = { kind: 'unavailable', details: 'bwrap: unavailable', available: { bwrap: false, unshare: false } };
+  const onlyUnshare: IsolationReport = { kind: 'unshare', details: 'unshare works', available: { bwrap: false, unshare: true } };
+
+  it('refuses when nothing isolates, saying what to install, unless unisolated runs are allowed', () => {
+    const r = chooseIsolation(none, {}, true);
+    assert.equal(r.kind, undefined);
+    assert.match(r.refusal ?? '', /apt-get install -y bubblewrap/);
+    assert.deepEqual(chooseIsolation(none, { allowUnisolated: true }, true), { kind: 'none' });
+    assert.match(chooseIsolation(none, { allowUnisolated: true }, false).refusal ?? '', /prlimit/);
+  });
+
+  it('uses the best available kind, and refuses a forced kind that does not work', () => {
+    assert.deepEqual(chooseIsolation(onlyUnshare, {}, true), { kind: 'unshare' });
+    assert.deepEqual(chooseIsolation(onlyUnshare, { isolation: 'unshare' }, true), { kind: 'unshare' });
+    assert.match(chooseIsolation(onlyUnshare, { isolation: 'bwrap', allowUnisolated: true }, true).refusal ?? '', /"bwrap" was requested/);
+    assert.match(chooseIsolation(onlyUnshare, { isolation: 'none' }, true).refusal ?? '', /allowUnisolated/);
   });
 });
