@@ -82,7 +82,13 @@ export function sampleToken(
   } else {
     const ids = cand ?? Array.from({ length: V }, (_, i) => i);
     const T = opts.temperature;
-    ids.sort((a, b) => logits[b]! - logits[a]! || a - b);
+    // sort only when a truncation needs the order (sorting a 150k vocabulary per token is costly)
+    if (opts.topK > 0 || opts.topP < 1) ids.sort((a, b) => logits[b]! - logits[a]! || a - b);
+    else {
+      let best = 0;
+      for (let j = 1; j < ids.length; j++) if (logits[ids[j]!]! > logits[ids[best]!]!) best = j;
+      [ids[0], ids[best]] = [ids[best]!, ids[0]!];
+    }
     let keep = ids.length;
     if (opts.topK > 0) keep = Math.min(keep, opts.topK);
     const m = logits[ids[0]!]! / T;
