@@ -44,7 +44,9 @@ export function classify(raw: RawOutcome, kind: IsolationKind, limits: SandboxLi
   if (signal === 'SIGXCPU') return { ...base, verdict: 'timeout', reason: `CPU time limit of ${limits.cpuMs} ms exceeded (SIGXCPU)` };
   const failed = signal !== null || (exitCode !== null && exitCode !== 0);
   if (failed && looksOutOfMemory(stderr)) return { ...base, verdict: 'memory-limit', reason: `memory limit of ${limits.memoryMb} MiB exceeded` };
-  if (signal === 'SIGKILL') return { ...base, verdict: 'timeout', reason: `killed by SIGKILL (the CPU time hard limit of ${Math.ceil(limits.cpuMs / 1000) + 1} s)` };
+  // Only a program that catches SIGXCPU meets the hard CPU limit (SIGKILL); it needs at least the soft limit in wall time.
+  const cpuSeconds = Math.max(1, Math.ceil(limits.cpuMs / 1000));
+  if (signal === 'SIGKILL' && raw.wallMs >= cpuSeconds * 1000) return { ...base, verdict: 'timeout', reason: `killed by SIGKILL (the CPU time hard limit of ${cpuSeconds + 1} s)` };
   if (signal === 'SIGXFSZ') return { ...base, verdict: 'runtime-error', reason: `file size limit of ${limits.maxFileBytes} bytes exceeded (SIGXFSZ)` };
   if (signal !== null) return { ...base, verdict: 'runtime-error', reason: `killed by ${signal}` };
   if (exitCode !== 0) return { ...base, verdict: 'runtime-error', reason: `exit code ${exitCode}` };

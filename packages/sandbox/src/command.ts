@@ -142,11 +142,11 @@ export function unsharePlan(tools: HostTools, layout: LayoutEntry[], inner: Inne
   lines.push(`cp -R ${shq(workDir)}/. ${R}${SANDBOX_DIR}/`);
   if (uid !== undefined) lines.push(`chown -R ${uid}:${uid} ${R}${SANDBOX_DIR}`);
   lines.push(`mount -o remount,ro,bind ${R}`);
-  lines.push('set +e');
+  // PID 1 moves into the chroot too (so /proc/1/root shows nothing of the host) and stays a shell that waits for the
+  // program: a program as PID 1 would ignore the kernel's SIGXCPU.
   const envArgs = Object.entries(inner.env).map(([k, v]) => shq(`${k}=${v}`));
   const chain = innerChain(tools, inner, limits, uid).map(shq);
-  lines.push(`${shq(tools.chroot!)} ${R} ${shq(tools.env!)} -i -C ${SANDBOX_DIR} ${envArgs.join(' ')} ${chain.join(' ')}`);
-  lines.push('exit $?');
+  lines.push(`exec ${shq(tools.chroot!)} ${R} ${shq(tools.sh!)} -c '"$@"; exit $?' sh ${shq(tools.env!)} -i -C ${SANDBOX_DIR} ${envArgs.join(' ')} ${chain.join(' ')}`);
   const ns = ['--pid', '--fork', '--kill-child', '--net', '--ipc', '--uts', '--mount', '--propagation', 'private'];
   if (!isRoot()) ns.unshift('--user', '--map-root-user');
   // setpriv --pdeathsig: if the host process dies, unshare dies too, and --kill-child takes the namespace with it.
