@@ -80,7 +80,7 @@ export interface RunResult {
   wallMs: number;
   /** True when stdout or stderr was cut at `maxOutputBytes`. */
   truncated: boolean;
-  /** The isolation the run used. */
+  /** The isolation the run used (for a refused run: the kind it would have used, or 'none' when that was not decided). */
   isolation: IsolationKind;
   /** Why the verdict is what it is, when that is not obvious (always set for 'refused', 'timeout', limits). */
   reason?: string;
