@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import {
   CausalLM, presetHfConfig, parseHfConfig, parameterShapes, initBackend, tf, generateIds, policyGradientStep,
-  recomputeLogprobs, AdamW, lrAt, packBatch, scatterToLayout, policyGradientLoss,
+  recomputeLogprobs, AdamW, lrAt, packBatch, scatterToLayout, policyGradientLoss, ropeInvFreq,
 } from '@troupe/kernel/model';
 
 /** A small GQA config (4 query heads on 2 kv heads) so the suite stays fast. */
@@ -39,7 +39,18 @@ describe('causal LM', () => {
     assert.throws(() => parseHfConfig({ ...micro('qwen3'), model_type: 'gpt2' }, 'x/config.json'), /x\/config.json: unknown model_type "gpt2"/);
     assert.throws(() => parseHfConfig({ ...micro('qwen3'), num_key_value_heads: 3 }), /num_attention_heads \(4\) must be a multiple of num_key_value_heads \(3\)/);
     assert.throws(() => parseHfConfig({ ...micro('llama'), hidden_size: undefined }), /'hidden_size' must be a number \(missing\)/);
-    assert.throws(() => parseHfConfig({ ...micro('llama'), rope_scaling: { rope_type: 'llama3' } }), /rope_scaling/);
+    assert.throws(() => parseHfConfig({ ...micro('llama'), rope_scaling: { rope_type: 'yarn', factor: 4 } }), /rope_scaling of type "yarn" is not supported/);
+  });
+
+  it('RoPE scaling: linear divides the frequencies; llama3 keeps high and divides low frequencies', () => {
+    const base = ropeInvFreq(64, 500000);
+    const lin = ropeInvFreq(64, 500000, { type: 'linear', factor: 4 });
+    base.forEach((f, i) => assert.ok(Math.abs(lin[i]! - f / 4) < 1e-12));
+    const l3 = ropeInvFreq(64, 500000, { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 });
+    assert.equal(l3[0], base[0]); // wavelength 2π < 8192/4: unchanged
+    assert.ok(Math.abs(l3[31]! - base[31]! / 8) < 1e-12); // longest wavelength > 8192: divided by the factor
+    const cfg = parseHfConfig({ ...micro('llama'), rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 } });
+    assert.equal(cfg.ropeScaling?.type, 'llama3');
   });
 
   for (const [mt, tie] of [['qwen3', false], ['qwen2', false], ['llama', true]] as const) {

@@ -31,6 +31,8 @@ export interface LmConfig {
   readonly rmsNormEps: number;
   /** RoPE base. */
   readonly ropeTheta: number;
+  /** RoPE scaling (`linear` or Llama 3's `llama3`), when the config has one. */
+  readonly ropeScaling?: RopeScaling;
   /** Whether the LM head shares the embedding matrix. */
   readonly tieWordEmbeddings: boolean;
   /** Whether q/k/v projections have biases (Qwen2; Llama's `attention_bias`). */
@@ -44,6 +46,11 @@ export interface LmConfig {
   /** Longest supported sequence. */
   readonly maxPositionEmbeddings: number;
 }
+
+/** Supported `rope_scaling` entries of a Hugging Face config. */
+export type RopeScaling =
+  | { readonly type: 'linear'; readonly factor: number }
+  | { readonly type: 'llama3'; readonly factor: number; readonly lowFreqFactor: number; readonly highFreqFactor: number; readonly originalMaxPositionEmbeddings: number };
 
 /** Shapes of the presets, identical to `torch_ref.py`'s PRESETS. */
 export const PRESETS = {
@@ -111,9 +118,19 @@ export function parseHfConfig(cfg: Record<string, unknown>, where = 'config.json
   const headDim = posInt(cfg, 'head_dim', where, Math.floor(hiddenSize / numHeads));
   if (headDim % 2 !== 0) throw new Error(`${where}: head_dim must be even for RoPE, got ${headDim}`);
   const rs = cfg.rope_scaling as Record<string, unknown> | null | undefined;
+  let ropeScaling: RopeScaling | undefined;
   if (rs && typeof rs === 'object') {
     const t = rs.rope_type ?? rs.type;
-    if (t !== 'default') throw new Error(`${where}: rope_scaling of type ${JSON.stringify(t)} is not supported; remove it or use a model without rope scaling`);
+    const w = `${where}: rope_scaling`;
+    if (t === 'linear') ropeScaling = { type: 'linear', factor: num(rs, 'factor', w) };
+    else if (t === 'llama3') {
+      ropeScaling = {
+        type: 'llama3', factor: num(rs, 'factor', w), lowFreqFactor: num(rs, 'low_freq_factor', w, 1),
+        highFreqFactor: num(rs, 'high_freq_factor', w, 4), originalMaxPositionEmbeddings: num(rs, 'original_max_position_embeddings', w, 8192),
+      };
+    } else if (t !== 'default') {
+      throw new Error(`${where}: rope_scaling of type ${JSON.stringify(t)} is not supported (supported: default, linear, llama3)`);
+    }
   }
   if (cfg.mlp_bias === true) throw new Error(`${where}: mlp_bias=true is not supported`);
   if (cfg.use_sliding_window === true) throw new Error(`${where}: use_sliding_window=true is not supported`);
@@ -138,6 +155,7 @@ export function parseHfConfig(cfg: Record<string, unknown>, where = 'config.json
     eosTokenIds,
     maxPositionEmbeddings: posInt(cfg, 'max_position_embeddings', where, 32768),
     ...(bos !== undefined ? { bosTokenId: bos } : {}),
+    ...(ropeScaling ? { ropeScaling } : {}),
   };
   return out;
 }

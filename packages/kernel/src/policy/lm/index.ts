@@ -3,7 +3,7 @@
  * primitives, and the `tfjs-causal-lm` policy contribution.
  */
 export * from './config.js';
-export { mm, linear, rmsNorm, embed, oneHotF32, silu } from './ops.js';
+export { mm, linear, rmsNorm, embed, oneHotF32, silu, ropeInvFreq } from './ops.js';
 export * from './model.js';
 export * from './grammar.js';
 export * from './generate.js';

@@ -243,7 +243,7 @@ export class CausalLM {
     const start = opts.start ?? pastLen;
     const wantCache = opts.returnCache ?? past !== undefined;
     const diffEmbed = opts.differentiableEmbedding ?? this.lora.size === 0;
-    const { cos, sin } = ropeTables(start, T, hd, c.ropeTheta);
+    const { cos, sin } = ropeTables(start, T, hd, c.ropeTheta, c.ropeScaling);
     const S = pastLen + T;
     const mask = causalMask(T, S).reshape([1, 1, 1, T, S]);
     const scale = 1 / Math.sqrt(hd);

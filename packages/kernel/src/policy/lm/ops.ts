@@ -4,6 +4,7 @@
  * lacks UnsortedSegmentSum, the gradient of `gather`).
  */
 import * as tf from '@tensorflow/tfjs';
+import type { RopeScaling } from './config.js';
 
 function swapLast(x: tf.Tensor): tf.Tensor {
   const r = x.rank;
@@ -86,13 +87,36 @@ export function rotateHalfMatrix(hd: number): tf.Tensor2D {
 }
 
 /**
- * RoPE tables for positions `[start, start + T)` as `[T, hd]` cos and sin (rotate-half convention, as Hugging Face),
- * computed like PyTorch in float32: `inv = 1 / theta^(2i/hd)`, `angle = pos * inv`.
+ * RoPE inverse frequencies `1 / theta^(2i/hd)` in float32 (as PyTorch computes them), with Hugging Face's `linear`
+ * or `llama3` scaling applied when given.
  */
-export function ropeTables(start: number, T: number, hd: number, theta: number): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+export function ropeInvFreq(hd: number, theta: number, scaling?: RopeScaling): Float32Array {
   const h = hd / 2;
   const inv = new Float32Array(h);
   for (let i = 0; i < h; i++) inv[i] = Math.fround(1 / Math.fround(Math.pow(theta, Math.fround((2 * i) / hd))));
+  if (scaling?.type === 'linear') for (let i = 0; i < h; i++) inv[i] = inv[i]! / scaling.factor;
+  if (scaling?.type === 'llama3') {
+    const { factor, lowFreqFactor: lo, highFreqFactor: hi, originalMaxPositionEmbeddings: old } = scaling;
+    const lowWavelen = old / lo, highWavelen = old / hi;
+    for (let i = 0; i < h; i++) {
+      const f = inv[i]!;
+      const wavelen = (2 * Math.PI) / f;
+      if (wavelen < highWavelen) continue;
+      if (wavelen > lowWavelen) { inv[i] = f / factor; continue; }
+      const smooth = (old / wavelen - lo) / (hi - lo);
+      inv[i] = (1 - smooth) * (f / factor) + smooth * f;
+    }
+  }
+  return inv;
+}
+
+/**
+ * RoPE tables for positions `[start, start + T)` as `[T, hd]` cos and sin (rotate-half convention, as Hugging Face),
+ * computed like PyTorch in float32: `angle = pos * inv_freq`.
+ */
+export function ropeTables(start: number, T: number, hd: number, theta: number, scaling?: RopeScaling): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+  const h = hd / 2;
+  const inv = ropeInvFreq(hd, theta, scaling);
   const cos = new Float32Array(T * hd);
   const sin = new Float32Array(T * hd);
   for (let t = 0; t < T; t++) {
