@@ -362,6 +362,9 @@ for (const [index, kind] of KINDS.entries()) {
       assert.equal(c.verdict, 'timeout');
       const d = await js('console.warn("deprecated"); console.log(1)');
       assert.equal(d.verdict, 'ok');
+      const e = await js('import { readFileSync } from "node:fs";\nconsole.log(typeof readFileSync);');
+      assert.equal(e.verdict, 'ok', e.stderr);
+      assert.equal(e.stdout, 'function\n');
     });
 
     itFull('leaves no temp dirs behind, whatever the verdict', async () => {
