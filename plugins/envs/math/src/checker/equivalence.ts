@@ -59,6 +59,18 @@ const CONSTANTS = new Set(['pi', 'e', 'i', 'Infinity', 'E', 'PI', 'NaN', 'tau', 
  * with the reason in `details`.
  */
 export function checkEquivalence(answer: string, reference: string, options: EquivalenceOptions = {}): EquivalenceResult {
+  try {
+    return checkUnguarded(String(answer), String(reference), options);
+  } catch (err) {
+    return { equivalent: false, layer: 'none', details: `could not compare the answers (${err instanceof Error ? err.message : String(err)})` };
+  }
+}
+
+/** Longest normalised answer given to the symbolic and numeric layers (longer ones compare as strings and rationals only). */
+export const MAX_SYMBOLIC_CHARS = 400;
+
+/** {@link checkEquivalence} without the guard. */
+function checkUnguarded(answer: string, reference: string, options: EquivalenceOptions): EquivalenceResult {
   const a = normalizeAnswer(answer);
   const b = normalizeAnswer(reference);
   if (a === '') return { equivalent: false, layer: 'none', details: 'the answer is empty after normalisation' };
@@ -171,17 +183,18 @@ function compareScalars(a: string, b: string, options: EquivalenceOptions): Equi
     return { equivalent: false, layer: 'none', details: `different numbers: ${ra.value}${ra.percent ? '%' : ''} vs ${rb.value}${rb.percent ? '%' : ''}` };
   }
   // (c) symbolic
+  if (a.length > MAX_SYMBOLIC_CHARS || b.length > MAX_SYMBOLIC_CHARS) {
+    return { equivalent: false, layer: 'none', details: `not equal as text or numbers, and too long (over ${MAX_SYMBOLIC_CHARS} characters) to compare symbolically` };
+  }
   let na: MathNode;
   let nb: MathNode;
   try { na = math().parse(latexToMathjs(a)); } catch (err) { return unparsable('answer', a, err); }
   try { nb = math().parse(latexToMathjs(b)); } catch (err) { return unparsable('reference', b, err); }
   const vars = [...new Set([...freeSymbols(na), ...freeSymbols(nb)])].sort();
   const numeric = (): EquivalenceResult => compareNumerically(na, nb, vars, options);
-  // Constants that clearly differ need no simplification.
-  if (vars.length === 0) {
-    const quick = numeric();
-    if (!quick.equivalent && quick.details.startsWith('differ')) return quick;
-  }
+  // Values that differ numerically at some point are not equivalent: no simplification needed (the expensive part).
+  const quick = numeric();
+  if (!quick.equivalent && quick.details.startsWith('differ')) return quick;
   const diff = new (math().OperatorNode)('-', 'subtract', [na, nb]);
   if (diff.toString().length <= 400) {
     try {
@@ -194,7 +207,7 @@ function compareScalars(a: string, b: string, options: EquivalenceOptions): Equi
     } catch { /* not a rational function; fall through */ }
   }
   // (d) numeric sampling
-  return numeric();
+  return quick;
 }
 
 /** The verdict for an answer that is neither equal text nor a math expression. */
