@@ -245,6 +245,11 @@ export class AdamW {
     return { gradNorm, lr };
   }
 
+  /** The first and second moment buffers, aligned with `vars` (for saving and restoring optimizer state). */
+  moments(): { readonly m: readonly tf.Variable[]; readonly v: readonly tf.Variable[] } {
+    return { m: this.m, v: this.v };
+  }
+
   /** Frees the moment buffers. */
   dispose(): void {
     for (const x of [...this.m, ...this.v]) x.dispose();
