@@ -42,6 +42,8 @@ export interface CodeEnvConfig {
   readonly maxGoldenTestsEval: number | null;
   /** Tester tests that are run per step (extra tests are ignored; default 8). */
   readonly maxTesterTests: number;
+  /** Weight w of the discrimination term in the `tester_reward` signal = reference pass rate + w · discrimination (default 0). */
+  readonly discriminationWeight: number;
   /** Failing tests shown in the next observation (default 3). */
   readonly maxShownFailures: number;
   /** Float tolerance overriding every problem's own (null = use the problem's). */
@@ -76,7 +78,7 @@ export class CodeConfigError extends Error {
  * @throws CodeConfigError naming the key path
  */
 export function resolveConfig(raw: Record<string, unknown> = {}): CodeEnvConfig {
-  const known = new Set(['seats', 'maxTurns', 'maxGoldenTests', 'maxGoldenTestsEval', 'maxTesterTests', 'maxShownFailures', 'floatTolerance',
+  const known = new Set(['seats', 'maxTurns', 'maxGoldenTests', 'maxGoldenTestsEval', 'maxTesterTests', 'maxShownFailures', 'floatTolerance', 'discriminationWeight',
     'datasets', 'splitFractions', 'limits', 'sandbox', 'cacheSize']);
   for (const key of Object.keys(raw)) {
     if (!known.has(key)) throw new CodeConfigError(`code-v0 environment.config.${key}: unknown key; known keys: ${[...known].join(', ')}`);
@@ -95,6 +97,10 @@ export function resolveConfig(raw: Record<string, unknown> = {}): CodeEnvConfig 
   const tol = raw['floatTolerance'] ?? null;
   if (tol !== null && (typeof tol !== 'number' || !(tol >= 0))) {
     throw new CodeConfigError(`code-v0 environment.config.floatTolerance: must be a non-negative number or null, got ${JSON.stringify(tol)}`);
+  }
+  const weight = raw['discriminationWeight'] ?? 0;
+  if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
+    throw new CodeConfigError(`code-v0 environment.config.discriminationWeight: must be a non-negative number, got ${JSON.stringify(weight)}`);
   }
   const fractions = { ...DEFAULT_SPLIT_FRACTIONS, ...((raw['splitFractions'] ?? {}) as Partial<SplitFractions>) };
   const sum = fractions.train + fractions.validation + fractions.test;
@@ -138,6 +144,7 @@ export function resolveConfig(raw: Record<string, unknown> = {}): CodeEnvConfig 
     maxGoldenTestsEval: int('maxGoldenTestsEval', null, 1, true),
     maxTesterTests: int('maxTesterTests', 8, 1)!,
     maxShownFailures: int('maxShownFailures', 3, 0)!,
+    discriminationWeight: weight,
     floatTolerance: tol as number | null,
     datasets,
     splitFractions: fractions,

@@ -81,6 +81,7 @@ export const CODE_SIGNALS = [
   'team',
   'tester_reference_pass_rate',
   'tester_discrimination',
+  'tester_reward',
   'tests_pass_rate',
   'valid',
   'program_correct',
@@ -302,11 +303,14 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
     const rejects = next.report.some((o, i) => !o.passed && next.testsValid[i] === true);
     const testsPassed = next.report.filter((o) => o.passed).length;
     const success = next.done && next.success;
+    const referencePassRate = next.tests.length > 0 ? validTests / next.tests.length : 0;
+    const discrimination = failsGolden && rejects ? 1 : 0;
     const signals: Record<(typeof CODE_SIGNALS)[number], number> = {
       coder_pass_rate: coderPassRate,
       team: coderPassRate,
-      tester_reference_pass_rate: next.tests.length > 0 ? validTests / next.tests.length : 0,
-      tester_discrimination: failsGolden && rejects ? 1 : 0,
+      tester_reference_pass_rate: referencePassRate,
+      tester_discrimination: discrimination,
+      tester_reward: referencePassRate + this.config.discriminationWeight * discrimination,
       tests_pass_rate: next.report.length > 0 ? testsPassed / next.report.length : 0,
       valid: valid ? 1 : 0,
       program_correct: next.success ? 1 : 0,

@@ -88,6 +88,10 @@ describe('code-v0 episodes (scripted)', () => {
     const t2 = await env.step(s, 'tester', tests(['1 2', '3'], ['1000000000 1000000000', '2000000000']));
     assert.equal(t2.signals['tester_reference_pass_rate'], 1);
     assert.equal(t2.signals['tester_discrimination'], 1);
+    assert.equal(t2.signals['tester_reward'], 1, 'discriminationWeight defaults to 0');
+    const weighted = new CodeEnvironment({ discriminationWeight: 0.5 }, { sandbox: sharedSandbox() });
+    const w2 = await weighted.step(s, 'tester', tests(['1 2', '3'], ['1000000000 1000000000', '2000000000']));
+    assert.equal(w2.signals['tester_reward'], 1.5);
     assert.equal(t2.signals['coder_pass_rate'], 3 / 4);
     // Turn 3 (last): nothing passes everything, the episode is truncated without success.
     s = (await env.step(t2.state, 'coder', py(WRONG_SUM))).state;

@@ -1,0 +1,246 @@
+/**
+ * The coder role. Two modes:
+ *
+ * - `program` (seat action type `program`, e.g. the code environment's coder): the reply's program IS the action,
+ *   `{ language, source }`; the environment runs it.
+ * - `program-output-actions` (any other action type, e.g. `moves` of plan-path: the games' proposer, the paper's
+ *   tool agent): the role runs the program in the sandbox and parses its printed output as the action. The move's
+ *   `details` carry the program, its stdout/stderr and the verdict, so the next seat's observation can show them.
+ *
+ * `mode: auto` (default) picks `program` when the seat's action type is `program`, and `program-output-actions`
+ * otherwise.
+ */
+import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import { Sandbox, type RunRequest, type RunResult, type SandboxLimits, type SandboxOptions } from '@troupe/sandbox';
+import { readFileSync } from 'node:fs';
+import { extractProgram, type ProgramLanguage } from './extract.js';
+import { outputParserFor, programPrinting } from './output.js';
+
+/** The program action (action type `program`). */
+export interface ProgramAction {
+  /** The language. */
+  readonly language: ProgramLanguage;
+  /** The program text (ends with one newline). */
+  readonly source: string;
+}
+
+/** The part of `@troupe/sandbox`'s `Sandbox` the role uses. */
+export interface RoleSandbox {
+  /** Runs one program. */
+  run(request: RunRequest): Promise<RunResult>;
+}
+
+/** How the coder turns its reply into an action. */
+export type CoderMode = 'auto' | 'program' | 'program-output-actions';
+
+/** The coder's config (the team spec's `seats.<seat>.roleConfig`). */
+export interface CoderConfig {
+  /** See the module comment (default `auto`). */
+  readonly mode: CoderMode;
+  /** The language the prompt asks for (default python; both are always accepted). */
+  readonly language: ProgramLanguage;
+  /** Limits of the runs in program-output-actions mode (default: 2 s CPU, 5 s wall, 256 MiB). */
+  readonly limits: Partial<SandboxLimits>;
+  /** Options of the sandbox the role creates when none is injected. */
+  readonly sandbox: Pick<SandboxOptions, 'isolation' | 'allowUnisolated' | 'concurrency'>;
+}
+
+/** Characters of stdout and stderr kept in a move's details. */
+export const DETAIL_CHARS = 2000;
+
+/** JSON schema of the coder's config (also in schemas/coder.config.json). */
+export const CODER_CONFIG_SCHEMA: JsonSchema = JSON.parse(readFileSync(new URL('../schemas/coder.config.json', import.meta.url), 'utf8')) as JsonSchema;
+
+/** Action types the coder produces: `program`, and (by running the program) `moves` and `answer`. */
+export const CODER_PRODUCES: readonly string[] = Object.freeze(['program', 'moves', 'answer']);
+
+/** Renders an observation as the user message: task, current state, then each context block under its label. */
+export function renderObservation(observation: Observation): string {
+  const parts = [observation.task.trim(), `## Current state\n${observation.state}`];
+  for (const c of observation.context) parts.push(`## ${c.label}\n${c.text}`);
+  return parts.join('\n\n');
+}
+
+function fence(language: ProgramLanguage): string {
+  return language === 'python' ? 'python' : 'javascript';
+}
+
+function head(text: string, n: number): string {
+  return text.length <= n ? text : `${text.slice(0, n)}… [${text.length - n} more characters]`;
+}
+
+function tail(text: string, n: number): string {
+  return text.length <= n ? text : `[${text.length - n} characters cut]…${text.slice(text.length - n)}`;
+}
+
+function resolveCoderConfig(raw: Record<string, unknown>): CoderConfig {
+  const mode = (raw['mode'] ?? 'auto') as CoderMode;
+  if (!['auto', 'program', 'program-output-actions'].includes(mode)) {
+    throw new Error(`coder role config mode: must be auto, program or program-output-actions, got ${JSON.stringify(mode)}`);
+  }
+  const language = (raw['language'] ?? 'python') as ProgramLanguage;
+  if (language !== 'python' && language !== 'javascript') throw new Error(`coder role config language: must be python or javascript, got ${JSON.stringify(language)}`);
+  return {
+    mode,
+    language,
+    limits: (raw['limits'] ?? {}) as Partial<SandboxLimits>,
+    sandbox: (raw['sandbox'] ?? {}) as CoderConfig['sandbox'],
+  };
+}
+
+/** The coder role. */
+export class CoderRole implements Role<unknown> {
+  /** The resolved config. */
+  readonly config: CoderConfig;
+
+  /**
+   * @param id the contribution id (`coder-v0` or `coder-proposer-v0`)
+   * @param config raw role config
+   * @param sandbox returns the sandbox (created lazily on the first run)
+   * @param produces the action types it produces
+   */
+  constructor(
+    readonly id: string,
+    config: Record<string, unknown>,
+    private readonly sandbox: () => RoleSandbox,
+    readonly produces: readonly string[] = CODER_PRODUCES,
+  ) {
+    this.config = resolveCoderConfig(config);
+  }
+
+  /** Whether a seat is played in program-output-actions mode. */
+  runsProgram(seat: SeatContext): boolean {
+    return this.config.mode === 'program-output-actions' || (this.config.mode === 'auto' && seat.actionType !== 'program');
+  }
+
+  /** @inheritdoc */
+  prompt(observation: Observation, seat: SeatContext): ChatMessage[] {
+    const lang = this.config.language === 'python' ? 'Python 3' : 'JavaScript (Node.js)';
+    const f = fence(this.config.language);
+    let system: string;
+    let closing: string;
+    if (this.runsProgram(seat)) {
+      const what =
+        seat.actionType === 'moves'
+          ? 'Print the list of moves on the last line, for example [U, R, D] (U = up, D = down, L = left, R = right).'
+          : seat.actionType === 'answer'
+            ? 'Print only the final answer on the last line.'
+            : `Print the ${seat.actionType} action as JSON on the last line.`;
+      system =
+        `You are the ${seat.seat} of a team, and you solve tasks by writing code. Write a short, complete ${lang} program ` +
+        `that computes the answer to the task and prints it. The program runs in a sandbox with no input and no network; ` +
+        `its printed output is your proposal. ${what}\n\nReply with the program in one fenced code block:\n\`\`\`${f}\n# your program\n\`\`\`\n` +
+        'The last code block of your reply is the program that runs.';
+      closing = `Write the ${lang} program in a \`\`\`${f} block.`;
+    } else {
+      system =
+        `You are the ${seat.seat} of a team that solves programming problems. Write a complete ${lang} program that reads ` +
+        'the input from standard input and prints the answer to standard output. Read the problem carefully, mind the ' +
+        `input format and the edge cases.\n\nReply with the program in one fenced code block:\n\`\`\`${f}\n# your program\n\`\`\`\n` +
+        'The last code block of your reply is taken as your program.';
+      closing = `Write your complete program in a \`\`\`${f} block.`;
+    }
+    return [
+      { role: 'system', content: system },
+      { role: 'user', content: `${renderObservation(observation)}\n\n${closing}` },
+    ];
+  }
+
+  /** @inheritdoc */
+  async parse(text: string, seat: SeatContext): Promise<Move<unknown>> {
+    const extracted = extractProgram(text);
+    if (!extracted.ok) return { kind: 'invalid', error: extracted.error, text };
+    const program: ProgramAction = { language: extracted.language, source: extracted.source };
+    if (!this.runsProgram(seat)) return { kind: 'action', action: program, text };
+    if (seat.signal?.aborted) throw seat.signal.reason ?? new Error('aborted');
+    const run = await this.sandbox().run({ language: program.language, source: program.source, stdin: '', limits: { ...this.config.limits }, ...(seat.signal ? { signal: seat.signal } : {}) });
+    if (run.verdict === 'refused') {
+      if (seat.signal?.aborted) throw seat.signal.reason ?? new Error('aborted');
+      throw new Error(
+        `coder role (${this.id}): the sandbox refused to run the program: ${run.reason ?? 'no reason given'}. Install bubblewrap ` +
+          '(apt-get install bubblewrap) or make `unshare` work, or set roleConfig.sandbox.allowUnisolated: true where running untrusted code unisolated is acceptable.',
+      );
+    }
+    const details = {
+      program: program.source,
+      language: program.language,
+      stdout: head(run.stdout, DETAIL_CHARS),
+      stderr: tail(run.stderr, DETAIL_CHARS),
+      verdict: run.verdict,
+      exitCode: run.exitCode,
+    };
+    if (run.verdict !== 'ok') {
+      const why = run.verdict === 'timeout' ? 'timed out' : run.verdict === 'memory-limit' ? 'ran out of memory' : run.verdict === 'output-limit' ? 'printed too much' : `crashed (exit code ${run.exitCode ?? 'none'})`;
+      const err = run.stderr.trim() ? `: ${tail(run.stderr.trim(), 300)}` : '';
+      return { kind: 'invalid', error: `the program ${why}${err}`, text, details };
+    }
+    const parsed = outputParserFor(seat.actionType)(run.stdout);
+    if (!parsed.ok) return { kind: 'invalid', error: parsed.error, text, details };
+    return { kind: 'action', action: parsed.action, text, details };
+  }
+
+  /** @inheritdoc */
+  render(action: unknown, seat: SeatContext): string {
+    if (!this.runsProgram(seat)) {
+      const p = action as ProgramAction;
+      return `\`\`\`${fence(p.language)}\n${p.source.replace(/\s+$/, '')}\n\`\`\``;
+    }
+    return `\`\`\`python\n${programPrinting(seat.actionType, action).replace(/\s+$/, '')}\n\`\`\``;
+  }
+
+  /** @inheritdoc */
+  grammar(_seat: SeatContext): OutputGrammar | undefined {
+    return { kind: 'regex', pattern: '```(?:python|javascript)\\n[\\s\\S]*\\S[\\s\\S]*\\n```' };
+  }
+}
+
+/** Options of the coder contributions. */
+export interface CoderContributionOptions {
+  /** A sandbox shared by every role created (default: one created lazily from the role config). */
+  readonly sandbox?: RoleSandbox;
+}
+
+function lazySandbox(options: CoderContributionOptions, config: Record<string, unknown>): () => RoleSandbox {
+  let sandbox = options.sandbox;
+  return () => (sandbox ??= new Sandbox({ ...((config['sandbox'] ?? {}) as SandboxOptions) }));
+}
+
+/** `coder-v0`: writes programs; in program-output-actions mode its program's printed output is the action. */
+export class CoderRoleContribution implements RoleContribution {
+  /** @inheritdoc */
+  readonly id = 'coder-v0';
+  /** @inheritdoc */
+  readonly description = 'Coder: writes a program (a ```python block); for non-program seats it runs the program in the sandbox and its printed output is the action';
+  /** @inheritdoc */
+  readonly produces = CODER_PRODUCES;
+  /** @inheritdoc */
+  readonly configSchema = CODER_CONFIG_SCHEMA;
+
+  /** @param options a shared sandbox */
+  constructor(private readonly options: CoderContributionOptions = {}) {}
+
+  /** @inheritdoc */
+  create(config: Record<string, unknown>): CoderRole {
+    return new CoderRole(this.id, config, lazySandbox(this.options, config));
+  }
+}
+
+/** `coder-proposer-v0`: the coder always in program-output-actions mode (the games' proposer, the paper's tool agent). */
+export class CoderProposerRoleContribution implements RoleContribution {
+  /** @inheritdoc */
+  readonly id = 'coder-proposer-v0';
+  /** @inheritdoc */
+  readonly description = 'Coder as proposer / tool agent: runs its program in the sandbox; the printed output ([U, R, D], an answer, JSON) is the action';
+  /** @inheritdoc */
+  readonly produces: readonly string[] = Object.freeze(['moves', 'answer']);
+  /** @inheritdoc */
+  readonly configSchema = CODER_CONFIG_SCHEMA;
+
+  /** @param options a shared sandbox */
+  constructor(private readonly options: CoderContributionOptions = {}) {}
+
+  /** @inheritdoc */
+  create(config: Record<string, unknown>): CoderRole {
+    return new CoderRole(this.id, { ...config, mode: 'program-output-actions' }, lazySandbox(this.options, config), this.produces);
+  }
+}
