@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkTeamAgainstPlugins, createHostFor, formatIssue, loadTeamSpec, SpecError, type SpecIssue } from '@troupe/kernel';
+import { checkTeamAgainstPlugins, hostForSpec, formatIssue, loadTeamSpec, SpecError, type SpecIssue } from '@troupe/kernel';
 import { printJson } from '../errors.js';
 
 interface FileVerdict {
@@ -12,7 +12,7 @@ interface FileVerdict {
 export async function validateSpecFile(file: string): Promise<FileVerdict> {
   try {
     const spec = loadTeamSpec(file);
-    const issues = await checkTeamAgainstPlugins(spec, createHostFor(spec.file));
+    const issues = await checkTeamAgainstPlugins(spec, await hostForSpec(spec));
     return { file, ok: issues.length === 0, issues };
   } catch (err) {
     if (err instanceof SpecError) return { file, ok: false, issues: [...err.issues] };

@@ -25,6 +25,33 @@ export function createHostFor(specFile: string | undefined, extraBuiltins: reado
   return new PluginHost({ builtins: [...KERNEL_BUILTINS, ...extraBuiltins], baseDirs: defaultBaseDirs(specDir) });
 }
 
+/**
+ * Policy kinds the kernel provides itself but loads only on demand, because they pull in tfjs: kind → loader of
+ * the ContainerModule that binds them.
+ */
+const LAZY_KERNEL_POLICIES: Readonly<Record<string, () => Promise<BuiltinModule>>> = {
+  'tfjs-causal-lm': async () => {
+    const model = await import('../model.js');
+    return { name: '@troupe/kernel (tfjs causal LM)', module: model.causalLmPolicyModule };
+  },
+};
+
+/** Loads the on-demand kernel modules (e.g. the tfjs causal LM policy) that a spec's policies need into `host`. */
+export async function loadKernelModulesFor(spec: TeamSpec, host: PluginHost): Promise<void> {
+  const kinds = new Set(Object.values(spec.policies).map((p) => p.kind));
+  for (const kind of kinds) {
+    const loader = LAZY_KERNEL_POLICIES[kind];
+    if (loader && !host.registry.find('policies', kind)) host.loadBuiltin(await loader());
+  }
+}
+
+/** A plugin host for a spec, with the on-demand kernel modules its policies need already loaded. */
+export async function hostForSpec(spec: TeamSpec): Promise<PluginHost> {
+  const host = createHostFor(spec.file);
+  await loadKernelModulesFor(spec, host);
+  return host;
+}
+
 /** A team ready to play: everything an episode needs, created from a spec. */
 export interface TeamRuntime {
   /** The spec it was built from (after overrides). */
@@ -64,6 +91,7 @@ export function overridePolicies(spec: TeamSpec, kind: string): TeamSpec {
 export async function composeTeam(specIn: TeamSpec, options: ComposeOptions = {}): Promise<TeamRuntime> {
   const spec = options.policyOverride ? overridePolicies(specIn, options.policyOverride) : specIn;
   const host = options.host ?? createHostFor(spec.file);
+  await loadKernelModulesFor(spec, host);
   const issues = await checkTeamAgainstPlugins(spec, host);
   if (issues.length) throw new SpecError(spec.file, issues);
 
