@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import {
-  CausalLM, initBackend, generateIds, loadTokenizer, tinyTokenizerDir, compileGrammar, GrammarError, sampleToken,
+  CausalLM, initBackend, generateIds, generateBatch, loadTokenizer, tinyTokenizerDir, compileGrammar, GrammarError, sampleToken,
   causalLmPolicyModule, causalLmPolicyContribution, CausalLmPolicy, recomputeLogprobs, type Tokenizer,
 } from '@troupe/kernel/model';
 import { Container, PolicyContribution, createRng } from '@troupe/kernel';
@@ -41,6 +41,27 @@ describe('generation', () => {
     re.forEach((lp, i) => assert.ok(Math.abs(lp - g1!.logprobs[i]!) < 1e-4));
     // argmax: the greedy token's log-prob is the largest possible, so it is ≥ log(1/V)
     for (const lp of g1!.logprobs) assert.ok(lp >= Math.log(1 / 300) - 1e-6);
+  });
+
+  it('batches prompts of different lengths (left padding) with the same results as one prompt at a time', async () => {
+    const p2 = tok.encode(tok.applyChatTemplate([{ role: 'user', content: 'A much longer prompt about grids, walls and goals.' }]));
+    const p3 = tok.encode('hi');
+    const opts = [
+      { maxNewTokens: 6, temperature: 0, eosTokenIds: [] as number[] },
+      { maxNewTokens: 4, temperature: 1, n: 2, seed: 3, eosTokenIds: [] as number[] },
+      { maxNewTokens: 5, temperature: 0.7, topK: 20, seed: 9, eosTokenIds: [] as number[] },
+    ];
+    const prompts = [prompt, p2, p3];
+    const batched = await generateBatch(m, prompts.map((promptIds, i) => ({ promptIds, options: opts[i]! })), { tokenizer: tok });
+    for (let i = 0; i < 3; i++) {
+      const alone = await generateIds(m, prompts[i]!, { ...opts[i]!, tokenizer: tok });
+      assert.equal(batched[i]!.length, alone.length);
+      alone.forEach((s, j) => {
+        assert.deepEqual(batched[i]![j]!.tokenIds, s.tokenIds, `prompt ${i} row ${j}`);
+        s.logprobs.forEach((lp, k) => assert.ok(Math.abs(batched[i]![j]!.logprobs[k]! - lp) < 1e-4));
+      });
+    }
+    assert.deepEqual(batched.map((g) => g.map((s) => s.tokenIds.length)), [[6], [4, 4], [5]]);
   });
 
   it('sampleToken applies top-k and top-p and returns the model log-prob', () => {

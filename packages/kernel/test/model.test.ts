@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import {
-  CausalLM, presetHfConfig, parseHfConfig, parameterShapes, initBackend, tf, generateIds, policyGradientStep,
+  CausalLM, presetHfConfig, parseHfConfig, parameterShapes, initBackend, tf, generateIds, generateBatch, policyGradientStep,
   recomputeLogprobs, AdamW, lrAt, packBatch, scatterToLayout, policyGradientLoss, ropeInvFreq,
 } from '@troupe/kernel/model';
 
@@ -123,7 +123,10 @@ describe('causal LM', () => {
       const start = tf.memory().numTensors;
       for (let i = 0; i < 50; i++) policyGradientStep(m, opt, batch);
       assert.equal(tf.memory().numTensors, start, 'after training steps');
-      for (let i = 0; i < 50; i++) await generateIds(m, [1, 3, 4 + (i % 5)], { maxNewTokens: 4, n: 1 + (i % 3), seed: i });
+      for (let i = 0; i < 50; i++) {
+        if (i % 2) await generateIds(m, [1, 3, 4 + (i % 5)], { maxNewTokens: 4, n: 1 + (i % 3), seed: i });
+        else await generateBatch(m, [{ promptIds: [1, 3], options: { maxNewTokens: 3, n: 2, seed: i } }, { promptIds: [1, 5, 6, 7], options: { maxNewTokens: 4, seed: i } }]);
+      }
       assert.equal(tf.memory().numTensors, start, 'after generations');
       const ac = new AbortController();
       ac.abort();

@@ -115,47 +115,84 @@ function disposeCache(cache: KvCache | undefined): void {
   for (const l of cache) { l.k.dispose(); l.v.dispose(); }
 }
 
+/** One prompt of a batched generation, with its own sampling options. */
+export interface GenerationItem {
+  /** Prompt token ids (non-empty). */
+  readonly promptIds: readonly number[];
+  /** Sampling options of this prompt (`tokenizer` and `signal` come from the batch). */
+  readonly options: Omit<GenerateOptions, 'tokenizer' | 'signal'>;
+}
+
+interface RowState {
+  item: number;
+  rng: Rng;
+  cursor: GrammarCursor | undefined;
+  tokenIds: number[];
+  logprobs: number[];
+  text: string;
+  finishReason: 'stop' | 'length';
+  done: boolean;
+}
+
 /**
- * Samples `n` completions of `promptIds`. Every tensor op runs in `tf.tidy`; the KV cache is disposed on every exit
- * path (finish, abort, error). Yields to the event loop between tokens so an abort signal can fire.
+ * Samples completions for several prompts at once: prompts are left-padded into one batch (padding is masked and
+ * positions count from each prompt's first token), each prompt is prefilled once and its cache tiled to its `n`
+ * rows, and finished rows leave the batch. Row j of item i samples from `createRng(deriveSeed(seed_i, 'row', j))`,
+ * so an item's samples do not depend on which other items share the batch (up to float rounding of the padded
+ * matmuls). Every tensor op runs in `tf.tidy`; the KV cache is disposed on every exit path (finish, abort, error).
+ * Yields to the event loop between tokens so an abort signal can fire; rejects with an `AbortError` then.
  */
-export async function generateIds(model: CausalLM, promptIds: readonly number[], opts: GenerateOptions): Promise<GeneratedSample[]> {
-  const n = opts.n ?? 1;
-  const temperature = opts.temperature ?? 1, topP = opts.topP ?? 1, topK = opts.topK ?? 0;
-  const tok = opts.tokenizer;
-  if (promptIds.length === 0) throw new Error('generate: the prompt is empty (give at least one token)');
-  if (!Number.isInteger(n) || n < 1) throw new Error(`generate: n must be a positive integer, got ${n}`);
-  if ((opts.stop?.length || opts.grammar) && !tok) throw new Error('generate: stop strings and grammars need a tokenizer');
+export async function generateBatch(
+  model: CausalLM,
+  items: readonly GenerationItem[],
+  shared: { readonly tokenizer?: Tokenizer; readonly signal?: AbortSignal } = {},
+): Promise<GeneratedSample[][]> {
+  const tok = shared.tokenizer;
   const V = model.config.vocabSize;
-  for (const id of promptIds) if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`generate: prompt token id ${id} is outside the vocabulary [0, ${V})`);
-  const eos = new Set(opts.eosTokenIds ?? [...model.config.eosTokenIds, ...(tok?.eosTokenId !== undefined ? [tok.eosTokenId] : [])]);
-  const seed = opts.seed ?? 0;
-  const rngs = Array.from({ length: n }, (_, i) => createRng(deriveSeed(seed, 'row', i)));
-  let nfa: Nfa | undefined;
-  const cursors: GrammarCursor[] = [];
-  if (opts.grammar && tok) {
-    nfa = compileGrammar(opts.grammar);
-    const texts = tok.tokenTexts();
-    for (let i = 0; i < n; i++) cursors.push(new GrammarCursor(nfa, texts));
-  }
-  const rows = Array.from({ length: n }, () => ({ tokenIds: [] as number[], logprobs: [] as number[], text: '', finishReason: 'length' as 'stop' | 'length', done: false }));
-  const check = (): void => { if (opts.signal?.aborted) throw abortError(); };
+  const check = (): void => { if (shared.signal?.aborted) throw abortError(); };
+  if (items.length === 0) return [];
+  const rows: RowState[] = [];
+  const eosSets: Set<number>[] = [];
+  items.forEach((it, i) => {
+    const o = it.options;
+    const n = o.n ?? 1;
+    if (it.promptIds.length === 0) throw new Error(`generate: prompt ${i} is empty (give at least one token)`);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`generate: n must be a positive integer, got ${n}`);
+    if ((o.stop?.length || o.grammar) && !tok) throw new Error('generate: stop strings and grammars need a tokenizer');
+    for (const id of it.promptIds) if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`generate: prompt token id ${id} is outside the vocabulary [0, ${V})`);
+    eosSets.push(new Set(o.eosTokenIds ?? [...model.config.eosTokenIds, ...(tok?.eosTokenId !== undefined ? [tok.eosTokenId] : [])]));
+    const nfa: Nfa | undefined = o.grammar && tok ? compileGrammar(o.grammar) : undefined;
+    for (let j = 0; j < n; j++) {
+      rows.push({
+        item: i, rng: createRng(deriveSeed(o.seed ?? 0, 'row', j)), cursor: nfa ? new GrammarCursor(nfa, tok!.tokenTexts()) : undefined,
+        tokenIds: [], logprobs: [], text: '', finishReason: 'length', done: false,
+      });
+    }
+  });
   check();
+  const Pmax = Math.max(...items.map((it) => it.promptIds.length));
+  const itemPads = items.map((it) => Pmax - it.promptIds.length);
+  let active = rows.map((_, r) => r).filter((r) => (items[rows[r]!.item]!.options.maxNewTokens ?? 0) > 0);
+  for (const r of rows) if ((items[r.item]!.options.maxNewTokens ?? 0) <= 0) r.done = true;
   let cache: KvCache | undefined;
   let logits: tf.Tensor | undefined;
-  let active = Array.from({ length: n }, (_, i) => i); // row index of each batch slot
   try {
-    // Prefill once, then tile the cache to n rows.
-    const pre = tf.tidy(() => {
-      const out = model.forward(tf.tensor2d([Array.from(promptIds)], [1, promptIds.length], 'int32'), { cache: [], lastOnly: true, differentiableEmbedding: false });
-      const c = out.cache!.map((l) => ({ k: tf.keep(n > 1 ? tf.tile(l.k, [n, 1, 1, 1]) : l.k), v: tf.keep(n > 1 ? tf.tile(l.v, [n, 1, 1, 1]) : l.v) }));
-      return { logits: tf.keep(tf.tile(out.logits.reshape([1, V]), [n, 1])), cache: c };
-    });
-    cache = pre.cache;
-    logits = pre.logits;
-    let pos = promptIds.length;
-    for (let step = 0; step < opts.maxNewTokens && active.length > 0; step++) {
-      const data = (await logits.data()) as Float32Array;
+    if (active.length > 0) {
+      // Prefill each prompt once (left-padded), then gather its cache and logits to its rows.
+      const pre = tf.tidy(() => {
+        const ids = items.map((it, i) => [...new Array<number>(itemPads[i]!).fill(0), ...it.promptIds]);
+        const out = model.forward(tf.tensor2d(ids, [items.length, Pmax], 'int32'), { cache: [], lastOnly: true, differentiableEmbedding: false, padLeft: itemPads });
+        const idx = tf.tensor1d(active.map((r) => rows[r]!.item), 'int32');
+        const trivial = items.length === 1 && active.length === 1;
+        const g = (t: tf.Tensor): tf.Tensor => tf.keep(trivial ? t : tf.gather(t, idx));
+        return { logits: g(out.logits.reshape([items.length, V])), cache: out.cache!.map((l) => ({ k: g(l.k), v: g(l.v) })) };
+      });
+      cache = pre.cache;
+      logits = pre.logits;
+    }
+    let pos = Pmax;
+    while (active.length > 0) {
+      const data = (await logits!.data()) as Float32Array;
       check();
       const chosen: number[] = [];
       const still: number[] = [];
@@ -163,43 +200,49 @@ export async function generateIds(model: CausalLM, promptIds: readonly number[],
       for (let slot = 0; slot < active.length; slot++) {
         const r = active[slot]!;
         const row = rows[r]!;
+        const o = items[row.item]!.options;
+        const eos = eosSets[row.item]!;
         const lg = data.subarray(slot * V, (slot + 1) * V);
         let allowed: number[] | undefined;
-        const cur = cursors[r];
+        const cur = row.cursor;
         if (cur) {
           allowed = cur.allowed().filter((id) => id < V);
           if (cur.complete) for (const e of eos) if (e < V) allowed.push(e);
           if (allowed.length === 0) { row.done = true; row.finishReason = 'stop'; continue; }
         }
-        const { token, logprob } = sampleToken(lg, { temperature, topP, topK, ...(allowed ? { allowed } : {}) }, rngs[r]!);
+        const { token, logprob } = sampleToken(lg, {
+          temperature: o.temperature ?? 1, topP: o.topP ?? 1, topK: o.topK ?? 0, ...(allowed ? { allowed } : {}),
+        }, row.rng);
         row.tokenIds.push(token);
         row.logprobs.push(logprob);
         if (eos.has(token)) { row.done = true; row.finishReason = 'stop'; }
         else {
           if (cur) cur.advance(token);
-          if (tok && opts.stop?.length) {
+          if (tok && o.stop?.length) {
             const text = tok.decode(row.tokenIds);
             let cut = -1;
-            for (const s of opts.stop) {
+            for (const s of o.stop) {
               const k = s ? text.indexOf(s) : -1;
               if (k >= 0 && (cut < 0 || k + s.length < cut)) cut = k + s.length;
             }
             if (cut >= 0) { row.done = true; row.finishReason = 'stop'; row.text = text.slice(0, cut); }
           }
+          if (!row.done && row.tokenIds.length >= o.maxNewTokens) { row.done = true; row.finishReason = 'length'; }
         }
         if (!row.done) { chosen.push(token); still.push(r); keepSlots.push(slot); }
       }
-      if (still.length === 0 || step + 1 >= opts.maxNewTokens) break;
-      const prevCache: KvCache = cache;
-      const prevLogits: tf.Tensor = logits;
+      if (still.length === 0) break;
+      const prevCache: KvCache = cache!;
+      const prevLogits: tf.Tensor = logits!;
       const compact = still.length !== active.length;
+      const pads = still.map((r) => itemPads[rows[r]!.item]!);
       const next = tf.tidy(() => {
         let c: KvCache = prevCache;
         if (compact) {
           const idx = tf.tensor1d(keepSlots, 'int32');
           c = prevCache.map((l) => ({ k: tf.gather(l.k, idx), v: tf.gather(l.v, idx) }));
         }
-        const out = model.forward(tf.tensor2d(chosen, [chosen.length, 1], 'int32'), { cache: c, start: pos, differentiableEmbedding: false });
+        const out = model.forward(tf.tensor2d(chosen, [chosen.length, 1], 'int32'), { cache: c, start: pos, differentiableEmbedding: false, padLeft: pads });
         return { logits: tf.keep(out.logits.reshape([chosen.length, V])), cache: out.cache!.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })) };
       });
       disposeCache(prevCache);
@@ -215,9 +258,21 @@ export async function generateIds(model: CausalLM, promptIds: readonly number[],
     disposeCache(cache);
     logits?.dispose();
   }
-  return rows.map((r) => {
+  const out: GeneratedSample[][] = items.map(() => []);
+  for (const r of rows) {
     let text = r.text;
     if (!text && tok) text = tok.decode(r.tokenIds);
-    return { tokenIds: r.tokenIds, logprobs: r.logprobs, text, finishReason: r.finishReason };
-  });
+    out[r.item]!.push({ tokenIds: r.tokenIds, logprobs: r.logprobs, text, finishReason: r.finishReason });
+  }
+  return out;
+}
+
+/**
+ * Samples `n` completions of `promptIds` (one item of `generateBatch`). Rejects with an `AbortError` when the
+ * signal fires.
+ */
+export async function generateIds(model: CausalLM, promptIds: readonly number[], opts: GenerateOptions): Promise<GeneratedSample[]> {
+  const { tokenizer, signal, ...options } = opts;
+  const shared = { ...(tokenizer ? { tokenizer } : {}), ...(signal ? { signal } : {}) };
+  return (await generateBatch(model, [{ promptIds, options }], shared))[0]!;
 }

@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { parameterShapes, parseHfConfig, type LmConfig } from './config.js';
-import { applyRope, causalMask, embed, linear, mm, rmsNorm, ropeTables, rotateHalfMatrix, silu } from './ops.js';
+import { applyRope, causalMask, causalPadMask, embed, linear, mm, rmsNorm, ropeTables, rotateHalfMatrix, silu } from './ops.js';
 
 /** A float32 tensor on the host, in Hugging Face layout. */
 export interface HostTensor {
@@ -30,6 +30,11 @@ export interface ForwardOptions {
   readonly differentiableEmbedding?: boolean;
   /** Whether to return the new cache (default: when `cache` is given). */
   readonly returnCache?: boolean;
+  /**
+   * Left-padding per row (batched prompts of different lengths): row b's first `padLeft[b]` columns are padding,
+   * masked as keys, and its positions count from its first real token. Constant over a cached generation.
+   */
+  readonly padLeft?: readonly number[];
 }
 
 /** One LoRA adapter on a linear module: `y += (x @ A) @ B * scale` with A `[in, r]`, B `[r, out]` (stored transposed). */
@@ -243,9 +248,11 @@ export class CausalLM {
     const start = opts.start ?? pastLen;
     const wantCache = opts.returnCache ?? past !== undefined;
     const diffEmbed = opts.differentiableEmbedding ?? this.lora.size === 0;
-    const { cos, sin } = ropeTables(start, T, hd, c.ropeTheta, c.ropeScaling);
+    const pads = opts.padLeft && opts.padLeft.some((p) => p > 0) ? opts.padLeft : undefined;
+    if (pads && pads.length !== B) throw new Error(`CausalLM.forward: padLeft has ${pads.length} rows for a batch of ${B}`);
+    const { cos, sin } = ropeTables(start, T, hd, c.ropeTheta, c.ropeScaling, pads);
     const S = pastLen + T;
-    const mask = causalMask(T, S).reshape([1, 1, 1, T, S]);
+    const mask = pads ? causalPadMask(T, S, pads) : causalMask(T, S).reshape([1, 1, 1, T, S]);
     const scale = 1 / Math.sqrt(hd);
     let x = embed(this.p('model.embed_tokens.weight'), ids, diffEmbed);
     const newCache: KvCache = [];

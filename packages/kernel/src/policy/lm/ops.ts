@@ -111,32 +111,55 @@ export function ropeInvFreq(hd: number, theta: number, scaling?: RopeScaling): F
 }
 
 /**
- * RoPE tables for positions `[start, start + T)` as `[T, hd]` cos and sin (rotate-half convention, as Hugging Face),
- * computed like PyTorch in float32: `angle = pos * inv_freq`.
+ * RoPE tables `[R, T, 1, hd]` for R rows: row r's token at column `start + t` sits at position
+ * `start + t - pads[r]` (left padding; pad columns get position 0). Rotate-half convention, as Hugging Face;
+ * computed like PyTorch in float32: `angle = pos * inv_freq`. Without `pads`: one row, no padding.
  */
-export function ropeTables(start: number, T: number, hd: number, theta: number, scaling?: RopeScaling): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+export function ropeTables(start: number, T: number, hd: number, theta: number, scaling?: RopeScaling, pads?: readonly number[]): { cos: tf.Tensor; sin: tf.Tensor } {
   const h = hd / 2;
   const inv = ropeInvFreq(hd, theta, scaling);
-  const cos = new Float32Array(T * hd);
-  const sin = new Float32Array(T * hd);
-  for (let t = 0; t < T; t++) {
-    for (let i = 0; i < h; i++) {
-      const a = Math.fround((start + t) * inv[i]!);
-      const c = Math.cos(a), s = Math.sin(a);
-      cos[t * hd + i] = c; cos[t * hd + i + h] = c;
-      sin[t * hd + i] = s; sin[t * hd + i + h] = s;
+  const rows = pads ?? [0];
+  const R = rows.length;
+  const cos = new Float32Array(R * T * hd);
+  const sin = new Float32Array(R * T * hd);
+  for (let r = 0; r < R; r++) {
+    for (let t = 0; t < T; t++) {
+      const pos = Math.max(0, start + t - rows[r]!);
+      const o = (r * T + t) * hd;
+      for (let i = 0; i < h; i++) {
+        const a = Math.fround(pos * inv[i]!);
+        const c = Math.cos(a), s = Math.sin(a);
+        cos[o + i] = c; cos[o + i + h] = c;
+        sin[o + i] = s; sin[o + i + h] = s;
+      }
     }
   }
-  return { cos: tf.tensor2d(cos, [T, hd]), sin: tf.tensor2d(sin, [T, hd]) };
+  return { cos: tf.tensor4d(cos, [R, T, 1, hd]), sin: tf.tensor4d(sin, [R, T, 1, hd]) };
 }
 
-/** Applies RoPE to `x` of shape `[B, T, nHeads, hd]` with tables broadcast as `[1, T, 1, hd]`. */
+/** Applies RoPE to `x` of shape `[B, T, nHeads, hd]` with tables `[1 or B, T, 1, hd]` from `ropeTables`. */
 export function applyRope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, rot: tf.Tensor): tf.Tensor {
   const [B, T, Hn, hd] = x.shape as [number, number, number, number];
-  const c = cos.reshape([1, T, 1, hd]);
-  const s = sin.reshape([1, T, 1, hd]);
   const rotated = mm(x.reshape([-1, hd]), rot).reshape([B, T, Hn, hd]);
-  return x.mul(c).add(rotated.mul(s));
+  return x.mul(cos).add(rotated.mul(sin));
+}
+
+/**
+ * Additive mask `[R, 1, 1, T, S]` (0 allowed, -1e9 masked) for queries at columns `S-T .. S-1`: causal, and for
+ * each row r the first `pads[r]` key columns (left padding) are masked too.
+ */
+export function causalPadMask(T: number, S: number, pads: readonly number[]): tf.Tensor {
+  const R = pads.length;
+  const m = new Float32Array(R * T * S);
+  const off = S - T;
+  for (let r = 0; r < R; r++) {
+    const p = pads[r]!;
+    for (let i = 0; i < T; i++) {
+      const o = (r * T + i) * S;
+      for (let j = 0; j < S; j++) if (j > i + off || j < p) m[o + j] = -1e9;
+    }
+  }
+  return tf.tensor(m, [R, 1, 1, T, S]);
 }
 
 /** Additive causal mask `[T, S]` for queries at absolute positions `S-T .. S-1` (0 allowed, -1e9 masked). */

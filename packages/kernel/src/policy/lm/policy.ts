@@ -12,7 +12,7 @@ import { loadTokenizer, type Tokenizer } from '../tokenizer/index.js';
 import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../../checkpoint/hf.js';
 import { CausalLM, type LoraConfig } from './model.js';
 import { presetHfConfig, type PresetName } from './config.js';
-import { generateIds } from './generate.js';
+import { generateBatch } from './generate.js';
 import { compileGrammar, GrammarError } from './grammar.js';
 import { AdamW, policyGradientStep, recomputeLogprobs, type AdamWOptions, type PolicyGradientBatch, type SequencePair } from './train.js';
 
@@ -108,11 +108,13 @@ export class CausalLmPolicy implements Policy {
     return this.tokenizer.encode(this.tokenizer.applyChatTemplate(messages));
   }
 
-  /** Samples `n` completions per request (see `Policy.generate`). */
+  /**
+   * Samples `n` completions per request (see `Policy.generate`). All requests decode together in one left-padded
+   * batch; each request's samples depend only on its prompt, seed and sampling parameters.
+   */
   async generate(requests: readonly GenerationRequest[], options: { signal?: AbortSignal } = {}): Promise<Completion[][]> {
-    const out: Completion[][] = [];
-    for (const req of requests) {
-      const promptIds = this.promptIds(req.messages);
+    const prompts = requests.map((req) => this.promptIds(req.messages));
+    const items = requests.map((req, i) => {
       let grammar = req.grammar;
       if (grammar && grammar.kind === 'regex') {
         try {
@@ -126,21 +128,20 @@ export class CausalLmPolicy implements Policy {
           grammar = undefined;
         }
       }
-      const samples = await generateIds(this.model, promptIds, {
-        maxNewTokens: req.sampling.maxTokens,
-        temperature: req.sampling.temperature,
-        topP: req.sampling.topP,
-        topK: req.sampling.topK,
-        n: req.n,
-        seed: req.seed,
-        tokenizer: this.tokenizer,
-        ...(req.sampling.stop ? { stop: req.sampling.stop } : {}),
-        ...(grammar ? { grammar } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      out.push(samples.map((s) => ({ text: s.text, promptIds, tokenIds: s.tokenIds, logprobs: s.logprobs, finishReason: s.finishReason })));
-    }
-    return out;
+      return {
+        promptIds: prompts[i]!,
+        options: {
+          maxNewTokens: req.sampling.maxTokens, temperature: req.sampling.temperature, topP: req.sampling.topP,
+          topK: req.sampling.topK, n: req.n, seed: req.seed,
+          ...(req.sampling.stop ? { stop: req.sampling.stop } : {}),
+          ...(grammar ? { grammar } : {}),
+        },
+      };
+    });
+    const samples = await generateBatch(this.model, items, { tokenizer: this.tokenizer, ...(options.signal ? { signal: options.signal } : {}) });
+    return samples.map((group, i) => group.map((s) => ({
+      text: s.text, promptIds: prompts[i]!, tokenIds: s.tokenIds, logprobs: s.logprobs, finishReason: s.finishReason,
+    })));
   }
 
   /** Log-prob of each completion token under the current weights. */
