@@ -49,19 +49,23 @@ export function stdinOf(input: string): string {
   return input === '' || input.endsWith('\n') ? input : `${input}\n`;
 }
 
-/** Runs programs against tests through one sandbox, with an outcome cache. */
+/** Largest stdout kept in the run cache (runs with more output are not cached). */
+export const MAX_CACHED_STDOUT = 65_536;
+
+/** Runs programs against tests through one sandbox, with a run cache. */
 export class TestRunner {
   /**
-   * Outcomes by content, shared by every runner of the process (an outcome depends only on the program, the test,
-   * the tolerance and the limits, all in the key).
+   * Runs by content, shared by every runner of the process: a run depends only on the language, the source, the
+   * stdin and the limits (all in the key), so K branches with the same program, or test sets that share inputs, run
+   * each (program, input) once.
    */
-  private static readonly cache = new Map<string, TestOutcome>();
+  private static readonly cache = new Map<string, RunResult>();
   private readonly cache = TestRunner.cache;
 
   /**
    * @param sandbox resolves the sandbox lazily (it is created on the first run)
    * @param limits limits of every run
-   * @param cacheSize outcomes kept (least recently used are evicted); 0 disables the cache
+   * @param cacheSize runs kept (least recently used are evicted); 0 disables the cache
    */
   constructor(
     private readonly sandbox: () => SandboxLike,
@@ -70,58 +74,52 @@ export class TestRunner {
   ) {}
 
   /**
-   * Runs every job; returns one outcome list per job, in order.
+   * Runs every job; returns one outcome list per job, in order. All runs that are not cached go through ONE
+   * `runMany` call; a (program, input) pair that occurs several times runs once.
    * @throws SandboxRefusedError when the sandbox refuses a run (for example, no isolation available)
    */
   async run(jobs: readonly TestJob[]): Promise<TestOutcome[][]> {
-    const results: (TestOutcome | undefined)[][] = jobs.map((job) => job.tests.map(() => undefined));
-    const pending: { job: number; test: number; key: string }[] = [];
+    const keys = jobs.map((job) => job.tests.map((test) => contentHash([job.program.language, job.program.source, stdinOf(test.input), this.limits])));
+    const known = new Map<string, RunResult>();
     const requests: RunRequest[] = [];
-    const byKey = new Map<string, number>();
+    const requested: string[] = [];
+    const requestedSet = new Set<string>();
     jobs.forEach((job, j) => {
       job.tests.forEach((test, t) => {
-        const key = contentHash([job.program.language, job.program.source, test.input, test.output, job.tolerance, this.limits]);
+        const key = keys[j]![t]!;
+        if (known.has(key) || requestedSet.has(key)) return;
         const hit = this.cacheSize > 0 ? this.cache.get(key) : undefined;
         if (hit) {
           this.cache.delete(key);
           this.cache.set(key, hit);
-          results[j]![t] = hit;
+          known.set(key, hit);
           return;
         }
-        pending.push({ job: j, test: t, key });
-        if (!byKey.has(key)) {
-          byKey.set(key, requests.length);
-          requests.push({ language: job.program.language, source: job.program.source, stdin: stdinOf(test.input), limits: { ...this.limits } });
-        }
+        requested.push(key);
+        requestedSet.add(key);
+        requests.push({ language: job.program.language, source: job.program.source, stdin: stdinOf(test.input), limits: { ...this.limits } });
       });
     });
     if (requests.length > 0) {
       const runs = await this.sandbox().runMany(requests);
-      const outcomes = new Map<string, TestOutcome>();
-      for (const p of pending) {
-        let outcome = outcomes.get(p.key);
-        if (!outcome) {
-          const run = runs[byKey.get(p.key)!]!;
-          if (run.verdict === 'refused') {
-            throw new SandboxRefusedError(
-              `@troupe/env-code: the sandbox refused to run a program: ${run.reason ?? 'no reason given'}. ` +
-                'Install bubblewrap (apt-get install bubblewrap) or make `unshare` work, or set environment.config.sandbox.allowUnisolated: true ' +
-                'on a machine where running untrusted code unisolated is acceptable.',
-            );
-          }
-          const job = jobs[p.job]!;
-          const test = job.tests[p.test]!;
-          outcome = toOutcome(test, run, job.tolerance);
-          outcomes.set(p.key, outcome);
-          if (this.cacheSize > 0) {
-            this.cache.set(p.key, outcome);
-            while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
-          }
+      runs.forEach((run, i) => {
+        if (run.verdict === 'refused') {
+          throw new SandboxRefusedError(
+            `@troupe/env-code: the sandbox refused to run a program: ${run.reason ?? 'no reason given'}. ` +
+              'Install bubblewrap (apt-get install bubblewrap) or make `unshare` work, or set environment.config.sandbox.allowUnisolated: true ' +
+              'on a machine where running untrusted code unisolated is acceptable.',
+          );
         }
-        results[p.job]![p.test] = outcome;
-      }
+        // Judging reads stdout and the verdict; stderr is only displayed (its end), so keep its last 4,096 characters.
+        const kept: RunResult = { ...run, stderr: run.stderr.length > 4096 ? run.stderr.slice(-4096) : run.stderr };
+        known.set(requested[i]!, kept);
+        if (this.cacheSize > 0 && run.stdout.length <= MAX_CACHED_STDOUT) {
+          this.cache.set(requested[i]!, kept);
+          while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
+        }
+      });
     }
-    return results as TestOutcome[][];
+    return jobs.map((job, j) => job.tests.map((test, t) => toOutcome(test, known.get(keys[j]![t]!)!, job.tolerance)));
   }
 }
 

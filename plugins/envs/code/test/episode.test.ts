@@ -157,12 +157,25 @@ describe('code-v0 episodes (scripted)', () => {
 
   it('each step batches its executions into one runMany call', async () => {
     const counting = new CountingSandbox();
-    const e = new CodeEnvironment({ cacheSize: 0 }, { sandbox: counting });
+    // Limits of its own: no run cached by another test has the same key.
+    const e = new CodeEnvironment({ limits: { maxFileBytes: 1_048_577 } }, { sandbox: counting });
     const inst: CodeInstance = { problem: problem('reverse-string'), split: 'train' };
     let s = (await e.step(e.reset(inst), 'coder', py('print(input()[::-1])\n'))).state;
     s = (await e.step(s, 'tester', tests(['ab', 'ba'], ['abc', 'cba']))).state;
-    assert.deepEqual(counting.calls, [4, 4], 'coder: 4 golden; tester: 2 reference + 2 program');
+    // coder: 4 golden runs; tester: 2 reference runs + 1 program run ('ab' is also golden test 4: already run).
+    assert.deepEqual(counting.calls, [4, 3]);
     assert.equal(s.done, true);
+    // A (program, input) pair runs once: another tester branch with the same inputs but other expected outputs, or
+    // a test repeated in one set, costs no new run.
+    const s1 = (await e.step(e.reset(inst), 'coder', py('print(input()[::-1])\n'))).state;
+    assert.equal(counting.calls.length, 2, 'the coder\'s golden runs were cached');
+    const other = await e.step(s1, 'tester', tests(['ab', 'ab'], ['abc', 'xyz'], ['ab', 'ba']));
+    assert.equal(counting.calls.length, 2, 'no new run');
+    assert.deepEqual(other.state.testsValid, [false, false, true]);
+    assert.equal(other.signals['tests_pass_rate'], 1 / 3);
+    const uncached = new CodeEnvironment({ limits: { maxFileBytes: 1_048_577 }, cacheSize: 0 }, { sandbox: counting });
+    await uncached.step(uncached.reset(inst), 'coder', py('print(input()[::-1])\n'));
+    assert.deepEqual(counting.calls.slice(2), [4], 'cacheSize 0 runs again');
   });
 
   it('refuses to step out of turn, after the end, or for an unknown seat', async () => {
