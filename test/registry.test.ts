@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { REPO, buildWorkspace, childEnv, cleanup, exec, ok, tempDir, troupe, type Run } from './scaffold-support.js';
 
 /** A free TCP port on the loopback interface. */
@@ -25,8 +25,17 @@ function freePort(): Promise<number> {
   });
 }
 
+/** A workspace package. */
+interface WorkspacePackage {
+  readonly name: string;
+  readonly dir: string;
+  readonly private: boolean;
+  /** Its @troupe/* dependencies (dependencies and peerDependencies). */
+  readonly troupeDeps: readonly string[];
+}
+
 /** The workspace packages (every package.json under packages/ and plugins/<kind>/). */
-function workspacePackages(): { name: string; dir: string; private: boolean }[] {
+function workspacePackages(): WorkspacePackage[] {
   const dirs = [
     ...readdirSync(join(REPO, 'packages')).map((d) => join(REPO, 'packages', d)),
     ...readdirSync(join(REPO, 'plugins')).flatMap((k) => readdirSync(join(REPO, 'plugins', k)).map((d) => join(REPO, 'plugins', k, d))),
@@ -34,10 +43,31 @@ function workspacePackages(): { name: string; dir: string; private: boolean }[] 
   return dirs
     .filter((d) => existsSync(join(d, 'package.json')))
     .map((dir) => {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; private?: boolean };
-      return { name: pkg.name, dir, private: pkg.private === true };
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name: string; private?: boolean; dependencies?: Record<string, string>; peerDependencies?: Record<string, string>;
+      };
+      const deps = Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies }).filter((n) => n.startsWith('@troupe/'));
+      return { name: pkg.name, dir, private: pkg.private === true, troupeDeps: deps };
     });
 }
+
+/** The packages a user of `roots` installs: the roots and their @troupe/* dependencies, transitively. */
+function closure(all: readonly WorkspacePackage[], roots: readonly string[]): WorkspacePackage[] {
+  const byName = new Map(all.map((p) => [p.name, p]));
+  const seen = new Set<string>();
+  const visit = (name: string): void => {
+    if (seen.has(name)) return;
+    const pkg = byName.get(name);
+    if (!pkg) throw new Error(`${name} is not a workspace package`);
+    seen.add(name);
+    pkg.troupeDeps.forEach(visit);
+  };
+  roots.forEach(visit);
+  return all.filter((p) => seen.has(p.name));
+}
+
+/** What the new project installs: the CLI, the official plugins the team uses, and the plugin author's tools. */
+const ROOTS = ['@troupe/cli', '@troupe/kernel', '@troupe/testing', '@troupe/role-planner', '@troupe/reward-signals'];
 
 const VERDACCIO = join(REPO, 'node_modules', '.bin', 'verdaccio');
 
@@ -47,14 +77,15 @@ describe('registry round trip: publish to a local verdaccio, install into a new 
   let verdaccio: ChildProcess | undefined;
   let verdaccioLog = '';
   let npmEnv: Record<string, string>;
-  const published: string[] = [];
+  let toPublish: WorkspacePackage[];
 
   /** npm with the temp config, cache and registry. */
   const npm = (args: readonly string[], cwd: string): Promise<Run> => exec('npm', args, cwd, npmEnv);
 
   before(async () => {
     tmp = tempDir('registry');
-    buildWorkspace(['tsconfig.build.json']);
+    toPublish = closure(workspacePackages(), ROOTS);
+    buildWorkspace(toPublish.map((p) => relative(REPO, p.dir)));
 
     const port = await freePort();
     registry = `http://127.0.0.1:${port}/`;
@@ -146,11 +177,11 @@ describe('registry round trip: publish to a local verdaccio, install into a new 
     assert.doesNotMatch(verdaccioLog, /http address - http:\/\/(?!127\.0\.0\.1)/);
   });
 
-  it('publishes every @troupe package (the CLI with its templates)', async () => {
+  it('publishes the @troupe packages the CLI and the team need (the CLI with its templates)', async () => {
     const packs = join(tmp, 'packs');
     mkdirSync(packs);
-    const packages = workspacePackages().filter((p) => !p.private);
-    assert.ok(packages.some((p) => p.name === '@troupe/cli'));
+    const packages = toPublish;
+    assert.deepEqual(packages.filter((p) => p.private).map((p) => p.name), [], 'a published package is private');
     const pack = ok(await exec('npm', ['pack', '--json', '--pack-destination', packs, ...packages.flatMap((p) => ['-w', p.name])], REPO), 'npm pack');
     const list = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as { name: string; filename: string; files: { path: string }[] }[];
     const cli = list.find((p) => p.name === '@troupe/cli')!;
@@ -159,7 +190,6 @@ describe('registry round trip: publish to a local verdaccio, install into a new 
     for (const p of list) {
       assert.ok(p.files.some((f) => f.path.startsWith('dist/')), `${p.name} ships no dist/`);
       ok(await npm(['publish', join(packs, p.filename)], tmp), `npm publish ${p.name}`);
-      published.push(p.name);
     }
     const view = ok(await npm(['view', '@troupe/cli', 'version', '--json'], tmp), 'npm view');
     assert.equal(JSON.parse(view.stdout), JSON.parse(readFileSync(join(REPO, 'packages', 'cli', 'package.json'), 'utf8')).version);

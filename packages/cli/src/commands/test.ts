@@ -3,7 +3,7 @@
  * declares. PLUGIN is a folder (default `.`) or a package name / shorthand, resolved like the kernel's loader does.
  */
 import type { Command } from 'commander';
-import { printJson } from '../errors.js';
+import { printJson, UsageError } from '../errors.js';
 import { testPlugin, type PluginTestResult } from '../scaffold/index.js';
 
 /** Options of `troupe test`. */
@@ -11,6 +11,21 @@ interface TestOptions {
   ownTests: boolean;
   build?: boolean;
   json?: boolean;
+  config?: string;
+  samplesFrom?: string;
+}
+
+/** Parses `--config`: a JSON object. */
+function parseConfig(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    throw new UsageError(`--config must be a JSON object, e.g. '{"team":"executed_reward"}': ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('--config must be a JSON object');
+  return value as Record<string, unknown>;
 }
 
 /** Prints a human summary on stdout. */
@@ -39,6 +54,8 @@ export function register(program: Command): void {
     .argument('[plugin]', 'plugin folder, or package name / shorthand (default: the current folder)', '.')
     .option('--no-own-tests', "skip the plugin's own `npm test`")
     .option('--build', 'run `npm run build` first (default: only when the built module is missing)')
+    .option('--config <json>', 'config (a JSON object) for the contributions, instead of their defaults')
+    .option('--samples-from <env>', 'environment (id or shorthand) whose states and transitions feed the role and reward suites')
     .option('--json', 'print one JSON document (child output goes to stderr)')
     .action(async (plugin: string, opts: TestOptions) => {
       const result = await testPlugin({
@@ -46,6 +63,8 @@ export function register(program: Command): void {
         ownTests: opts.ownTests,
         build: opts.build ? true : 'auto',
         output: opts.json ? 'stderr' : 'inherit',
+        ...(opts.config !== undefined ? { config: parseConfig(opts.config)! } : {}),
+        ...(opts.samplesFrom !== undefined ? { samplesFrom: opts.samplesFrom } : {}),
       });
       if (opts.json) printJson(result);
       else report(result);

@@ -48,6 +48,10 @@ export interface PluginTestOptions {
   readonly build?: boolean | 'auto';
   /** Where the child processes' output goes: `inherit` (our stdout/stderr) or `stderr` (everything on stderr). */
   readonly output?: 'inherit' | 'stderr';
+  /** Config given to every contribution of the plugin (validated and default-filled); default `{}`. */
+  readonly config?: Record<string, unknown>;
+  /** Environment (id or shorthand) that role and reward samples come from, instead of the automatic choice. */
+  readonly samplesFrom?: string;
 }
 
 /** The result of one conformance suite. */
@@ -141,11 +145,12 @@ function createEnvironment(host: PluginHost, entry: ContributionEntry): SampleEn
 }
 
 /**
- * Environments to draw role and reward samples from: the plugin's own, then the other installed environment plugins
- * (official ones first), loaded lazily one at a time.
+ * Environments to draw role and reward samples from: the given ones (the plugin's own, or the --samples-from choice),
+ * then, when `others`, the other installed environment plugins (official ones first), loaded lazily one at a time.
  */
-async function* sampleEnvironments(host: PluginHost, own: readonly ContributionEntry[], baseDirs: readonly string[]): AsyncGenerator<SampleEnvironment> {
+async function* sampleEnvironments(host: PluginHost, own: readonly ContributionEntry[], baseDirs: readonly string[], others = true): AsyncGenerator<SampleEnvironment> {
   for (const entry of own) yield createEnvironment(host, entry);
+  if (!others) return;
   const discovered = discoverPlugins(baseDirs)
     .filter((p) => !p.problem && !p.shadowed && (p.manifest?.contributes.environments?.length ?? 0) > 0)
     .sort((a, b) => (a.origin === b.origin ? a.name.localeCompare(b.name) : a.origin === 'official' ? -1 : 1));
@@ -240,15 +245,35 @@ export async function testPlugin(options: PluginTestOptions = {}): Promise<Plugi
     conformance.push({ kind: 'plugin', id: pkg.name, failures: await checkModuleConformance(dir) });
     const entries = host.registry.list().filter((e) => e.dir === pkg.dir || e.plugin === pkg.name);
     const ownEnvs = entries.filter((e) => e.kind === 'environments');
+    let chosen: ContributionEntry | undefined;
+    if (options.samplesFrom !== undefined) {
+      try {
+        chosen = await host.ensure('environments', options.samplesFrom, baseDirs);
+      } catch (error) {
+        if (!(error instanceof PluginError)) throw error;
+        throw new CliError(`troupe test: --samples-from ${options.samplesFrom}: ${error.message}`, 2);
+      }
+    }
+    const sources = chosen ? [chosen] : ownEnvs;
+    const given = options.config !== undefined;
     for (const entry of entries) {
-      const { config } = host.checkConfig(entry.kind, entry.id, {});
+      const { config, issues } = host.checkConfig(entry.kind, entry.id, options.config ?? {});
+      if (issues.length > 0) {
+        const problems = issues.map((i) => `config${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`).join('; ');
+        if (given) {
+          conformance.push({ kind: entry.kind, id: entry.id, failures: [{ suite: `${entry.kind} ${entry.id}`, check: 'the --config is valid', message: problems }] });
+        } else {
+          conformance.push({ kind: entry.kind, id: entry.id, failures: [], skipped: `its default config is not valid (${problems}); pass one with --config '<json>'` });
+        }
+        continue;
+      }
       if (entry.kind === 'environments') {
         const failures = await checkEnvironmentConformance(entry.contribution as EnvironmentContribution, { config });
         conformance.push({ kind: entry.kind, id: entry.id, failures });
       } else if (entry.kind === 'roles') {
         const contribution = entry.contribution as RoleContribution;
         let done = false;
-        for await (const source of sampleEnvironments(host, ownEnvs, baseDirs)) {
+        for await (const source of sampleEnvironments(host, sources, baseDirs, chosen === undefined)) {
           const samples = roleSamples(source, contribution.produces);
           if (!samples) continue;
           const failures = await checkRoleConformance(contribution, { config, ...samples });
@@ -266,7 +291,7 @@ export async function testPlugin(options: PluginTestOptions = {}): Promise<Plugi
       } else if (entry.kind === 'rewards') {
         const contribution = entry.contribution as RewardContribution;
         let done = false;
-        for await (const source of sampleEnvironments(host, ownEnvs, baseDirs)) {
+        for await (const source of sampleEnvironments(host, sources, baseDirs, chosen === undefined)) {
           let transitions: Transition[];
           try {
             transitions = await rewardSamples(source);
