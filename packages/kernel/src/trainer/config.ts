@@ -1,0 +1,179 @@
+/**
+ * The trainer's hyper-parameters: the team spec's `algorithm` block (beyond name / branches / batchSize / steps /
+ * concurrency, which the team schema checks) validated with a JSON schema, defaults filled in. Errors name the key
+ * path (`algorithm.loss.aggregation: must be equal to one of the allowed values`).
+ */
+import type { JsonSchema } from '../contracts/common.js';
+import { compileSchema, formatPath, schemaIssues } from '../plugins/ajv.js';
+import type { TeamSpec } from '../team/types.js';
+
+/** How the per-token PPO objective is reduced to one loss per mini-batch. */
+export type LossAggregation = 'token-mean' | 'seq-mean-token-mean' | 'dr-grpo';
+
+/** Learning-rate schedule (after an optional linear warmup). */
+export interface TrainerLrSchedule {
+  /** `constant`, `linear` (decay to `minLr` at the last step) or `cosine`. */
+  readonly kind: 'constant' | 'linear' | 'cosine';
+  /** Warmup optimizer steps. */
+  readonly warmupSteps: number;
+  /** Final learning rate of the decaying schedules. */
+  readonly minLr: number;
+}
+
+/** Warm start: supervised fine-tuning on the environment oracle's demonstrations before RL. */
+export interface WarmStartConfig {
+  /** Whether to run it (default: true when the block is present). */
+  readonly enabled: boolean;
+  /** Demonstration EPISODES (oracle play-throughs of train instances); each gives one sample per (turn, seat). */
+  readonly demonstrations: number;
+  /** Passes over the demonstrations. */
+  readonly epochs: number;
+  /** Learning rate (AdamW, constant). */
+  readonly lr: number;
+  /** Sequences per SFT mini-batch. */
+  readonly miniBatchSize: number;
+}
+
+/** The resolved trainer configuration. */
+export interface TrainerConfig {
+  /** `at-grpo`, `grpo-naive` or `none`. */
+  readonly name: 'at-grpo' | 'grpo-naive' | 'none';
+  /** K: branches per (instance, turn, seat) (AT-GRPO) or independent rollouts per instance (grpo-naive). */
+  readonly branches: number;
+  /** B: instances per step. */
+  readonly batchSize: number;
+  /** Training steps. */
+  readonly steps: number;
+  /** Episodes played at once. */
+  readonly concurrency: number;
+  /** Learning rate (AdamW peak). Tiny byte-level models need far more than the paper's 1e-6 (see docs/training.md). */
+  readonly lr: number;
+  /** Learning-rate schedule. */
+  readonly lrSchedule: TrainerLrSchedule;
+  /** AdamW betas, eps, decoupled weight decay. */
+  readonly beta1: number;
+  readonly beta2: number;
+  readonly eps: number;
+  readonly weightDecay: number;
+  /** Global gradient-norm clip. */
+  readonly maxGradNorm: number;
+  /** Sequences per mini-batch (one optimizer step each). */
+  readonly miniBatchSize: number;
+  /** Passes over the step's samples. */
+  readonly epochs: number;
+  /** PPO clip ranges and aggregation. */
+  readonly loss: {
+    readonly clipLow: number;
+    readonly clipHigh: number;
+    readonly aggregation: LossAggregation;
+    /** Coefficient of the KL penalty to a frozen reference (k3 estimator); 0 = off (default). */
+    readonly klCoef: number;
+    /** Coefficient of the entropy bonus; 0 = off (default). */
+    readonly entropyCoef: number;
+  };
+  /** Advantage normalisation: unbiased / biased std, or dr-grpo (no division). */
+  readonly advantage: { readonly std: 'unbiased' | 'biased' | 'dr-grpo'; readonly epsilon: number };
+  /** Enforce each role's output grammar while sampling (constrained decoding). */
+  readonly constrainedDecoding: boolean;
+  /** Evaluation on the validation split every N steps (0: never during training). */
+  readonly evalEvery: number;
+  /** Episodes of each periodic validation eval. */
+  readonly evalEpisodes: number;
+  /** Write a checkpoint every N steps (and always after the last). */
+  readonly checkpointEvery: number;
+  /** Keep this many most recent step checkpoints (older ones are deleted). */
+  readonly keepCheckpoints: number;
+  /** Warm start (SFT on oracle demonstrations), when configured. */
+  readonly warmStart: WarmStartConfig | undefined;
+}
+
+/** JSON schema of the `algorithm` block as the trainer reads it (defaults filled in by ajv). */
+export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { enum: ['at-grpo', 'grpo-naive', 'none'], default: 'at-grpo' },
+    branches: { type: 'integer', minimum: 1, default: 4 },
+    batchSize: { type: 'integer', minimum: 1, default: 8 },
+    steps: { type: 'integer', minimum: 0, default: 100 },
+    concurrency: { type: 'integer', minimum: 1, default: 4 },
+    lr: { type: 'number', exclusiveMinimum: 0, default: 1e-4 },
+    lrSchedule: {
+      type: 'object', additionalProperties: false, default: {},
+      properties: {
+        kind: { enum: ['constant', 'linear', 'cosine'], default: 'constant' },
+        warmupSteps: { type: 'integer', minimum: 0, default: 0 },
+        minLr: { type: 'number', minimum: 0, default: 0 },
+      },
+    },
+    beta1: { type: 'number', minimum: 0, exclusiveMaximum: 1, default: 0.9 },
+    beta2: { type: 'number', minimum: 0, exclusiveMaximum: 1, default: 0.999 },
+    eps: { type: 'number', exclusiveMinimum: 0, default: 1e-8 },
+    weightDecay: { type: 'number', minimum: 0, default: 0 },
+    maxGradNorm: { type: 'number', minimum: 0, default: 1 },
+    miniBatchSize: { type: 'integer', minimum: 1, default: 16 },
+    epochs: { type: 'integer', minimum: 1, default: 1 },
+    loss: {
+      type: 'object', additionalProperties: false, default: {},
+      properties: {
+        clipLow: { type: 'number', minimum: 0, maximum: 1, default: 0.2 },
+        clipHigh: { type: 'number', minimum: 0, default: 0.2 },
+        aggregation: { enum: ['token-mean', 'seq-mean-token-mean', 'dr-grpo'], default: 'token-mean' },
+        klCoef: { type: 'number', minimum: 0, default: 0 },
+        entropyCoef: { type: 'number', minimum: 0, default: 0 },
+      },
+    },
+    advantage: {
+      type: 'object', additionalProperties: false, default: {},
+      properties: {
+        std: { enum: ['unbiased', 'biased', 'dr-grpo'], default: 'unbiased' },
+        epsilon: { type: 'number', minimum: 0, default: 1e-6 },
+      },
+    },
+    constrainedDecoding: { type: 'boolean', default: true },
+    evalEvery: { type: 'integer', minimum: 0, default: 0 },
+    evalEpisodes: { type: 'integer', minimum: 1, default: 32 },
+    checkpointEvery: { type: 'integer', minimum: 1, default: 1 },
+    keepCheckpoints: { type: 'integer', minimum: 1, default: 2 },
+    warmStart: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        demonstrations: { type: 'integer', minimum: 1, default: 256 },
+        epochs: { type: 'integer', minimum: 1, default: 2 },
+        lr: { type: 'number', exclusiveMinimum: 0, default: 1e-3 },
+        miniBatchSize: { type: 'integer', minimum: 1, default: 16 },
+      },
+    },
+  },
+};
+
+/** A problem in the `algorithm` block. */
+export class TrainerConfigError extends Error {
+  constructor(file: string, readonly problems: readonly string[]) {
+    super(`team spec ${file}: invalid training settings:\n${problems.map((p) => `  ${p}`).join('\n')}\nSee docs/training.md for every key of 'algorithm' and its default.`);
+    this.name = 'TrainerConfigError';
+  }
+}
+
+let validate: ReturnType<typeof compileSchema> | undefined;
+
+/**
+ * Validates the spec's `algorithm` block and fills defaults. Throws {@link TrainerConfigError} listing every problem
+ * with its key path (`algorithm.loss.aggregation: must be equal to one of the allowed values ...`).
+ */
+export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'>, overrides: { steps?: number } = {}): TrainerConfig {
+  validate ??= compileSchema(TRAINER_CONFIG_SCHEMA);
+  const raw = JSON.parse(JSON.stringify(spec.algorithm ?? {})) as Record<string, unknown>;
+  if (!validate(raw)) {
+    const problems = schemaIssues(validate.errors).map((i) => `algorithm${i.path.length ? '.' + formatPath(i.path) : ''}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
+    throw new TrainerConfigError(spec.file, problems);
+  }
+  const c = raw as unknown as Omit<TrainerConfig, 'warmStart'> & { warmStart?: WarmStartConfig };
+  const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
+  const out: TrainerConfig = { ...c, warmStart: warm, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
+  if (out.name === 'grpo-naive' && out.branches < 2) {
+    throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);
+  }
+  return out;
+}

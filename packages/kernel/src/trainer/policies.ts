@@ -1,0 +1,108 @@
+/**
+ * The trainer's view of a team's policies: which ones train, which seats feed each, the mapping level (L0 single
+ * seat, L1 shared, L2 LoRA adapter per seat, L3 full model per seat), and each trainable policy's own optimizer,
+ * learning-rate schedule and frozen reference.
+ */
+import type { Policy } from '../contracts/policy.js';
+import { CausalLmPolicy } from '../policy/lm/policy.js';
+import { CausalLM } from '../policy/lm/model.js';
+import { AdamW, lrAt, type AdamWOptions } from '../policy/lm/train.js';
+import type { TeamSpec } from '../team/types.js';
+import type { TrainerConfig } from './config.js';
+
+/** The policy mapping level of a team (ATGRPO.md). */
+export type MappingLevel = 'L0' | 'L1' | 'L2' | 'L3' | 'frozen';
+
+/** One policy as the trainer sees it. */
+export interface PolicyHandle {
+  /** Policy name in the team spec. */
+  readonly name: string;
+  /** The policy. */
+  readonly policy: Policy;
+  /** The trainable policy, when it is one (`tfjs-causal-lm`). */
+  readonly trainable: CausalLmPolicy | undefined;
+  /** Seats mapped to it, in turn order: its samples come from these seats only. */
+  readonly seats: readonly string[];
+  /** Whether only LoRA adapters train (L2). */
+  readonly lora: boolean;
+  /** Largest `maxTokens` among its seats (the dr-grpo horizon). */
+  readonly maxTokens: number;
+  /** Its RL optimizer (created by {@link PolicyHandle} `ensureOptimizer`). */
+  optimizer: AdamW | undefined;
+  /** The optimizer's options object; `lr` is set from the schedule before each step. */
+  optimizerOptions: { -readonly [K in keyof AdamWOptions]: AdamWOptions[K] };
+  /** A frozen copy of the weights for the KL penalty (full models), when enabled. */
+  reference: CausalLM | undefined;
+}
+
+/** Builds the handles of a team's policies. */
+export function policyHandles(spec: TeamSpec, policies: ReadonlyMap<string, Policy>, seatOrder: readonly string[], config: TrainerConfig): PolicyHandle[] {
+  const out: PolicyHandle[] = [];
+  for (const [name, policy] of policies) {
+    const seats = seatOrder.filter((s) => spec.seats[s]?.policy === name);
+    const trainable = policy instanceof CausalLmPolicy ? policy : undefined;
+    const own = trainable?.settings.optimizer;
+    const maxTokens = Math.max(1, ...seats.map((s) => spec.seats[s]!.sampling.maxTokens));
+    out.push({
+      name, policy, trainable, seats,
+      lora: trainable ? trainable.model.lora.size > 0 : false,
+      maxTokens,
+      optimizer: undefined,
+      optimizerOptions: {
+        lr: typeof own?.lr === 'number' ? own.lr : config.lr,
+        beta1: own?.beta1 ?? config.beta1,
+        beta2: own?.beta2 ?? config.beta2,
+        eps: own?.eps ?? config.eps,
+        weightDecay: own?.weightDecay ?? config.weightDecay,
+        maxGradNorm: own?.maxGradNorm ?? config.maxGradNorm,
+      },
+      reference: undefined,
+    });
+  }
+  return out;
+}
+
+/** The peak learning rate of a handle (the policy's own `optimizer.lr` when it gives one, else the trainer's). */
+export function peakLr(h: PolicyHandle, config: TrainerConfig): number {
+  const own = h.trainable?.settings.optimizer?.lr;
+  return typeof own === 'number' ? own : config.lr;
+}
+
+/** Sets the handle's learning rate for training step `step` (1-based) from the trainer's schedule. */
+export function scheduleLr(h: PolicyHandle, config: TrainerConfig, step: number): number {
+  const lr = lrAt({ kind: config.lrSchedule.kind, lr: peakLr(h, config), warmupSteps: config.lrSchedule.warmupSteps, totalSteps: Math.max(config.steps, config.lrSchedule.warmupSteps + 1), minLr: config.lrSchedule.minLr }, step - 1);
+  h.optimizerOptions.lr = lr;
+  return lr;
+}
+
+/** Creates the handle's RL optimizer over the model's CURRENT trainable variables (call after any adapter load). */
+export function ensureOptimizer(h: PolicyHandle): AdamW | undefined {
+  if (!h.trainable) return undefined;
+  h.optimizer ??= new AdamW(h.trainable.model.trainableVariables(), h.optimizerOptions as AdamWOptions);
+  return h.optimizer;
+}
+
+/** The optimizer's moment buffers (AdamW keeps them private; the checkpoint needs them). */
+export function optimizerMoments(opt: AdamW): { m: import('@tensorflow/tfjs').Variable[]; v: import('@tensorflow/tfjs').Variable[] } {
+  const o = opt as unknown as { m: import('@tensorflow/tfjs').Variable[]; v: import('@tensorflow/tfjs').Variable[] };
+  return { m: o.m, v: o.v };
+}
+
+/** The mapping level of a team: L0 one seat; L1 a policy shared by several seats; L2 LoRA per seat; L3 full per seat. */
+export function mappingLevel(handles: readonly PolicyHandle[], seatCount: number): MappingLevel {
+  const trainable = handles.filter((h) => h.trainable && h.seats.length > 0);
+  if (trainable.length === 0) return 'frozen';
+  if (seatCount === 1) return 'L0';
+  if (trainable.some((h) => h.seats.length > 1)) return 'L1';
+  return trainable.every((h) => h.lora) ? 'L2' : 'L3';
+}
+
+/** Frees the trainer-owned tensors of the handles (optimizers, references); the policies are disposed by the team. */
+export function disposeHandles(handles: readonly PolicyHandle[]): void {
+  for (const h of handles) {
+    h.optimizer?.dispose();
+    h.optimizer = undefined;
+    h.reference?.dispose();
+    h.reference = undefined;
+  }
+}

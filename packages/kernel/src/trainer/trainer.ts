@@ -1,0 +1,453 @@
+/**
+ * The AT-GRPO trainer (ATGRPO.md), written to be read top to bottom like a CleanRL script:
+ *
+ * ```
+ * per training step n = 1..steps:
+ *   B instances of the train split (uids `step-n/train/<index>/<key>`, never reused across steps)
+ *   at-grpo:    B episodes, each a tree: K branches per (turn, seat), greedy continuation from the best branch
+ *               → groups of K samples keyed (instance, turn, seat)
+ *   grpo-naive: B·K independent episodes (K per instance, K = 1 branch each)
+ *               → ONE group per instance over its episodes' LAST-turn samples
+ *   advantages per group: (r − mean) / (std + 1e-6)   (or biased std, or dr-grpo: no division)
+ *   for each trainable policy:
+ *     its samples = those of the seats mapped to it (L2: its adapter's seat only), current version only
+ *     old log-probs recomputed under the current weights (the sampling log-probs may be grammar-masked)
+ *     epochs × mini-batches (16 sequences): PPO-clip (ε 0.2/0.2), token-mean, grad clip 1.0, AdamW, LR schedule
+ *     version += 1
+ *   trace.jsonl ← one record per sample;  metrics.jsonl ← one record per step;  checkpoint step-n (atomic)
+ * ```
+ *
+ * Derived sizes per step (T turns played, N seats): at-grpo trains on ≤ B·T·N·K samples, grpo-naive on
+ * ≤ B·K·N (last turn of each of its B·K episodes).
+ */
+import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { lastValueFrom, tap, toArray } from 'rxjs';
+import type { Environment } from '../contracts/environment.js';
+import type { Rng } from '../contracts/common.js';
+import { computeAdvantages, computeTrajectoryAdvantages } from '../algorithms/advantages.js';
+import type { SeatBinding } from '../episode/context.js';
+import { causalLmPolicyModule } from '../policy/lm/policy.js';
+import { CausalLM } from '../policy/lm/model.js';
+import { recomputeLogprobs, type SequencePair } from '../policy/lm/train.js';
+import { loadCheckpoint, saveCheckpoint } from '../checkpoint/hf.js';
+import { planEpisodes, runEpisodes } from '../rollout/run-episodes.js';
+import { toEpisodes, type EpisodeRecord, type SampleRecord } from '../rollout/records.js';
+import { SummaryAggregator } from '../rollout/summary.js';
+import { toTraceRecord } from '../rollout/trace.js';
+import { composeTeam, createHostFor, type TeamRuntime } from '../runtime/compose.js';
+import type { TeamSpec } from '../team/types.js';
+import { createRng, deriveSeed, shuffled } from '../util/rng.js';
+import { resolveTrainerConfig, type TrainerConfig } from './config.js';
+import { evaluateTeam, type EvaluationResult } from './evaluate.js';
+import { ppoStep, type PpoStepResult } from './loss.js';
+import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
+import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
+import {
+  checkpointName, listCheckpoints, readTrainerState, restoreOptimizers, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
+  type TrainerState,
+} from './state.js';
+import { StepTimer, timedEnvironment, timedPolicy, timedRole } from './timing.js';
+
+/** The built-in module that contributes the trainable `tfjs-causal-lm` policy kind. */
+export const CAUSAL_LM_BUILTIN = { name: '@troupe/kernel/model (tfjs-causal-lm)', module: causalLmPolicyModule } as const;
+
+/** Composes a team whose policies may be `tfjs-causal-lm` (the CLI's `train`, `eval`, `sft` use this). */
+export function composeTrainableTeam(spec: TeamSpec): Promise<TeamRuntime> {
+  return composeTeam(spec, { host: createHostFor(spec.file, [CAUSAL_LM_BUILTIN]) });
+}
+
+/** One line of metrics.jsonl: `step` plus flat `rollout/*`, `loss/*`, `eval/*`, `time/*`, `perf/*` numbers. */
+export type MetricsRecord = { step: number; kind: 'warm-start' | 'train' | 'final' } & Record<string, number | string | boolean | number[]>;
+
+/** What the trainer tells its observer (the CLI's progress display). */
+export type TrainerEvent =
+  | { readonly type: 'start'; readonly firstStep: number; readonly steps: number; readonly level: MappingLevel; readonly resumedFrom?: number }
+  | { readonly type: 'warm-start'; readonly phase: 'demonstrations' | 'epoch'; readonly policy?: string; readonly epoch?: number; readonly loss?: number; readonly count?: number }
+  | { readonly type: 'step'; readonly step: number; readonly steps: number; readonly metrics: MetricsRecord }
+  | { readonly type: 'eval'; readonly step: number; readonly result: EvaluationResult }
+  | { readonly type: 'checkpoint'; readonly step: number; readonly dir: string };
+
+/** Options of {@link Trainer.create}. */
+export interface TrainerOptions {
+  /** Output folder (trace.jsonl, metrics.jsonl, checkpoints/, report.md). */
+  readonly outDir: string;
+  /** Override `algorithm.steps`. */
+  readonly steps?: number;
+  /** Continue from the newest complete checkpoint in `outDir`. */
+  readonly resume?: boolean;
+  /** Skip the warm start even when the spec configures one. */
+  readonly skipWarmStart?: boolean;
+  /** Skip the final evaluation on the held-out split. */
+  readonly skipFinalEval?: boolean;
+  /** Observer of progress. */
+  readonly onEvent?: (event: TrainerEvent) => void;
+  /** A composed team to train (tests); default: composed from the spec with the tfjs-causal-lm builtin. */
+  readonly team?: TeamRuntime;
+}
+
+/** Summary returned by {@link Trainer.run}. */
+export interface TrainingResult {
+  /** Steps completed (including earlier runs when resumed). */
+  readonly steps: number;
+  /** Step it resumed from, if any. */
+  readonly resumedFrom?: number;
+  /** Mapping level. */
+  readonly level: MappingLevel;
+  /** Warm start results (when it ran in this process). */
+  readonly warmStart?: WarmStartResult & { readonly demonstrations: number };
+  /** Final held-out evaluation. */
+  readonly finalEval?: EvaluationResult;
+  /** Output folder. */
+  readonly outDir: string;
+  /** Wall seconds of this process's run. */
+  readonly seconds: number;
+}
+
+/** The trainer. Create with {@link Trainer.create}, then `run()` (or `step(n)` for a single step), then `dispose()`. */
+export class Trainer {
+  /** Trainable and frozen policies. */
+  readonly handles: PolicyHandle[];
+  /** Mapping level. */
+  readonly level: MappingLevel;
+  /** Time accounting of the current step. */
+  readonly timer = new StepTimer();
+  /** Seats with timed policies and roles (what rollouts use). */
+  readonly seats: readonly SeatBinding[];
+  /** The (timed) environment. */
+  readonly environment: Environment;
+  /** Mini-batch shuffling stream (checkpointed). */
+  rng: Rng;
+  /** Training steps completed. */
+  stepsDone = 0;
+  /** Whether the warm start has run (here or in the run resumed from). */
+  warmStarted = false;
+
+  private constructor(readonly spec: TeamSpec, readonly config: TrainerConfig, readonly team: TeamRuntime, readonly options: TrainerOptions) {
+    this.environment = timedEnvironment(team.environment, this.timer);
+    this.seats = team.seats.map((s) => ({ ...s, policy: timedPolicy(s.policy, this.timer), role: timedRole(s.role, this.timer) }));
+    this.handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), config);
+    this.level = mappingLevel(this.handles, team.seats.length);
+    this.rng = createRng(deriveSeed(spec.seed, 'trainer'));
+  }
+
+  /** Validates the spec's training settings, composes the team (unless given) and prepares the trainer. */
+  static async create(spec: TeamSpec, options: TrainerOptions): Promise<Trainer> {
+    const config = resolveTrainerConfig(spec, options.steps !== undefined ? { steps: options.steps } : {});
+    const team = options.team ?? (await composeTrainableTeam(spec));
+    return new Trainer(spec, config, team, options);
+  }
+
+  private get out(): string {
+    return this.options.outDir;
+  }
+
+  private emit(e: TrainerEvent): void {
+    this.options.onEvent?.(e);
+  }
+
+  private appendJsonl(file: string, records: readonly unknown[]): void {
+    if (records.length === 0) return;
+    appendFileSync(join(this.out, file), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  }
+
+  /**
+   * Prepares the output folder: a fresh run refuses a folder that already holds one; `resume` restores the newest
+   * complete checkpoint (weights, optimizer moments, RNG, versions, step) and truncates the logs after it.
+   * Returns the step resumed from, if any.
+   */
+  async prepare(): Promise<number | undefined> {
+    mkdirSync(this.out, { recursive: true });
+    const metrics = join(this.out, 'metrics.jsonl');
+    const ckpts = await listCheckpoints(this.out);
+    if (this.options.resume && ckpts.length > 0) {
+      const last = ckpts[ckpts.length - 1]!;
+      const dir = join(this.out, 'checkpoints', checkpointName(last));
+      const state = await readTrainerState(dir);
+      if (state.run.name !== this.spec.name || state.run.seed !== this.spec.seed) {
+        throw new Error(`${dir}: this checkpoint belongs to run '${state.run.name}' (seed ${state.run.seed}), not '${this.spec.name}' (seed ${this.spec.seed}); use another --out.`);
+      }
+      await restoreWeights(dir, this.handles);
+      for (const h of this.handles) if (h.trainable) h.trainable.version = state.versions[h.name] ?? h.trainable.version;
+      for (const h of this.handles) if (h.trainable && state.optimizerSteps[h.name] !== undefined) ensureOptimizer(h);
+      await restoreOptimizers(dir, this.handles, state);
+      await this.loadReference();
+      this.rng = createRng(state.rng);
+      this.stepsDone = state.step;
+      this.warmStarted = state.warmStarted;
+      await truncateJsonl(metrics, state.step);
+      await truncateJsonl(join(this.out, 'trace.jsonl'), state.step);
+      return state.step;
+    }
+    if (!this.options.resume && existsSync(metrics)) {
+      throw new Error(`${this.out} already holds a training run (metrics.jsonl); pass --resume to continue it or choose another --out.`);
+    }
+    for (const f of ['metrics.jsonl', 'trace.jsonl']) rmSync(join(this.out, f), { force: true });
+    return undefined;
+  }
+
+  /** Runs the warm start, the training steps, periodic and final evaluation, and writes the report. */
+  async run(): Promise<TrainingResult> {
+    const started = performance.now();
+    const resumedFrom = await this.prepare();
+    const c = this.config;
+    this.emit({ type: 'start', firstStep: this.stepsDone + 1, steps: c.steps, level: this.level, ...(resumedFrom !== undefined ? { resumedFrom } : {}) });
+
+    let warm: (WarmStartResult & { demonstrations: number }) | undefined;
+    if (resumedFrom === undefined) {
+      if (c.warmStart && !this.options.skipWarmStart) warm = await this.runWarmStart();
+      await this.saveReference();
+      await this.checkpoint();
+    }
+
+    for (let step = this.stepsDone + 1; step <= c.steps; step++) {
+      const metrics = await this.step(step);
+      if (c.evalEvery > 0 && (step % c.evalEvery === 0 || step === c.steps)) {
+        const ev = await this.evaluate('validation', c.evalEpisodes);
+        Object.assign(metrics, evalMetrics('eval', ev));
+        metrics['time/eval'] = ev.seconds;
+        this.emit({ type: 'eval', step, result: ev });
+      }
+      this.appendJsonl('metrics.jsonl', [metrics]);
+      this.emit({ type: 'step', step, steps: c.steps, metrics });
+      if (step % c.checkpointEvery === 0 || step === c.steps) await this.checkpoint();
+    }
+
+    let finalEval: EvaluationResult | undefined;
+    if (!this.options.skipFinalEval) {
+      finalEval = await this.evaluate(this.spec.evaluation.split, this.spec.evaluation.episodes);
+      const rec: MetricsRecord = { step: this.stepsDone, kind: 'final', ...evalMetrics(`eval_${finalEval.split}`, finalEval), 'time/eval': finalEval.seconds };
+      this.appendJsonl('metrics.jsonl', [rec]);
+      this.emit({ type: 'eval', step: this.stepsDone, result: finalEval });
+    }
+    return {
+      steps: this.stepsDone, level: this.level, outDir: this.out, seconds: (performance.now() - started) / 1000,
+      ...(resumedFrom !== undefined ? { resumedFrom } : {}), ...(warm ? { warmStart: warm } : {}), ...(finalEval ? { finalEval } : {}),
+    };
+  }
+
+  /** Warm start: oracle demonstrations, SFT of each trainable policy on its seats' demonstrations. */
+  async runWarmStart(): Promise<WarmStartResult & { demonstrations: number }> {
+    const w = this.config.warmStart!;
+    const demos = await collectDemonstrations(this.team.environment, this.team.seats, { count: w.demonstrations, seed: deriveSeed(this.spec.seed, 'demonstrations') });
+    this.emit({ type: 'warm-start', phase: 'demonstrations', count: demos.length });
+    const res = await warmStart(this.handles, demos, w, {
+      seed: this.spec.seed, maxGradNorm: this.config.maxGradNorm,
+      onProgress: (policy, epoch, loss) => this.emit({ type: 'warm-start', phase: 'epoch', policy, epoch, loss }),
+    });
+    this.warmStarted = true;
+    const rec: MetricsRecord = { step: 0, kind: 'warm-start', 'warmstart/demonstrations': w.demonstrations, 'warmstart/samples': demos.length, 'time/warmstart': res.seconds };
+    for (const [p, n] of Object.entries(res.samples)) rec[`warmstart/${p}/samples`] = n;
+    for (const [p, l] of Object.entries(res.firstEpochLoss)) rec[`warmstart/${p}/first_epoch_loss`] = l;
+    for (const [p, l] of Object.entries(res.lastEpochLoss)) rec[`warmstart/${p}/last_epoch_loss`] = l;
+    if (this.config.evalEvery > 0) {
+      const ev = await this.evaluate('validation', this.config.evalEpisodes);
+      Object.assign(rec, evalMetrics('eval', ev));
+      this.emit({ type: 'eval', step: 0, result: ev });
+    }
+    this.appendJsonl('metrics.jsonl', [rec]);
+    return { ...res, demonstrations: demos.length };
+  }
+
+  /** One training step (1-based): rollouts, advantages, per-policy updates, trace. Returns its metrics (not yet logged). */
+  async step(step: number): Promise<MetricsRecord> {
+    const c = this.config;
+    const B = c.batchSize;
+    const K = c.branches;
+    const naive = c.name === 'grpo-naive';
+    this.timer.reset();
+    const t0 = performance.now();
+
+    // 1. Rollouts: B fresh train instances; AT-GRPO plays each once as a K-branch tree, grpo-naive K times, K = 1.
+    const contexts = planEpisodes({
+      environment: this.environment, split: 'train', count: B, startIndex: (step - 1) * B, instanceSeed: this.spec.seed,
+      seed: deriveSeed(this.spec.seed, 'rollout', step), uidPrefix: `step-${step}/`,
+      repeats: naive ? K : 1, branches: naive ? 1 : K,
+      seats: this.seats, reward: this.team.reward, grammar: c.constrainedDecoding,
+    });
+    const summary = new SummaryAggregator();
+    const ended = await lastValueFrom(runEpisodes(contexts, { concurrency: c.concurrency }).pipe(tap(summary), toEpisodes(), toArray()), { defaultValue: [] as EpisodeRecord[] });
+    const order = new Map(contexts.map((ctx, i) => [ctx.episodeId ?? ctx.instanceUid, i]));
+    const episodes = [...ended].sort((a, b) => order.get(a.episodeId)! - order.get(b.episodeId)!);
+    const samples: SampleRecord[] = episodes.flatMap((e) => e.samples);
+    const tRollout = performance.now();
+
+    // 2. Advantages: per (instance, turn, seat) group, or per instance over last-turn samples (grpo-naive).
+    const advOptions = { std: c.advantage.std, epsilon: c.advantage.epsilon };
+    const adv = naive ? computeTrajectoryAdvantages(samples, advOptions) : computeAdvantages(samples, advOptions);
+    const advantages: (number | null)[] = adv.advantages;
+
+    // 3. Updates: each trainable policy on its own seats' samples only.
+    const metrics: MetricsRecord = { step, kind: 'train' };
+    if (c.name !== 'none') Object.assign(metrics, await this.timer.maybeAsync('update', () => this.update(step, samples, advantages)));
+    const tUpdate = performance.now();
+
+    // 4. Trace: one record per sample, with the advantage it was trained with (null: not trained on).
+    this.appendJsonl('trace.jsonl', samples.map((s, i) => toTraceRecord(s, { step, advantage: advantages[i] ?? null })));
+    this.stepsDone = step;
+    const tEnd = performance.now();
+
+    // 5. Metrics.
+    const r = summary.result();
+    metrics['rollout/episodes'] = r.episodes;
+    metrics['rollout/success_rate'] = r.successRate;
+    metrics['rollout/mean_turns'] = r.meanTurns;
+    metrics['rollout/samples'] = samples.length;
+    metrics['rollout/groups'] = adv.groups.length;
+    metrics['rollout/zero_variance_groups'] = adv.zeroVarianceGroups;
+    metrics['rollout/zero_variance_fraction'] = adv.zeroVarianceFraction;
+    metrics['rollout/completion_tokens'] = samples.reduce((a, s) => a + s.tokenIds.length, 0);
+    for (const [seat, v] of Object.entries(r.meanReward)) metrics[`rollout/reward/${seat}`] = v;
+    for (const [seat, v] of Object.entries(r.meanSampleReward)) metrics[`rollout/sample_reward/${seat}`] = v;
+    for (const [seat, v] of Object.entries(r.parseFailureRate)) metrics[`rollout/parse_failure/${seat}`] = v;
+    const wall = (tEnd - t0) / 1000;
+    const gen = this.timer.ms('generate') / 1000, env = this.timer.ms('env') / 1000, upd = this.timer.ms('update') / 1000;
+    metrics['time/step'] = wall;
+    metrics['time/rollout'] = (tRollout - t0) / 1000;
+    metrics['time/generate'] = gen;
+    metrics['time/env'] = env;
+    metrics['time/update'] = upd;
+    metrics['time/trace'] = (tEnd - tUpdate) / 1000;
+    metrics['time/overhead'] = Math.max(0, wall - this.timer.busyMs() / 1000);
+    metrics['time/overhead_fraction'] = wall > 0 ? Math.max(0, wall - this.timer.busyMs() / 1000) / wall : 0;
+    metrics['perf/generated_tokens_per_s'] = gen > 0 ? (metrics['rollout/completion_tokens'] as number) / gen : 0;
+    return metrics;
+  }
+
+  /**
+   * Routes samples to policies and updates each trainable policy on ITS samples only: those whose `policy` is its
+   * name, i.e. those of the seats mapped to it (an L2 adapter sees its own seat's samples and nothing else). Samples
+   * with a null advantage (grpo-naive: not in the last turn) are not trained on. Returns `loss/<policy>/*` metrics.
+   */
+  async update(step: number, samples: readonly SampleRecord[], advantages: readonly (number | null)[]): Promise<Record<string, number>> {
+    const metrics: Record<string, number> = {};
+    for (const h of this.handles) {
+      if (!h.trainable) continue;
+      const idx = samples.flatMap((s, i) => (s.policy === h.name && advantages[i] !== null && advantages[i] !== undefined ? [i] : []));
+      const stats = await this.updatePolicy(h, step, idx.map((i) => samples[i]!), idx.map((i) => advantages[i]!));
+      for (const [k, v] of Object.entries(stats)) metrics[`loss/${h.name}/${k}`] = v;
+    }
+    return metrics;
+  }
+
+  /**
+   * Updates one policy on its samples: keeps the current version's samples, recomputes old log-probs (and reference
+   * log-probs for the KL), runs epochs × shuffled mini-batches of PPO-clip, bumps the version.
+   */
+  async updatePolicy(h: PolicyHandle, step: number, samples: readonly SampleRecord[], advantages: readonly number[]): Promise<Record<string, number>> {
+    const lm = h.trainable!;
+    const c = this.config;
+    const current = samples.flatMap((s, i) => (s.policyVersion === lm.version ? [i] : []));
+    const stale = samples.length - current.length;
+    const out: Record<string, number> = { samples: current.length, stale_samples: stale };
+    if (current.length === 0) return out;
+    const optimizer = ensureOptimizer(h)!;
+    out.lr = scheduleLr(h, c, step);
+    const pairs: SequencePair[] = current.map((i) => ({ promptIds: samples[i]!.promptIds, completionIds: samples[i]!.tokenIds }));
+    const adv = current.map((i) => advantages[i]!);
+    const padId = lm.tokenizer.padTokenId ?? 0;
+    const old = await recomputeLogprobs(lm.model, pairs, { batchSize: c.miniBatchSize, padId });
+    const ref = c.loss.klCoef > 0 ? await this.referenceLogprobs(h, pairs) : undefined;
+    const sums = { loss: 0, policy_loss: 0, kl: 0, entropy: 0, clip_fraction: 0, approx_kl: 0, grad_norm: 0, tokens: 0 };
+    let n = 0;
+    for (let epoch = 0; epoch < c.epochs; epoch++) {
+      const order = shuffled(pairs.map((_, i) => i), this.rng);
+      for (let s = 0; s < order.length; s += c.miniBatchSize) {
+        const mb = order.slice(s, s + c.miniBatchSize);
+        const r: PpoStepResult = ppoStep(lm.model, optimizer, {
+          pairs: mb.map((i) => pairs[i]!), oldLogprobs: mb.map((i) => old[i]!), advantages: mb.map((i) => adv[i]!),
+          ...(ref ? { refLogprobs: mb.map((i) => ref[i]!) } : {}),
+        }, { clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef, maxTokens: h.maxTokens, padId });
+        sums.loss += r.loss; sums.policy_loss += r.policyLoss; sums.kl += r.kl; sums.entropy += r.entropy;
+        sums.clip_fraction += r.clipFraction; sums.approx_kl += r.approxKl; sums.grad_norm += r.gradNorm; sums.tokens += r.tokens;
+        n++;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    lm.version++;
+    for (const [k, v] of Object.entries(sums)) out[k] = k === 'tokens' ? v : v / Math.max(1, n);
+    if (!(c.loss.entropyCoef > 0)) delete out.entropy;
+    if (!(c.loss.klCoef > 0)) delete out.kl;
+    out.optimizer_steps = n;
+    out.version = lm.version;
+    return out;
+  }
+
+  private async referenceLogprobs(h: PolicyHandle, pairs: readonly SequencePair[]): Promise<number[][]> {
+    const lm = h.trainable!;
+    const padId = lm.tokenizer.padTokenId ?? 0;
+    if (h.lora) {
+      // The reference of a LoRA policy is its frozen base: score with the adapters detached.
+      const saved = new Map(lm.model.lora);
+      lm.model.lora.clear();
+      try {
+        return await recomputeLogprobs(lm.model, pairs, { batchSize: this.config.miniBatchSize, padId });
+      } finally {
+        for (const [k, v] of saved) lm.model.lora.set(k, v);
+      }
+    }
+    if (!h.reference) throw new Error(`policy '${h.name}': no reference model for the KL penalty`);
+    return recomputeLogprobs(h.reference, pairs, { batchSize: this.config.miniBatchSize, padId });
+  }
+
+  /** The frozen reference of full models (KL only): the weights at the start of RL, saved next to the checkpoints. */
+  private async saveReference(): Promise<void> {
+    if (!(this.config.loss.klCoef > 0)) return;
+    for (const h of this.handles) {
+      if (!h.trainable || h.lora) continue;
+      h.reference = CausalLM.fromTensors(h.trainable.model.hfConfig, h.trainable.model.exportTensors(), `reference of '${h.name}'`);
+      await saveCheckpoint(join(this.out, 'checkpoints', 'reference', h.name), h.reference);
+    }
+  }
+
+  private async loadReference(): Promise<void> {
+    if (!(this.config.loss.klCoef > 0)) return;
+    for (const h of this.handles) {
+      if (!h.trainable || h.lora) continue;
+      h.reference = await loadCheckpoint(join(this.out, 'checkpoints', 'reference', h.name));
+    }
+  }
+
+  /** Writes the checkpoint of the steps completed so far. */
+  async checkpoint(): Promise<string> {
+    const state: TrainerState = {
+      format: 1,
+      step: this.stepsDone,
+      versions: Object.fromEntries(this.handles.filter((h) => h.trainable).map((h) => [h.name, h.trainable!.version])),
+      optimizerSteps: Object.fromEntries(this.handles.filter((h) => h.optimizer).map((h) => [h.name, h.optimizer!.stepCount])),
+      rng: this.rng.state(),
+      warmStarted: this.warmStarted,
+      run: { name: this.spec.name, seed: this.spec.seed },
+    };
+    const dir = await saveTrainerCheckpoint(this.out, this.handles, state, this.config.keepCheckpoints);
+    this.emit({ type: 'checkpoint', step: this.stepsDone, dir });
+    return dir;
+  }
+
+  /** Independent K = 1 greedy rollouts on a held-out split (the same instances every time). */
+  evaluate(split: 'validation' | 'test' | 'train', episodes: number): Promise<EvaluationResult> {
+    return evaluateTeam({ environment: this.team.environment, seats: this.team.seats, reward: this.team.reward }, {
+      split, episodes, seed: this.spec.seed, concurrency: this.config.concurrency, grammar: this.config.constrainedDecoding,
+    });
+  }
+
+  /** Frees the trainer's tensors and the team's policies. */
+  async dispose(): Promise<void> {
+    disposeHandles(this.handles);
+    if (!this.options.team) await this.team.dispose();
+  }
+}
+
+/** Flattens an evaluation into `<prefix>/*` metrics. */
+export function evalMetrics(prefix: string, ev: EvaluationResult): Record<string, number> {
+  const out: Record<string, number> = {
+    [`${prefix}/success_rate`]: ev.successRate,
+    [`${prefix}/ci95_low`]: ev.ci95[0],
+    [`${prefix}/ci95_high`]: ev.ci95[1],
+    [`${prefix}/episodes`]: ev.episodes,
+    [`${prefix}/mean_turns`]: ev.meanTurns,
+  };
+  for (const [seat, v] of Object.entries(ev.meanReward)) out[`${prefix}/reward/${seat}`] = v;
+  for (const [seat, v] of Object.entries(ev.parseFailureRate)) out[`${prefix}/parse_failure/${seat}`] = v;
+  return out;
+}

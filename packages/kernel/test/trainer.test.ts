@@ -1,0 +1,264 @@
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import type { Move } from '../src/contracts/index.js';
+import { groupAdvantages } from '../src/algorithms/index.js';
+import type { TraceRecord } from '../src/rollout/index.js';
+import type { TeamSpec } from '../src/team/index.js';
+import { CausalLmPolicy } from '../src/policy/lm/index.js';
+import {
+  listCheckpoints, resolveTrainerConfig, Trainer, TrainerConfigError, wilsonInterval, type MetricsRecord,
+} from '../src/trainer/index.js';
+import { microTeamSpec } from './trainer-helpers.js';
+
+const readJsonl = <T>(file: string): T[] => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+const outDir = (): string => mkdtempSync(join(tmpdir(), 'troupe-train-'));
+const paramsOf = (p: CausalLmPolicy): Float32Array[] => [...p.model.params.values()].map((v) => new Float32Array(v.dataSync() as Float32Array));
+const loraOf = (p: CausalLmPolicy): Float32Array[] => [...p.model.lora.values()].flatMap((x) => [new Float32Array(x.a.dataSync() as Float32Array), new Float32Array(x.b.dataSync() as Float32Array)]);
+const same = (a: Float32Array[], b: Float32Array[]): boolean => a.length === b.length && a.every((x, i) => x.length === b[i]!.length && x.every((v, j) => v === b[i]![j]));
+/** Metrics without the wall-clock fields (time/*, perf/*), which differ between runs. */
+const stable = (m: MetricsRecord): Record<string, unknown> => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('perf/')));
+
+async function train(spec: TeamSpec, options: { out?: string; steps?: number; resume?: boolean } = {}): Promise<{ trainer: Trainer; out: string }> {
+  const out = options.out ?? outDir();
+  const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true, ...(options.steps !== undefined ? { steps: options.steps } : {}), ...(options.resume ? { resume: true } : {}) });
+  await trainer.run();
+  return { trainer, out };
+}
+
+describe('trainer: configuration', () => {
+  it('fills defaults (K, B, ε 0.2/0.2, token-mean, mini-batch 16, 1 epoch, grad clip 1) and names bad keys by path', () => {
+    const c = resolveTrainerConfig({ file: 'team.yaml', algorithm: { name: 'at-grpo', branches: 4, batchSize: 8, steps: 10, concurrency: 2 } });
+    assert.equal(c.loss.clipLow, 0.2);
+    assert.equal(c.loss.clipHigh, 0.2);
+    assert.equal(c.loss.aggregation, 'token-mean');
+    assert.equal(c.loss.klCoef, 0);
+    assert.equal(c.loss.entropyCoef, 0);
+    assert.equal(c.miniBatchSize, 16);
+    assert.equal(c.epochs, 1);
+    assert.equal(c.maxGradNorm, 1);
+    assert.equal(c.warmStart, undefined);
+    assert.throws(
+      () => resolveTrainerConfig({ file: 'team.yaml', algorithm: { name: 'at-grpo', branches: 4, batchSize: 8, steps: 1, concurrency: 1, loss: { aggregation: 'token-sum' }, lrr: 1 } as never }),
+      (err: unknown) => err instanceof TrainerConfigError && /team\.yaml/.test(err.message) && /algorithm\.loss\.aggregation/.test(err.message) && /algorithm(\.lrr|: .*lrr)/.test(err.message),
+    );
+    assert.throws(() => resolveTrainerConfig({ file: 'x.yaml', algorithm: { name: 'grpo-naive', branches: 1, batchSize: 1, steps: 1, concurrency: 1 } }), /algorithm\.branches/);
+  });
+
+  it('computes the 95% Wilson interval', () => {
+    const [lo, hi] = wilsonInterval(8, 10);
+    assert.ok(Math.abs(lo - 0.4902) < 1e-3 && Math.abs(hi - 0.9433) < 1e-3, `${lo} ${hi}`);
+    assert.deepEqual(wilsonInterval(0, 0), [0, 1]);
+    const [lo0] = wilsonInterval(0, 20);
+    assert.equal(lo0, 0);
+  });
+});
+
+describe('trainer: AT-GRPO steps on a micro team', function () {
+  this.timeout(300_000);
+
+  it('runs steps end to end: weights move, versions advance, trace and metrics are written, the zero-variance fraction is reported', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role' });
+    const out = outDir();
+    const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
+    try {
+      const p = trainer.team.policies.get('proposer') as CausalLmPolicy;
+      const before = paramsOf(p);
+      await trainer.run();
+      assert.equal(trainer.level, 'L3');
+      assert.ok(!same(before, paramsOf(p)), 'the proposer model changed');
+      assert.equal(p.version, 2, 'one version per training step');
+      const tensorsAfter = tf.memory().numTensors;
+      const m3 = await trainer.step(3);
+      assert.equal(tf.memory().numTensors, tensorsAfter, 'no tensor leaks across training steps');
+      assert.equal(m3['loss/proposer/version'], 3);
+      const metrics = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl'));
+      assert.deepEqual(metrics.map((m) => m.step), [1, 2]);
+      const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
+      for (const m of metrics) {
+        for (const k of ['rollout/success_rate', 'rollout/zero_variance_fraction', 'loss/proposer/policy_loss', 'loss/executor/policy_loss', 'time/step', 'time/generate', 'time/update', 'time/overhead']) {
+          assert.equal(typeof m[k], 'number', `${k} in step ${m.step}`);
+          assert.ok(Number.isFinite(m[k] as number), `${k} finite`);
+        }
+        // the reported zero-variance fraction is the share of the step's groups whose rewards are all equal
+        const groups = new Map<string, number[]>();
+        for (const r of trace.filter((t) => t.step === m.step)) {
+          const key = JSON.stringify([r.instanceUid, r.turn, r.seat]);
+          groups.set(key, [...(groups.get(key) ?? []), r.reward]);
+        }
+        const zero = [...groups.values()].filter((rs) => rs.every((x) => x === rs[0])).length;
+        assert.equal(m['rollout/groups'], groups.size);
+        assert.ok(Math.abs((m['rollout/zero_variance_fraction'] as number) - zero / groups.size) < 1e-12);
+        assert.equal(m['rollout/samples'], trace.filter((t) => t.step === m.step).length);
+      }
+      assert.deepEqual(await listCheckpoints(out), [1, 2], 'keeps the 2 newest checkpoints');
+      assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'proposer', 'model.safetensors')));
+      assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'trainer', 'executor.optimizer.safetensors')));
+    } finally {
+      await trainer.dispose();
+    }
+  });
+
+  it('satisfies the AT-GRPO trace invariants for every group, and no train instance is in an eval split', async () => {
+    const spec = await microTeamSpec({ mapping: 'shared', algorithm: { branches: 3, batchSize: 3, steps: 1 } });
+    const out = outDir();
+    const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
+    try {
+      await trainer.run();
+      assert.equal(trainer.level, 'L1');
+      const env = trainer.team.environment;
+      const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
+      const K = 3;
+      const byEpisode = new Map<string, (TraceRecord & { step: number })[]>();
+      for (const r of trace) byEpisode.set(r.episodeId, [...(byEpisode.get(r.episodeId) ?? []), r]);
+      assert.equal(byEpisode.size, 3);
+      let groups = 0;
+      for (const [episodeId, recs] of byEpisode) {
+        // uid = step-1/train/<index>/<key12>
+        const m = /^step-1\/train\/(\d+)\/([0-9a-f]+)$/.exec(recs[0]!.instanceUid);
+        assert.ok(m, `uid ${recs[0]!.instanceUid}`);
+        const instance = env.instance('train', Number(m[1]), spec.seed);
+        assert.equal(env.instanceKey(instance).slice(0, 12), m[2]);
+        let state = env.reset(instance);
+        for (let i = 0; i < recs.length; i += K) {
+          const g = recs.slice(i, i + K);
+          groups++;
+          assert.equal(g.length, K, `${episodeId}: K samples per group`);
+          assert.ok(g.every((r) => r.turn === g[0]!.turn && r.seat === g[0]!.seat && r.instanceUid === g[0]!.instanceUid));
+          assert.deepEqual(g.map((r) => r.branch), [0, 1, 2]);
+          for (const r of g) assert.deepEqual(r.prompt, g[0]!.prompt, 'one prompt per group');
+          const expected = groupAdvantages(g.map((r) => r.reward));
+          g.forEach((r, c) => assert.ok(Math.abs(r.advantage! - expected[c]!) < 1e-6, `advantage ${r.advantage} vs ${expected[c]}`));
+          const sel = g.filter((r) => r.selected);
+          assert.equal(sel.length, 1, 'exactly one selected branch');
+          assert.equal(sel[0]!.reward, Math.max(...g.map((r) => r.reward)), 'the selected branch has the max reward');
+          // the prompt is the role's prompt of the state reached through the previously selected branches
+          const seat = trainer.team.seats.find((s) => s.name === g[0]!.seat)!;
+          const ctx = { seat: seat.name, actionType: env.seats.find((s) => s.name === seat.name)!.actionType };
+          assert.deepEqual(g[0]!.prompt, seat.role.prompt(env.observe(state, seat.name), ctx), `${episodeId} t${g[0]!.turn} ${seat.name}: prompt from the selected state`);
+          const chosen = sel[0]!;
+          const move: Move = chosen.parseError === null ? { kind: 'action', action: chosen.action, text: chosen.completion } : { kind: 'invalid', error: chosen.parseError, text: chosen.completion };
+          state = (await env.step(state, seat.name, move)).state;
+        }
+      }
+      assert.ok(groups >= 6, `${groups} groups`);
+      // every sample is tagged with its policy and version; trained-on samples were produced by version 0
+      assert.ok(trace.every((r) => r.policy === 'shared' && r.policyVersion === 0));
+      // no train instance is evaluated
+      const trainKeys = new Set([...byEpisode.values()].map((recs) => recs[0]!.instanceUid.split('/')[3]));
+      for (const split of ['validation', 'test'] as const) {
+        const ev = await trainer.evaluate(split, 12);
+        assert.equal(ev.episodes, 12);
+        for (const key of ev.instanceKeys) assert.ok(!trainKeys.has(key.slice(0, 12)), `${split} instance ${key} is not a train instance`);
+        for (let i = 0; i < 40; i++) {
+          const k = env.instanceKey(env.instance('train', i, spec.seed));
+          assert.ok(!ev.instanceKeys.includes(k));
+        }
+      }
+    } finally {
+      await trainer.dispose();
+    }
+  });
+
+  it('grpo-naive: K independent rollouts per instance, one group per instance, trained on last-turn samples only', async () => {
+    const spec = await microTeamSpec({ mapping: 'shared', algorithm: { name: 'grpo-naive', branches: 3, batchSize: 2, steps: 1 } });
+    const out = outDir();
+    const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
+    try {
+      await trainer.run();
+      const trace = readJsonl<TraceRecord>(join(out, 'trace.jsonl'));
+      const episodes = new Set(trace.map((r) => r.episodeId));
+      assert.equal(episodes.size, 6, 'B·K episodes');
+      assert.ok(trace.every((r) => r.branch === 0), 'one branch per episode');
+      for (const uid of new Set(trace.map((r) => r.instanceUid))) {
+        const recs = trace.filter((r) => r.instanceUid === uid);
+        const lastTurn = new Map<string, number>();
+        for (const r of recs) lastTurn.set(r.episodeId, Math.max(lastTurn.get(r.episodeId) ?? -1, r.turn));
+        const kept = recs.filter((r) => r.turn === lastTurn.get(r.episodeId));
+        for (const r of recs) assert.equal(r.advantage === null, r.turn !== lastTurn.get(r.episodeId), 'only last-turn samples carry an advantage');
+        const expected = groupAdvantages(kept.map((r) => r.reward));
+        kept.forEach((r, i) => assert.ok(Math.abs(r.advantage! - expected[i]!) < 1e-6));
+      }
+    } finally {
+      await trainer.dispose();
+    }
+  });
+
+  it('L2: each LoRA adapter trains only on its own seat; the base stays frozen', async () => {
+    const spec = await microTeamSpec({ mapping: 'lora', algorithm: { steps: 0 } });
+    const trainer = await Trainer.create(spec, { outDir: outDir(), skipFinalEval: true });
+    try {
+      await trainer.run(); // prepares the folder and the step-0 checkpoint only
+      assert.equal(trainer.level, 'L2');
+      const prop = trainer.team.policies.get('proposer') as CausalLmPolicy;
+      const exec = trainer.team.policies.get('executor') as CausalLmPolicy;
+      const base0 = [paramsOf(prop), paramsOf(exec)];
+      const p0 = loraOf(prop), e0 = loraOf(exec);
+      // collect one step's samples without training (algorithm 'none' path: step() with updates skipped)
+      const samples = (await trainer.step(1), readJsonl<TraceRecord>(join(trainer.options.outDir, 'trace.jsonl')));
+      assert.ok(samples.length > 0);
+      const p1 = loraOf(prop), e1 = loraOf(exec);
+      assert.ok(!same(p0, p1) && !same(e0, e1), 'a full step updates both adapters');
+      assert.ok(same(base0[0]!, paramsOf(prop)) && same(base0[1]!, paramsOf(exec)), 'base weights are frozen');
+      // Now feed ONLY the proposer seat's samples (with token ids, from a fresh step's rollout) through the router.
+      const recs = await rolloutSamples(trainer, 2);
+      const proposerOnly = recs.filter((s) => s.seat === 'proposer');
+      assert.ok(proposerOnly.length > 0 && proposerOnly.some((s, i, a) => s.reward !== a[0]!.reward));
+      const adv = proposerOnly.map((_, i) => (i % 2 === 0 ? 1 : -1));
+      const metrics = await trainer.update(2, proposerOnly, adv);
+      assert.equal(metrics['loss/executor/samples'], 0, 'the executor adapter got no samples');
+      assert.equal(metrics['loss/executor/optimizer_steps'], undefined, 'and took no optimizer step');
+      assert.ok((metrics['loss/proposer/samples'] ?? 0) > 0);
+      assert.ok(same(e1, loraOf(exec)), 'the executor adapter did not change on proposer samples');
+      assert.ok(!same(p1, loraOf(prop)), 'the proposer adapter changed');
+    } finally {
+      await trainer.dispose();
+    }
+  });
+
+  it('resumes after a stop: weights, optimizer, RNG and step counter restored; metrics equal the uninterrupted run; logs truncated past the checkpoint', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } } });
+    const full = await train(spec);
+    await full.trainer.dispose();
+    const part = await train(spec, { steps: 2 });
+    await part.trainer.dispose();
+    // a crash after step 3's logs were appended but before its checkpoint: torn records beyond the checkpoint
+    appendFileSync(join(part.out, 'metrics.jsonl'), JSON.stringify({ step: 3, kind: 'train', 'rollout/success_rate': 0.5 }) + '\n{"step": 3, "ki');
+    appendFileSync(join(part.out, 'trace.jsonl'), JSON.stringify({ step: 3, instanceUid: 'x' }) + '\n');
+    const resumed = await train(spec, { out: part.out, steps: 4, resume: true });
+    await resumed.trainer.dispose();
+    const a = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl')).map(stable);
+    const b = readJsonl<MetricsRecord>(join(part.out, 'metrics.jsonl')).map(stable);
+    assert.deepEqual(b.map((m) => m.step), [0, 1, 2, 3, 4]);
+    assert.equal(b.length, a.length);
+    // Rollout numbers (rewards, success, counts) are identical; loss values agree to float32 rounding (the wasm
+    // backend's reductions are not bit-stable across a process restart).
+    for (let i = 0; i < a.length; i++) {
+      assert.deepEqual(Object.keys(b[i]!).sort(), Object.keys(a[i]!).sort());
+      for (const [k, v] of Object.entries(a[i]!)) {
+        const w = b[i]![k];
+        if (typeof v === 'number' && k.startsWith('loss/')) assert.ok(Math.abs(v - (w as number)) <= 1e-5 * Math.max(1, Math.abs(v)), `step ${a[i]!.step} ${k}: ${v} vs ${w}`);
+        else assert.deepEqual(w, v, `step ${a[i]!.step} ${k}`);
+      }
+    }
+    const ta = readJsonl<TraceRecord>(join(full.out, 'trace.jsonl'));
+    const tb = readJsonl<TraceRecord>(join(part.out, 'trace.jsonl'));
+    assert.deepEqual(tb, ta);
+    // a fresh run refuses a folder that holds one
+    await assert.rejects(Trainer.create(spec, { outDir: part.out }).then(async (t) => { try { await t.run(); } finally { await t.dispose(); } }), /--resume/);
+  });
+});
+
+/** Plays one step's rollouts (no update) and returns its samples with token ids. */
+async function rolloutSamples(trainer: Trainer, step: number) {
+  const { planEpisodes, runEpisodes, collectEpisodes } = await import('../src/rollout/index.js');
+  const c = trainer.config;
+  const contexts = planEpisodes({
+    environment: trainer.environment, split: 'train', count: c.batchSize, startIndex: (step - 1) * c.batchSize, seed: 99 + step,
+    instanceSeed: trainer.spec.seed, uidPrefix: `probe-${step}/`, branches: c.branches, seats: trainer.seats, reward: trainer.team.reward,
+    grammar: c.constrainedDecoding,
+  });
+  return (await collectEpisodes(runEpisodes(contexts, { concurrency: 2 }))).flatMap((e) => e.samples);
+}
