@@ -154,6 +154,11 @@ function semver(): SemverApi {
   return kernelRequire('semver') as SemverApi;
 }
 
+/** A name as a YAML plain scalar, quoted when YAML needs it (`@acme/maze` must be quoted). */
+function yamlScalar(value: string): string {
+  return /^[a-z0-9][a-z0-9._/-]*$/.test(value) ? value : JSON.stringify(value);
+}
+
 /** Replaces every marker in `text`. */
 function fillMarkers(text: string, values: Readonly<Record<(typeof MARKERS)[number], string>>): string {
   let out = text;
@@ -335,7 +340,7 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
           'npm run build',
           'npm test',
           'npx troupe test .',
-          `use it in a team spec: ${kind === 'env' ? `environment: { id: ${shorthand} }` : kind === 'role' ? `seats: { <seat>: { role: ${shorthand} } }` : `rewards: { id: ${shorthand} }`}`
+          `use it in a team spec: ${kind === 'env' ? `environment: { id: ${yamlScalar(shorthand!)} }` : kind === 'role' ? `seats: { <seat>: { role: ${yamlScalar(shorthand!)} } }` : `rewards: { id: ${yamlScalar(shorthand!)} }`}`
             + ` (resolved as ${shorthand} → ${packageName} → ${id})`,
           'publish: npm publish',
         ];
