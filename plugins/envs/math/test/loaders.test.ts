@@ -38,6 +38,14 @@ describe('dataset loaders', () => {
     assert.deepEqual(problems.map((p) => [p.question, p.answer]), [['What is 3 + 4?', '7'], ['What is 10 / 4?', '5/2']]);
   });
 
+  it('reads a .json file holding one JSON array of objects', () => {
+    const file = join(dir, 'array.json');
+    writeFileSync(file, JSON.stringify([{ problem: 'What is 2 + 2?', answer: 4 }, { problem: 'What is 3 * 3?', answer: '9' }], null, 2));
+    assert.deepEqual(loadDatasetSync({ path: file }).map((p) => [p.answer, p.origin!.endsWith('array.json[1]') || p.origin!.endsWith('array.json[0]')]), [['4', true], ['9', true]]);
+    writeFileSync(file, JSON.stringify([{ problem: 'no answer here' }]));
+    assert.throws(() => loadDatasetSync({ path: file, format: 'polaris' }), /array\.json\[0\]: missing field "answer"/);
+  });
+
   it('names the file, the line and the missing field in errors', () => {
     const file = join(dir, 'bad.jsonl');
     writeFileSync(file, '{"question": "ok?", "answer": "#### 1"}\n{"question": "where is the answer?"}\n');

@@ -17,7 +17,7 @@ export type DatasetFormat = 'auto' | 'gsm8k' | 'aime' | 'polaris' | 'math';
 
 /** How to read one dataset file. */
 export interface DatasetOptions {
-  /** Path of a `.jsonl` / `.json` (JSON lines) or `.parquet` file. */
+  /** Path of a `.jsonl` / `.json` (JSON lines, or one JSON array of objects) or `.parquet` file. */
   readonly path: string;
   /** The format (default `auto`). */
   readonly format?: DatasetFormat;
@@ -91,9 +91,23 @@ export function rowToProblem(row: unknown, options: DatasetOptions, where: strin
   return { question: String(q).trim(), answer: answer.trim(), source: format, origin: where };
 }
 
-/** Parses JSON-lines text (blank lines skipped). `file` is used in errors. */
+/**
+ * Parses JSON-lines text (blank lines skipped), or a JSON array of objects when the text starts with `[`.
+ * `file` is used in errors (`file:line` for JSON lines, `file[index]` for an array).
+ */
 export function parseJsonl(text: string, options: DatasetOptions, file: string): MathProblem[] {
   const out: MathProblem[] = [];
+  if (text.trimStart().startsWith('[')) {
+    let rows: unknown;
+    try { rows = JSON.parse(text); } catch (err) {
+      throw new MathDatasetError(`${file}: invalid JSON array (${err instanceof Error ? err.message : String(err)})`);
+    }
+    for (const [k, row] of (rows as unknown[]).entries()) {
+      out.push(rowToProblem(row, options, `${file}[${k}]`));
+      if (options.limit !== undefined && out.length >= options.limit) break;
+    }
+    return out;
+  }
   const lines = text.split(/\r?\n/);
   for (let k = 0; k < lines.length; k++) {
     const line = lines[k]!.trim();
