@@ -8,7 +8,7 @@
  * Run: npx tsx --conditions=troupe:source bench/code-env.ts [problems=4] [branches=4] [concurrency=2]
  */
 import { Sandbox, probeIsolation } from '@troupe/sandbox';
-import { CodeEnvironment, type CodeState } from '@troupe/env-code';
+import { CodeEnvironment, type CodeState, type ProgramAction, type UnitTestsAction } from '@troupe/env-code';
 
 const [PROBLEMS, K, CONCURRENCY] = [4, 4, 2].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number];
 const sandbox = new Sandbox({ concurrency: CONCURRENCY });
@@ -22,10 +22,10 @@ for (let p = 0; p < PROBLEMS; p++) {
   const reference = env.oracle(s0, 'coder') as { language: 'python'; source: string };
   // K distinct programs: the reference with a different trailing comment each (distinct content, same behaviour).
   const programs = Array.from({ length: K }, (_, k) => ({ ...reference, source: `${reference.source}# branch ${k} ${Date.now()}\n` }));
-  const step = (s: CodeState, seat: string, action: unknown) => env.step(s, seat, { kind: 'action', action, text: '' });
+  const step = (s: CodeState, seat: string, action: ProgramAction | UnitTestsAction) => env.step(s, seat, { kind: 'action', action, text: '' });
   rows['coder step, cold']!.push(await time(() => Promise.all(programs.map((a) => step(s0, 'coder', a)))));
   rows['coder step, cached']!.push(await time(() => Promise.all(programs.map((a) => step(s0, 'coder', a)))));
-  const s1 = (await step(s0, 'coder', programs[0])).state;
+  const s1 = (await step(s0, 'coder', programs[0]!)).state;
   const testSets = Array.from({ length: K }, (_, k) => ({ tests: s0.instance.problem.tests.slice(0, 3).map((t) => ({ input: t.input, output: `${t.output}`.trimEnd() + ' '.repeat(k) + '\n' })) }));
   rows['tester step']!.push(await time(() => Promise.all(testSets.map((a) => step(s1, 'tester', a)))));
   runs += K * env.scoredTests(s0.instance).length + 3 * 2;
