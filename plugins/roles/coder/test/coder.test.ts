@@ -87,6 +87,14 @@ describe('coder-v0 role', () => {
       assert.equal(garbled.details!['stdout'], 'go north\n');
     });
 
+    it('a program that floods stdout is stopped by the sandbox: invalid, output-limit', async () => {
+      const move = await role.parse('```python\nwhile True:\n    print("U")\n```', proposer);
+      assert.equal(move.kind, 'invalid');
+      assert.match((move as { error: string }).error, /printed too much/);
+      assert.equal(move.details!['verdict'], 'output-limit');
+      assert.ok(String(move.details!['stdout']).length <= 2100, 'details keep a trimmed stdout');
+    });
+
     it('stderr warnings with exit code 0 do not make the run fail', async () => {
       const move = await role.parse('```python\nimport sys\nprint("warning: slow", file=sys.stderr)\nprint("U U")\n```', proposer);
       assert.deepEqual((move as { action: unknown }).action, ['U', 'U']);
