@@ -170,6 +170,20 @@ function compareScalars(a: string, b: string, options: EquivalenceOptions): Equi
       ? { equivalent: true, layer: 'normalized-string', details: `equal text ignoring case: ${a}` }
       : { equivalent: false, layer: 'none', details: `different text answers: ${a} vs ${b}` };
   }
+  // Equations `L = R` (after a leading `x =` was stripped): compare L − R up to sign.
+  const eqA = a.split('=');
+  const eqB = b.split('=');
+  if (eqA.length === 2 && eqB.length === 2 && eqA.every(Boolean) && eqB.every(Boolean)) {
+    const da = `(${eqA[0]})-(${eqA[1]})`;
+    const same = compareScalars(da, `(${eqB[0]})-(${eqB[1]})`, options);
+    if (same.equivalent) return { ...same, details: `equations: ${same.details}` };
+    const flipped = compareScalars(da, `(${eqB[1]})-(${eqB[0]})`, options);
+    if (flipped.equivalent) return { ...flipped, details: `equations (sides swapped): ${flipped.details}` };
+    return { equivalent: false, layer: 'none', details: `different equations: ${same.details}` };
+  }
+  if (eqA.length !== eqB.length && (eqA.length > 1 || eqB.length > 1)) {
+    return { equivalent: false, layer: 'none', details: 'one answer is an equation and the other is not' };
+  }
   // (b) exact rationals
   const ra = parseRational(a);
   const rb = parseRational(b);

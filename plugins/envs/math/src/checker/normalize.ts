@@ -152,6 +152,8 @@ export function normalizeAnswer(raw: string): string {
     const m = /^(?:[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?|\\[A-Za-z]+)=(.+)$/.exec(s);
     if (m && !/^\\(le|ge|lt|gt|ne|neq|approx)$/.test(s.split('=')[0]!)) s = m[1]!;
   }
+  // A leading `x\in` before a set or an interval: `x\in[2,5)` → `[2,5)`.
+  s = s.replace(/^(?:[A-Za-z]|\\[A-Za-z]+)\\in(?![A-Za-z])/, '');
   s = s.replace(/^\+(?=[\d.\\(])/, '');
   s = s.replace(/(^|[^\d])\.(\d)/g, '$10.$2');
   while (s.startsWith('{') && matchBrace(s, 0) === s.length - 1) s = s.slice(1, -1);
