@@ -4,7 +4,9 @@
 import { readFileSync } from 'node:fs';
 import type {
   ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
+  ToolDetails,
 } from '@troupe/kernel';
+import { toolDetailsOf, toolDetailsText } from '@troupe/kernel';
 import type { PlanPathConfig } from './config.js';
 import { resolvePlanPathConfig } from './config.js';
 import { runMoves } from './dynamics.js';
@@ -39,6 +41,8 @@ export interface ProposalRecord {
   readonly invalid: number;
   /** The simulated reward (the proposer's `proposal_reward`). */
   readonly reward: number;
+  /** The program that printed the proposal and its output, when the proposer used a tool (the coder). */
+  readonly tool?: ToolDetails;
 }
 
 /** What happened in one finished turn. */
@@ -223,6 +227,7 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   observe(state: PlanPathState, seat: string): Observation {
     this.seatIndexOf(seat);
     const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t) }));
+    if (seat === 'executor' && state.proposal?.tool) context.push({ label: 'proposer program', text: toolDetailsText(state.proposal.tool) });
     if (seat === 'executor' && state.proposal) context.push({ label: 'proposal', text: this.proposalText(state.proposal, state.position) });
     return deepFreeze({
       task: this.taskText(seat),
@@ -254,6 +259,8 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
         const sim = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward);
         proposal = { moves: parsed.moves.slice(), end: sim.end, reachesGoal: sim.reachedGoal, invalid: sim.invalid, reward: sim.reward };
       }
+      const tool = toolDetailsOf(move.details);
+      if (tool) proposal = { ...proposal, tool };
       const next = deepFreeze({ ...state, seatIndex: 1, proposal });
       return deepFreeze({
         state: next,
