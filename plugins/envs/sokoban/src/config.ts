@@ -1,0 +1,98 @@
+import type { SplitFractions } from '@troupe/kernel';
+import { DEFAULT_SPLIT_FRACTIONS } from '@troupe/kernel';
+
+/** Reward variants: `shaped` (per-move shaping, see the README) or `sparse` (1 on success, else 0). */
+export type SokobanRewardKind = 'shaped' | 'sparse';
+
+/** The validated config of `sokoban-v0` (see `schemas/sokoban.config.json`). */
+export interface SokobanConfig {
+  /** Side of the square room, outer walls included, 5..10. Default 6 (the paper's). */
+  readonly size: number;
+  /** Number of boxes (= goals), 1..4. Default 1 (the paper's). */
+  readonly boxes: number;
+  /** Maximum number of turns T (each turn: proposer, then executor). Default 4. */
+  readonly maxTurns: number;
+  /** Most moves in one list (the `moves` action type's `maxItems`); longer-solution instances are not generated. Default 24. */
+  readonly maxMoves: number;
+  /** Reward variant. Default `shaped`. */
+  readonly reward: SokobanRewardKind;
+  /** Shaped reward of an unparseable move list (the paper's −2). Sparse: 0. */
+  readonly malformedPenalty: number;
+  /** End the episode when an executed list leaves a box in a non-goal corner. Default true. */
+  readonly deadlockTermination: boolean;
+  /** Generation: every box starts at least this far (Manhattan) from its nearest goal. Default 2. */
+  readonly minBoxDistance: number;
+  /** Generation: most placements the reverse-play search visits. Default 20,000. */
+  readonly reverseNodeCap: number;
+  /** Most states the BFS oracle expands. Default 200,000. */
+  readonly oracleNodeCap: number;
+  /** How floor cells are drawn in observations: `_` (default) or ` `. */
+  readonly floorSymbol: '_' | ' ';
+  /** Fractions of the layout content-hash space per split. Default 0.8 / 0.1 / 0.1. */
+  readonly splitFractions: SplitFractions;
+}
+
+/** The defaults, as in the config schema. */
+export const DEFAULT_SOKOBAN_CONFIG: SokobanConfig = Object.freeze({
+  size: 6,
+  boxes: 1,
+  maxTurns: 4,
+  maxMoves: 24,
+  reward: 'shaped',
+  malformedPenalty: -2,
+  deadlockTermination: true,
+  minBoxDistance: 2,
+  reverseNodeCap: 20_000,
+  oracleNodeCap: 200_000,
+  floorSymbol: '_',
+  splitFractions: DEFAULT_SPLIT_FRACTIONS,
+});
+
+const KEYS = Object.keys(DEFAULT_SOKOBAN_CONFIG);
+
+function fail(key: string, message: string): never {
+  throw new Error(`sokoban-v0: environment.config.${key} ${message}`);
+}
+
+function integerIn(c: Record<string, unknown>, key: string, min: number, max: number): number {
+  const value = c[key];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Fills defaults and checks ranges (the kernel validates against the JSON schema first; this keeps direct users of
+ * the constructor safe too). Throws an error naming the key and the allowed values.
+ */
+export function resolveSokobanConfig(raw: Record<string, unknown> = {}): SokobanConfig {
+  for (const key of Object.keys(raw)) {
+    if (!KEYS.includes(key)) fail(key, `is not a known key; known keys: ${KEYS.join(', ')}`);
+  }
+  const c = { ...DEFAULT_SOKOBAN_CONFIG, ...raw } as Record<string, unknown>;
+  const size = integerIn(c, 'size', 5, 10);
+  const boxes = integerIn(c, 'boxes', 1, 4);
+  const maxTurns = integerIn(c, 'maxTurns', 1, 50);
+  const maxMoves = integerIn(c, 'maxMoves', 1, 200);
+  const minBoxDistance = integerIn(c, 'minBoxDistance', 1, 10);
+  const reverseNodeCap = integerIn(c, 'reverseNodeCap', 100, 1_000_000);
+  const oracleNodeCap = integerIn(c, 'oracleNodeCap', 1000, 5_000_000);
+  if (c.reward !== 'shaped' && c.reward !== 'sparse') fail('reward', `must be "shaped" or "sparse", got ${JSON.stringify(c.reward)}`);
+  const m = c.malformedPenalty;
+  if (typeof m !== 'number' || !Number.isFinite(m)) fail('malformedPenalty', `must be a finite number, got ${JSON.stringify(m)}`);
+  if (typeof c.deadlockTermination !== 'boolean') fail('deadlockTermination', `must be a boolean, got ${JSON.stringify(c.deadlockTermination)}`);
+  if (c.floorSymbol !== '_' && c.floorSymbol !== ' ') fail('floorSymbol', `must be "_" or " ", got ${JSON.stringify(c.floorSymbol)}`);
+  const f = c.splitFractions as Record<string, unknown> | undefined;
+  const fractions = { train: f?.train, validation: f?.validation, test: f?.test };
+  for (const [k, v] of Object.entries(fractions)) {
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) fail(`splitFractions.${k}`, `must be a number from 0 to 1, got ${JSON.stringify(v)}`);
+  }
+  const sum = (fractions.train as number) + (fractions.validation as number) + (fractions.test as number);
+  if (Math.abs(sum - 1) > 1e-9) fail('splitFractions', `must add up to 1, got ${sum}`);
+  return Object.freeze({
+    size, boxes, maxTurns, maxMoves, reward: c.reward as SokobanRewardKind, malformedPenalty: m as number,
+    deadlockTermination: c.deadlockTermination as boolean, minBoxDistance, reverseNodeCap, oracleNodeCap,
+    floorSymbol: c.floorSymbol as '_' | ' ', splitFractions: Object.freeze(fractions) as SplitFractions,
+  });
+}

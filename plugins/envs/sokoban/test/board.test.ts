@@ -1,0 +1,111 @@
+/**
+ * Hand-computed rewards, push rules, deadlocks and the BFS oracle on small hand-made rooms.
+ */
+import assert from 'node:assert/strict';
+import type { Direction, Placement } from '../src/index.js';
+import { SHAPED, applyMove, cornerDeadlocks, parseInstance, potential, renderBoard, runMoves, solve } from '../src/index.js';
+
+const ROOM = parseInstance([
+  '######',
+  '#    #',
+  '#@$ .#',
+  '#    #',
+  '#    #',
+  '######',
+]);
+const start: Placement = { player: ROOM.player, boxes: ROOM.boxes };
+const close = (a: number, b: number): void => assert.ok(Math.abs(a - b) < 1e-9, `${a} != ${b}`);
+
+describe('sokoban rules', () => {
+  it('parses a picture and renders it back with the classic symbols (floor as _ or space)', () => {
+    assert.deepEqual(ROOM.goals, [{ row: 2, col: 4 }]);
+    assert.deepEqual(ROOM.boxes, [{ row: 2, col: 2 }]);
+    assert.deepEqual(ROOM.player, { row: 2, col: 1 });
+    assert.equal(ROOM.shortest, 2);
+    assert.equal(renderBoard(ROOM, start, { coordinates: false }), '######\n#____#\n#@$_.#\n#____#\n#____#\n######');
+    assert.equal(renderBoard(ROOM, start, { coordinates: false, floor: ' ' }), '######\n#    #\n#@$ .#\n#    #\n#    #\n######');
+    const onGoal = renderBoard(ROOM, { player: { row: 2, col: 4 }, boxes: [{ row: 2, col: 3 }] }, { coordinates: false });
+    assert.equal(onGoal.split('\n')[2], '#__$+#');
+    const boxOnGoal = renderBoard(ROOM, { player: { row: 2, col: 3 }, boxes: [{ row: 2, col: 4 }] }, { coordinates: false });
+    assert.equal(boxOnGoal.split('\n')[2], '#__@*#');
+  });
+
+  it('walks, pushes, and refuses walls and unpushable boxes', () => {
+    const walk = applyMove(ROOM, start, 'U');
+    assert.equal(walk.valid, true);
+    assert.deepEqual(walk.placement.player, { row: 1, col: 1 });
+    const wall = applyMove(ROOM, start, 'L');
+    assert.equal(wall.valid, false);
+    assert.equal(wall.placement, start);
+    const push = applyMove(ROOM, start, 'R');
+    assert.equal(push.pushed, true);
+    assert.deepEqual(push.placement.boxes, [{ row: 2, col: 3 }]);
+    // A box against the wall cannot be pushed into it.
+    const stuck = applyMove(ROOM, { player: { row: 2, col: 3 }, boxes: [{ row: 2, col: 4 }] }, 'R');
+    assert.equal(stuck.valid, false);
+    // Two boxes in a row cannot be pushed.
+    const two = applyMove(ROOM, { player: { row: 2, col: 1 }, boxes: [{ row: 2, col: 2 }, { row: 2, col: 3 }] }, 'R');
+    assert.equal(two.valid, false);
+  });
+
+  it('shaped rewards match hand computations', () => {
+    // Walk U, box 2 from the goal: -0.01 + 0.1*(0.99*(-2) - (-2)) = -0.01 + 0.002.
+    close(runMoves(ROOM, start, ['U'], 'shaped').reward, -0.008);
+    // Invalid L into the wall: -0.05 + 0.002.
+    close(runMoves(ROOM, start, ['L'], 'shaped').reward, -0.048);
+    // Push R (distance 2 -> 1): -0.01 + 0.1*(0.99*(-1) + 2) = 0.091; second push onto the goal: -0.01 + 1 + 0.1*(0 + 1) + 10.
+    const solved = runMoves(ROOM, start, ['R', 'R', 'U', 'D'], 'shaped');
+    assert.deepEqual(solved.perMove, [0.091, 11.09]);
+    close(solved.reward, 11.181);
+    assert.equal(solved.solved, true);
+    assert.equal(solved.ignored, 2);
+    assert.equal(solved.processed, 2);
+    // Pushing a box off a goal: -0.01 - 0.5 + 0.1*(0.99*(-1) - 0).
+    // Two goals: φ goes from -(0 + 3) to -(1 + 3): -0.01 - 0.5 + 0.1*(0.99*(-4) + 3).
+    const twoGoals = { grid: ROOM.grid, goals: [{ row: 2, col: 4 }, { row: 4, col: 4 }] };
+    const off = runMoves(twoGoals, { player: { row: 3, col: 4 }, boxes: [{ row: 2, col: 4 }, { row: 4, col: 1 }] }, ['U'], 'shaped');
+    close(off.reward, -0.606);
+    // Pushing a box onto a goal from distance 1 (φ from -4 to -3): -0.01 + 1 + 0.1*(0.99*(-3) + 4).
+    close(runMoves(twoGoals, { player: { row: 2, col: 2 }, boxes: [{ row: 2, col: 3 }, { row: 4, col: 1 }] }, ['R'], 'shaped').reward, 1.093);
+    assert.equal(SHAPED.solved, 10);
+  });
+
+  it('sparse rewards are 1 on solving, else 0', () => {
+    assert.equal(runMoves(ROOM, start, ['R', 'R'], 'sparse').reward, 1);
+    assert.equal(runMoves(ROOM, start, ['R'], 'sparse').reward, 0);
+    assert.equal(runMoves(ROOM, start, [], 'sparse').reward, 0);
+  });
+
+  it('φ is minus the sum of box-to-nearest-goal distances', () => {
+    assert.equal(potential(ROOM, ROOM.boxes), -2);
+    assert.equal(potential({ grid: ROOM.grid, goals: [{ row: 1, col: 1 }, { row: 4, col: 4 }] }, [{ row: 2, col: 2 }, { row: 3, col: 3 }]), -4);
+  });
+
+  it('detects boxes in non-goal corners only', () => {
+    assert.deepEqual(cornerDeadlocks(ROOM, [{ row: 1, col: 1 }]), [{ row: 1, col: 1 }]);
+    assert.deepEqual(cornerDeadlocks(ROOM, [{ row: 1, col: 2 }]), []);
+    assert.deepEqual(cornerDeadlocks({ grid: ROOM.grid, goals: [{ row: 1, col: 1 }] }, [{ row: 1, col: 1 }]), []);
+  });
+
+  it('the BFS oracle finds a shortest solution, reports unsolvable puzzles and stops at its cap', () => {
+    const r = solve(ROOM, start, 1000);
+    assert.equal(r.status, 'solved');
+    assert.deepEqual((r as { moves: Direction[] }).moves, ['R', 'R']);
+    // Box in a corner: no solution.
+    assert.equal(solve(ROOM, { player: { row: 2, col: 2 }, boxes: [{ row: 1, col: 1 }] }, 100_000).status, 'unsolvable');
+    // The player must walk around the box to push it down and right.
+    const around = parseInstance(['######', '#@   #', '# $  #', '#    #', '#  . #', '######']);
+    const sol = solve(around, { player: around.player, boxes: around.boxes }, 100_000);
+    assert.equal(sol.status, 'solved');
+    const moves = (sol as { moves: Direction[] }).moves;
+    assert.equal(moves.length, around.shortest);
+    assert.equal(runMoves(around, { player: around.player, boxes: around.boxes }, moves, 'sparse').reward, 1);
+    assert.equal(solve(around, { player: around.player, boxes: around.boxes }, 2).status, 'cap');
+  });
+
+  it('refuses unsolvable or malformed pictures', () => {
+    assert.throws(() => parseInstance(['#####', '#$  #', '#  .#', '# @ #', '#####']), /not solvable/);
+    assert.throws(() => parseInstance(['#####', '# $ #', '#  .#', '#   #', '#####']), /exactly one player/);
+    assert.throws(() => parseInstance(['####', '#@$#', '####']), /square/);
+  });
+});
