@@ -17,7 +17,7 @@ import { compileSchema, formatPath, schemaIssues, type SchemaIssue } from './ajv
 import { PluginError } from './errors.js';
 import { CONTRIBUTION_KINDS, contributionKey, readPluginPackage, resolvePackageFile, type PluginPackage } from './manifest.js';
 import { ContributionRegistry, KIND_NOUN, type ContributionEntry } from './registry.js';
-import { contributionNameOf, defaultBaseDirs, findPackageJson, isPathLike, KIND_TO_CONTRIBUTION, resolvePlugin, stripVersion, type PluginKind } from './resolve.js';
+import { contributionNameOf, defaultBaseDirs, discoverPlugins, findPackageJson, isPathLike, KIND_TO_CONTRIBUTION, resolvePlugin, stripVersion, type PluginKind } from './resolve.js';
 
 /** The contribution point symbol of each kind. */
 export const CONTRIBUTION_POINTS: Readonly<Record<ContributionKind, symbol>> = {
@@ -273,7 +273,16 @@ export class PluginHost {
     if (found) return found;
     const pluginKind = (Object.entries(KIND_TO_CONTRIBUTION).find(([, v]) => v === kind)![0]) as PluginKind;
     const packageName = isPathLike(name) ? name : stripVersion(name);
-    const plugin = await this.load(packageName, { kind: pluginKind, baseDirs });
+    let plugin: LoadedPlugin;
+    try {
+      plugin = await this.load(packageName, { kind: pluginKind, baseDirs });
+    } catch (error) {
+      // No package of that name: a package may still contribute the id under another name (`coder-proposer-v0`
+      // comes from @troupe/role-coder). Find it from the installed manifests (no plugin code runs for that).
+      const declaring = isPathLike(name) ? undefined : this.findDeclaringPlugin(kind, name, baseDirs);
+      if (!declaring) throw error;
+      plugin = await this.load(declaring, { baseDirs });
+    }
     const offered = plugin.contributions.filter((c) => c.kind === kind).map((c) => c.id);
     // `@acme/troupe-role-mover` and `@acme/mover` stand for `mover` (highest -vN); a single contribution is meant.
     const after = this.registry.find(kind, name) ??
@@ -284,6 +293,14 @@ export class PluginHost {
       file: plugin.package?.packageJsonFile,
       hint: offered.length ? `it provides: ${offered.join(', ')}` : `it provides no ${kind}`,
     });
+  }
+
+  /** The installed plugin whose manifest declares `kind` contribution `name` (an id, or unversioned), if exactly one does. */
+  private findDeclaringPlugin(kind: ContributionKind, name: string, baseDirs: readonly string[]): string | undefined {
+    const wanted = stripVersion(name);
+    const matches = discoverPlugins(baseDirs).filter((p) => !p.shadowed && !p.problem &&
+      (p.manifest?.contributes[kind] ?? []).some((c) => c.id === name || stripVersion(c.id) === wanted));
+    return matches.length === 1 ? matches[0]!.dir : undefined;
   }
 
   /** Validates a config against a contribution's schema, filling defaults, without throwing. */
