@@ -7,7 +7,7 @@
  * With `seats: ['solver']` it is the single-agent baseline: the episode ends at the solver's first readable answer.
  */
 import {
-  createRng, deriveSeed, shuffled, splitOfContent,
+  createRng, deriveSeed, shuffled, splitOfContent, toolDetailsOf, toolDetailsText, type ToolDetails,
   type ActionTypeSpec, type Environment, type Move, type Observation, type Rng, type SeatSpec, type Split, type SplitFractions, type StepResult,
 } from '@troupe/kernel';
 import { checkEquivalence, type EquivalenceOptions } from './checker/equivalence.js';
@@ -97,6 +97,8 @@ export type HistoryEntry =
       readonly answer: string | null;
       /** Why the solver's text did not parse. */
       readonly error?: string;
+      /** The program and output, when a tool-using role (the coder in program-output mode) played the solver seat. */
+      readonly tool?: ToolDetails;
       /** Whether `answer` equals the reference (never shown to the seats). */
       readonly correct: boolean;
     };
@@ -261,6 +263,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
         lines.push(entry.answer === null ? 'No answer (nothing printed).' : `Program's answer (last printed line): ${entry.answer}`);
         context.push({ label: `Program output (turn ${t})`, text: lines.join('\n') });
       } else {
+        if (entry.tool) context.push({ label: `Solver's program (turn ${t})`, text: toolDetailsText(entry.tool) });
         context.push({
           label: `Solver's answer (turn ${t})`,
           text: entry.answer === null ? `No \\boxed{} answer: ${entry.error ?? 'unknown error'}` : `\\boxed{${entry.answer}}`,
@@ -370,12 +373,15 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     let error: string | undefined;
     if (move.kind === 'invalid') error = move.error;
     else {
-      const a = move.action as Partial<AnswerAction>;
-      if (typeof a?.answer !== 'string' || a.answer.trim() === '') error = 'the answer action has no non-empty "answer" string';
-      else answer = a.answer.trim();
+      // `{ answer }` (solver-v0), or a bare string (a tool-using role whose program printed the answer).
+      const a = move.action as Partial<AnswerAction> | string;
+      const text = typeof a === 'string' ? a : a?.answer;
+      if (typeof text !== 'string' || text.trim() === '') error = 'the answer action has no non-empty "answer" string';
+      else answer = text.trim();
     }
     const grade = this.isCorrect(answer, state.problem);
-    const entry: HistoryEntry = { seat: 'solver', turn: state.turn, answer, correct: grade.correct, ...(error ? { error } : {}) };
+    const tool = toolDetailsOf(move.details);
+    const entry: HistoryEntry = { seat: 'solver', turn: state.turn, answer, correct: grade.correct, ...(error ? { error } : {}), ...(tool ? { tool } : {}) };
     const coder = this.coderOf(state, state.turn);
     let agree = false;
     let agreement: string | undefined;

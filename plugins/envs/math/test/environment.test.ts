@@ -156,6 +156,22 @@ describe('math-v0 environment', () => {
     assert.doesNotMatch(everything, /42|correct|reward/);
   });
 
+  it('accepts a bare-string answer and shows a tool-using solver\'s program and output (tool details convention)', async () => {
+    const env = new MathEnvironment({}, { sandbox: fake });
+    const s0 = env.reset(PROBLEM);
+    const c = await env.step(s0, 'coder', prints('44'));
+    const move: Move<MathAction> = {
+      kind: 'action', action: '45' as unknown as MathAction, text: '```python\nprint(45)\n```',
+      details: { program: 'print(45)\n', language: 'python', stdout: '45\n', stderr: '', verdict: 'ok' },
+    };
+    const s = await env.step(c.state, 'solver', move);
+    assert.equal(s.signals.solver_correct, 1);
+    const context = env.observe(s.state, 'coder').context;
+    assert.deepEqual(context.slice(2).map((x) => x.label), ["Solver's program (turn 1)", "Solver's answer (turn 1)"]);
+    assert.match(context[2]!.text, /print\(45\)/);
+    assert.match(context[2]!.text, /Run verdict: ok/);
+  });
+
   it('shows the error of a crashed program to the next seat', async () => {
     const env = new MathEnvironment({}, { sandbox: python });
     const s0 = env.reset(PROBLEM);
