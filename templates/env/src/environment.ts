@@ -94,10 +94,13 @@ export function renderCorridor(length: number, position: number, goal: number): 
 
 /** The environment for one config. */
 export class CorridorEnvironment implements Environment<CorridorInstance, CorridorState, Moves> {
+  /** The contribution id. */
   readonly id = ID;
+  /** One seat, the walker. */
   readonly seats: readonly SeatSpec[] = [
     { name: SEAT, actionType: 'moves', description: 'States the moves that take the walker to the goal.' },
   ];
+  /** The `moves` action type. */
   readonly actionTypes: readonly ActionTypeSpec[] = [
     {
       name: 'moves',
@@ -105,6 +108,7 @@ export class CorridorEnvironment implements Environment<CorridorInstance, Corrid
       schema: { type: 'array', items: { enum: [...STEPS] }, maxItems: MAX_MOVES },
     },
   ];
+  /** Turns before truncation (from the config). */
   readonly maxTurns: number;
 
   /** @param config the validated config */
@@ -130,10 +134,12 @@ export class CorridorEnvironment implements Environment<CorridorInstance, Corrid
     throw new Error(`${ID}: no ${split} instance found in 100000 draws; widen minLength..maxLength`);
   }
 
+  /** A hash of the instance's content (not of its seed). */
   instanceKey(instance: CorridorInstance): string {
     return contentHash({ length: instance.length, start: instance.start, goal: instance.goal });
   }
 
+  /** The instance as JSON, with a picture, for `troupe env sample`. */
   describe(instance: CorridorInstance): Record<string, unknown> {
     return {
       length: instance.length,
@@ -144,10 +150,12 @@ export class CorridorEnvironment implements Environment<CorridorInstance, Corrid
     };
   }
 
+  /** The initial state: the walker on the start cell. */
   reset(instance: CorridorInstance): CorridorState {
     return Object.freeze({ instance, position: instance.start, turn: 0, moves: 0, solved: false });
   }
 
+  /** The task and the CURRENT corridor, as text. */
   observe(state: CorridorState, seat: string): Observation {
     this.checkSeat(seat);
     const { length, goal } = state.instance;
@@ -162,6 +170,7 @@ export class CorridorEnvironment implements Environment<CorridorInstance, Corrid
     };
   }
 
+  /** Applies the moves in order (a move into a wall keeps the walker in place) and returns a NEW state. */
   step(state: CorridorState, seat: string, move: Move<Moves>): StepResult<CorridorState> {
     this.checkSeat(seat);
     const { goal, length } = state.instance;
@@ -202,6 +211,7 @@ export class CorridorEnvironment implements Environment<CorridorInstance, Corrid
     return Array.from({ length: Math.abs(delta) }, (): Step => (delta > 0 ? 'R' : 'L'));
   }
 
+  /** One to four uniformly random moves. */
   randomAction(_state: CorridorState, seat: string, rng: Rng): Moves {
     this.checkSeat(seat);
     return Array.from({ length: 1 + rng.int(4) }, () => STEPS[rng.int(STEPS.length)]!);
@@ -214,10 +224,14 @@ export class CorridorEnvironment implements Environment<CorridorInstance, Corrid
 
 /** The contribution the plugin's module binds to `EnvironmentContribution`. */
 export class CorridorContribution implements EnvironmentContribution {
+  /** The contribution id. */
   readonly id = ID;
+  /** One line for listings. */
   readonly description = 'Walk a one-dimensional corridor to the goal cell';
+  /** The schema of `schemas/config.json`. */
   readonly configSchema = CONFIG_SCHEMA;
 
+  /** Builds the environment for one validated config. */
   create(config: Record<string, unknown>): CorridorEnvironment {
     return new CorridorEnvironment(normalizeConfig(config));
   }

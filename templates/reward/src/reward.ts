@@ -31,11 +31,13 @@ export interface SignalTermsConfig {
 
 /** The reward function for one config. */
 export class SignalTermsReward implements RewardFunction {
+  /** The contribution id. */
   readonly id = ID;
 
   /** @param config the validated config */
   constructor(readonly config: SignalTermsConfig) {}
 
+  /** The terms of one transition: every declared term, always finite. */
   terms(transition: Transition): Record<string, number> {
     const signals = transition.result.signals;
     const read = (name: string): number => {
@@ -52,11 +54,16 @@ export class SignalTermsReward implements RewardFunction {
 
 /** The contribution the plugin's module binds to `RewardContribution`. */
 export class SignalTermsContribution implements RewardContribution {
+  /** The contribution id. */
   readonly id = ID;
+  /** One line for listings. */
   readonly description = 'Team and local terms read from named environment signals, plus a success bonus';
+  /** The term names. */
   readonly terms = [...TERMS];
+  /** The schema of `schemas/config.json`. */
   readonly configSchema = CONFIG_SCHEMA;
 
+  /** Builds the reward function for one validated config. */
   create(config: Record<string, unknown>): SignalTermsReward {
     const str = (v: unknown, d: string): string => (typeof v === 'string' && v.length > 0 ? v : d);
     const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);

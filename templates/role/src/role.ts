@@ -38,12 +38,15 @@ const LINE = /^\s*MOVES:((?:\s+[UDLR])*)\s*$/gm;
 
 /** The role for one config. */
 export class MovesLineRole implements Role<readonly Step[]> {
+  /** The contribution id. */
   readonly id = ID;
+  /** The action types it produces. */
   readonly produces = ['moves'] as const;
 
   /** @param config the validated config */
   constructor(readonly config: MovesLineConfig) {}
 
+  /** A system message with the output format, and a user message with the task, the current state and the context. */
   prompt(observation: Observation, seat: SeatContext): ChatMessage[] {
     const system =
       `You play the seat "${seat.seat}". Think briefly, then end your answer with ONE line of the form\n` +
@@ -71,6 +74,7 @@ export class MovesLineRole implements Role<readonly Step[]> {
     return { kind: 'action', action: moves, text };
   }
 
+  /** The canonical line for an action. */
   render(action: readonly Step[], _seat: SeatContext): string {
     return `MOVES: ${action.join(' ')}`;
   }
@@ -83,11 +87,16 @@ export class MovesLineRole implements Role<readonly Step[]> {
 
 /** The contribution the plugin's module binds to `RoleContribution`. */
 export class MovesLineContribution implements RoleContribution {
+  /** The contribution id. */
   readonly id = ID;
+  /** One line for listings. */
   readonly description = 'States a list of moves on one line: MOVES: R R U';
+  /** The action types it produces. */
   readonly produces = ['moves'];
+  /** The schema of `schemas/config.json`. */
   readonly configSchema = CONFIG_SCHEMA;
 
+  /** Builds the role for one validated config. */
   create(config: Record<string, unknown>): MovesLineRole {
     return new MovesLineRole({
       maxMoves: typeof config.maxMoves === 'number' ? config.maxMoves : 16,
