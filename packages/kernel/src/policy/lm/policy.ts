@@ -38,6 +38,11 @@ export interface CausalLmPolicyConfig {
   readonly optimizer?: AdamWOptions;
   /** PPO clip range. Default 0.2 both sides. */
   readonly clip?: { readonly low?: number; readonly high?: number };
+  /**
+   * Decode all requests of a `generate` call in one left-padded batch (faster; float rounding may then depend on
+   * the batch's composition). Default false: one request at a time, bit-for-bit reproducible.
+   */
+  readonly batchPrompts?: boolean;
 }
 
 /** JSON schema of `CausalLmPolicyConfig`. */
@@ -74,6 +79,7 @@ export const causalLmPolicyConfigSchema: JsonSchema = {
       },
     },
     clip: { type: 'object', additionalProperties: false, properties: { low: { type: 'number', minimum: 0 }, high: { type: 'number', minimum: 0 } } },
+    batchPrompts: { type: 'boolean', default: false },
   },
 };
 
@@ -96,7 +102,7 @@ export class CausalLmPolicy implements Policy {
     /** The tokenizer. */
     readonly tokenizer: Tokenizer,
     /** Settings for updates. */
-    readonly settings: { optimizer?: AdamWOptions; clip?: { low?: number; high?: number }; backend?: BackendReport } = {},
+    readonly settings: { optimizer?: AdamWOptions; clip?: { low?: number; high?: number }; backend?: BackendReport; batchPrompts?: boolean } = {},
   ) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
       throw new Error(`policy '${name}': the tokenizer (${tokenizer.dir}) has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${model.config.vocabSize}`);
@@ -109,8 +115,10 @@ export class CausalLmPolicy implements Policy {
   }
 
   /**
-   * Samples `n` completions per request (see `Policy.generate`). All requests decode together in one left-padded
-   * batch; each request's samples depend only on its prompt, seed and sampling parameters.
+   * Samples `n` completions per request (see `Policy.generate`). By default each request decodes on its own (its
+   * `n` samples batched), so results are bit-for-bit independent of how callers group requests. With
+   * `batchPrompts`, all requests decode together in one left-padded batch: faster, but float rounding (and so,
+   * rarely, a sampled token) can then depend on which prompts share the batch.
    */
   async generate(requests: readonly GenerationRequest[], options: { signal?: AbortSignal } = {}): Promise<Completion[][]> {
     const prompts = requests.map((req) => this.promptIds(req.messages));
@@ -138,7 +146,13 @@ export class CausalLmPolicy implements Policy {
         },
       };
     });
-    const samples = await generateBatch(this.model, items, { tokenizer: this.tokenizer, ...(options.signal ? { signal: options.signal } : {}) });
+    const shared = { tokenizer: this.tokenizer, ...(options.signal ? { signal: options.signal } : {}) };
+    let samples: Awaited<ReturnType<typeof generateBatch>>;
+    if (this.settings.batchPrompts) samples = await generateBatch(this.model, items, shared);
+    else {
+      samples = [];
+      for (const it of items) samples.push((await generateBatch(this.model, [it], shared))[0]!);
+    }
     return samples.map((group, i) => group.map((s) => ({
       text: s.text, promptIds: prompts[i]!, tokenIds: s.tokenIds, logprobs: s.logprobs, finishReason: s.finishReason,
     })));
@@ -205,6 +219,7 @@ export async function createCausalLmPolicy(name: string, config: CausalLmPolicyC
     return new CausalLmPolicy(name, model, tokenizer, {
       ...(config.optimizer ? { optimizer: config.optimizer } : {}),
       ...(config.clip ? { clip: config.clip } : {}),
+      ...(config.batchPrompts ? { batchPrompts: true } : {}),
       backend,
     });
   } catch (err) {
