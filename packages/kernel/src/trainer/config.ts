@@ -152,7 +152,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
 export class TrainerConfigError extends Error {
   constructor(file: string, readonly problems: readonly string[]) {
     super(`team spec ${file}: invalid training settings:\n${problems.map((p) => `  ${p}`).join('\n')}\nSee docs/training.md for every key of 'algorithm' and its default.`);
-    this.name = 'TrainerConfigError';
+    this.name = 'ConfigError'; // a user-facing error: the CLI prints its message without a stack
   }
 }
 

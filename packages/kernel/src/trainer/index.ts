@@ -12,3 +12,4 @@ export * from './state.js';
 export * from './timing.js';
 export * from './trainer.js';
 export * from './defaults.js';
+export * from './report.js';

@@ -22,6 +22,14 @@ import { readSafetensors, writeSafetensors, type SafeTensor } from '../checkpoin
 import { writeFileAtomic } from '../util/atomic.js';
 import { optimizerMoments, type PolicyHandle } from './policies.js';
 
+/** A problem with a run folder or its checkpoints that the user can fix (the message says how). */
+export class RunFolderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckpointError'; // user-facing: the CLI prints the message without a stack
+  }
+}
+
 /** trainer-state.json. */
 export interface TrainerState {
   /** Format version. */
@@ -97,7 +105,7 @@ export async function readTrainerState(dir: string): Promise<TrainerState> {
   try {
     return JSON.parse(await readFile(file, 'utf8')) as TrainerState;
   } catch (err) {
-    throw new Error(`${file}: cannot read the trainer state (${(err as Error).message}); delete this checkpoint folder to resume from the previous one.`, { cause: err });
+    throw new RunFolderError(`${file}: cannot read the trainer state (${(err as Error).message}); delete this checkpoint folder to resume from the previous one.`);
   }
 }
 
@@ -110,7 +118,7 @@ export async function restoreWeights(dir: string, handles: readonly PolicyHandle
     const lm = h.trainable;
     if (!lm) continue;
     const pdir = join(dir, h.name);
-    if (!existsSync(pdir)) throw new Error(`checkpoint ${dir} has no folder for policy '${h.name}'; it was written by a different team spec.`);
+    if (!existsSync(pdir)) throw new RunFolderError(`checkpoint ${dir} has no folder for policy '${h.name}'; it was written by a different team spec.`);
     if (h.lora) {
       await loadLoraAdapter(pdir, lm.model);
       continue;

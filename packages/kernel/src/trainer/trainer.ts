@@ -44,7 +44,7 @@ import { ppoStep, type PpoStepResult } from './loss.js';
 import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import {
-  checkpointName, listCheckpoints, readTrainerState, restoreOptimizers, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
+  checkpointName, listCheckpoints, RunFolderError, readTrainerState, restoreOptimizers, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
   type TrainerState,
 } from './state.js';
 import { StepTimer, timedEnvironment, timedPolicy, timedRole } from './timing.js';
@@ -165,7 +165,7 @@ export class Trainer {
       const dir = join(this.out, 'checkpoints', checkpointName(last));
       const state = await readTrainerState(dir);
       if (state.run.name !== this.spec.name || state.run.seed !== this.spec.seed) {
-        throw new Error(`${dir}: this checkpoint belongs to run '${state.run.name}' (seed ${state.run.seed}), not '${this.spec.name}' (seed ${this.spec.seed}); use another --out.`);
+        throw new RunFolderError(`${dir}: this checkpoint belongs to run '${state.run.name}' (seed ${state.run.seed}), not '${this.spec.name}' (seed ${this.spec.seed}); use another --out.`);
       }
       await restoreWeights(dir, this.handles);
       for (const h of this.handles) if (h.trainable) h.trainable.version = state.versions[h.name] ?? h.trainable.version;
@@ -180,7 +180,7 @@ export class Trainer {
       return state.step;
     }
     if (!this.options.resume && existsSync(metrics)) {
-      throw new Error(`${this.out} already holds a training run (metrics.jsonl); pass --resume to continue it or choose another --out.`);
+      throw new RunFolderError(`${this.out} already holds a training run (metrics.jsonl); pass --resume to continue it or choose another --out.`);
     }
     for (const f of ['metrics.jsonl', 'trace.jsonl']) rmSync(join(this.out, f), { force: true });
     return undefined;

@@ -1,0 +1,151 @@
+import type { Command } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadTeamSpec, type TeamSpec } from '@troupe/kernel';
+import { buildReport, DEFAULT_TEAM_SPEC_FILE, Trainer, type TrainerEvent, type ReportChart } from '@troupe/kernel/model';
+import { positiveInt, printJson } from '../errors.js';
+
+interface TrainOptions {
+  out?: string;
+  steps?: number;
+  resume?: boolean;
+  json?: boolean;
+  progress: boolean;
+  finalEval: boolean;
+}
+
+/** Loads SPEC, or the embedded default team when none is given. */
+export function loadSpecOrDefault(file: string | undefined): TeamSpec {
+  return loadTeamSpec(file ?? DEFAULT_TEAM_SPEC_FILE);
+}
+
+/**
+ * `troupe train [SPEC]`: warm start (when configured) + AT-GRPO / grpo-naive training, periodic validation, final
+ * held-out evaluation; writes trace.jsonl, metrics.jsonl, checkpoints/step-N/, report.md and plots/ to --out.
+ */
+export function register(program: Command): void {
+  program
+    .command('train')
+    .description('train a team (AT-GRPO); without SPEC, the embedded default team (Plan-Path, two tiny models, warm start + AT-GRPO)')
+    .argument('[spec]', 'team spec file (YAML); default: the embedded default team')
+    .option('-o, --out <dir>', 'output folder (default: runs/<spec name>)')
+    .option('--steps <n>', 'training steps (default: the spec\'s algorithm.steps)', positiveInt('--steps'))
+    .option('--resume', 'continue from the newest checkpoint in --out (optimizer, RNG, step counter restored)')
+    .option('--no-final-eval', 'skip the final evaluation on the held-out split')
+    .option('--json', 'print one JSON document (the run summary) on stdout')
+    .option('--no-progress', 'no progress display on stderr')
+    .action(async (file: string | undefined, opts: TrainOptions) => {
+      const spec = loadSpecOrDefault(file);
+      const out = resolve(opts.out ?? join('runs', spec.name));
+      const progress = new TrainProgress(opts.progress && !opts.json);
+      const trainer = await Trainer.create(spec, {
+        outDir: out, ...(opts.steps !== undefined ? { steps: opts.steps } : {}), ...(opts.resume ? { resume: true } : {}),
+        skipFinalEval: !opts.finalEval, onEvent: (e) => progress.next(e),
+      });
+      try {
+        const result = await trainer.run();
+        progress.done();
+        const plots = await writeReport(out, spec.name);
+        if (opts.json) {
+          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ?? null, warm_start: result.warmStart ?? null });
+        } else {
+          process.stdout.write(`${spec.name}: ${result.steps} steps (${result.level}) in ${result.seconds.toFixed(1)} s → ${out}\n`);
+          if (result.finalEval) {
+            const e = result.finalEval;
+            process.stdout.write(`  ${e.split} success ${e.successRate.toFixed(3)} (95% CI ${e.ci95[0].toFixed(3)}–${e.ci95[1].toFixed(3)}, ${e.episodes} episodes)\n`);
+          }
+          process.stdout.write(`  report            ${join(out, 'report.md')}${plots.rendered ? '' : ` (plots not rendered: ${plots.reason})`}\n`);
+        }
+      } finally {
+        await trainer.dispose();
+      }
+    });
+}
+
+/** Writes report.md and renders its plots (vega-lite → SVG with vega's headless View, → PNG with resvg). */
+export async function writeReport(out: string, title: string): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
+  const report = buildReport(out, title);
+  writeFileSync(join(out, 'report.md'), report.markdown);
+  const files: string[] = [];
+  try {
+    const plotsDir = join(out, 'plots');
+    mkdirSync(plotsDir, { recursive: true });
+    for (const chart of report.charts) {
+      const { svg, png } = await renderChart(chart);
+      writeFileSync(join(plotsDir, `${chart.name}.svg`), svg);
+      writeFileSync(join(plotsDir, `${chart.name}.png`), png);
+      files.push(join(plotsDir, `${chart.name}.svg`), join(plotsDir, `${chart.name}.png`));
+    }
+    return { rendered: true, files };
+  } catch (err) {
+    return { rendered: false, reason: err instanceof Error ? err.message : String(err), files };
+  }
+}
+
+async function renderChart(chart: ReportChart): Promise<{ svg: string; png: Buffer }> {
+  const vl = await import('vega-lite');
+  const vega = await import('vega');
+  const { Resvg } = await import('@resvg/resvg-js');
+  const compiled = vl.compile(chart.spec as never).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  const svg = await view.toSVG();
+  view.finalize();
+  const png = new Resvg(svg, { background: 'white', fitTo: { mode: 'width', value: 960 } }).render().asPng();
+  return { svg, png };
+}
+
+/** Progress on stderr: a self-rewriting line on a TTY, plain lines otherwise. */
+class TrainProgress {
+  private readonly tty = Boolean(process.stderr.isTTY);
+  private started = Date.now();
+  private first = 1;
+  private steps = 0;
+
+  constructor(private readonly enabled: boolean) {}
+
+  next(e: TrainerEvent): void {
+    if (!this.enabled) return;
+    switch (e.type) {
+      case 'start':
+        this.first = e.firstStep;
+        this.steps = e.steps;
+        this.started = Date.now();
+        this.line(`training ${e.level}, steps ${e.firstStep}..${e.steps}${e.resumedFrom !== undefined ? ` (resumed from step ${e.resumedFrom})` : ''}`, true);
+        return;
+      case 'warm-start':
+        if (e.phase === 'demonstrations') this.line(`warm start: ${e.count} demonstration samples`, true);
+        else this.line(`warm start: ${e.policy} epoch ${(e.epoch ?? 0) + 1} loss ${(e.loss ?? NaN).toFixed(4)}`, !this.tty);
+        return;
+      case 'eval':
+        this.line(`eval (${e.result.split}) after step ${e.step}: success ${e.result.successRate.toFixed(3)} [${e.result.ci95[0].toFixed(2)}, ${e.result.ci95[1].toFixed(2)}] over ${e.result.episodes}`, true);
+        return;
+      case 'step': {
+        const m = e.metrics;
+        const done = e.step - this.first + 1;
+        const elapsed = (Date.now() - this.started) / 1000;
+        const eta = done > 0 ? ((e.steps - e.step) * elapsed) / done : 0;
+        const rewards = Object.keys(m).filter((k) => k.startsWith('rollout/reward/')).map((k) => `${k.slice(15)} ${(m[k] as number).toFixed(2)}`).join(' ');
+        const tps = m['perf/generated_tokens_per_s'] as number;
+        this.line(`step ${e.step}/${e.steps}  success ${(m['rollout/success_rate'] as number).toFixed(2)}  reward ${rewards}  ${tps.toFixed(0)} tok/s  ${(m['time/step'] as number).toFixed(1)} s/step  eta ${formatEta(eta)}`, !this.tty);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  done(): void {
+    if (this.enabled && this.tty) process.stderr.write('\n');
+  }
+
+  private line(text: string, newline: boolean): void {
+    if (this.tty) process.stderr.write(`\r${text}\x1b[K${newline ? '\n' : ''}`);
+    else process.stderr.write(`${text}\n`);
+  }
+}
+
+function formatEta(s: number): string {
+  if (!Number.isFinite(s)) return '?';
+  const m = Math.floor(s / 60);
+  return m > 0 ? `${m}m${Math.round(s % 60).toString().padStart(2, '0')}s` : `${Math.round(s)}s`;
+}
