@@ -131,6 +131,9 @@ describe('troupe new: templates and names', () => {
     assert.equal(pkg.name, 'walkers');
     assert.equal(pkg.dependencies['@troupe/env-plan-path'], undefined, 'the replaced environment package is dropped');
     assert.ok(pkg.dependencies['@troupe/cli']);
+    assert.ok(pkg.dependencies['@troupe/role-planner'], 'the official role it still names is kept');
+    assert.ok(!result.nextSteps.some((step) => step.includes('troupe-role-planner')));
+    assert.ok(result.nextSteps.some((step) => step.includes('troupe-env-corridor')));
     const untouched = parseYaml(readFileSync(join((await scaffold({ kind: 'team', name: 'defaults', cwd: tmp })).dir, 'team.yaml'), 'utf8'));
     assert.deepEqual(Object.keys(untouched.seats), ['proposer', 'executor']);
   });

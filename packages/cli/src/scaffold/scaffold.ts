@@ -82,7 +82,7 @@ export interface ScaffoldResult {
 }
 
 /** The placeholders a template may contain, and only in the files listed in {@link MARKED_FILES}. */
-export const MARKERS = ['__PACKAGE__', '__ID__', '__SHORTHAND__', '__NAME__', '__KERNEL_RANGE__'] as const;
+export const MARKERS = ['__PACKAGE__', '__ID__', '__SHORTHAND__', '__NAME__'] as const;
 
 /**
  * The explicit list of template files in which markers are replaced (README titles, ids in source). Every other
@@ -201,7 +201,8 @@ function editTeamPackageJson(pkg: Json, packageName: string, cliRange: string, c
   const replaced = { env: choices.env, role: choices.role, reward: choices.reward };
   for (const [kind, value] of Object.entries(replaced)) {
     if (value === undefined) continue;
-    for (const name of Object.keys(deps)) if (name.startsWith(`@troupe/${kind}-`)) delete deps[name];
+    const kept = `@troupe/${kind}-${value.replace(/-v\d+$/, '')}`;
+    for (const name of Object.keys(deps)) if (name.startsWith(`@troupe/${kind}-`) && name !== kept) delete deps[name];
   }
   for (const name of Object.keys(deps)) if (name.startsWith('@troupe/')) deps[name] = cliRange;
   pkg.dependencies = deps;
@@ -291,12 +292,12 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
     __ID__: id ?? name,
     __SHORTHAND__: shorthand ?? name,
     __NAME__: name,
-    __KERNEL_RANGE__: kernelRange,
   };
 
   const files = templateFiles(templateDir);
   const marked = new Set(MARKED_FILES[kind]);
   const written: string[] = [];
+  let teamDeps: Json = {};
   await mkdir(dir, { recursive: true });
   for (const file of files) {
     const source = join(templateDir, file);
@@ -307,6 +308,7 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
     if (file === 'package.json') {
       const pkg = JSON.parse(await readFile(source, 'utf8')) as Json;
       const edited = kind === 'team' ? editTeamPackageJson(pkg, packageName, cliRange, options.team ?? {}) : editPluginPackageJson(pkg, kind, packageName, id!, kernelRange, testingRange);
+      if (kind === 'team') teamDeps = (edited.dependencies ?? {}) as Json;
       await writeFile(target, `${JSON.stringify(edited, null, 2)}\n`);
     } else if (marked.has(file)) {
       let text = fillMarkers(await readFile(source, 'utf8'), values);
@@ -328,7 +330,8 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
           `cd ${shown}`,
           ...(['env', 'role', 'reward'] as const).flatMap((k) => {
             const v = options.team?.[k];
-            return v === undefined ? [] : [`npm install the package that provides ${k} "${v}" (e.g. ${v.startsWith('@') || v.startsWith('troupe-') ? v : `troupe-${k}-${v}`})`];
+            if (v === undefined || Object.keys(teamDeps).includes(`@troupe/${k}-${v.replace(/-v\d+$/, '')}`)) return [];
+            return [`npm install the package that provides ${k} "${v}" (e.g. ${v.startsWith('@') || v.startsWith('troupe-') ? v : `troupe-${k}-${v}`})`];
           }),
           'npm install',
           'npx troupe validate team.yaml',
