@@ -1,0 +1,403 @@
+/**
+ * `sudoku-v0`: Sudoku with exactly one solution, played by the proposer/executor game team (ENVIRONMENTS.md).
+ */
+import { readFileSync } from 'node:fs';
+import type {
+  ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
+} from '@troupe/kernel';
+import type { SudokuConfig } from './config.js';
+import { resolveSudokuConfig } from './config.js';
+import type { Grid } from './grid.js';
+import { conflictCount, copyGrid, filledCount, formatFills, isSolvedGrid, renderGrid } from './grid.js';
+import type { SudokuInstance } from './instance.js';
+import { SudokuStream, sudokuInstanceKey } from './instance.js';
+
+/** The contribution id. */
+export const SUDOKU_ID = 'sudoku-v0';
+
+/** The action type both seats produce. */
+export const SUDOKU_FILLS = 'sudoku-fills';
+
+/** The seats, in turn order. */
+export const SUDOKU_SEATS = Object.freeze(['proposer', 'executor'] as const);
+
+/** The signal names every step returns (see the README). */
+export const SUDOKU_SIGNALS = Object.freeze(['proposal_reward', 'executed_reward', 'success', 'malformed'] as const);
+
+/** One fill: `[row, col, value]`, all 1-based (rows and columns 1..size, values 1..size). */
+export type Fill = readonly [number, number, number];
+
+/** JSON schema of the `sudoku-fills` action type for a grid size. */
+export function fillsSchema(size: number): JsonSchema {
+  return {
+    type: 'array',
+    maxItems: size * size,
+    items: { type: 'array', minItems: 3, maxItems: 3, items: { type: 'integer', minimum: 1, maximum: size } },
+  };
+}
+
+/** The outcome of applying a fill list (or of failing to). */
+export type FillOutcome =
+  | { readonly ok: true; /** The grid after the fills. */ readonly grid: Grid }
+  | { readonly ok: false; /** Why the list was rejected (nothing applied). */ readonly error: string };
+
+/**
+ * Applies `fills` (in order; a later fill of the same cell overwrites an earlier one) to `grid`. The whole list is
+ * rejected, and nothing applied, when it is not a list of at most size² `[row, col, value]` integer triples with every
+ * number in 1..size, or when a fill CHANGES a given clue (restating a clue with its own value is allowed).
+ */
+export function applyFills(puzzle: Grid, grid: Grid, fills: unknown): FillOutcome {
+  const size = puzzle.length;
+  if (!Array.isArray(fills)) return { ok: false, error: `expected a list of [row, col, value] fills, got ${fills === null ? 'null' : typeof fills}` };
+  if (fills.length > size * size) return { ok: false, error: `${fills.length} fills is more than ${size * size}` };
+  const out = copyGrid(grid);
+  for (const [k, f] of fills.entries()) {
+    if (!Array.isArray(f) || f.length !== 3 || !f.every((x) => Number.isInteger(x))) {
+      return { ok: false, error: `fill ${k + 1} is ${JSON.stringify(f)}, expected [row, col, value] with three integers` };
+    }
+    const [r, c, v] = f as [number, number, number];
+    if (r < 1 || r > size || c < 1 || c > size || v < 1 || v > size) {
+      return { ok: false, error: `fill ${k + 1} is [${r},${c},${v}]: row, column and value must be from 1 to ${size}` };
+    }
+    const clue = puzzle[r - 1]![c - 1]!;
+    if (clue !== 0 && clue !== v) return { ok: false, error: `fill ${k + 1} [${r},${c},${v}] changes the given clue ${clue} at row ${r}, column ${c}` };
+    out[r - 1]![c - 1] = v;
+  }
+  return { ok: true, grid: out };
+}
+
+/** Cells (outside the clues) that hold their solution value. */
+export function correctCount(instance: SudokuInstance, grid: Grid): number {
+  let n = 0;
+  for (let r = 0; r < instance.size; r++) {
+    for (let c = 0; c < instance.size; c++) if (instance.puzzle[r]![c] === 0 && grid[r]![c] === instance.solution[r]![c]) n++;
+  }
+  return n;
+}
+
+/** Rounds a reward to 9 decimals (removes floating-point noise). */
+export function roundReward(x: number): number {
+  return Math.round(x * 1e9) / 1e9;
+}
+
+/**
+ * The shaped reward of moving from `before` to `after` (a valid fill list): (newly correct cells − cells no longer
+ * correct) / empty cells of the puzzle, − conflictPenalty × (conflicting pairs added − removed), + solvedBonus when
+ * `after` is solved. Sparse: 1 when `after` is solved, else 0.
+ */
+export function fillReward(instance: SudokuInstance, before: Grid, after: Grid, config: SudokuConfig): number {
+  const solved = isSolvedGrid(after);
+  if (config.reward === 'sparse') return solved ? 1 : 0;
+  const empty = instance.size * instance.size - instance.clues;
+  const progress = (correctCount(instance, after) - correctCount(instance, before)) / empty;
+  const conflicts = conflictCount(after) - conflictCount(before);
+  return roundReward(progress - config.conflictPenalty * conflicts + (solved ? config.solvedBonus : 0));
+}
+
+/** The proposer's proposal of the current turn, simulated on a copy. */
+export interface ProposalRecord {
+  /** The proposed fills, or `null` when unparseable or invalid. */
+  readonly fills: readonly Fill[] | null;
+  /** `ok`, `unparseable` (the role could not parse the text) or `invalid` (parsed, but breaks the rules). */
+  readonly status: 'ok' | 'unparseable' | 'invalid';
+  /** Why it was unparseable or invalid. */
+  readonly error?: string;
+  /** The grid the simulation ends with (the current grid when not ok). */
+  readonly grid: Grid;
+  /** Whether the simulated grid is solved. */
+  readonly solves: boolean;
+  /** The simulated reward (the proposer's `proposal_reward`). */
+  readonly reward: number;
+}
+
+/** What happened in one finished turn. */
+export interface TurnRecord {
+  /** The turn index. */
+  readonly turn: number;
+  /** The proposal of that turn. */
+  readonly proposal: ProposalRecord;
+  /** The executed fills (`null` when unparseable or invalid: nothing applied). */
+  readonly executed: readonly Fill[] | null;
+  /** `ok`, `unparseable` or `invalid`. */
+  readonly status: 'ok' | 'unparseable' | 'invalid';
+  /** Why the executor's list was not applied. */
+  readonly error?: string;
+  /** Filled cells after execution. */
+  readonly filled: number;
+  /** Conflicting pairs after execution. */
+  readonly conflicts: number;
+  /** The executed reward. */
+  readonly reward: number;
+}
+
+/** A Sudoku state: a plain, deeply frozen value. `step` returns a new one. */
+export interface SudokuState {
+  /** The puzzle. */
+  readonly instance: SudokuInstance;
+  /** The grid NOW (clues and the team's fills). */
+  readonly grid: Grid;
+  /** The current turn (0-based). */
+  readonly turn: number;
+  /** Index in {@link SUDOKU_SEATS} of the seat that acts next. */
+  readonly seatIndex: number;
+  /** This turn's proposal, once the proposer has acted. */
+  readonly proposal: ProposalRecord | null;
+  /** Finished turns, oldest first. */
+  readonly history: readonly TurnRecord[];
+  /** Whether the grid is solved. */
+  readonly success: boolean;
+  /** Whether the episode is over (solved, or the turn limit). */
+  readonly done: boolean;
+}
+
+/** Deep-freezes a plain value (objects and arrays), returning it. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** The Sudoku environment for one config. */
+export class SudokuEnvironment implements Environment<SudokuInstance, SudokuState, Fill[]> {
+  /** {@inheritDoc Environment.id} */
+  readonly id = SUDOKU_ID;
+  /** The resolved config. */
+  readonly config: SudokuConfig;
+  /** {@inheritDoc Environment.seats} */
+  readonly seats: readonly SeatSpec[];
+  /** {@inheritDoc Environment.actionTypes} */
+  readonly actionTypes: readonly ActionTypeSpec[];
+  /** {@inheritDoc Environment.maxTurns} */
+  readonly maxTurns: number;
+  /** The signals every step returns: `proposal_reward`, `executed_reward`, `success`, `malformed` (see the README). */
+  readonly signals: readonly string[] = SUDOKU_SIGNALS;
+  private readonly streams = new Map<string, SudokuStream>();
+
+  /** Builds the environment; `config` is filled with defaults and range-checked. */
+  constructor(config: Record<string, unknown> = {}) {
+    this.config = resolveSudokuConfig(config);
+    this.maxTurns = this.config.maxTurns;
+    this.seats = deepFreeze([
+      { name: 'proposer', actionType: SUDOKU_FILLS, description: 'Proposes cell fills; they are simulated on a copy, never applied.' },
+      { name: 'executor', actionType: SUDOKU_FILLS, description: 'Sees the proposal and its simulated grid; its fills are applied.' },
+    ]);
+    const n = this.config.size;
+    this.actionTypes = deepFreeze([
+      { name: SUDOKU_FILLS, schema: fillsSchema(n), description: `A list of at most ${n * n} fills [row, col, value], each number from 1 to ${n}.` },
+    ]);
+  }
+
+  /** {@inheritDoc Environment.instance} Instances of one (split, seed) are generated in order and memoised. */
+  instance(split: Split, index: number, seed: number): SudokuInstance {
+    const key = `${split}\u241f${seed}`;
+    let stream = this.streams.get(key);
+    if (!stream) {
+      stream = new SudokuStream(this.config, split, seed);
+      this.streams.set(key, stream);
+    }
+    return stream.get(index);
+  }
+
+  /** {@inheritDoc Environment.instanceKey} */
+  instanceKey(instance: SudokuInstance): string {
+    return sudokuInstanceKey(instance);
+  }
+
+  /** Puzzle, solution, clue count, the oracle's fills and a picture. */
+  describe(instance: SudokuInstance): Record<string, unknown> {
+    return {
+      size: instance.size,
+      clues: instance.clues,
+      puzzle: instance.puzzle.map((r) => [...r]),
+      solution: instance.solution.map((r) => [...r]),
+      oracleFills: this.fillsToSolve(instance, instance.puzzle),
+      picture: renderGrid(instance.puzzle),
+    };
+  }
+
+  /** {@inheritDoc Environment.reset} */
+  reset(instance: SudokuInstance): SudokuState {
+    return deepFreeze({
+      instance, grid: copyGrid(instance.puzzle), turn: 0, seatIndex: 0, proposal: null, history: [],
+      success: isSolvedGrid(instance.puzzle), done: false,
+    });
+  }
+
+  private seatIndexOf(seat: string): number {
+    const i = (SUDOKU_SEATS as readonly string[]).indexOf(seat);
+    if (i < 0) throw new Error(`${SUDOKU_ID}: unknown seat "${seat}"; the seats are ${SUDOKU_SEATS.join(', ')}`);
+    return i;
+  }
+
+  /** The task statement for a seat. Never shows a complete grid. */
+  taskText(seat: string): string {
+    const n = this.config.size;
+    const b = n === 4 ? '2x2' : '3x3';
+    const duty = seat === 'proposer'
+      ? 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.'
+      : 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).';
+    return [
+      `Sudoku: fill the ${n}x${n} grid so that every row, every column and every ${b} box holds each number from 1 to ${n} exactly once. The puzzle has exactly one solution.`,
+      'Empty cells are shown as ".". The clues of the puzzle are fixed: a fill may not change a clue.',
+      `A fill is [row, col, value]: rows are numbered 1 to ${n} from the top, columns 1 to ${n} from the left, values 1 to ${n}.`,
+      'Fills are applied in order; filling a cell the team filled before overwrites it.',
+      `A list with a fill that changes a clue, or with a number outside 1 to ${n}, is invalid: nothing of it is applied.`,
+      `The team has at most ${this.maxTurns} turns; each turn the proposer speaks first, then the executor.`,
+      duty,
+      `Answer with a list of at most ${n * n} fills.`,
+    ].join('\n');
+  }
+
+  /** The current state as text: turn, counts, the clues and the grid as it is NOW. */
+  stateText(state: SudokuState): string {
+    const { instance, grid } = state;
+    const n = instance.size;
+    const conflicts = conflictCount(grid);
+    return [
+      `Turn ${Math.min(state.turn, this.maxTurns - 1) + 1} of ${this.maxTurns}. Filled: ${filledCount(grid)} of ${n * n} cells (${instance.clues} clues, fixed). `
+        + `Conflicts: ${conflicts}.${state.success ? ' Solved.' : ''}`,
+      'Clues (fixed):',
+      renderGrid(instance.puzzle),
+      'Current grid:',
+      renderGrid(grid),
+    ].join('\n');
+  }
+
+  /** The proposal as the executor is shown it (its simulated grid; never the solution). */
+  proposalText(p: ProposalRecord): string {
+    if (p.status === 'unparseable') return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
+    if (p.status === 'invalid') return `The proposer's fills break the rules (${p.error ?? 'invalid'}); they would not be applied.`;
+    const conflicts = conflictCount(p.grid);
+    return `Proposed fills: ${formatFills(p.fills ?? [])}\nSimulated: ${filledCount(p.grid)} of ${p.grid.length ** 2} cells filled, ${conflicts} conflict${conflicts === 1 ? '' : 's'}, `
+      + `${p.solves ? 'solves the puzzle' : 'does not solve the puzzle'}. The grid it gives:\n${renderGrid(p.grid)}`;
+  }
+
+  private historyText(t: TurnRecord): string {
+    const proposed = t.proposal.status === 'ok' ? formatFills(t.proposal.fills ?? []) : t.proposal.status;
+    const executed = t.status === 'ok' ? formatFills(t.executed ?? []) : `${t.status} (${t.error ?? ''}), nothing applied`;
+    return `Turn ${t.turn + 1}: proposed ${proposed}; executed ${executed}; ${t.filled} cells filled, ${t.conflicts} conflict${t.conflicts === 1 ? '' : 's'}.`;
+  }
+
+  /** {@inheritDoc Environment.observe} */
+  observe(state: SudokuState, seat: string): Observation {
+    this.seatIndexOf(seat);
+    const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t) }));
+    if (seat === 'executor' && state.proposal) context.push({ label: 'proposal', text: this.proposalText(state.proposal) });
+    return deepFreeze({
+      task: this.taskText(seat),
+      state: this.stateText(state),
+      context,
+      turn: state.turn,
+      data: {
+        size: state.instance.size, puzzle: copyGrid(state.instance.puzzle), grid: copyGrid(state.grid),
+        proposal: seat === 'executor' && state.proposal ? state.proposal : null,
+      },
+    });
+  }
+
+  /** Applies a move to a grid: the outcome, its status and its reward. */
+  private evaluate(state: SudokuState, move: Move): { status: 'ok' | 'unparseable' | 'invalid'; error?: string; fills: Fill[] | null; grid: Grid; reward: number } {
+    const { config } = this;
+    const sparse = config.reward === 'sparse';
+    if (move.kind === 'invalid') {
+      return { status: 'unparseable', error: move.error || 'unparseable output', fills: null, grid: state.grid, reward: sparse ? 0 : config.unparseablePenalty };
+    }
+    const out = applyFills(state.instance.puzzle, state.grid, move.action);
+    if (!out.ok) return { status: 'invalid', error: out.error, fills: null, grid: state.grid, reward: sparse ? 0 : config.invalidPenalty };
+    const fills = (move.action as Fill[]).map((f) => [f[0], f[1], f[2]] as const);
+    return { status: 'ok', fills, grid: out.grid, reward: fillReward(state.instance, state.grid, out.grid, config) };
+  }
+
+  /** {@inheritDoc Environment.step} */
+  step(state: SudokuState, seat: string, move: Move<Fill[]>): StepResult<SudokuState> {
+    const index = this.seatIndexOf(seat);
+    if (state.done) throw new Error(`${SUDOKU_ID}: step called on a finished episode (seat ${seat}, turn ${state.turn})`);
+    if (index !== state.seatIndex) {
+      throw new Error(`${SUDOKU_ID}: it is ${SUDOKU_SEATS[state.seatIndex]}'s move in turn ${state.turn}, not ${seat}'s`);
+    }
+    const e = this.evaluate(state, move);
+    const malformed = e.status === 'ok' ? 0 : 1;
+    if (seat === 'proposer') {
+      const proposal: ProposalRecord = {
+        fills: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }), grid: e.grid,
+        solves: e.status === 'ok' && isSolvedGrid(e.grid), reward: e.reward,
+      };
+      return deepFreeze({
+        state: deepFreeze({ ...state, seatIndex: 1, proposal }),
+        done: { terminated: false, truncated: false },
+        success: false,
+        signals: { proposal_reward: e.reward, executed_reward: 0, success: 0, malformed },
+        info: { proposal },
+      });
+    }
+    const proposal: ProposalRecord = state.proposal ?? { fills: null, status: 'unparseable', error: 'no proposal', grid: state.grid, solves: false, reward: 0 };
+    const record: TurnRecord = {
+      turn: state.turn, proposal, executed: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }),
+      filled: filledCount(e.grid), conflicts: conflictCount(e.grid), reward: e.reward,
+    };
+    const success = isSolvedGrid(e.grid);
+    const truncated = !success && state.turn + 1 >= this.maxTurns;
+    const next: SudokuState = deepFreeze({
+      instance: state.instance, grid: copyGrid(e.grid), turn: state.turn + 1, seatIndex: 0, proposal: null,
+      history: [...state.history, record], success, done: success || truncated,
+    });
+    return deepFreeze({
+      state: next,
+      done: { terminated: success, truncated },
+      success,
+      signals: { proposal_reward: 0, executed_reward: e.reward, success: success ? 1 : 0, malformed },
+      info: { ...record },
+    });
+  }
+
+  /** The fills that turn `grid` into the solution: every non-clue cell whose value differs, in row-major order. */
+  fillsToSolve(instance: SudokuInstance, grid: Grid): Fill[] {
+    const fills: Fill[] = [];
+    for (let r = 0; r < instance.size; r++) {
+      for (let c = 0; c < instance.size; c++) {
+        if (instance.puzzle[r]![c] === 0 && grid[r]![c] !== instance.solution[r]![c]) fills.push([r + 1, c + 1, instance.solution[r]![c]!]);
+      }
+    }
+    return fills;
+  }
+
+  /** For either seat: the fills that solve the puzzle from the CURRENT grid (overwriting wrong fills). */
+  oracle(state: SudokuState, seat: string): Fill[] {
+    this.seatIndexOf(seat);
+    return this.fillsToSolve(state.instance, state.grid);
+  }
+
+  /** 1 to `size` fills of random non-clue cells with random values (never touching a clue). */
+  randomAction(state: SudokuState, seat: string, rng: Rng): Fill[] {
+    this.seatIndexOf(seat);
+    const n = state.instance.size;
+    const open: [number, number][] = [];
+    for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (state.instance.puzzle[r]![c] === 0) open.push([r + 1, c + 1]);
+    const count = 1 + rng.int(n);
+    return Array.from({ length: count }, () => {
+      const [r, c] = open[rng.int(open.length)]!;
+      return [r, c, 1 + rng.int(n)] as Fill;
+    });
+  }
+}
+
+/** The config schema file, read once (shipped in `schemas/`). */
+export const SUDOKU_CONFIG_SCHEMA: JsonSchema = JSON.parse(
+  readFileSync(new URL('../schemas/sudoku.config.json', import.meta.url), 'utf8'),
+) as JsonSchema;
+
+/** The `sudoku-v0` contribution. */
+export class SudokuContribution implements EnvironmentContribution {
+  /** {@inheritDoc EnvironmentContribution.id} */
+  readonly id = SUDOKU_ID;
+  /** {@inheritDoc EnvironmentContribution.description} */
+  readonly description = 'Sudoku with exactly one solution; a proposer proposes cell fills, an executor applies fills';
+  /** {@inheritDoc EnvironmentContribution.configSchema} */
+  readonly configSchema = SUDOKU_CONFIG_SCHEMA;
+  /** {@inheritDoc EnvironmentContribution.create} */
+  create(config: Record<string, unknown>): SudokuEnvironment {
+    return new SudokuEnvironment(config);
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * Sudoku grids as plain data: rows of numbers, 0 = empty. A bitmask backtracking solver that counts solutions (up to
+ * a limit), a seeded random full-solution generator, conflict counting and ASCII rendering.
+ */
+import type { Rng } from '@troupe/kernel';
+
+/** A grid: `size` rows of `size` numbers, 0 for an empty cell, 1..size otherwise. */
+export type Grid = readonly (readonly number[])[];
+
+/** The box shape of a size: 4 → 2×2, 9 → 3×3. */
+export function boxShape(size: number): { readonly rows: number; readonly cols: number } {
+  if (size === 4) return { rows: 2, cols: 2 };
+  if (size === 9) return { rows: 3, cols: 3 };
+  throw new Error(`sudoku: size must be 4 or 9, got ${size}`);
+}
+
+/** The index of the box holding (row, col), boxes numbered left to right, top to bottom. */
+export function boxIndex(size: number, row: number, col: number): number {
+  const b = boxShape(size);
+  return Math.floor(row / b.rows) * (size / b.cols) + Math.floor(col / b.cols);
+}
+
+/** A mutable deep copy of a grid. */
+export function copyGrid(grid: Grid): number[][] {
+  return grid.map((r) => r.slice());
+}
+
+/** Whether two grids are equal cell by cell. */
+export function sameGrid(a: Grid, b: Grid): boolean {
+  return a.length === b.length && a.every((row, r) => row.every((v, c) => v === b[r]![c]));
+}
+
+/** Number of filled (non-zero) cells. */
+export function filledCount(grid: Grid): number {
+  let n = 0;
+  for (const row of grid) for (const v of row) if (v !== 0) n++;
+  return n;
+}
+
+/**
+ * Conflicting pairs: two filled cells with the same value in the same row, column or box (a pair sharing two units,
+ * e.g. a row and a box, counts once per unit).
+ */
+export function conflictCount(grid: Grid): number {
+  const size = grid.length;
+  let pairs = 0;
+  const units: [number, number][][] = [];
+  for (let i = 0; i < size; i++) {
+    units.push(Array.from({ length: size }, (_, j) => [i, j] as [number, number]));
+    units.push(Array.from({ length: size }, (_, j) => [j, i] as [number, number]));
+  }
+  const boxes: [number, number][][] = Array.from({ length: size }, () => []);
+  for (let r = 0; r < size; r++) for (let c = 0; c < size; c++) boxes[boxIndex(size, r, c)]!.push([r, c]);
+  units.push(...boxes);
+  for (const unit of units) {
+    const counts = new Map<number, number>();
+    for (const [r, c] of unit) {
+      const v = grid[r]![c]!;
+      if (v !== 0) counts.set(v, (counts.get(v) ?? 0) + 1);
+    }
+    for (const n of counts.values()) pairs += (n * (n - 1)) / 2;
+  }
+  return pairs;
+}
+
+/** Whether the grid is complete (no 0) and has no conflict. */
+export function isSolvedGrid(grid: Grid): boolean {
+  return filledCount(grid) === grid.length * grid.length && conflictCount(grid) === 0;
+}
+
+/**
+ * Counts the solutions of `grid` (a partial grid), stopping at `limit`. Backtracking with bitmasks, always branching
+ * on the empty cell with the fewest candidates. A grid whose clues already conflict has 0 solutions. When `first`
+ * is given, the first solution found is copied into it.
+ */
+export function countSolutions(grid: Grid, limit = 2, first?: number[][]): number {
+  const size = grid.length;
+  const full = (1 << (size + 1)) - 2;
+  const rows = new Int32Array(size);
+  const cols = new Int32Array(size);
+  const boxes = new Int32Array(size);
+  const cells = copyGrid(grid);
+  const empty: number[] = [];
+  for (let r = 0; r < size; r++) {
+    for (let c = 0; c < size; c++) {
+      const v = cells[r]![c]!;
+      if (v === 0) { empty.push(r * size + c); continue; }
+      const bit = 1 << v;
+      const b = boxIndex(size, r, c);
+      if (rows[r]! & bit || cols[c]! & bit || boxes[b]! & bit) return 0;
+      rows[r]! |= bit; cols[c]! |= bit; boxes[b]! |= bit;
+    }
+  }
+  const boxOf = Int32Array.from({ length: size * size }, (_, i) => boxIndex(size, Math.floor(i / size), i % size));
+  let found = 0;
+  const search = (remaining: number): void => {
+    if (remaining === 0) {
+      found++;
+      if (found === 1 && first) for (let r = 0; r < size; r++) first[r] = cells[r]!.slice();
+      return;
+    }
+    let bestI = -1;
+    let bestMask = 0;
+    let bestCount = 99;
+    for (let k = 0; k < remaining; k++) {
+      const i = empty[k]!;
+      const r = Math.floor(i / size);
+      const c = i % size;
+      const mask = full & ~(rows[r]! | cols[c]! | boxes[boxOf[i]!]!);
+      let n = 0;
+      for (let m = mask; m; m &= m - 1) n++;
+      if (n < bestCount) { bestCount = n; bestI = k; bestMask = mask; if (n <= 1) break; }
+    }
+    if (bestCount === 0) return;
+    const i = empty[bestI]!;
+    empty[bestI] = empty[remaining - 1]!;
+    empty[remaining - 1] = i;
+    const r = Math.floor(i / size);
+    const c = i % size;
+    const b = boxOf[i]!;
+    for (let m = bestMask; m && found < limit; m &= m - 1) {
+      const bit = m & -m;
+      rows[r]! |= bit; cols[c]! |= bit; boxes[b]! |= bit;
+      cells[r]![c] = 31 - Math.clz32(bit);
+      search(remaining - 1);
+      rows[r]! &= ~bit; cols[c]! &= ~bit; boxes[b]! &= ~bit;
+      cells[r]![c] = 0;
+    }
+    empty[remaining - 1] = empty[bestI]!;
+    empty[bestI] = i;
+  };
+  search(empty.length);
+  return found;
+}
+
+/** A uniformly shuffled copy. */
+function shuffle<T>(items: readonly T[], rng: Rng): T[] {
+  const out = items.slice();
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/** A seeded random complete solution: randomised backtracking, cells in order, values tried in a random order. */
+export function randomSolution(size: number, rng: Rng): number[][] {
+  boxShape(size);
+  const grid = Array.from({ length: size }, () => Array.from({ length: size }, () => 0));
+  const ok = (r: number, c: number, v: number): boolean => {
+    for (let k = 0; k < size; k++) if (grid[r]![k] === v || grid[k]![c] === v) return false;
+    const b = boxIndex(size, r, c);
+    for (let rr = 0; rr < size; rr++) for (let cc = 0; cc < size; cc++) if (grid[rr]![cc] === v && boxIndex(size, rr, cc) === b) return false;
+    return true;
+  };
+  const values = Array.from({ length: size }, (_, i) => i + 1);
+  const fill = (i: number): boolean => {
+    if (i === size * size) return true;
+    const r = Math.floor(i / size);
+    const c = i % size;
+    for (const v of shuffle(values, rng)) {
+      if (!ok(r, c, v)) continue;
+      grid[r]![c] = v;
+      if (fill(i + 1)) return true;
+      grid[r]![c] = 0;
+    }
+    return false;
+  };
+  if (!fill(0)) throw new Error('sudoku: no solution found (cannot happen)');
+  return grid;
+}
+
+/**
+ * Removes clues from a full solution in a random order, keeping each removal only if the puzzle still has exactly
+ * one solution (the solver counts up to 2 and stops). The result is a minimal puzzle: no clue can be removed.
+ */
+export function removeClues(solution: Grid, rng: Rng): number[][] {
+  const size = solution.length;
+  const puzzle = copyGrid(solution);
+  const order = shuffle(Array.from({ length: size * size }, (_, i) => i), rng);
+  for (const i of order) {
+    const r = Math.floor(i / size);
+    const c = i % size;
+    const v = puzzle[r]![c]!;
+    puzzle[r]![c] = 0;
+    if (countSolutions(puzzle, 2) !== 1) puzzle[r]![c] = v;
+  }
+  return puzzle;
+}
+
+/**
+ * ASCII rendering with 1-based row and column numbers, `.` for empty cells and `|` / `-` between boxes:
+ *
+ * ```
+ *     1 2   3 4
+ * 1   1 . | . 4
+ * 2   . 3 | . .
+ *     ----+----
+ * 3   ...
+ * ```
+ */
+export function renderGrid(grid: Grid): string {
+  const size = grid.length;
+  const b = boxShape(size);
+  const group = <T>(items: readonly T[], n: number): T[][] => Array.from({ length: items.length / n }, (_, k) => items.slice(k * n, k * n + n));
+  const header = group(Array.from({ length: size }, (_, c) => String(c + 1)), b.cols).map((g) => g.join(' ')).join('   ');
+  const sep = group(Array.from({ length: size }, () => '-'), b.cols).map((g) => '-'.repeat(g.length * 2 - 1)).join('-+-');
+  const lines = [`    ${header}`];
+  grid.forEach((row, r) => {
+    if (r > 0 && r % b.rows === 0) lines.push(`    ${sep}`);
+    lines.push(`${String(r + 1).padEnd(4)}${group(row.map((v) => (v === 0 ? '.' : String(v))), b.cols).map((g) => g.join(' ')).join(' | ')}`);
+  });
+  return lines.join('\n');
+}
+
+/** A fill list as text: `[[1,2,3],[4,1,2]]`. */
+export function formatFills(fills: readonly (readonly number[])[]): string {
+  return `[${fills.map((f) => `[${f.join(',')}]`).join(',')}]`;
+}

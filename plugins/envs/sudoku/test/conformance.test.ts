@@ -1,0 +1,9 @@
+import { fileURLToPath } from 'node:url';
+import { environmentConformance, moduleConformance } from '@troupe/testing';
+import type { SudokuState } from '../src/index.js';
+import { SudokuContribution } from '../src/index.js';
+
+const contribution = new SudokuContribution();
+environmentConformance(contribution, { config: {}, episodes: 4, seeds: [0, 1], splitSamples: 300, stateView: (s) => (s as SudokuState).grid });
+environmentConformance(contribution, { config: { size: 9, reward: 'sparse', maxTurns: 2 }, episodes: 2, seeds: [5], splitSamples: 20 });
+moduleConformance(fileURLToPath(new URL('..', import.meta.url)));
