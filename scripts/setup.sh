@@ -11,6 +11,11 @@ export ONNXRUNTIME_NODE_INSTALL_CUDA=skip
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
+# Optional: Debian's PyTorch, the yardstick for numerical parity and speed (tests and `troupe bench model` use it
+# when present). CI sets TROUPE_WITH_TORCH=1.
+if [ "${TROUPE_WITH_TORCH:-0}" = 1 ] && ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+  need_apt+=(python3-torch libopenblas0-pthread)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} (sandbox isolation)"
