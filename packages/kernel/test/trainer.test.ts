@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import type { Move } from '../src/contracts/index.js';
@@ -53,6 +55,32 @@ describe('trainer: configuration', () => {
     assert.deepEqual(wilsonInterval(0, 0), [0, 1]);
     const [lo0] = wilsonInterval(0, 20);
     assert.equal(lo0, 0);
+  });
+});
+
+describe('trainer: grouped scoring', () => {
+  it('scores K completions of one prompt (prompt encoded once, cache tiled) like scoring each prompt ++ completion', async () => {
+    const { loadCheckpoint } = await import('../src/checkpoint/index.js');
+    const { recomputeLogprobs } = await import('../src/policy/lm/index.js');
+    const { recomputeGroupLogprobs } = await import('../src/trainer/index.js');
+    const { microCheckpoint } = await import('./trainer-helpers.js');
+    const model = await loadCheckpoint(await microCheckpoint());
+    try {
+      const groups = [
+        { promptIds: [5, 9, 33, 40, 41, 7], completions: [[3, 4, 5], [6], [], [7, 8, 9, 10, 2]] },
+        { promptIds: [11], completions: [[12, 13]] },
+      ];
+      const pairs = groups.flatMap((g) => g.completions.map((c) => ({ promptIds: g.promptIds, completionIds: c })));
+      const a = await recomputeGroupLogprobs(model, groups, 0, 3);
+      const b = await recomputeLogprobs(model, pairs, { padId: 0 });
+      assert.equal(a.length, b.length);
+      a.forEach((row, r) => {
+        assert.equal(row.length, b[r]!.length);
+        row.forEach((x, j) => assert.ok(Math.abs(x - b[r]![j]!) < 1e-4, `row ${r} token ${j}: ${x} vs ${b[r]![j]}`));
+      });
+    } finally {
+      model.dispose();
+    }
   });
 });
 
@@ -248,6 +276,45 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.deepEqual(tb, ta);
     // a fresh run refuses a folder that holds one
     await assert.rejects(Trainer.create(spec, { outDir: part.out }).then(async (t) => { try { await t.run(); } finally { await t.dispose(); } }), /--resume/);
+  });
+});
+
+describe('trainer: kill -9 and resume', function () {
+  this.timeout(600_000);
+
+  it('a SIGKILLed run loses at most its current step; --resume finishes it with the metrics of an uninterrupted run', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 5 } });
+    const full = await train(spec);
+    await full.trainer.dispose();
+    const out = outDir();
+    const child = spawn(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', fileURLToPath(new URL('./trainer-kill-child.ts', import.meta.url)), spec.file, out, '5'], { stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    // kill it as soon as step 2's checkpoint exists (it is then inside step 3)
+    for (;;) {
+      if ((await listCheckpoints(out)).includes(2)) break;
+      if (child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const kept = await listCheckpoints(out);
+    assert.ok(kept.length > 0 && kept.at(-1)! >= 2, `checkpoints after the kill: ${kept}`);
+    assert.ok(kept.at(-1)! < 5, 'killed before the end');
+    const resumed = await train(spec, { out, resume: true });
+    await resumed.trainer.dispose();
+    const a = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl')).map(stable);
+    const b = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).map(stable);
+    assert.deepEqual(b.map((m) => m.step), [1, 2, 3, 4, 5]);
+    for (let i = 0; i < a.length; i++) {
+      for (const [k, v] of Object.entries(a[i]!)) {
+        const w = b[i]![k];
+        if (typeof v === 'number' && k.startsWith('loss/')) assert.ok(Math.abs(v - (w as number)) <= 1e-4 * Math.max(1, Math.abs(v)), `step ${a[i]!.step} ${k}: ${v} vs ${w}`);
+        else assert.deepEqual(w, v, `step ${a[i]!.step} ${k}`);
+      }
+    }
+    const steps = readJsonl<{ step: number }>(join(out, 'trace.jsonl')).map((r) => r.step);
+    assert.deepEqual([...new Set(steps)], [1, 2, 3, 4, 5], 'trace: every step once, in order');
+    assert.equal(steps.length, readJsonl(join(full.out, 'trace.jsonl')).length);
   });
 });
 

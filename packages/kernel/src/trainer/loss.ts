@@ -23,6 +23,95 @@ function scoreTokens(model: CausalLM, packed: PackedBatch, withEntropy: boolean)
   return { logp, entropy };
 }
 
+/** Sequences that share one prompt (the K branches of an AT-GRPO group): the prompt is encoded once for all of them. */
+export interface PromptGroup {
+  /** The shared prompt's token ids (non-empty). */
+  readonly promptIds: readonly number[];
+  /** The completions' token ids, one row each. */
+  readonly completions: readonly (readonly number[])[];
+}
+
+/**
+ * Log-probs (and optionally entropies) of every completion token of prompt groups, laid out `[rows, Cmax]` (row r =
+ * the r-th completion across the groups in order; position j = completion token j; pads score 0). Each group's prompt
+ * runs through the model ONCE, with gradients; its key/value cache is tiled to the group's completions, which attend
+ * to it — the same numbers as scoring every `prompt ++ completion` separately, at about 1/K of the prompt cost.
+ * Differentiable: call inside `tf.tidy` or a gradient function.
+ */
+export function scoreGroups(model: CausalLM, groups: readonly PromptGroup[], cmax: number, padId: number, withEntropy = false): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {
+  const V = model.config.vocabSize;
+  const logps: tf.Tensor[] = [];
+  const ents: tf.Tensor[] = [];
+  for (const g of groups) {
+    const P = g.promptIds.length;
+    const K = g.completions.length;
+    if (P === 0) throw new Error('scoreGroups: a group has an empty prompt');
+    const C = Math.max(1, ...g.completions.map((c) => c.length));
+    const pre = model.forward(tf.tensor2d([Array.from(g.promptIds)], [1, P], 'int32'), { cache: [], lastOnly: true });
+    const first = tf.tile(pre.logits.reshape([1, 1, V]), [K, 1, 1]);
+    const ids = g.completions.map((c) => { const row = Array.from(c); while (row.length < C) row.push(padId); return row; });
+    const idsT = tf.tensor2d(ids, [K, C], 'int32');
+    let logits: tf.Tensor = first;
+    if (C > 1) {
+      const cache = pre.cache!.map((l) => ({ k: tf.tile(l.k, [K, 1, 1, 1]), v: tf.tile(l.v, [K, 1, 1, 1]) }));
+      const out = model.forward(idsT.slice([0, 0], [K, C - 1]), { cache, start: P });
+      logits = tf.concat([first, out.logits], 1);
+    }
+    const lp = tf.logSoftmax(logits); // [K, C, V]
+    const logp = lp.mul(oneHotF32(idsT.reshape([-1]), V).reshape([K, C, V])).sum(-1);
+    logps.push(C < cmax ? tf.pad(logp, [[0, 0], [0, cmax - C]]) : logp);
+    if (withEntropy) {
+      const e = lp.exp().mul(lp).sum(-1).neg();
+      ents.push(C < cmax ? tf.pad(e, [[0, 0], [0, cmax - C]]) : e);
+    }
+  }
+  const logp = (logps.length === 1 ? logps[0]! : tf.concat(logps, 0)) as tf.Tensor2D;
+  if (!withEntropy) return { logp };
+  return { logp, entropy: (ents.length === 1 ? ents[0]! : tf.concat(ents, 0)) as tf.Tensor2D };
+}
+
+/** The `[rows, Cmax]` layout of prompt groups: row lengths, mask, and a scatter of per-token / per-row values. */
+export function groupLayout(groups: readonly PromptGroup[]): { rows: number; cmax: number; lengths: number[]; mask: Float32Array; scatter: (values: readonly (number | readonly number[])[]) => Float32Array } {
+  const lengths = groups.flatMap((g) => g.completions.map((c) => c.length));
+  const rows = lengths.length;
+  const cmax = Math.max(1, ...lengths);
+  const mask = new Float32Array(rows * cmax);
+  lengths.forEach((n, r) => mask.fill(1, r * cmax, r * cmax + n));
+  const scatter = (values: readonly (number | readonly number[])[]): Float32Array => {
+    const out = new Float32Array(rows * cmax);
+    lengths.forEach((n, r) => {
+      const v = values[r];
+      if (v === undefined) throw new Error(`groupLayout: no values for row ${r}`);
+      for (let j = 0; j < n; j++) {
+        const x = typeof v === 'number' ? v : v[j];
+        if (x === undefined) throw new Error(`groupLayout: row ${r} has too few values for ${n} tokens`);
+        out[r * cmax + j] = x;
+      }
+    });
+    return out;
+  };
+  return { rows, cmax, lengths, mask, scatter };
+}
+
+/** Log-probs of every completion token of prompt groups (no gradients), `out[row][j]`, rows in group order. */
+export async function recomputeGroupLogprobs(model: CausalLM, groups: readonly PromptGroup[], padId: number, chunkRows = 16): Promise<number[][]> {
+  const out: number[][] = [];
+  for (let s = 0; s < groups.length;) {
+    const chunk: PromptGroup[] = [];
+    let rows = 0;
+    while (s < groups.length && (chunk.length === 0 || rows + groups[s]!.completions.length <= chunkRows)) {
+      rows += groups[s]!.completions.length;
+      chunk.push(groups[s++]!);
+    }
+    const { cmax, lengths } = groupLayout(chunk);
+    const t = tf.tidy(() => scoreGroups(model, chunk, cmax, padId).logp);
+    const data = (await t.data()) as Float32Array;
+    t.dispose();
+    lengths.forEach((n, r) => out.push(Array.from(data.subarray(r * cmax, r * cmax + n))));
+  }
+  return out;
+}
+
 /** Reduces a per-token quantity `[B, L-1]` (already multiplied by the mask) to a scalar. */
 export function aggregate(x: tf.Tensor, mask: tf.Tensor, how: LossAggregation, maxTokens: number): tf.Scalar {
   if (how === 'token-mean') return x.sum().div(mask.sum().maximum(1)) as tf.Scalar;
@@ -34,15 +123,15 @@ export function aggregate(x: tf.Tensor, mask: tf.Tensor, how: LossAggregation, m
   return x.sum(1).div(Math.max(1, maxTokens)).mean() as tf.Scalar;
 }
 
-/** One PPO mini-batch. */
+/** One PPO mini-batch: whole prompt groups; per-row arrays follow the rows in group order. */
 export interface PpoBatch {
-  /** The sequences. */
-  readonly pairs: readonly SequencePair[];
-  /** Log-probs of the completion tokens before the update (recomputed by the trainer). */
+  /** The prompt groups. */
+  readonly groups: readonly PromptGroup[];
+  /** Log-probs of the completion tokens before the update (recomputed by the trainer), per row. */
   readonly oldLogprobs: readonly (readonly number[])[];
-  /** One advantage per sequence. */
+  /** One advantage per row. */
   readonly advantages: readonly number[];
-  /** Log-probs under the frozen reference (only with a KL coefficient). */
+  /** Log-probs under the frozen reference (only with a KL coefficient), per row. */
   readonly refLogprobs?: readonly (readonly number[])[];
 }
 
@@ -86,16 +175,16 @@ export interface PpoStepResult {
  * `L = agg(max(−A·r, −A·clip(r, 1−εl, 1+εh))) + β·agg(k3(ref, new)) − c_H·agg(H)`, `r = exp(new − old)`.
  */
 export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: PpoSettings): PpoStepResult {
-  const packed = packBatch(batch.pairs, s.padId);
-  const shape: [number, number] = [packed.B, packed.L - 1];
-  const old = scatterToLayout(packed, batch.oldLogprobs);
-  const adv = scatterToLayout(packed, batch.advantages);
-  const ref = s.klCoef > 0 && batch.refLogprobs ? scatterToLayout(packed, batch.refLogprobs) : undefined;
+  const layout = groupLayout(batch.groups);
+  const shape: [number, number] = [layout.rows, layout.cmax];
+  const old = layout.scatter(batch.oldLogprobs);
+  const adv = layout.scatter(batch.advantages);
+  const ref = s.klCoef > 0 && batch.refLogprobs ? layout.scatter(batch.refLogprobs) : undefined;
   let policyLoss = 0, kl = 0, entropy = NaN, clipFraction = 0, approxKl = 0;
-  const tokens = packed.lengths.reduce((a, b) => a + b, 0);
+  const tokens = layout.lengths.reduce((a, b) => a + b, 0);
   const res = trainStep(optimizer, () => {
-    const { logp, entropy: ent } = scoreTokens(model, packed, s.entropyCoef > 0);
-    const mask = tf.tensor2d(packed.mask, shape);
+    const { logp, entropy: ent } = scoreGroups(model, batch.groups, layout.cmax, s.padId, s.entropyCoef > 0);
+    const mask = tf.tensor2d(layout.mask, shape);
     const A = tf.tensor2d(adv, shape);
     const diff = logp.sub(tf.tensor2d(old, shape));
     const ratio = diff.exp();

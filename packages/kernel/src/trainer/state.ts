@@ -159,24 +159,24 @@ export async function restoreOptimizers(dir: string, handles: readonly PolicyHan
 }
 
 /**
- * Keeps only the records of a JSONL file whose `step` is at most `maxStep` (and drops a torn last line). Rewrites
- * the file atomically. Records without a numeric `step` are kept.
+ * Keeps only the records of a JSONL file whose `step` is at most `maxStep` and whose `kind` is not in `dropKinds`
+ * (and drops a torn last line). Rewrites the file atomically. Records without a numeric `step` are kept.
  */
-export async function truncateJsonl(file: string, maxStep: number): Promise<number> {
+export async function truncateJsonl(file: string, maxStep: number, dropKinds: readonly string[] = []): Promise<number> {
   if (!existsSync(file)) return 0;
   const text = await readFile(file, 'utf8');
   const kept: string[] = [];
   let dropped = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
-    let rec: { step?: unknown };
+    let rec: { step?: unknown; kind?: unknown };
     try {
-      rec = JSON.parse(line) as { step?: unknown };
+      rec = JSON.parse(line) as { step?: unknown; kind?: unknown };
     } catch {
       dropped++;
       continue;
     }
-    if (typeof rec.step === 'number' && rec.step > maxStep) {
+    if ((typeof rec.step === 'number' && rec.step > maxStep) || (typeof rec.kind === 'string' && dropKinds.includes(rec.kind))) {
       dropped++;
       continue;
     }

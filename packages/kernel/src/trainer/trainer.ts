@@ -29,7 +29,6 @@ import { computeAdvantages, computeTrajectoryAdvantages } from '../algorithms/ad
 import type { SeatBinding } from '../episode/context.js';
 import { causalLmPolicyModule } from '../policy/lm/policy.js';
 import { CausalLM } from '../policy/lm/model.js';
-import { recomputeLogprobs, type SequencePair } from '../policy/lm/train.js';
 import { loadCheckpoint, saveCheckpoint } from '../checkpoint/hf.js';
 import { planEpisodes, runEpisodes } from '../rollout/run-episodes.js';
 import { toEpisodes, type EpisodeRecord, type SampleRecord } from '../rollout/records.js';
@@ -40,7 +39,7 @@ import type { TeamSpec } from '../team/types.js';
 import { createRng, deriveSeed, shuffled } from '../util/rng.js';
 import { resolveTrainerConfig, type TrainerConfig } from './config.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
-import { ppoStep, type PpoStepResult } from './loss.js';
+import { ppoStep, recomputeGroupLogprobs, type PpoStepResult, type PromptGroup } from './loss.js';
 import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import {
@@ -175,7 +174,7 @@ export class Trainer {
       this.rng = createRng(state.rng);
       this.stepsDone = state.step;
       this.warmStarted = state.warmStarted;
-      await truncateJsonl(metrics, state.step);
+      await truncateJsonl(metrics, state.step, ['final']); // a final eval is redone at the end
       await truncateJsonl(join(this.out, 'trace.jsonl'), state.step);
       return state.step;
     }
@@ -343,20 +342,31 @@ export class Trainer {
     if (current.length === 0) return out;
     const optimizer = ensureOptimizer(h)!;
     out.lr = scheduleLr(h, c, step);
-    const pairs: SequencePair[] = current.map((i) => ({ promptIds: samples[i]!.promptIds, completionIds: samples[i]!.tokenIds }));
-    const adv = current.map((i) => advantages[i]!);
+    // Rows grouped by shared prompt (the K branches of one (instance, turn, seat)): each prompt is encoded once.
+    const groups = promptGroups(current.map((i) => samples[i]!));
+    const rowAdv = groups.flatMap((g) => g.rows.map((r) => advantages[current[r]!]!));
     const padId = lm.tokenizer.padTokenId ?? 0;
-    const old = await recomputeLogprobs(lm.model, pairs, { batchSize: c.miniBatchSize, padId });
-    const ref = c.loss.klCoef > 0 ? await this.referenceLogprobs(h, pairs) : undefined;
+    const old = await recomputeGroupLogprobs(lm.model, groups, padId, c.miniBatchSize);
+    const ref = c.loss.klCoef > 0 ? await this.referenceLogprobs(h, groups) : undefined;
+    const rowStart: number[] = [];
+    groups.reduce((n, g) => (rowStart.push(n), n + g.rows.length), 0);
     const sums = { loss: 0, policy_loss: 0, kl: 0, entropy: 0, clip_fraction: 0, approx_kl: 0, grad_norm: 0, tokens: 0 };
     let n = 0;
     for (let epoch = 0; epoch < c.epochs; epoch++) {
-      const order = shuffled(pairs.map((_, i) => i), this.rng);
-      for (let s = 0; s < order.length; s += c.miniBatchSize) {
-        const mb = order.slice(s, s + c.miniBatchSize);
+      // Mini-batches of whole groups, about `miniBatchSize` sequences each, in a seeded shuffled order.
+      const order = shuffled(groups.map((_, i) => i), this.rng);
+      for (let s = 0; s < order.length;) {
+        const mb: number[] = [];
+        let rows = 0;
+        while (s < order.length && (mb.length === 0 || rows + groups[order[s]!]!.rows.length <= c.miniBatchSize)) {
+          rows += groups[order[s]!]!.rows.length;
+          mb.push(order[s++]!);
+        }
+        const rowsOf = (gi: number): number[] => groups[gi]!.rows.map((_, j) => rowStart[gi]! + j);
+        const rowIdx = mb.flatMap(rowsOf);
         const r: PpoStepResult = ppoStep(lm.model, optimizer, {
-          pairs: mb.map((i) => pairs[i]!), oldLogprobs: mb.map((i) => old[i]!), advantages: mb.map((i) => adv[i]!),
-          ...(ref ? { refLogprobs: mb.map((i) => ref[i]!) } : {}),
+          groups: mb.map((gi) => groups[gi]!), oldLogprobs: rowIdx.map((i) => old[i]!), advantages: rowIdx.map((i) => rowAdv[i]!),
+          ...(ref ? { refLogprobs: rowIdx.map((i) => ref[i]!) } : {}),
         }, { clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef, maxTokens: h.maxTokens, padId });
         sums.loss += r.loss; sums.policy_loss += r.policyLoss; sums.kl += r.kl; sums.entropy += r.entropy;
         sums.clip_fraction += r.clipFraction; sums.approx_kl += r.approxKl; sums.grad_norm += r.gradNorm; sums.tokens += r.tokens;
@@ -373,7 +383,7 @@ export class Trainer {
     return out;
   }
 
-  private async referenceLogprobs(h: PolicyHandle, pairs: readonly SequencePair[]): Promise<number[][]> {
+  private async referenceLogprobs(h: PolicyHandle, groups: readonly PromptGroup[]): Promise<number[][]> {
     const lm = h.trainable!;
     const padId = lm.tokenizer.padTokenId ?? 0;
     if (h.lora) {
@@ -381,13 +391,13 @@ export class Trainer {
       const saved = new Map(lm.model.lora);
       lm.model.lora.clear();
       try {
-        return await recomputeLogprobs(lm.model, pairs, { batchSize: this.config.miniBatchSize, padId });
+        return await recomputeGroupLogprobs(lm.model, groups, padId, this.config.miniBatchSize);
       } finally {
         for (const [k, v] of saved) lm.model.lora.set(k, v);
       }
     }
     if (!h.reference) throw new Error(`policy '${h.name}': no reference model for the KL penalty`);
-    return recomputeLogprobs(h.reference, pairs, { batchSize: this.config.miniBatchSize, padId });
+    return recomputeGroupLogprobs(h.reference, groups, padId, this.config.miniBatchSize);
   }
 
   /** The frozen reference of full models (KL only): the weights at the start of RL, saved next to the checkpoints. */
@@ -436,6 +446,23 @@ export class Trainer {
     disposeHandles(this.handles);
     if (!this.options.team) await this.team.dispose();
   }
+}
+
+/** Samples grouped by identical prompt (in first-appearance order); `rows` are indices into the input. */
+export function promptGroups(samples: readonly SampleRecord[]): (PromptGroup & { rows: number[] })[] {
+  const byKey = new Map<string, PromptGroup & { rows: number[]; completions: number[][] }>();
+  samples.forEach((s, i) => {
+    const key = JSON.stringify([s.episodeId, s.turn, s.seat, s.promptIds.length, s.promptIds.at(-1) ?? null]);
+    let g = byKey.get(key);
+    if (g && (g.promptIds.length !== s.promptIds.length || g.promptIds.some((x, j) => x !== s.promptIds[j]))) g = undefined;
+    if (!g) {
+      g = { promptIds: s.promptIds, completions: [], rows: [] };
+      byKey.set(byKey.has(key) ? `${key}#${i}` : key, g);
+    }
+    g.completions.push([...s.tokenIds]);
+    g.rows.push(i);
+  });
+  return [...byKey.values()];
 }
 
 /** Flattens an evaluation into `<prefix>/*` metrics. */
