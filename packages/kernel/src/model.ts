@@ -5,3 +5,4 @@ export * from './policy/backend/index.js';
 export * from './policy/tokenizer/index.js';
 export * from './policy/lm/index.js';
 export * from './checkpoint/index.js';
+export * from './trainer/index.js';
