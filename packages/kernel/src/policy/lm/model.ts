@@ -65,6 +65,11 @@ function transpose2d(data: Float32Array, rows: number, cols: number): Float32Arr
   return out;
 }
 
+/** tfjs treats seed 0 as "no seed" (a fresh random stream per process), so 0 maps to 2^32. */
+function tfSeed(s: number): number {
+  return s === 0 ? 2 ** 32 : s;
+}
+
 /** The causal LM. Create with `CausalLM.random` or `CausalLM.fromTensors`; call `dispose()` when done. */
 export class CausalLM {
   /** The resolved architecture. */
@@ -95,9 +100,9 @@ export class CausalLM {
     let s = seed >>> 0;
     for (const [name, shape] of parameterShapes(m.config)) {
       const init = tf.tidy(() => {
-        if (name.endsWith('q_norm.weight') || name.endsWith('k_norm.weight')) return tf.randomNormal(shape, 1, 0.1, 'float32', s++);
+        if (name.endsWith('q_norm.weight') || name.endsWith('k_norm.weight')) return tf.randomNormal(shape, 1, 0.1, 'float32', tfSeed(s++));
         if (name.endsWith('norm.weight')) return tf.ones(shape);
-        const t = tf.randomNormal(shape, 0, 0.02, 'float32', s++);
+        const t = tf.randomNormal(shape, 0, 0.02, 'float32', tfSeed(s++));
         return isLinear(name) ? t.transpose() : t;
       });
       m.params.set(name, tf.variable(init, true));
@@ -172,7 +177,7 @@ export class CausalLM {
       if (!cfg.targetModules.includes(mod.split('.').pop()!)) continue;
       const [inDim, outDim] = v.shape as [number, number];
       const bound = 1 / Math.sqrt(inDim); // kaiming_uniform_(a=sqrt(5)) on [r, in] gives U(-1/sqrt(in), 1/sqrt(in))
-      const a = tf.variable(tf.tidy(() => tf.randomUniform([inDim, cfg.r], -bound, bound, 'float32', s++)), true);
+      const a = tf.variable(tf.tidy(() => tf.randomUniform([inDim, cfg.r], -bound, bound, 'float32', tfSeed(s++))), true);
       const b = tf.variable(tf.zeros([cfg.r, outDim]), true);
       this.lora.set(mod, { a, b });
     }
