@@ -11,6 +11,7 @@ import * as tf from '@tensorflow/tfjs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { installWasmKernels } from './wasm-kernels.js';
 
 /** The backends Troupe knows, in preference order. */
 export const BACKEND_ORDER = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;
@@ -61,7 +62,7 @@ export function wasmDistDir(): string {
   return join(dirname(pkg), 'dist') + '/';
 }
 
-async function tryActivate(name: BackendName): Promise<string> {
+async function tryActivate(name: BackendName, env: Readonly<Record<string, string | undefined>>): Promise<string> {
   switch (name) {
     case 'tensorflow-gpu':
     case 'tensorflow': {
@@ -77,6 +78,7 @@ async function tryActivate(name: BackendName): Promise<string> {
       if (!existsSync(join(dir, 'tfjs-backend-wasm.wasm'))) throw new Error(`no tfjs-backend-wasm.wasm in ${dir}`);
       wasm.setWasmPaths(dir);
       if (!(await tf.setBackend('wasm'))) throw new Error(`tf.setBackend('wasm') failed`);
+      if (env.TROUPE_WASM_KERNELS !== '0') installWasmKernels();
       return 'wasm';
     }
     case 'cpu':
@@ -105,7 +107,7 @@ export async function initBackend(options: BackendOptions = {}): Promise<Backend
   const candidates: readonly BackendName[] = wanted === 'auto' ? BACKEND_ORDER : [wanted];
   for (const name of candidates) {
     try {
-      const tfBackend = await tryActivate(name);
+      const tfBackend = await tryActivate(name, env);
       await tf.ready();
       current = { backend: name, tfBackend, source, skipped };
       return current;
