@@ -7,7 +7,9 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KERNEL_ROOT, kernelVersion } from '@troupe/kernel';
+import semver from 'semver';
+import YAML from 'yaml';
+import { kernelVersion } from '@troupe/kernel';
 import { CliError, UsageError } from '../errors.js';
 import {
   CONTRIBUTES_KEY,
@@ -105,7 +107,6 @@ const RENAMED: Readonly<Record<string, string>> = { _gitignore: '.gitignore' };
 const SKIPPED = new Set(['node_modules', 'dist', '.DS_Store', 'package-lock.json']);
 
 const require = createRequire(import.meta.url);
-const kernelRequire = createRequire(join(KERNEL_ROOT, 'package.json'));
 
 /**
  * The templates folder: the repository's `templates/` when the CLI runs inside the Troupe repository, else the copy
@@ -142,16 +143,6 @@ function versionOf(name: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-interface SemverApi {
-  validRange(range: string): string | null;
-  satisfies(version: string, range: string): boolean;
-}
-
-/** semver, resolved through the kernel (which depends on it), so the CLI adds no dependency of its own. */
-function semver(): SemverApi {
-  return kernelRequire('semver') as SemverApi;
 }
 
 /** A name as a YAML plain scalar, quoted when YAML needs it (`@acme/maze` must be quoted). */
@@ -209,17 +200,6 @@ function editTeamPackageJson(pkg: Json, packageName: string, cliRange: string, c
   return pkg;
 }
 
-interface YamlApi {
-  parseDocument(text: string): {
-    errors: unknown[];
-    getIn(path: unknown[]): unknown;
-    createNode(value: unknown): unknown;
-    setIn(path: unknown[], value: unknown): void;
-    deleteIn(path: unknown[]): boolean;
-    toString(): string;
-  };
-}
-
 /**
  * Applies the team choices to team.yaml as a YAML document (comments are kept), never by string replacement.
  * A new environment starts from an empty config; a new reward from an empty config; new seats copy the last
@@ -227,7 +207,6 @@ interface YamlApi {
  */
 function editTeamYaml(text: string, file: string, choices: TeamChoices, warnings: string[]): string {
   if (!choices.env && !choices.role && !choices.reward && !choices.seats) return text;
-  const YAML = kernelRequire('yaml') as YamlApi;
   const doc = YAML.parseDocument(text);
   if (doc.errors.length) throw new CliError(`troupe new: the team template ${file} is not valid YAML`);
   const plain = (path: unknown[]): unknown => (doc.getIn(path) as { toJSON?: () => unknown } | undefined)?.toJSON?.();
@@ -278,8 +257,8 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
   const running = kernelVersion();
   const kernelRange = options.kernelRange ?? `^${running}`;
   if (kind !== 'team') {
-    if (semver().validRange(kernelRange) === null) throw new UsageError(`--kernel-range "${kernelRange}" is not a semver range (e.g. ^${running})`);
-    if (!semver().satisfies(running, kernelRange)) {
+    if (semver.validRange(kernelRange) === null) throw new UsageError(`--kernel-range "${kernelRange}" is not a semver range (e.g. ^${running})`);
+    if (!semver.satisfies(running, kernelRange)) {
       warnings.push(`the kernel range ${kernelRange} excludes the running @troupe/kernel ${running}: this kernel will refuse to load the plugin`);
     }
   }
