@@ -97,9 +97,8 @@ async function renderChart(chart: ReportChart): Promise<{ svg: string; png: Buff
 /** Progress on stderr: a self-rewriting line on a TTY, plain lines otherwise. */
 class TrainProgress {
   private readonly tty = Boolean(process.stderr.isTTY);
-  private started = Date.now();
-  private first = 1;
-  private steps = 0;
+  private stepSeconds = 0;
+  private stepsSeen = 0;
 
   constructor(private readonly enabled: boolean) {}
 
@@ -107,9 +106,6 @@ class TrainProgress {
     if (!this.enabled) return;
     switch (e.type) {
       case 'start':
-        this.first = e.firstStep;
-        this.steps = e.steps;
-        this.started = Date.now();
         this.line(`training ${e.level}, steps ${e.firstStep}..${e.steps}${e.resumedFrom !== undefined ? ` (resumed from step ${e.resumedFrom})` : ''}`, true);
         return;
       case 'warm-start':
@@ -121,9 +117,10 @@ class TrainProgress {
         return;
       case 'step': {
         const m = e.metrics;
-        const done = e.step - this.first + 1;
-        const elapsed = (Date.now() - this.started) / 1000;
-        const eta = done > 0 ? ((e.steps - e.step) * elapsed) / done : 0;
+        // ETA from the mean duration of the steps seen so far (their own time, evaluation included)
+        this.stepSeconds += (m['time/step'] as number) + ((m['time/eval'] as number | undefined) ?? 0);
+        this.stepsSeen++;
+        const eta = ((e.steps - e.step) * this.stepSeconds) / this.stepsSeen;
         const rewards = Object.keys(m).filter((k) => k.startsWith('rollout/reward/')).map((k) => `${k.slice(15)} ${(m[k] as number).toFixed(2)}`).join(' ');
         const tps = m['perf/generated_tokens_per_s'] as number;
         this.line(`step ${e.step}/${e.steps}  success ${(m['rollout/success_rate'] as number).toFixed(2)}  reward ${rewards}  ${tps.toFixed(0)} tok/s  ${(m['time/step'] as number).toFixed(1)} s/step  eta ${formatEta(eta)}`, !this.tty);
