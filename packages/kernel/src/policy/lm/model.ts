@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { parameterShapes, parseHfConfig, type LmConfig } from './config.js';
-import { applyRope, causalMask, causalPadMask, embed, linear, mm, rmsNorm, ropeTables, rotateHalfMatrix, silu } from './ops.js';
+import { applyRope, causalMask, causalPadMask, embed, linear, mm, rmsNorm, ropeMatrix, ropeTables, rotateHalfMatrix, silu } from './ops.js';
 
 /** A float32 tensor on the host, in Hugging Face layout. */
 export interface HostTensor {
@@ -255,10 +255,15 @@ export class CausalLM {
     const diffEmbed = opts.differentiableEmbedding ?? this.lora.size === 0;
     const pads = opts.padLeft && opts.padLeft.some((p) => p > 0) ? opts.padLeft : undefined;
     if (pads && pads.length !== B) throw new Error(`CausalLM.forward: padLeft has ${pads.length} rows for a batch of ${B}`);
-    const { cos, sin } = ropeTables(start, T, hd, c.ropeTheta, c.ropeScaling, pads);
     const S = pastLen + T;
-    const mask = pads ? causalPadMask(T, S, pads) : causalMask(T, S).reshape([1, 1, 1, T, S]);
     const scale = 1 / Math.sqrt(hd);
+    // One-token step without padding (KV-cached decoding): no mask (nothing is masked), RoPE as one [hd, hd] matmul
+    // (the query's 1/√hd folded in), and the head transposes are plain reshapes (T = 1).
+    const decode = T === 1 && !pads;
+    const { cos, sin } = decode ? { cos: undefined, sin: undefined } : ropeTables(start, T, hd, c.ropeTheta, c.ropeScaling, pads);
+    const ropeQ = decode ? ropeMatrix(start, hd, c.ropeTheta, c.ropeScaling, scale) : undefined;
+    const ropeK = decode ? ropeMatrix(start, hd, c.ropeTheta, c.ropeScaling) : undefined;
+    const mask = decode ? undefined : pads ? causalPadMask(T, S, pads) : causalMask(T, S).reshape([1, 1, 1, T, S]);
     let x = embed(this.p('model.embed_tokens.weight'), ids, diffEmbed);
     const newCache: KvCache = [];
     for (let i = 0; i < c.numLayers; i++) {
@@ -271,9 +276,15 @@ export class CausalLM {
         q = rmsNorm(q, this.p(pre + 'self_attn.q_norm.weight'), eps);
         k = rmsNorm(k, this.p(pre + 'self_attn.k_norm.weight'), eps);
       }
-      q = applyRope(q, cos, sin, this.rot).mul(scale).transpose([0, 2, 1, 3]); // [B, H, T, hd]
-      k = applyRope(k, cos, sin, this.rot).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
-      v = v.transpose([0, 2, 1, 3]);
+      if (decode) {
+        q = mm(q.reshape([-1, hd]), ropeQ!).reshape([B, H, 1, hd]);
+        k = mm(k.reshape([-1, hd]), ropeK!).reshape([B, KV, 1, hd]);
+        v = v.reshape([B, KV, 1, hd]);
+      } else {
+        q = applyRope(q, cos!, sin!, this.rot).mul(scale).transpose([0, 2, 1, 3]); // [B, H, T, hd]
+        k = applyRope(k, cos!, sin!, this.rot).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
+        v = v.transpose([0, 2, 1, 3]);
+      }
       if (past && past[i]) {
         k = tf.concat([past[i]!.k, k], 2);
         v = tf.concat([past[i]!.v, v], 2);
@@ -281,9 +292,9 @@ export class CausalLM {
       if (wantCache) newCache.push({ k, v });
       // GQA without copies: the `rep` query heads of one kv head are consecutive, so [B, H, T, hd] → [B, KV, rep·T, hd].
       const qg = q.reshape([B, KV, rep * T, hd]);
-      const scores = mm(qg, k.transpose([0, 1, 3, 2])).reshape([B, KV, rep, T, S]).add(mask);
-      const att = tf.softmax(scores, -1).reshape([B, KV, rep * T, S]);
-      const o = mm(att, v).reshape([B, H, T, hd]).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
+      const raw = mm(qg, k.transpose([0, 1, 3, 2]));
+      const att = mask ? tf.softmax(raw.reshape([B, KV, rep, T, S]).add(mask), -1).reshape([B, KV, rep * T, S]) : tf.softmax(raw, -1);
+      const o = decode ? mm(att, v).reshape([B, T, H * hd]) : mm(att, v).reshape([B, H, T, hd]).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
       x = x.add(this.proj(o, pre + 'self_attn.o_proj', false));
       const h2 = rmsNorm(x, this.p(pre + 'post_attention_layernorm.weight'), eps);
       const g = this.proj(h2, pre + 'mlp.gate_proj', false);

@@ -14,11 +14,8 @@ function swapLast(x: tf.Tensor): tf.Tensor {
   return tf.transpose(x, perm);
 }
 
-/**
- * `a @ b` for tensors of equal rank ≥ 2 (batch dims equal), with a gradient that uses explicit transposes instead of
- * matMul's transpose flags.
- */
-export const mm: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+/** `mm` with its custom gradient. */
+const mmGrad: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
   save([a, b]);
   return {
     value: tf.matMul(a as tf.Tensor3D, b as tf.Tensor3D),
@@ -28,6 +25,20 @@ export const mm: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor = tf.customGrad(((a: 
     },
   };
 }) as never) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
+
+/** Whether a gradient tape is recording (inside `tf.grad`/`variableGrads`); tfjs has no public API for it. */
+function tapeOn(): boolean {
+  const e = tf.engine() as unknown as { isTapeOn?: () => boolean };
+  return typeof e.isTapeOn === 'function' ? e.isTapeOn() : true;
+}
+
+/**
+ * `a @ b` for tensors of equal rank ≥ 2 (batch dims equal), with a gradient that uses explicit transposes instead of
+ * matMul's transpose flags. Outside a gradient tape it is a plain `matMul` (same kernel, no custom-gradient scope).
+ */
+export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+  return tapeOn() ? mmGrad(a, b) : tf.matMul(a as tf.Tensor3D, b as tf.Tensor3D);
+}
 
 /** `x @ w` where x is `[..., in]` and w is `[in, out]`; returns `[..., out]`. */
 export function linear(x: tf.Tensor, w: tf.Tensor, bias?: tf.Tensor): tf.Tensor {
@@ -45,15 +56,24 @@ export function rmsNorm(x: tf.Tensor, w: tf.Tensor, eps: number): tf.Tensor {
 }
 
 /**
- * Embedding lookup. With `differentiable`, a one-hot matmul (gradients flow on wasm); otherwise a `gather`.
+ * Embedding lookup by `gather`. With `differentiable` (and a gradient tape recording), its gradient is a one-hot
+ * matmul (wasm lacks UnsortedSegmentSum, the gradient of `gather`).
  * `ids` is int32 `[B, T]`; returns `[B, T, D]`.
  */
 export function embed(table: tf.Tensor, ids: tf.Tensor, differentiable: boolean): tf.Tensor {
   const [B, T] = ids.shape as [number, number];
   const [V, D] = table.shape as [number, number];
-  if (!differentiable) return tf.gather(table, ids.reshape([-1])).reshape([B, T, D]);
-  const oh = oneHotF32(ids.reshape([-1]), V);
-  return mm(oh, table).reshape([B, T, D]);
+  const flat = ids.reshape([-1]);
+  if (!differentiable || !tapeOn()) return tf.gather(table, flat).reshape([B, T, D]);
+  // forward: a gather (equal to the one-hot matmul, whose sums add exact zeros); gradient: onehotᵀ @ dy
+  const lookup = tf.customGrad(((tb: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([flat]); // kept by the engine until the gradient runs (a closure reference would be disposed by then)
+    return {
+      value: tf.gather(tb, flat),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.matMul(oneHotF32(saved[0]!, V).transpose() as tf.Tensor2D, dy as tf.Tensor2D),
+    };
+  }) as never) as (tb: tf.Tensor) => tf.Tensor;
+  return lookup(table).reshape([B, T, D]);
 }
 
 /**
@@ -135,6 +155,26 @@ export function ropeTables(start: number, T: number, hd: number, theta: number, 
     }
   }
   return { cos: tf.tensor4d(cos, [R, T, 1, hd]), sin: tf.tensor4d(sin, [R, T, 1, hd]) };
+}
+
+/**
+ * RoPE at one position as a `[hd, hd]` matrix M with `x @ M = (x·cos + rotate_half(x)·sin) · scale`:
+ * `M = (diag(cos) + R·diag(sin)) · scale`, R from `rotateHalfMatrix`. Each output sums two products (the other terms
+ * are exact zeros), so it equals `applyRope` up to the rounding of `scale`. Used for one-token decoding steps.
+ */
+export function ropeMatrix(pos: number, hd: number, theta: number, scaling?: RopeScaling, scale = 1): tf.Tensor2D {
+  const h = hd / 2;
+  const inv = ropeInvFreq(hd, theta, scaling);
+  const m = new Float32Array(hd * hd);
+  for (let i = 0; i < h; i++) {
+    const a = Math.fround(pos * inv[i]!);
+    const c = Math.fround(Math.cos(a)), s = Math.fround(Math.sin(a));
+    m[i * hd + i] = c * scale; // out[i] = x[i]·cos - x[i+h]·sin
+    m[(i + h) * hd + i] = -s * scale;
+    m[(i + h) * hd + i + h] = c * scale; // out[i+h] = x[i+h]·cos + x[i]·sin
+    m[i * hd + i + h] = s * scale;
+  }
+  return tf.tensor2d(m, [hd, hd]);
 }
 
 /** Applies RoPE to `x` of shape `[B, T, nHeads, hd]` with tables `[1 or B, T, 1, hd]` from `ropeTables`. */
