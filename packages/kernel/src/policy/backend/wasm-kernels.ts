@@ -104,7 +104,7 @@ export function installWasmKernels(): boolean {
     const n = sizeOf(size);
     if (n === 0) return out;
     // views taken AFTER makeOutput (which may grow the heap and detach older views)
-    const heap = wasm.HEAPU8.buffer;
+    const heap = wasm.HEAPU8.buffer as ArrayBuffer;
     const inSize = sizeOf(x.shape);
     const Arr = x.dtype === 'float32' ? Float32Array : x.dtype === 'int32' ? Int32Array : Uint8Array;
     const xv = new Arr(heap, backend.dataIdMap.get(x.dataId)!.memoryOffset, inSize);
