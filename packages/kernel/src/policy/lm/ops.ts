@@ -70,7 +70,7 @@ export function embed(table: tf.Tensor, ids: tf.Tensor, differentiable: boolean)
     save([flat]); // kept by the engine until the gradient runs (a closure reference would be disposed by then)
     return {
       value: tf.gather(tb, flat),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.matMul(oneHotF32(saved[0]!, V).transpose() as tf.Tensor2D, dy as tf.Tensor2D),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.matMul(oneHotT(saved[0]!, V), dy as tf.Tensor2D),
     };
   }) as never) as (tb: tf.Tensor) => tf.Tensor;
   return lookup(table).reshape([B, T, D]);
@@ -82,6 +82,15 @@ export function embed(table: tf.Tensor, ids: tf.Tensor, differentiable: boolean)
  */
 export function oneHotF32(ids: tf.Tensor, depth: number): tf.Tensor2D {
   return tf.oneHot(ids.reshape([-1]) as tf.Tensor1D, depth).cast('float32') as tf.Tensor2D;
+}
+
+/** The transposed one-hot `[depth, N]` of int32 ids `[N]`, built on the host (no OneHot, Cast and Transpose kernels). */
+function oneHotT(ids: tf.Tensor, depth: number): tf.Tensor2D {
+  const v = ids.dataSync() as Int32Array;
+  const N = v.length;
+  const m = new Float32Array(depth * N);
+  for (let n = 0; n < N; n++) { const id = v[n]!; if (id >= 0 && id < depth) m[id * N + n] = 1; }
+  return tf.tensor2d(m, [depth, N]);
 }
 
 /** SiLU (x·sigmoid(x)). */
