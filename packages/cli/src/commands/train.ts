@@ -47,7 +47,7 @@ export function register(program: Command): void {
         progress.done();
         const plots = await writeReport(out, spec.name);
         if (opts.json) {
-          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ?? null, warm_start: result.warmStart ?? null });
+          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ? (({ instanceKeys: _keys, ...rest }) => rest)(result.finalEval) : null, warm_start: result.warmStart ?? null });
         } else {
           process.stdout.write(`${spec.name}: ${result.steps} steps (${result.level}) in ${result.seconds.toFixed(1)} s → ${out}\n`);
           if (result.finalEval) {
