@@ -84,6 +84,48 @@ describe('trainer: grouped scoring', () => {
   });
 });
 
+describe('trainer: loss aggregation, KL and entropy', () => {
+  it('token-mean, seq-mean-token-mean and dr-grpo reduce per-token values as documented', async () => {
+    const { aggregate } = await import('../src/trainer/index.js');
+    // two sequences: lengths 1 and 3; values 4 | 1 1 1
+    const x = tf.tensor2d([[4, 0, 0], [1, 1, 1]]);
+    const mask = tf.tensor2d([[1, 0, 0], [1, 1, 1]]);
+    const v = (how: 'token-mean' | 'seq-mean-token-mean' | 'dr-grpo'): number => tf.tidy(() => aggregate(x.mul(mask), mask, how, 4).dataSync()[0]!);
+    assert.ok(Math.abs(v('token-mean') - 7 / 4) < 1e-6);
+    assert.ok(Math.abs(v('seq-mean-token-mean') - (4 + 1) / 2) < 1e-6);
+    assert.ok(Math.abs(v('dr-grpo') - (4 / 4 + 3 / 4) / 2) < 1e-6);
+    x.dispose();
+    mask.dispose();
+  });
+
+  it('a PPO step with a KL penalty and an entropy bonus reports them; on-policy the ratio is 1 (nothing clipped)', async () => {
+    const { loadCheckpoint } = await import('../src/checkpoint/index.js');
+    const { AdamW } = await import('../src/policy/lm/index.js');
+    const { ppoStep, recomputeGroupLogprobs } = await import('../src/trainer/index.js');
+    const { microCheckpoint } = await import('./trainer-helpers.js');
+    const model = await loadCheckpoint(await microCheckpoint());
+    const ref = await loadCheckpoint(await microCheckpoint());
+    const opt = new AdamW(model.trainableVariables(), { lr: 1e-2, maxGradNorm: 1 });
+    try {
+      const groups = [{ promptIds: [5, 9, 33], completions: [[3, 4], [6, 7, 8]] }];
+      const old = await recomputeGroupLogprobs(model, groups, 0);
+      const refLp = await recomputeGroupLogprobs(ref, groups, 0);
+      const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean' as const, klCoef: 0.1, entropyCoef: 0.01, maxTokens: 8, padId: 0 };
+      const r = ppoStep(model, opt, { groups, oldLogprobs: old, advantages: [1, -1], refLogprobs: refLp }, settings);
+      assert.equal(r.clipFraction, 0);
+      assert.ok(Math.abs(r.approxKl) < 1e-5);
+      assert.ok(Math.abs(r.kl) < 1e-5, 'KL to an identical reference is 0');
+      assert.ok(r.entropy > 0 && Number.isFinite(r.loss) && r.tokens === 5);
+      const r2 = ppoStep(model, opt, { groups, oldLogprobs: old, advantages: [1, -1], refLogprobs: refLp }, settings);
+      assert.ok(r2.kl > 0, 'after an update the policy moved away from the reference');
+    } finally {
+      opt.dispose();
+      model.dispose();
+      ref.dispose();
+    }
+  });
+});
+
 describe('trainer: AT-GRPO steps on a micro team', function () {
   this.timeout(300_000);
 
