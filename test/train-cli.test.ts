@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { json, ROOT, troupe } from './helpers/cli.js';
+
+const spec = join(ROOT, 'test', 'fixtures', 'train-smoke.yaml');
+
+describe('troupe train / eval / sft (end to end, from source)', function () {
+  this.timeout(600_000);
+  let out: string;
+  before(() => {
+    out = mkdtempSync(join(tmpdir(), 'troupe-train-'));
+  });
+  after(() => rmSync(out, { recursive: true, force: true }));
+
+  it('validates the smoke spec (it extends the embedded default team)', async () => {
+    const r = await troupe(['validate', spec]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+  });
+
+  it('train writes trace, metrics, atomic checkpoints and a report', async () => {
+    const r = await troupe(['train', spec, '--out', out, '--json', '--no-progress']);
+    assert.equal(r.code, 0, r.stderr);
+    json(r);
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const steps = metrics.filter((m) => typeof m.step === 'number' && (m.step as number) >= 1);
+    assert.ok(steps.length >= 2, `metrics for 2 steps, got ${metrics.length} records`);
+    assert.ok(metrics.some((m) => Object.keys(m).some((k) => k.startsWith('rollout/'))), 'rollout/* metrics');
+    assert.ok(metrics.some((m) => Object.keys(m).some((k) => k.startsWith('loss/'))), 'loss/* metrics');
+    const trace = readFileSync(join(out, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(trace.length > 0);
+    for (const key of ['step', 'instanceUid', 'split', 'turn', 'seat', 'policy', 'policyVersion', 'branch', 'prompt', 'completion', 'reward', 'advantage', 'selected']) {
+      assert.ok(key in trace[0]!, `trace record has ${key}`);
+    }
+    const ckpts = readdirSync(join(out, 'checkpoints')).filter((d) => d.startsWith('step-'));
+    assert.ok(ckpts.includes('step-2'), `checkpoints: ${ckpts.join(', ')}`);
+    assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'proposer', 'model.safetensors')));
+    assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'executor', 'config.json')));
+    assert.equal(readdirSync(join(out, 'checkpoints')).some((d) => d.includes('tmp')), false, 'no temporary checkpoint left');
+    assert.ok(existsSync(join(out, 'report.md')));
+  });
+
+  it('eval loads the checkpoint and reports success with a 95% interval', async () => {
+    const r = await troupe(['eval', spec, '--checkpoint', out, '-n', '4', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const report = json(r);
+    const text = JSON.stringify(report);
+    assert.match(text, /success/i);
+    assert.match(text, /(ci|interval|wilson)/i);
+  });
+
+  it('resume continues from the last checkpoint', async () => {
+    const r = await troupe(['train', spec, '--out', out, '--steps', '3', '--resume', '--json', '--no-progress', '--no-final-eval']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(existsSync(join(out, 'checkpoints', 'step-3')), 'step 3 checkpoint');
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step?: number });
+    const trained = metrics.map((m) => m.step).filter((s): s is number => typeof s === 'number' && s >= 1);
+    assert.deepEqual([...new Set(trained)].sort(), [1, 2, 3], 'each step once after resume');
+  });
+
+  it('sft warm-starts the team on oracle demonstrations and evaluates it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-sft-'));
+    try {
+      const r = await troupe(['sft', spec, '--out', dir, '--demonstrations', '2', '--epochs', '1', '-n', '2', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.stringify(json(r));
+      assert.match(report, /success/i);
+      assert.match(report, /demonstrations|samples/i);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a bad algorithm key is a clear error naming the key path (exit 1)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-train-bad-'));
+    try {
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(join(dir, 'team.yaml'), `extends: ${JSON.stringify(spec)}\nalgorithm:\n  loss: { aggregation: mean-of-everything }\n`);
+      const r = await troupe(['train', join(dir, 'team.yaml'), '--out', join(dir, 'out'), '--steps', '1', '--no-progress']);
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stderr, /algorithm\.loss\.aggregation/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
