@@ -6,12 +6,12 @@ import type {
   ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
   ToolDetails,
 } from '@troupe/kernel';
-import { toolDetailsOf, toolDetailsText } from '@troupe/kernel';
+import { movesOf, movesSchema, toolDetailsOf, toolDetailsText } from '@troupe/kernel';
 import type { PlanPathConfig } from './config.js';
 import { resolvePlanPathConfig } from './config.js';
 import { runMoves } from './dynamics.js';
 import type { Direction, Pos } from './grid.js';
-import { DIRECTIONS, bfs, formatMoves, formatPos, isDirection, renderGrid, samePos } from './grid.js';
+import { DIRECTIONS, bfs, formatMoves, formatPos, renderGrid, samePos } from './grid.js';
 import type { PlanPathInstance } from './instance.js';
 import { generateInstance, planPathInstanceKey } from './instance.js';
 
@@ -89,10 +89,7 @@ export interface PlanPathState {
   readonly done: boolean;
 }
 
-/** JSON schema of the `moves` action type for a maximum length. */
-export function movesSchema(maxMoves: number): JsonSchema {
-  return { type: 'array', items: { type: 'string', enum: [...DIRECTIONS] }, maxItems: maxMoves };
-}
+export { movesSchema } from '@troupe/kernel';
 
 /** Deep-freezes a plain value (objects and arrays), returning it. */
 function deepFreeze<T>(value: T): T {
@@ -101,17 +98,6 @@ function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
   }
   return value;
-}
-
-/** Checks a move's action: an array of at most `maxMoves` directions. Returns the moves or an error. */
-function movesOf(move: Move, maxMoves: number): { moves: Direction[] } | { error: string } {
-  if (move.kind === 'invalid') return { error: move.error || 'unparseable output' };
-  const a = move.action;
-  if (!Array.isArray(a)) return { error: `expected a list of moves, got ${typeof a}` };
-  if (a.length > maxMoves) return { error: `${a.length} moves is more than maxMoves (${maxMoves})` };
-  const bad = a.findIndex((d) => !isDirection(d));
-  if (bad >= 0) return { error: `move ${bad} is ${JSON.stringify(a[bad])}, expected one of U, D, L, R` };
-  return { moves: a as Direction[] };
 }
 
 /** The Plan-Path environment for one config. */

@@ -3,37 +3,13 @@
  * Everything here is a pure function over plain, immutable data.
  */
 
-/** A cell of the grid, `row` 0 at the top, `col` 0 at the left. */
-export interface Pos {
-  /** Row index, 0 at the top. */
-  readonly row: number;
-  /** Column index, 0 at the left. */
-  readonly col: number;
-}
-
-/** One move: Up (row − 1), Down (row + 1), Left (col − 1), Right (col + 1). */
-export type Direction = 'U' | 'D' | 'L' | 'R';
-
-/** The four directions, in the fixed order BFS explores them (so oracle paths are deterministic). */
-export const DIRECTIONS: readonly Direction[] = Object.freeze(['U', 'D', 'L', 'R'] as const);
-
-/** Row/column offset of each direction. */
-export const DELTAS: Readonly<Record<Direction, Pos>> = Object.freeze({
-  U: Object.freeze({ row: -1, col: 0 }),
-  D: Object.freeze({ row: 1, col: 0 }),
-  L: Object.freeze({ row: 0, col: -1 }),
-  R: Object.freeze({ row: 0, col: 1 }),
-});
+export { DELTAS, DIRECTIONS, isDirection, type Direction, type Pos } from '@troupe/kernel';
+import { DELTAS, DIRECTIONS, type Direction, type Pos } from '@troupe/kernel';
 
 /** Cell symbols of a grid row string: `.` free, `#` wall. */
 export const FREE = '.';
 /** Wall symbol. */
 export const WALL = '#';
-
-/** Whether `value` is one of `U`, `D`, `L`, `R`. */
-export function isDirection(value: unknown): value is Direction {
-  return value === 'U' || value === 'D' || value === 'L' || value === 'R';
-}
 
 /** Whether `pos` is inside the grid and not a wall. */
 export function isFree(grid: readonly string[], pos: Pos): boolean {

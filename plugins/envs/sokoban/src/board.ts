@@ -4,37 +4,13 @@
  */
 import type { SokobanRewardKind } from './config.js';
 
-/** A cell, `row` 0 at the top, `col` 0 at the left. */
-export interface Pos {
-  /** Row index, 0 at the top. */
-  readonly row: number;
-  /** Column index, 0 at the left. */
-  readonly col: number;
-}
-
-/** One move: Up (row − 1), Down (row + 1), Left (col − 1), Right (col + 1). */
-export type Direction = 'U' | 'D' | 'L' | 'R';
-
-/** The four directions, in the fixed order BFS explores them (so oracle solutions are deterministic). */
-export const DIRECTIONS: readonly Direction[] = Object.freeze(['U', 'D', 'L', 'R'] as const);
-
-/** Row/column offset of each direction. */
-export const DELTAS: Readonly<Record<Direction, Pos>> = Object.freeze({
-  U: Object.freeze({ row: -1, col: 0 }),
-  D: Object.freeze({ row: 1, col: 0 }),
-  L: Object.freeze({ row: 0, col: -1 }),
-  R: Object.freeze({ row: 0, col: 1 }),
-});
+export { DELTAS, DIRECTIONS, isDirection, type Direction, type Pos } from '@troupe/kernel';
+import { DELTAS, DIRECTIONS, type Direction, type Pos } from '@troupe/kernel';
 
 /** Classic Sokoban symbols. The instance grid uses only `#` and ` `; the others are drawn from positions. */
 export const SYMBOLS = Object.freeze({
   wall: '#', floor: ' ', goal: '.', box: '$', player: '@', boxOnGoal: '*', playerOnGoal: '+',
 });
-
-/** Whether `value` is one of `U`, `D`, `L`, `R`. */
-export function isDirection(value: unknown): value is Direction {
-  return value === 'U' || value === 'D' || value === 'L' || value === 'R';
-}
 
 /** Equality of positions. */
 export function samePos(a: Pos, b: Pos): boolean {

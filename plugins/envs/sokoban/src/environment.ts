@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs';
 import type {
   ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
 } from '@troupe/kernel';
+import { movesOf, movesSchema } from '@troupe/kernel';
 import type { Board, Direction, Placement, Pos } from './board.js';
 import {
-  DIRECTIONS, boxesOnGoals, cornerDeadlocks, formatMoves, formatPos, formatPositions, isDirection, isSolved, renderBoard, runMoves, solve,
+  DIRECTIONS, boxesOnGoals, cornerDeadlocks, formatMoves, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve,
 } from './board.js';
 import type { SokobanConfig } from './config.js';
 import { resolveSokobanConfig } from './config.js';
@@ -89,10 +90,7 @@ export interface SokobanState {
   readonly done: boolean;
 }
 
-/** JSON schema of the `moves` action type for a maximum length. */
-export function movesSchema(maxMoves: number): JsonSchema {
-  return { type: 'array', items: { type: 'string', enum: [...DIRECTIONS] }, maxItems: maxMoves };
-}
+export { movesSchema } from '@troupe/kernel';
 
 /** Deep-freezes a plain value (objects and arrays), returning it. */
 function deepFreeze<T>(value: T): T {
@@ -101,17 +99,6 @@ function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
   }
   return value;
-}
-
-/** Checks a move's action: an array of at most `maxMoves` directions. Returns the moves or an error. */
-function movesOf(move: Move, maxMoves: number): { moves: Direction[] } | { error: string } {
-  if (move.kind === 'invalid') return { error: move.error || 'unparseable output' };
-  const a = move.action;
-  if (!Array.isArray(a)) return { error: `expected a list of moves, got ${typeof a}` };
-  if (a.length > maxMoves) return { error: `${a.length} moves is more than maxMoves (${maxMoves})` };
-  const bad = a.findIndex((d) => !isDirection(d));
-  if (bad >= 0) return { error: `move ${bad} is ${JSON.stringify(a[bad])}, expected one of U, D, L, R` };
-  return { moves: a as Direction[] };
 }
 
 /** The Sokoban environment for one config. */

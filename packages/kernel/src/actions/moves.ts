@@ -1,0 +1,54 @@
+/**
+ * The `moves` action type shared by the grid games (Plan-Path, Sokoban, community mazes) and the roles that produce
+ * it (planner, coder as proposer): a list of U / D / L / R steps on a grid whose row 0 is at the top.
+ */
+import type { JsonSchema, Move } from '../contracts/common.js';
+
+/** The action type's name, as environments declare it for a seat and roles list it in `produces`. */
+export const MOVES_ACTION_TYPE = 'moves';
+
+/** A cell, `row` 0 at the top, `col` 0 at the left. */
+export interface Pos {
+  /** Row index, 0 at the top. */
+  readonly row: number;
+  /** Column index, 0 at the left. */
+  readonly col: number;
+}
+
+/** One move: Up (row − 1), Down (row + 1), Left (col − 1), Right (col + 1). */
+export type Direction = 'U' | 'D' | 'L' | 'R';
+
+/** The four directions, in the fixed order searches explore them (so oracle solutions are deterministic). */
+export const DIRECTIONS: readonly Direction[] = Object.freeze(['U', 'D', 'L', 'R'] as const);
+
+/** Row/column offset of each direction. */
+export const DELTAS: Readonly<Record<Direction, Pos>> = Object.freeze({
+  U: Object.freeze({ row: -1, col: 0 }),
+  D: Object.freeze({ row: 1, col: 0 }),
+  L: Object.freeze({ row: 0, col: -1 }),
+  R: Object.freeze({ row: 0, col: 1 }),
+});
+
+/** Whether a value is one of `U`, `D`, `L`, `R`. */
+export function isDirection(value: unknown): value is Direction {
+  return value === 'U' || value === 'D' || value === 'L' || value === 'R';
+}
+
+/** JSON schema of a `moves` action of at most `maxMoves` steps. */
+export function movesSchema(maxMoves: number): JsonSchema {
+  return { type: 'array', items: { type: 'string', enum: [...DIRECTIONS] }, maxItems: maxMoves };
+}
+
+/**
+ * Checks a seat's move as a `moves` action of at most `maxMoves` steps: the moves, or why they cannot be used
+ * (an unparseable text, a wrong type, too many moves, an unknown direction).
+ */
+export function movesOf(move: Move, maxMoves: number): { moves: Direction[] } | { error: string } {
+  if (move.kind === 'invalid') return { error: move.error || 'unparseable output' };
+  const a = move.action;
+  if (!Array.isArray(a)) return { error: `expected a list of moves, got ${typeof a}` };
+  if (a.length > maxMoves) return { error: `${a.length} moves is more than maxMoves (${maxMoves})` };
+  const bad = a.findIndex((d) => !isDirection(d));
+  if (bad >= 0) return { error: `move ${bad} is ${JSON.stringify(a[bad])}, expected one of U, D, L, R` };
+  return { moves: a as Direction[] };
+}
