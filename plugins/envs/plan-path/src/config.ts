@@ -4,6 +4,13 @@ import { DEFAULT_SPLIT_FRACTIONS } from '@troupe/kernel';
 /** Reward variants: `shaped` (per-move shaping, see the README) or `sparse` (1 on success, else 0). */
 export type PlanPathRewardKind = 'shaped' | 'sparse';
 
+/**
+ * Observation variants: `full` (task statement, turn line, coordinates in words, a grid with row/column numbers, context
+ * blocks in sentences) or `compact` (for tiny byte-level models, where every character is a token: the task statement
+ * unchanged, but the state is one line `A=(r,c) G=(r,c)` and the bare grid rows, and the context blocks are terse).
+ */
+export type PlanPathObservationKind = 'full' | 'compact';
+
 /** The validated config of `plan-path-v0` (see `schemas/plan-path.config.json`). */
 export interface PlanPathConfig {
   /** Side of the square grid, 5..10. Default 6 (small enough for a tiny model; the paper uses 10). */
@@ -26,6 +33,8 @@ export interface PlanPathConfig {
   readonly malformedPenalty: number;
   /** Fractions of the content-hash space per split. Default 0.8 / 0.1 / 0.1. */
   readonly splitFractions: SplitFractions;
+  /** Observation text variant (see {@link PlanPathObservationKind}). Default `full`. */
+  readonly observation: PlanPathObservationKind;
 }
 
 /** The defaults, as in the config schema. */
@@ -37,6 +46,7 @@ export const DEFAULT_PLAN_PATH_CONFIG: PlanPathConfig = Object.freeze({
   reward: 'shaped',
   malformedPenalty: -2,
   splitFractions: DEFAULT_SPLIT_FRACTIONS,
+  observation: 'full',
 });
 
 const KEYS = Object.keys(DEFAULT_PLAN_PATH_CONFIG);
@@ -67,6 +77,7 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
   const p = c.wallProbability;
   if (typeof p !== 'number' || !(p >= 0 && p <= 0.5)) fail('wallProbability', `must be a number from 0 to 0.5, got ${JSON.stringify(p)}`);
   if (c.reward !== 'shaped' && c.reward !== 'sparse') fail('reward', `must be "shaped" or "sparse", got ${JSON.stringify(c.reward)}`);
+  if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
   const m = c.malformedPenalty;
   if (typeof m !== 'number' || !Number.isFinite(m)) fail('malformedPenalty', `must be a finite number, got ${JSON.stringify(m)}`);
   const f = c.splitFractions as Record<string, unknown> | undefined;
@@ -79,5 +90,6 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
   return Object.freeze({
     size, wallProbability: p as number, maxTurns, maxMoves, reward: c.reward as PlanPathRewardKind,
     malformedPenalty: m as number, splitFractions: Object.freeze(fractions) as SplitFractions,
+    observation: c.observation as PlanPathObservationKind,
   });
 }

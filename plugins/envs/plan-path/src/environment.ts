@@ -91,6 +91,11 @@ export interface PlanPathState {
 
 export { movesSchema } from '@troupe/kernel';
 
+/** `(r,c)`: a position without the space, for the compact observation. */
+function compactPos(pos: Pos): string {
+  return `(${pos.row},${pos.col})`;
+}
+
 /** Deep-freezes a plain value (objects and arrays), returning it. */
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -187,6 +192,12 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   /** The current state as text: turn, moves used, positions and the grid with the walker where it is NOW. */
   stateText(state: PlanPathState): string {
     const { instance } = state;
+    if (this.config.observation === 'compact') {
+      return [
+        `A=${compactPos(state.position)} G=${compactPos(instance.goal)}`,
+        renderGrid(instance.grid, { agent: state.position, goal: instance.goal, coordinates: false }).replaceAll(' ', ''),
+      ].join('\n');
+    }
     return [
       `Turn ${Math.min(state.turn, this.maxTurns - 1) + 1} of ${this.maxTurns}. Moves used so far: ${state.movesUsed}.`,
       `Walker A at ${formatPos(state.position)}. Goal G at ${formatPos(instance.goal)}.${state.success ? ' The walker is on the goal.' : ''}`,
@@ -196,6 +207,10 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
 
   /** The proposal as the executor is shown it. */
   proposalText(p: ProposalRecord, from: Pos): string {
+    if (this.config.observation === 'compact') {
+      if (!p.moves) return 'none';
+      return `${formatMoves(p.moves)} -> ${compactPos(p.end)} ${p.reachesGoal ? 'goal' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}`;
+    }
     if (!p.moves) return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
     const outcome = p.reachesGoal ? 'reaches the goal' : 'does not reach the goal';
     return `Proposed moves: ${formatMoves(p.moves)}\nSimulated from ${formatPos(from)}: ends at ${formatPos(p.end)}, ${outcome}`
@@ -203,6 +218,10 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   }
 
   private historyText(t: TurnRecord): string {
+    if (this.config.observation === 'compact') {
+      const moves = (m: readonly Direction[] | null): string => (m ? formatMoves(m) : 'none');
+      return `${moves(t.proposal.moves)} ${moves(t.executed)} ${compactPos(t.from)}->${compactPos(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
+    }
     const proposed = t.proposal.moves ? formatMoves(t.proposal.moves) : 'unparseable';
     const executed = t.executed ? formatMoves(t.executed) : `unparseable (${t.error ?? ''}), the walker did not move`;
     return `Turn ${t.turn + 1}: proposed ${proposed}; executed ${executed}; walker ${formatPos(t.from)} -> ${formatPos(t.to)}`

@@ -168,7 +168,44 @@ describe('plan-path environment', () => {
     assert.deepEqual(d.oraclePath, ['D', 'D', 'R', 'R', 'U', 'U']);
   });
 
+  it('compact observation: current position, goal and walls in a few characters; same task, same data', () => {
+    const compact = new PlanPathEnvironment({ size: 5, observation: 'compact' });
+    let s = compact.reset(walled);
+    assert.equal(compact.observe(s, 'proposer').state, 'A=(0,0) G=(0,2)\nA#G..\n.#.#.\n...#.\n##...\n.....');
+    assert.equal(compact.observe(s, 'proposer').task, env.observe(env.reset(walled), 'proposer').task);
+    s = compact.step(s, 'proposer', act(['D', 'D', 'R', 'U'])).state;
+    const proposal = compact.observe(s, 'executor').context.find((c) => c.label === 'proposal');
+    assert.equal(proposal?.text, '[D,D,R,U] -> (2,1) miss 1 invalid');
+    s = compact.step(s, 'executor', act(['D', 'D', 'R'])).state;
+    const obs = compact.observe(s, 'proposer');
+    assert.equal(obs.state, 'A=(2,1) G=(0,2)\n.#G..\n.#.#.\n.A.#.\n##...\n.....', 'the walker is drawn where it is NOW');
+    assert.deepEqual(obs.context, [{ label: 'turn 1', text: '[D,D,R,U] [D,D,R] (0,0)->(2,1)' }]);
+    assert.deepEqual(obs.data, env.observe(env.step(env.step(env.reset(walled), 'proposer', act(['D', 'D', 'R', 'U'])).state, 'executor', act(['D', 'D', 'R'])).state, 'proposer').data);
+    const s2 = compact.step(compact.reset(open), 'proposer', act(['R', 'R'])).state;
+    assert.equal(compact.observe(s2, 'executor').context[0]?.text, '[R,R] -> (0,2) goal');
+    const s3 = compact.step(compact.reset(open), 'proposer', bad('no list')).state;
+    assert.equal(compact.observe(s3, 'executor').context[0]?.text, 'none');
+    const done = compact.step(s2, 'executor', act(['R', 'R'])).state;
+    assert.match(compact.observe(done, 'proposer').state, /^A=\(0,2\) G=\(0,2\)\n\.\.\*\.\./, 'the walker on the goal is drawn *');
+    assert.equal(new PlanPathEnvironment({ size: 5 }).config.observation, 'full', 'full is the default');
+  });
+
+  it('the observation variant does not change instances, dynamics or rewards', () => {
+    const full = new PlanPathEnvironment({ size: 5, maxTurns: 2 });
+    const compact = new PlanPathEnvironment({ size: 5, maxTurns: 2, observation: 'compact' });
+    for (let i = 0; i < 5; i++) {
+      const a = full.instance('train', i, 3);
+      const b = compact.instance('train', i, 3);
+      assert.deepEqual(b, a);
+      const ra = full.step(full.reset(a), 'proposer', act(['R', 'D']));
+      const rb = compact.step(compact.reset(b), 'proposer', act(['R', 'D']));
+      assert.deepEqual(rb.signals, ra.signals);
+      assert.deepEqual(compact.oracle(rb.state, 'executor'), full.oracle(ra.state, 'executor'));
+    }
+  });
+
   it('rejects bad configs with the key and the allowed values', () => {
+    assert.throws(() => new PlanPathEnvironment({ observation: 'short' }), /environment\.config\.observation must be "full" or "compact", got "short"/);
     assert.throws(() => new PlanPathEnvironment({ size: 11 }), /environment\.config\.size must be an integer from 5 to 10, got 11/);
     assert.throws(() => new PlanPathEnvironment({ sise: 6 }), /environment\.config\.sise is not a known key/);
     assert.throws(() => new PlanPathEnvironment({ reward: 'dense' }), /config\.reward must be "shaped" or "sparse"/);
