@@ -148,12 +148,12 @@ describe('causal LM', () => {
       assert.equal(m.lora.size, 4);
       assert.equal(m.trainableVariables().length, 8);
       const same = tf.tidy(() => m.forward(tf.tensor2d(ids, [1, 5], 'int32')).logits.dataSync().slice());
-      assert.ok(maxAbsDiff(base, same) < 1e-6);
+      assert.ok(maxAbsDiff(base as Float32Array, same as Float32Array) < 1e-6);
       const opt = new AdamW(m.trainableVariables(), { lr: 1e-2 });
       for (let i = 0; i < 2; i++) policyGradientStep(m, opt, { pairs: [{ promptIds: [1, 4], completionIds: [9, 16] }], oldLogprobs: [[-4, -4]], advantages: [1] });
       opt.dispose();
       const moved = tf.tidy(() => m.forward(tf.tensor2d(ids, [1, 5], 'int32')).logits.dataSync().slice());
-      assert.ok(maxAbsDiff(base, moved) > 1e-4, 'adapters changed the output');
+      assert.ok(maxAbsDiff(base as Float32Array, moved as Float32Array) > 1e-4, 'adapters changed the output');
       assert.deepEqual(m.params.get('model.layers.0.self_attn.q_proj.weight')!.dataSync(), q0, 'base frozen');
       assert.throws(() => m.addLora({ r: 2, alpha: 2, targetModules: ['q_proj'] }), /already attached/);
       m.removeLora();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Move } from '@troupe/kernel';
-import { PlanPathEnvironment } from '../src/index.js';
+import { PlanPathEnvironment, type Direction } from '../src/index.js';
 
 describe('plan-path: a tool-using proposer (the coder)', () => {
   it("shows the executor the proposer's program and its output next to the proposal", async () => {
@@ -8,7 +8,7 @@ describe('plan-path: a tool-using proposer (the coder)', () => {
     const instance = env.instance('test', 0, 1);
     const s0 = env.reset(instance);
     const moves = env.oracle!(s0, 'proposer');
-    const move: Move = {
+    const move: Move<Direction[]> = {
       kind: 'action', action: moves, text: '```python\nprint("[U]")\n```',
       details: { program: `print(${JSON.stringify(`[${moves.join(',')}]`)})`, language: 'python', stdout: `[${moves.join(',')}]\n`, stderr: '', verdict: 'ok' },
     };
