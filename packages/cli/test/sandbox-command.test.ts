@@ -2,44 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Command, CommanderError } from 'commander';
 import { register } from '../src/commands/sandbox.js';
-import { CliError } from '../src/errors.js';
+import { commandRunner } from './helpers/run-command.js';
 
-/** Runs `troupe sandbox ...` in-process, capturing stdout/stderr; resolves with the exit code and the output. */
-async function troupe(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const program = new Command('troupe').exitOverride();
-  register(program);
-  program.commands.forEach(function override(cmd: Command): void {
-    cmd.exitOverride();
-    cmd.configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-    cmd.commands.forEach(override);
-  });
-  let stdout = '';
-  let stderr = '';
-  const out = process.stdout.write.bind(process.stdout);
-  const err = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  let code: number;
-  try {
-    await program.parseAsync(['node', 'troupe', 'sandbox', ...args]);
-    code = typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (e) {
-    if (e instanceof CommanderError) code = 2;
-    else if (e instanceof CliError) {
-      code = e.exitCode;
-      stderr += e.message;
-    } else throw e;
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-    process.exitCode = saved;
-  }
-  return { code, stdout, stderr };
-}
+/** Runs `troupe sandbox ...` in-process. */
+const troupe = commandRunner(register, 'sandbox');
 
 describe('troupe sandbox run', function () {
   this.timeout(60_000);
