@@ -11,6 +11,15 @@ export type PlanPathRewardKind = 'shaped' | 'sparse';
  */
 export type PlanPathObservationKind = 'full' | 'compact';
 
+/** A seat name of Plan-Path. */
+export type PlanPathSeatName = 'proposer' | 'executor';
+
+/** The seat lists `config.seats` accepts: the two-seat team, or the executor alone (the single-agent baseline). */
+export const PLAN_PATH_SEAT_LISTS: readonly (readonly PlanPathSeatName[])[] = Object.freeze([
+  Object.freeze(['proposer', 'executor'] as const),
+  Object.freeze(['executor'] as const),
+]);
+
 /** The validated config of `plan-path-v0` (see `schemas/plan-path.config.json`). */
 export interface PlanPathConfig {
   /** Side of the square grid, 5..10. Default 6 (small enough for a tiny model; the paper uses 10). */
@@ -35,6 +44,11 @@ export interface PlanPathConfig {
   readonly splitFractions: SplitFractions;
   /** Observation text variant (see {@link PlanPathObservationKind}). Default `full`. */
   readonly observation: PlanPathObservationKind;
+  /**
+   * The seats, in turn order: `['proposer', 'executor']` (the team; default) or `['executor']` (the single-agent
+   * baseline: the executor plays alone, sees the task and the current state with no proposal, and its list is executed).
+   */
+  readonly seats: readonly PlanPathSeatName[];
 }
 
 /** The defaults, as in the config schema. */
@@ -47,6 +61,7 @@ export const DEFAULT_PLAN_PATH_CONFIG: PlanPathConfig = Object.freeze({
   malformedPenalty: -2,
   splitFractions: DEFAULT_SPLIT_FRACTIONS,
   observation: 'full',
+  seats: PLAN_PATH_SEAT_LISTS[0]!,
 });
 
 const KEYS = Object.keys(DEFAULT_PLAN_PATH_CONFIG);
@@ -60,6 +75,13 @@ function integerIn(key: string, value: unknown, min: number, max: number): numbe
     fail(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+/** Checks `config.seats` against {@link PLAN_PATH_SEAT_LISTS}; throws an error naming `config.seats` and the allowed lists. */
+function seatListOf(value: unknown): readonly PlanPathSeatName[] {
+  const match = PLAN_PATH_SEAT_LISTS.find((list) => Array.isArray(value) && value.length === list.length && list.every((s, i) => value[i] === s));
+  if (!match) fail('seats', `must be ["proposer", "executor"] (the team) or ["executor"] (single agent), got ${JSON.stringify(value)}`);
+  return match;
 }
 
 /**
@@ -78,6 +100,7 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
   if (typeof p !== 'number' || !(p >= 0 && p <= 0.5)) fail('wallProbability', `must be a number from 0 to 0.5, got ${JSON.stringify(p)}`);
   if (c.reward !== 'shaped' && c.reward !== 'sparse') fail('reward', `must be "shaped" or "sparse", got ${JSON.stringify(c.reward)}`);
   if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
+  const seats = seatListOf(c.seats);
   const m = c.malformedPenalty;
   if (typeof m !== 'number' || !Number.isFinite(m)) fail('malformedPenalty', `must be a finite number, got ${JSON.stringify(m)}`);
   const f = c.splitFractions as Record<string, unknown> | undefined;
@@ -90,6 +113,6 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
   return Object.freeze({
     size, wallProbability: p as number, maxTurns, maxMoves, reward: c.reward as PlanPathRewardKind,
     malformedPenalty: m as number, splitFractions: Object.freeze(fractions) as SplitFractions,
-    observation: c.observation as PlanPathObservationKind,
+    observation: c.observation as PlanPathObservationKind, seats,
   });
 }

@@ -49,7 +49,7 @@ function play(c: Case): unknown {
     });
     state = r.state;
   }
-  return { describe: env.describe(instance), transcript, final: env.observe(state, 'proposer').state };
+  return { describe: env.describe(instance), transcript, final: env.observe(state, env.seats[0]!.name).state };
 }
 
 describe('plan-path fixtures', () => {
