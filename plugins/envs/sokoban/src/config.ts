@@ -4,6 +4,22 @@ import { DEFAULT_SPLIT_FRACTIONS } from '@troupe/kernel';
 /** Reward variants: `shaped` (per-move shaping, see the README) or `sparse` (1 on success, else 0). */
 export type SokobanRewardKind = 'shaped' | 'sparse';
 
+/**
+ * Observation variants: `full` (turn line, coordinates in words, a board with row/column numbers, context blocks in
+ * sentences) or `compact` (for tiny byte-level models, where every character is a token: the task statement unchanged,
+ * but the state is one line `@=(r,c) $=(r,c) .=(r,c)` and the bare board rows, and the context blocks are terse).
+ */
+export type SokobanObservationKind = 'full' | 'compact';
+
+/** A seat name of Sokoban. */
+export type SokobanSeatName = 'proposer' | 'executor';
+
+/** The seat lists `config.seats` accepts: the two-seat team, or the executor alone (the single-agent baseline). */
+export const SOKOBAN_SEAT_LISTS: readonly (readonly SokobanSeatName[])[] = Object.freeze([
+  Object.freeze(['proposer', 'executor'] as const),
+  Object.freeze(['executor'] as const),
+]);
+
 /** The validated config of `sokoban-v0` (see `schemas/sokoban.config.json`). */
 export interface SokobanConfig {
   /** Side of the square room, outer walls included, 5..10. Default 6 (the paper's). */
@@ -30,6 +46,13 @@ export interface SokobanConfig {
   readonly floorSymbol: '_' | ' ';
   /** Fractions of the layout content-hash space per split. Default 0.8 / 0.1 / 0.1. */
   readonly splitFractions: SplitFractions;
+  /** Observation text variant (see {@link SokobanObservationKind}). Default `full`. */
+  readonly observation: SokobanObservationKind;
+  /**
+   * The seats, in turn order: `['proposer', 'executor']` (the team; default) or `['executor']` (the single-agent
+   * baseline: the executor plays alone, sees the task and the current state with no proposal, and its list is executed).
+   */
+  readonly seats: readonly SokobanSeatName[];
 }
 
 /** The defaults, as in the config schema. */
@@ -46,6 +69,8 @@ export const DEFAULT_SOKOBAN_CONFIG: SokobanConfig = Object.freeze({
   oracleNodeCap: 200_000,
   floorSymbol: '_',
   splitFractions: DEFAULT_SPLIT_FRACTIONS,
+  observation: 'full',
+  seats: SOKOBAN_SEAT_LISTS[0]!,
 });
 
 const KEYS = Object.keys(DEFAULT_SOKOBAN_CONFIG);
@@ -60,6 +85,13 @@ function integerIn(c: Record<string, unknown>, key: string, min: number, max: nu
     fail(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+/** Checks `config.seats` against {@link SOKOBAN_SEAT_LISTS}; throws an error naming `config.seats` and the allowed lists. */
+function seatListOf(value: unknown): readonly SokobanSeatName[] {
+  const match = SOKOBAN_SEAT_LISTS.find((list) => Array.isArray(value) && value.length === list.length && list.every((s, i) => value[i] === s));
+  if (!match) fail('seats', `must be ["proposer", "executor"] (the team) or ["executor"] (single agent), got ${JSON.stringify(value)}`);
+  return match;
 }
 
 /**
@@ -83,6 +115,8 @@ export function resolveSokobanConfig(raw: Record<string, unknown> = {}): Sokoban
   if (typeof m !== 'number' || !Number.isFinite(m)) fail('malformedPenalty', `must be a finite number, got ${JSON.stringify(m)}`);
   if (typeof c.deadlockTermination !== 'boolean') fail('deadlockTermination', `must be a boolean, got ${JSON.stringify(c.deadlockTermination)}`);
   if (c.floorSymbol !== '_' && c.floorSymbol !== ' ') fail('floorSymbol', `must be "_" or " ", got ${JSON.stringify(c.floorSymbol)}`);
+  if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
+  const seats = seatListOf(c.seats);
   const f = c.splitFractions as Record<string, unknown> | undefined;
   const fractions = { train: f?.train, validation: f?.validation, test: f?.test };
   for (const [k, v] of Object.entries(fractions)) {
@@ -94,5 +128,6 @@ export function resolveSokobanConfig(raw: Record<string, unknown> = {}): Sokoban
     size, boxes, maxTurns, maxMoves, reward: c.reward as SokobanRewardKind, malformedPenalty: m as number,
     deadlockTermination: c.deadlockTermination as boolean, minBoxDistance, reverseNodeCap, oracleNodeCap,
     floorSymbol: c.floorSymbol as '_' | ' ', splitFractions: Object.freeze(fractions) as SplitFractions,
+    observation: c.observation as SokobanObservationKind, seats,
   });
 }

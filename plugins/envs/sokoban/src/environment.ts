@@ -1,5 +1,6 @@
 /**
  * `sokoban-v0`: Sokoban with the proposer/executor game-team workflow (ENVIRONMENTS.md).
+ * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import { readFileSync } from 'node:fs';
 import type {
@@ -10,7 +11,7 @@ import type { Board, Direction, Placement, Pos } from './board.js';
 import {
   DIRECTIONS, boxesOnGoals, cornerDeadlocks, formatMoves, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve,
 } from './board.js';
-import type { SokobanConfig } from './config.js';
+import type { SokobanConfig, SokobanSeatName } from './config.js';
 import { resolveSokobanConfig } from './config.js';
 import type { SokobanInstance } from './instance.js';
 import { SokobanStream, sokobanInstanceKey } from './instance.js';
@@ -18,7 +19,7 @@ import { SokobanStream, sokobanInstanceKey } from './instance.js';
 /** The contribution id. */
 export const SOKOBAN_ID = 'sokoban-v0';
 
-/** The seats, in turn order. */
+/** The seats of the team, in turn order (`config.seats` may keep only the executor). */
 export const SOKOBAN_SEATS = Object.freeze(['proposer', 'executor'] as const);
 
 /** The signal names every step returns (see the README). */
@@ -46,8 +47,8 @@ export interface ProposalRecord {
 export interface TurnRecord {
   /** The turn index. */
   readonly turn: number;
-  /** The proposal of that turn. */
-  readonly proposal: ProposalRecord;
+  /** The proposal of that turn; `null` in the single-seat variant (`seats: ['executor']`: there is no proposer). */
+  readonly proposal: ProposalRecord | null;
   /** The executed moves (`null` when the executor's answer was malformed). */
   readonly executed: readonly Direction[] | null;
   /** Why the executor's answer was malformed. */
@@ -74,7 +75,7 @@ export interface SokobanState {
   readonly placement: Placement;
   /** The current turn (0-based). */
   readonly turn: number;
-  /** Index in {@link SOKOBAN_SEATS} of the seat that acts next. */
+  /** Index in the environment's `seats` (the configured seats) of the seat that acts next. */
   readonly seatIndex: number;
   /** Moves executed so far (invalid ones included; ignored ones not). */
   readonly movesUsed: number;
@@ -91,6 +92,21 @@ export interface SokobanState {
 }
 
 export { movesSchema } from '@troupe/kernel';
+
+/** `(r,c)`: a position without the space, for the compact observation. */
+function compactPos(pos: Pos): string {
+  return `(${pos.row},${pos.col})`;
+}
+
+/** `(r,c)(r,c)`: positions without separators, for the compact observation. */
+function compactPositions(list: readonly Pos[]): string {
+  return list.map(compactPos).join('');
+}
+
+/** `@(r,c) $(r,c)`: a placement for the compact observation. */
+function compactPlacement(p: Placement): string {
+  return `@${compactPos(p.player)} $${compactPositions(p.boxes)}`;
+}
 
 /** Deep-freezes a plain value (objects and arrays), returning it. */
 function deepFreeze<T>(value: T): T {
@@ -121,10 +137,13 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
   constructor(config: Record<string, unknown> = {}) {
     this.config = resolveSokobanConfig(config);
     this.maxTurns = this.config.maxTurns;
+    const team = this.config.seats.length === 2;
     this.seats = deepFreeze([
       { name: 'proposer', actionType: 'moves', description: 'Proposes a move list; it is simulated on a copy, never executed.' },
-      { name: 'executor', actionType: 'moves', description: 'Sees the proposal and its simulated outcome; its move list is executed.' },
-    ]);
+      team
+        ? { name: 'executor', actionType: 'moves', description: 'Sees the proposal and its simulated outcome; its move list is executed.' }
+        : { name: 'executor', actionType: 'moves', description: 'Plays alone (single agent): sees the task and the current state; its move list is executed.' },
+    ].filter((s) => this.config.seats.includes(s.name as SokobanSeatName)));
     this.actionTypes = deepFreeze([
       { name: 'moves', schema: movesSchema(this.config.maxMoves), description: `A list of at most ${this.config.maxMoves} moves, each U, D, L or R.` },
     ]);
@@ -171,8 +190,12 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
   }
 
   private seatIndexOf(seat: string): number {
-    const i = (SOKOBAN_SEATS as readonly string[]).indexOf(seat);
-    if (i < 0) throw new Error(`${SOKOBAN_ID}: unknown seat "${seat}"; the seats are ${SOKOBAN_SEATS.join(', ')}`);
+    const names = this.seats.map((s) => s.name);
+    const i = names.indexOf(seat);
+    if (i < 0) {
+      throw new Error(`${SOKOBAN_ID}: unknown seat "${seat}"; the seats are ${names.join(', ')}`
+        + `${names.length < SOKOBAN_SEATS.length ? ' (config.seats is ["executor"]: the single-agent variant)' : ''}`);
+    }
     return i;
   }
 
@@ -180,9 +203,12 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
   taskText(seat: string): string {
     const { size, maxTurns, maxMoves, boxes, floorSymbol } = this.config;
     const floorName = floorSymbol === '_' ? '_' : '(space)';
-    const duty = seat === 'proposer'
-      ? 'You are the proposer: propose a move list that pushes every box onto a goal. It is simulated on a copy and shown to the executor; it is not executed.'
-      : 'You are the executor: you see the proposer\'s list and its simulated outcome. Give the move list that is actually executed (copy the proposal if it is right, fix it if not).';
+    const alone = this.seats.length === 1;
+    const duty = alone
+      ? 'You play alone: give the move list that is executed.'
+      : seat === 'proposer'
+        ? 'You are the proposer: propose a move list that pushes every box onto a goal. It is simulated on a copy and shown to the executor; it is not executed.'
+        : 'You are the executor: you see the proposer\'s list and its simulated outcome. Give the move list that is actually executed (copy the proposal if it is right, fix it if not).';
     return [
       `Sokoban: push ${boxes === 1 ? 'the box onto the goal' : `all ${boxes} boxes onto the goals`} in a ${size}x${size} room.`,
       `Legend: @ player, $ box, . goal, * box on a goal, + player on a goal, # wall, ${floorName} floor.`,
@@ -191,7 +217,7 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
       'Walking into a box pushes it one cell if the cell behind it is free floor; boxes can be pushed, never pulled.',
       'A move into a wall, or into a box that cannot move, is invalid: the player stays. Moves after the puzzle is solved are ignored.',
       'A box pushed into a corner that is not a goal can never be moved again.',
-      `The team has at most ${maxTurns} turns; each turn the proposer speaks first, then the executor.`,
+      alone ? `You have at most ${maxTurns} turns.` : `The team has at most ${maxTurns} turns; each turn the proposer speaks first, then the executor.`,
       duty,
       `Answer with a list of at most ${maxMoves} moves.`,
     ].join('\n');
@@ -200,6 +226,13 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
   /** The current state as text: turn, moves used, positions and the board as it is NOW. */
   stateText(state: SokobanState): string {
     const { instance, placement } = state;
+    if (this.config.observation === 'compact') {
+      const status = state.success ? ' solved' : state.deadlocked.length ? ` stuck${compactPositions(state.deadlocked)}` : '';
+      return [
+        `@=${compactPos(placement.player)} $=${compactPositions(placement.boxes)} .=${compactPositions(instance.goals)}${status}`,
+        renderBoard(instance, placement, { floor: this.config.floorSymbol, coordinates: false }),
+      ].join('\n');
+    }
     const on = boxesOnGoals(instance, placement.boxes);
     const status = state.success ? ' Solved.' : state.deadlocked.length ? ` Deadlock: box at ${formatPositions(state.deadlocked)} is stuck in a corner.` : '';
     return [
@@ -212,6 +245,11 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
 
   /** The proposal as the executor is shown it. */
   proposalText(p: ProposalRecord): string {
+    if (this.config.observation === 'compact') {
+      if (!p.moves) return 'none';
+      return `${formatMoves(p.moves)} -> ${compactPlacement(p.end)} ${p.solves ? 'solved' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}`
+        + `${p.deadlocked.length ? ` stuck${compactPositions(p.deadlocked)}` : ''}`;
+    }
     if (!p.moves) return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
     const result = p.solves ? 'solves the puzzle' : 'does not solve the puzzle';
     return `Proposed moves: ${formatMoves(p.moves)}\nSimulated: player ends at ${formatPos(p.end.player)}, boxes at ${formatPositions(p.end.boxes)}; `
@@ -219,9 +257,13 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
   }
 
   private historyText(t: TurnRecord): string {
-    const proposed = t.proposal.moves ? formatMoves(t.proposal.moves) : 'unparseable';
+    if (this.config.observation === 'compact') {
+      const moves = (m: readonly Direction[] | null): string => (m ? formatMoves(m) : 'none');
+      return `${t.proposal ? `${moves(t.proposal.moves)} ` : ''}${moves(t.executed)} -> ${compactPlacement(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
+    }
+    const proposed = t.proposal ? `proposed ${t.proposal.moves ? formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
     const executed = t.executed ? formatMoves(t.executed) : `unparseable (${t.error ?? ''}), nothing moved`;
-    return `Turn ${t.turn + 1}: proposed ${proposed}; executed ${executed}; player ${formatPos(t.from.player)} -> ${formatPos(t.to.player)}, `
+    return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; player ${formatPos(t.from.player)} -> ${formatPos(t.to.player)}, `
       + `boxes ${formatPositions(t.from.boxes)} -> ${formatPositions(t.to.boxes)}${t.invalid ? `, ${t.invalid} invalid` : ''}.`;
   }
 
@@ -248,7 +290,7 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
     const index = this.seatIndexOf(seat);
     if (state.done) throw new Error(`${SOKOBAN_ID}: step called on a finished episode (seat ${seat}, turn ${state.turn})`);
     if (index !== state.seatIndex) {
-      throw new Error(`${SOKOBAN_ID}: it is ${SOKOBAN_SEATS[state.seatIndex]}'s move in turn ${state.turn}, not ${seat}'s`);
+      throw new Error(`${SOKOBAN_ID}: it is ${this.seats[state.seatIndex]?.name}'s move in turn ${state.turn}, not ${seat}'s`);
     }
     const { config } = this;
     const board: Board = state.instance;
@@ -274,8 +316,8 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
         info: { proposal },
       });
     }
-    const proposal: ProposalRecord = state.proposal
-      ?? { moves: null, error: 'no proposal', end: state.placement, solves: false, invalid: 0, deadlocked: [], reward: 0 };
+    // null only in the single-seat variant: the proposer seat acts before the executor in every team turn
+    const proposal: ProposalRecord | null = state.proposal;
     let record: TurnRecord;
     if ('error' in parsed) {
       record = {

@@ -1,0 +1,123 @@
+/**
+ * The single-agent variant (`seats: ['executor']`, the paper's "single agent" baseline): one seat plays alone, sees the
+ * task and the CURRENT state with no proposal context, and its list is executed. Also the compact observation.
+ */
+import assert from 'node:assert/strict';
+import type { Move, SeatContext, Transition } from '@troupe/kernel';
+import { compileSchema } from '@troupe/kernel';
+import { PlannerContribution } from '@troupe/role-planner';
+import { SignalsRewardContribution } from '@troupe/reward-signals';
+import type { Direction, SokobanState } from '../src/index.js';
+import { SokobanContribution, SokobanEnvironment, parseInstance } from '../src/index.js';
+
+const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
+const seatOf = (seat: string): SeatContext => ({ seat, actionType: 'moves' });
+const room = parseInstance(['######', '#    #', '#@$ .#', '#    #', '#    #', '######']);
+
+describe('sokoban single-agent variant (config.seats)', () => {
+  it('defaults to the two-seat team; ["executor"] leaves one seat', () => {
+    assert.deepEqual(new SokobanEnvironment({}).seats.map((s) => s.name), ['proposer', 'executor']);
+    const single = new SokobanEnvironment({ seats: ['executor'] });
+    assert.deepEqual(single.seats.map((s) => s.name), ['executor']);
+    assert.match(single.seats[0]!.description, /alone/);
+  });
+
+  it('any other seat list is a config error naming config.seats and the allowed lists', () => {
+    for (const seats of [['proposer'], ['executor', 'proposer'], [], 'executor', ['coder']]) {
+      assert.throws(() => new SokobanEnvironment({ seats }), (e: Error) => {
+        assert.match(e.message, /^sokoban-v0: environment\.config\.seats must be \["proposer", "executor"\] \(the team\) or \["executor"\] \(single agent\), got /);
+        assert.ok(e.message.endsWith(JSON.stringify(seats)), e.message);
+        return true;
+      });
+    }
+  });
+
+  it('the config schema defaults to the team and rejects unknown seat names', () => {
+    const validate = compileSchema(new SokobanContribution().configSchema);
+    const filled: Record<string, unknown> = {};
+    assert.equal(validate(filled), true);
+    assert.deepEqual(filled.seats, ['proposer', 'executor']);
+    assert.equal(filled.observation, 'full');
+    assert.equal(validate({ seats: ['executor'], observation: 'compact' }), true);
+    assert.equal(validate({ seats: ['coder'] }), false);
+    assert.equal(validate({ observation: 'tiny' }), false);
+  });
+
+  it('plays the same instances as the team', () => {
+    const team = new SokobanEnvironment({});
+    const single = new SokobanEnvironment({ seats: ['executor'], observation: 'compact' });
+    for (let i = 0; i < 5; i++) assert.equal(single.instanceKey(single.instance('test', i, 3)), team.instanceKey(team.instance('test', i, 3)));
+  });
+
+  it('the executor sees the task and the current state, never a proposal; the proposer seat does not exist', () => {
+    const env = new SokobanEnvironment({ maxTurns: 2, seats: ['executor'] });
+    const s0 = env.reset(room);
+    const o0 = env.observe(s0, 'executor');
+    assert.match(o0.task, /You play alone/);
+    assert.doesNotMatch(o0.task, /proposer|proposal/);
+    assert.deepEqual(o0.context, []);
+    assert.throws(() => env.observe(s0, 'proposer'), /unknown seat "proposer"; the seats are executor \(config\.seats is \["executor"\]/);
+    assert.throws(() => env.step(s0, 'proposer', act(['R'])), /unknown seat "proposer"/);
+
+    const r1 = env.step(s0, 'executor', act(['R'])); // push: -0.01 + 0.1·(0.99·(-1) + 2) = 0.091
+    assert.deepEqual(r1.signals, { proposal_reward: 0, executed_reward: 0.091, success: 0, malformed: 0 });
+    assert.equal(r1.state.history[0]!.proposal, null);
+    const o1 = env.observe(r1.state, 'executor');
+    assert.match(o1.state, /Player @ at \(2, 2\)\. Boxes \$ at \(2, 3\)/, 'the CURRENT placement');
+    assert.deepEqual(o1.context, [{ label: 'turn 1', text: 'Turn 1: executed [R]; player (2, 1) -> (2, 2), boxes (2, 2) -> (2, 3).' }]);
+    const r2 = env.step(r1.state, 'executor', act(env.oracle(r1.state, 'executor')));
+    assert.equal(r2.success, true);
+    assert.deepEqual(r2.done, { terminated: true, truncated: false });
+    assert.equal(r2.signals.proposal_reward, 0);
+  });
+
+  it('with the planner role and the signals reward, the oracle solves every test instance in one executor turn', () => {
+    const env = new SokobanEnvironment({ seats: ['executor'] });
+    const role = new PlannerContribution().create({ maxMoves: env.config.maxMoves });
+    const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
+    for (let i = 0; i < 10; i++) {
+      const state: SokobanState = env.reset(env.instance('test', i, 11));
+      const obs = env.observe(state, 'executor');
+      assert.ok(role.prompt(obs, seatOf('executor')).some((m) => m.content.includes(obs.state)));
+      const move = role.parse(role.render(env.oracle(state, 'executor'), seatOf('executor')), seatOf('executor')) as Move;
+      const result = env.step(state, 'executor', move as Move<never>);
+      assert.equal(result.success, true, `test instance ${i}`);
+      const terms = reward.terms({ seat: 'executor', turn: 0, before: state, move, result } satisfies Transition);
+      assert.equal(terms.team, terms.local);
+      assert.ok(terms.local > 10, `executed reward ${terms.local}`);
+    }
+  });
+});
+
+describe('sokoban compact observation', () => {
+  it('state: one line of positions and the bare board rows, a few characters instead of a paragraph', () => {
+    const full = new SokobanEnvironment({});
+    const compact = new SokobanEnvironment({ observation: 'compact' });
+    const s0 = compact.reset(room);
+    assert.equal(compact.observe(s0, 'proposer').state, '@=(2,1) $=(2,2) .=(2,4)\n######\n#____#\n#@$_.#\n#____#\n#____#\n######');
+    assert.ok(compact.observe(s0, 'proposer').state.length * 3 < full.observe(full.reset(room), 'proposer').state.length);
+    assert.equal(compact.observe(s0, 'proposer').task, full.observe(full.reset(room), 'proposer').task, 'the same task statement');
+  });
+
+  it('marks a solved room and a box stuck in a corner; the proposal block says where the simulation ends', () => {
+    const env = new SokobanEnvironment({ observation: 'compact', maxTurns: 2 });
+    const stuckRoom = parseInstance(['######', '#    #', '#  $ #', '#  @ #', '#  . #', '######']);
+    const p = env.step(env.reset(stuckRoom), 'proposer', act(['U', 'L', 'U', 'R']));
+    assert.deepEqual(env.observe(p.state, 'executor').context, [{ label: 'proposal', text: '[U,L,U,R] -> @(1,3) $(1,4) miss stuck(1,4)' }]);
+    const e = env.step(p.state, 'executor', act(['U', 'L', 'U', 'R']));
+    assert.equal(e.done.terminated, true);
+    assert.match(env.observe(e.state, 'proposer').state, /^@=\(1,3\) \$=\(1,4\) \.=\(4,3\) stuck\(1,4\)\n/);
+    const solved = env.step(env.step(env.reset(room), 'proposer', act(['R', 'R'])).state, 'executor', act(['R', 'R']));
+    assert.match(env.observe(solved.state, 'proposer').state, /^@=\(2,3\) \$=\(2,4\) \.=\(2,4\) solved\n/);
+  });
+
+  it('the dynamics, rewards and data are the same as with the full observation', () => {
+    const full = new SokobanEnvironment({});
+    const compact = new SokobanEnvironment({ observation: 'compact' });
+    const a = full.step(full.reset(room), 'proposer', act(['R', 'U', 'R']));
+    const b = compact.step(compact.reset(room), 'proposer', act(['R', 'U', 'R']));
+    assert.deepEqual(a.signals, b.signals);
+    assert.deepEqual(a.state.proposal, b.state.proposal);
+    assert.deepEqual(full.observe(a.state, 'executor').data, compact.observe(b.state, 'executor').data);
+  });
+});
