@@ -4,6 +4,22 @@ import { DEFAULT_SPLIT_FRACTIONS } from '@troupe/kernel';
 /** Reward variants: `shaped` (progress-based, see the README) or `sparse` (1 on success, else 0). */
 export type SudokuRewardKind = 'shaped' | 'sparse';
 
+/**
+ * Observation variants: `full` (a counts line, the clues and the current grid with row/column labels and box rules,
+ * context blocks in sentences) or `compact` (for tiny byte-level models, where every character is a token: the task
+ * statement unchanged, but the state is the bare rows of the current grid and the context blocks are terse).
+ */
+export type SudokuObservationKind = 'full' | 'compact';
+
+/** A seat name of Sudoku. */
+export type SudokuSeatName = 'proposer' | 'executor';
+
+/** The seat lists `config.seats` accepts: the two-seat team, or the executor alone (the single-agent baseline). */
+export const SUDOKU_SEAT_LISTS: readonly (readonly SudokuSeatName[])[] = Object.freeze([
+  Object.freeze(['proposer', 'executor'] as const),
+  Object.freeze(['executor'] as const),
+]);
+
 /** The validated config of `sudoku-v0` (see `schemas/sudoku.config.json`). */
 export interface SudokuConfig {
   /** 4 (2×2 boxes, the paper's; default) or 9 (3×3 boxes). */
@@ -22,6 +38,13 @@ export interface SudokuConfig {
   readonly solvedBonus: number;
   /** Fractions of the solution-grid hash space per split. Default 0.8 / 0.1 / 0.1. */
   readonly splitFractions: SplitFractions;
+  /** Observation text variant (see {@link SudokuObservationKind}). Default `full`. */
+  readonly observation: SudokuObservationKind;
+  /**
+   * The seats, in turn order: `['proposer', 'executor']` (the team; default) or `['executor']` (the single-agent
+   * baseline: the executor plays alone, sees the task and the current grid with no proposal, and its fills are applied).
+   */
+  readonly seats: readonly SudokuSeatName[];
 }
 
 /** The defaults, as in the config schema. */
@@ -34,6 +57,8 @@ export const DEFAULT_SUDOKU_CONFIG: SudokuConfig = Object.freeze({
   conflictPenalty: 0.1,
   solvedBonus: 2,
   splitFractions: DEFAULT_SPLIT_FRACTIONS,
+  observation: 'full',
+  seats: SUDOKU_SEAT_LISTS[0]!,
 });
 
 const KEYS = Object.keys(DEFAULT_SUDOKU_CONFIG);
@@ -48,6 +73,13 @@ function finite(c: Record<string, unknown>, key: string, min = -Infinity): numbe
   return v;
 }
 
+/** Checks `config.seats` against {@link SUDOKU_SEAT_LISTS}; throws an error naming `config.seats` and the allowed lists. */
+function seatListOf(value: unknown): readonly SudokuSeatName[] {
+  const match = SUDOKU_SEAT_LISTS.find((list) => Array.isArray(value) && value.length === list.length && list.every((s, i) => value[i] === s));
+  if (!match) fail('seats', `must be ["proposer", "executor"] (the team) or ["executor"] (single agent), got ${JSON.stringify(value)}`);
+  return match;
+}
+
 /** Fills defaults and checks ranges; throws an error naming the key and the allowed values. */
 export function resolveSudokuConfig(raw: Record<string, unknown> = {}): SudokuConfig {
   for (const key of Object.keys(raw)) {
@@ -58,6 +90,8 @@ export function resolveSudokuConfig(raw: Record<string, unknown> = {}): SudokuCo
   const t = c.maxTurns;
   if (typeof t !== 'number' || !Number.isInteger(t) || t < 1 || t > 50) fail('maxTurns', `must be an integer from 1 to 50, got ${JSON.stringify(t)}`);
   if (c.reward !== 'shaped' && c.reward !== 'sparse') fail('reward', `must be "shaped" or "sparse", got ${JSON.stringify(c.reward)}`);
+  if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
+  const seats = seatListOf(c.seats);
   const f = c.splitFractions as Record<string, unknown> | undefined;
   const fractions = { train: f?.train, validation: f?.validation, test: f?.test };
   for (const [k, v] of Object.entries(fractions)) {
@@ -69,6 +103,6 @@ export function resolveSudokuConfig(raw: Record<string, unknown> = {}): SudokuCo
     size: c.size as 4 | 9, maxTurns: t as number, reward: c.reward as SudokuRewardKind,
     unparseablePenalty: finite(c, 'unparseablePenalty'), invalidPenalty: finite(c, 'invalidPenalty'),
     conflictPenalty: finite(c, 'conflictPenalty', 0), solvedBonus: finite(c, 'solvedBonus'),
-    splitFractions: Object.freeze(fractions) as SplitFractions,
+    splitFractions: Object.freeze(fractions) as SplitFractions, observation: c.observation as SudokuObservationKind, seats,
   });
 }

@@ -1,11 +1,12 @@
 /**
  * `sudoku-v0`: Sudoku with exactly one solution, played by the proposer/executor game team (ENVIRONMENTS.md).
+ * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import { readFileSync } from 'node:fs';
 import type {
   ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
 } from '@troupe/kernel';
-import type { SudokuConfig } from './config.js';
+import type { SudokuConfig, SudokuSeatName } from './config.js';
 import { resolveSudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
 import { conflictCount, copyGrid, filledCount, formatFills, isSolvedGrid, renderGrid } from './grid.js';
@@ -18,7 +19,7 @@ export const SUDOKU_ID = 'sudoku-v0';
 /** The action type both seats produce. */
 export const SUDOKU_FILLS = 'sudoku-fills';
 
-/** The seats, in turn order. */
+/** The seats of the team, in turn order (`config.seats` may keep only the executor). */
 export const SUDOKU_SEATS = Object.freeze(['proposer', 'executor'] as const);
 
 /** The signal names every step returns (see the README). */
@@ -114,8 +115,8 @@ export interface ProposalRecord {
 export interface TurnRecord {
   /** The turn index. */
   readonly turn: number;
-  /** The proposal of that turn. */
-  readonly proposal: ProposalRecord;
+  /** The proposal of that turn; `null` in the single-seat variant (`seats: ['executor']`: there is no proposer). */
+  readonly proposal: ProposalRecord | null;
   /** The executed fills (`null` when unparseable or invalid: nothing applied). */
   readonly executed: readonly Fill[] | null;
   /** `ok`, `unparseable` or `invalid`. */
@@ -138,7 +139,7 @@ export interface SudokuState {
   readonly grid: Grid;
   /** The current turn (0-based). */
   readonly turn: number;
-  /** Index in {@link SUDOKU_SEATS} of the seat that acts next. */
+  /** Index in the environment's `seats` (the configured seats) of the seat that acts next. */
   readonly seatIndex: number;
   /** This turn's proposal, once the proposer has acted. */
   readonly proposal: ProposalRecord | null;
@@ -148,6 +149,19 @@ export interface SudokuState {
   readonly success: boolean;
   /** Whether the episode is over (solved, or the turn limit). */
   readonly done: boolean;
+}
+
+/** The bare rows of a grid (`.` empty, no labels or box rules), for the compact observation. */
+function compactGrid(grid: Grid): string {
+  return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join('')).join('\n');
+}
+
+/**
+ * `7/16 c=1` (filled cells of all cells, conflicting pairs) or `solved` (every cell filled, no conflict), for the
+ * compact observation.
+ */
+function compactCounts(filled: number, cells: number, conflicts: number): string {
+  return filled === cells && conflicts === 0 ? 'solved' : `${filled}/${cells} c=${conflicts}`;
 }
 
 /** Deep-freezes a plain value (objects and arrays), returning it. */
@@ -179,10 +193,13 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
   constructor(config: Record<string, unknown> = {}) {
     this.config = resolveSudokuConfig(config);
     this.maxTurns = this.config.maxTurns;
+    const team = this.config.seats.length === 2;
     this.seats = deepFreeze([
       { name: 'proposer', actionType: SUDOKU_FILLS, description: 'Proposes cell fills; they are simulated on a copy, never applied.' },
-      { name: 'executor', actionType: SUDOKU_FILLS, description: 'Sees the proposal and its simulated grid; its fills are applied.' },
-    ]);
+      team
+        ? { name: 'executor', actionType: SUDOKU_FILLS, description: 'Sees the proposal and its simulated grid; its fills are applied.' }
+        : { name: 'executor', actionType: SUDOKU_FILLS, description: 'Plays alone (single agent): sees the task and the current grid; its fills are applied.' },
+    ].filter((s) => this.config.seats.includes(s.name as SudokuSeatName)));
     const n = this.config.size;
     this.actionTypes = deepFreeze([
       { name: SUDOKU_FILLS, schema: fillsSchema(n), description: `A list of at most ${n * n} fills [row, col, value], each number from 1 to ${n}.` },
@@ -226,8 +243,12 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
   }
 
   private seatIndexOf(seat: string): number {
-    const i = (SUDOKU_SEATS as readonly string[]).indexOf(seat);
-    if (i < 0) throw new Error(`${SUDOKU_ID}: unknown seat "${seat}"; the seats are ${SUDOKU_SEATS.join(', ')}`);
+    const names = this.seats.map((s) => s.name);
+    const i = names.indexOf(seat);
+    if (i < 0) {
+      throw new Error(`${SUDOKU_ID}: unknown seat "${seat}"; the seats are ${names.join(', ')}`
+        + `${names.length < SUDOKU_SEATS.length ? ' (config.seats is ["executor"]: the single-agent variant)' : ''}`);
+    }
     return i;
   }
 
@@ -235,16 +256,19 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
   taskText(seat: string): string {
     const n = this.config.size;
     const b = n === 4 ? '2x2' : '3x3';
-    const duty = seat === 'proposer'
-      ? 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.'
-      : 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).';
+    const alone = this.seats.length === 1;
+    const duty = alone
+      ? 'You play alone: give the fills that are applied.'
+      : seat === 'proposer'
+        ? 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.'
+        : 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).';
     return [
       `Sudoku: fill the ${n}x${n} grid so that every row, every column and every ${b} box holds each number from 1 to ${n} exactly once. The puzzle has exactly one solution.`,
       'Empty cells are shown as ".". The clues of the puzzle are fixed: a fill may not change a clue.',
       `A fill is [row, col, value]: rows are numbered 1 to ${n} from the top, columns 1 to ${n} from the left, values 1 to ${n}.`,
-      'Fills are applied in order; filling a cell the team filled before overwrites it.',
+      `Fills are applied in order; filling a cell ${alone ? 'you' : 'the team'} filled before overwrites it.`,
       `A list with a fill that changes a clue, or with a number outside 1 to ${n}, is invalid: nothing of it is applied.`,
-      `The team has at most ${this.maxTurns} turns; each turn the proposer speaks first, then the executor.`,
+      alone ? `You have at most ${this.maxTurns} turns.` : `The team has at most ${this.maxTurns} turns; each turn the proposer speaks first, then the executor.`,
       duty,
       `Answer with a list of at most ${n * n} fills.`,
     ].join('\n');
@@ -253,6 +277,7 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
   /** The current state as text: turn, counts, the clues and the grid as it is NOW. */
   stateText(state: SudokuState): string {
     const { instance, grid } = state;
+    if (this.config.observation === 'compact') return compactGrid(grid);
     const n = instance.size;
     const conflicts = conflictCount(grid);
     return [
@@ -267,6 +292,10 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
 
   /** The proposal as the executor is shown it (its simulated grid; never the solution). */
   proposalText(p: ProposalRecord): string {
+    if (this.config.observation === 'compact') {
+      if (p.status !== 'ok') return p.status === 'unparseable' ? 'none' : 'invalid';
+      return `${formatFills(p.fills ?? [])} -> ${compactCounts(filledCount(p.grid), p.grid.length ** 2, conflictCount(p.grid))}`;
+    }
     if (p.status === 'unparseable') return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
     if (p.status === 'invalid') return `The proposer's fills break the rules (${p.error ?? 'invalid'}); they would not be applied.`;
     const conflicts = conflictCount(p.grid);
@@ -274,16 +303,20 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
       + `${p.solves ? 'solves the puzzle' : 'does not solve the puzzle'}. The grid it gives:\n${renderGrid(p.grid)}`;
   }
 
-  private historyText(t: TurnRecord): string {
-    const proposed = t.proposal.status === 'ok' ? formatFills(t.proposal.fills ?? []) : t.proposal.status;
+  private historyText(t: TurnRecord, size: number): string {
+    if (this.config.observation === 'compact') {
+      const fills = (status: string, list: readonly Fill[] | null): string => (status === 'ok' ? formatFills(list ?? []) : status === 'unparseable' ? 'none' : 'invalid');
+      return `${t.proposal ? `${fills(t.proposal.status, t.proposal.fills)} ` : ''}${fills(t.status, t.executed)} -> ${compactCounts(t.filled, size * size, t.conflicts)}`;
+    }
+    const proposed = t.proposal ? `proposed ${t.proposal.status === 'ok' ? formatFills(t.proposal.fills ?? []) : t.proposal.status}; ` : '';
     const executed = t.status === 'ok' ? formatFills(t.executed ?? []) : `${t.status} (${t.error ?? ''}), nothing applied`;
-    return `Turn ${t.turn + 1}: proposed ${proposed}; executed ${executed}; ${t.filled} cells filled, ${t.conflicts} conflict${t.conflicts === 1 ? '' : 's'}.`;
+    return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; ${t.filled} cells filled, ${t.conflicts} conflict${t.conflicts === 1 ? '' : 's'}.`;
   }
 
   /** {@inheritDoc Environment.observe} */
   observe(state: SudokuState, seat: string): Observation {
     this.seatIndexOf(seat);
-    const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t) }));
+    const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t, state.instance.size) }));
     if (seat === 'executor' && state.proposal) context.push({ label: 'proposal', text: this.proposalText(state.proposal) });
     return deepFreeze({
       task: this.taskText(seat),
@@ -315,7 +348,7 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     const index = this.seatIndexOf(seat);
     if (state.done) throw new Error(`${SUDOKU_ID}: step called on a finished episode (seat ${seat}, turn ${state.turn})`);
     if (index !== state.seatIndex) {
-      throw new Error(`${SUDOKU_ID}: it is ${SUDOKU_SEATS[state.seatIndex]}'s move in turn ${state.turn}, not ${seat}'s`);
+      throw new Error(`${SUDOKU_ID}: it is ${this.seats[state.seatIndex]?.name}'s move in turn ${state.turn}, not ${seat}'s`);
     }
     const e = this.evaluate(state, move);
     const malformed = e.status === 'ok' ? 0 : 1;
@@ -332,7 +365,8 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
         info: { proposal },
       });
     }
-    const proposal: ProposalRecord = state.proposal ?? { fills: null, status: 'unparseable', error: 'no proposal', grid: state.grid, solves: false, reward: 0 };
+    // null only in the single-seat variant: the proposer seat acts before the executor in every team turn
+    const proposal: ProposalRecord | null = state.proposal;
     const record: TurnRecord = {
       turn: state.turn, proposal, executed: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }),
       filled: filledCount(e.grid), conflicts: conflictCount(e.grid), reward: e.reward,

@@ -47,7 +47,7 @@ function play(c: Case): unknown {
     state = r.state;
     if (r.done.terminated || r.done.truncated) break;
   }
-  return { describe: env.describe(instance), transcript, final: env.observe(state, 'proposer').state };
+  return { describe: env.describe(instance), transcript, final: env.observe(state, env.seats[0]!.name).state };
 }
 
 describe('sudoku fixtures', () => {
