@@ -23,10 +23,16 @@ export interface PlannerConfig {
    * (the state and the context only): tiny byte-level models train an order of magnitude faster on short prompts.
    */
   readonly includeTask: boolean;
+  /**
+   * The barest user message: the state, then each context block as `label: text`; no task statement, no
+   * `Current state:` heading, no answer-format line. Default false. For tiny byte-level models trained from scratch
+   * (every character is a token, and constrained decoding enforces the format anyway).
+   */
+  readonly terse: boolean;
 }
 
 /** The default config. */
-export const DEFAULT_PLANNER_CONFIG: PlannerConfig = Object.freeze({ maxMoves: 24, acceptWords: true, includeTask: true });
+export const DEFAULT_PLANNER_CONFIG: PlannerConfig = Object.freeze({ maxMoves: 24, acceptWords: true, includeTask: true, terse: false });
 
 /** What a well-formed answer looks like, quoted in every parse error. */
 export const PLANNER_FORMAT = '#### [U,D,...]';
@@ -48,7 +54,7 @@ function quote(text: string, max = 40): string {
 }
 
 function resolveConfig(raw: Record<string, unknown>): PlannerConfig {
-  const known = ['maxMoves', 'acceptWords', 'systemPrompt', 'includeTask'];
+  const known = ['maxMoves', 'acceptWords', 'systemPrompt', 'includeTask', 'terse'];
   for (const key of Object.keys(raw)) {
     if (!known.includes(key)) throw new Error(`${PLANNER_ID}: roleConfig.${key} is not a known key; known keys: ${known.join(', ')}`);
   }
@@ -58,10 +64,11 @@ function resolveConfig(raw: Record<string, unknown>): PlannerConfig {
   }
   if (typeof c.acceptWords !== 'boolean') throw new Error(`${PLANNER_ID}: roleConfig.acceptWords must be a boolean, got ${JSON.stringify(c.acceptWords)}`);
   if (typeof c.includeTask !== 'boolean') throw new Error(`${PLANNER_ID}: roleConfig.includeTask must be a boolean, got ${JSON.stringify(c.includeTask)}`);
+  if (typeof c.terse !== 'boolean') throw new Error(`${PLANNER_ID}: roleConfig.terse must be a boolean, got ${JSON.stringify(c.terse)}`);
   if (c.systemPrompt !== undefined && typeof c.systemPrompt !== 'string') {
     throw new Error(`${PLANNER_ID}: roleConfig.systemPrompt must be a string, got ${JSON.stringify(c.systemPrompt)}`);
   }
-  return Object.freeze({ maxMoves: c.maxMoves, acceptWords: c.acceptWords, includeTask: c.includeTask, ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }) });
+  return Object.freeze({ maxMoves: c.maxMoves, acceptWords: c.acceptWords, includeTask: c.includeTask, terse: c.terse, ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }) });
 }
 
 /** The result of {@link parseMoveList}: the moves, or a precise error. */
@@ -117,8 +124,12 @@ export function moveListPattern(maxMoves: number): string {
   return maxMoves <= 1 ? '#### \\[(?:[UDLR])?\\]' : `#### \\[(?:[UDLR](?:,[UDLR]){0,${maxMoves - 1}})?\\]`;
 }
 
-/** Joins the observation into the user message: task, current state, then each context block under a heading. */
-export function renderObservation(observation: Observation, options: { includeTask?: boolean } = {}): string {
+/**
+ * Joins the observation into the user message: task, current state, then each context block under a heading, then
+ * the answer format. `terse`: only the state and `label: text` lines.
+ */
+export function renderObservation(observation: Observation, options: { includeTask?: boolean; terse?: boolean } = {}): string {
+  if (options.terse) return [observation.state, ...observation.context.map((c) => `${c.label}: ${c.text}`)].join('\n');
   const parts = options.includeTask === false ? [`Current state:\n${observation.state}`] : [observation.task.trim(), `Current state:\n${observation.state}`];
   for (const c of observation.context) parts.push(`### ${c.label}\n${c.text}`);
   parts.push(`Answer with one final line: ${PLANNER_FORMAT}`);
@@ -150,7 +161,7 @@ export class PlannerRole implements Role<PlannerMove[]> {
   prompt(observation: Observation, seat: SeatContext): ChatMessage[] {
     return [
       { role: 'system', content: this.systemPrompt(seat) },
-      { role: 'user', content: renderObservation(observation, { includeTask: this.config.includeTask }) },
+      { role: 'user', content: renderObservation(observation, { includeTask: this.config.includeTask, terse: this.config.terse }) },
     ];
   }
 

@@ -86,6 +86,14 @@ describe('planner rendering, prompt and grammar', () => {
       'Answer with one final line: #### [U,D,...]',
     ].join('\n\n'));
   });
+  it('terse: the state and `label: text` context lines only', () => {
+    const terse = new PlannerRole({ terse: true, systemPrompt: '{seat}' });
+    const messages = terse.prompt(observation, seat);
+    assert.equal(messages[0]!.content, 'executor');
+    assert.equal(messages[1]!.content, `${observation.state}\nproposal: ${observation.context[0]!.text}`);
+    assert.doesNotMatch(messages[1]!.content, /Current state|Answer with/);
+    assert.throws(() => new PlannerRole({ terse: 'yes' }), /roleConfig\.terse must be a boolean/);
+  });
   it('a custom system prompt substitutes {seat} and {maxMoves}', () => {
     const custom = new PlannerRole({ systemPrompt: 'Seat {seat}, up to {maxMoves}.', maxMoves: 3 });
     assert.equal(custom.prompt(observation, seat)[0]!.content, 'Seat executor, up to 3.');
