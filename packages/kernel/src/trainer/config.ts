@@ -28,10 +28,20 @@ export interface WarmStartConfig {
   readonly demonstrations: number;
   /** Passes over the demonstrations. */
   readonly epochs: number;
-  /** Learning rate (AdamW, constant). */
+  /** Peak learning rate (AdamW). */
   readonly lr: number;
   /** Sequences per SFT mini-batch. */
   readonly miniBatchSize: number;
+  /** Learning-rate schedule over all SFT optimizer steps: `constant` (default), `linear` or `cosine` decay to 0. */
+  readonly schedule: 'constant' | 'linear' | 'cosine';
+  /** Linear warm-up steps from 0 to `lr` (default 0). */
+  readonly warmupSteps: number;
+  /**
+   * Policies trained at once, each in its own worker thread (tfjs-wasm runs one thread per isolate, so two full-model
+   * policies use two cores). Default: the machine's available parallelism. 1 trains them one after the other in the
+   * main thread. LoRA-adapter policies (L2) always train in the main thread. Results are identical either way.
+   */
+  readonly workers?: number;
 }
 
 /** The resolved trainer configuration. */
@@ -143,6 +153,9 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
         epochs: { type: 'integer', minimum: 1, default: 2 },
         lr: { type: 'number', exclusiveMinimum: 0, default: 1e-3 },
         miniBatchSize: { type: 'integer', minimum: 1, default: 16 },
+        schedule: { enum: ['constant', 'linear', 'cosine'], default: 'constant' },
+        warmupSteps: { type: 'integer', minimum: 0, default: 0 },
+        workers: { type: 'integer', minimum: 1 },
       },
     },
   },

@@ -7,11 +7,15 @@
 import type { Environment } from '../contracts/environment.js';
 import type { ChatMessage } from '../contracts/common.js';
 import type { SeatBinding } from '../episode/context.js';
+import { availableParallelism } from 'node:os';
+import { currentBackend } from '../policy/backend/index.js';
+import type { CausalLM } from '../policy/lm/model.js';
 import { AdamW, type SequencePair } from '../policy/lm/train.js';
 import { createRng, deriveSeed, shuffled } from '../util/rng.js';
 import type { WarmStartConfig } from './config.js';
 import { sftStep } from './loss.js';
 import type { PolicyHandle } from './policies.js';
+import { sftInWorker } from './sft-thread.js';
 
 /** One demonstration sample: what one seat should have written in one state. */
 export interface Demonstration {
@@ -81,13 +85,88 @@ export interface WarmStartResult {
   readonly lastEpochLoss: Record<string, number>;
   /** Optimizer steps per policy. */
   readonly optimizerSteps: Record<string, number>;
+  /** Worker threads the policies trained in (0: all in the main thread). */
+  readonly workers: number;
   /** Wall seconds. */
   readonly seconds: number;
 }
 
+/** What one policy's SFT run reports. */
+export interface SftRunResult {
+  /** Mean loss of the first epoch. */
+  readonly firstEpochLoss: number;
+  /** Mean loss of the last epoch. */
+  readonly lastEpochLoss: number;
+  /** Optimizer steps taken. */
+  readonly steps: number;
+}
+
+/** Settings of {@link sftRun} (plain data: they cross into worker threads). */
+export interface SftRunSettings {
+  /** Seed of the mini-batch shuffling stream. */
+  readonly rngSeed: number;
+  /** Gradient-norm clip. */
+  readonly maxGradNorm: number;
+  /** Padding token id. */
+  readonly padId: number;
+}
+
 /**
- * SFT of every trainable policy on ITS seats' demonstrations (a fresh AdamW per policy, constant lr, token-mean NLL,
- * shuffled mini-batches with a seeded stream). Increments each trained policy's version once.
+ * SFT of one model on its (prompt, completion) pairs: a fresh AdamW over the model's trainable variables, the
+ * configured lr schedule over all steps, token-mean NLL, shuffled mini-batches from a seeded stream. The same inputs
+ * give the same weights on the same backend, in the main thread or in a worker.
+ */
+export async function sftRun(
+  model: CausalLM,
+  pairs: readonly SequencePair[],
+  config: Pick<WarmStartConfig, 'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps'>,
+  settings: SftRunSettings,
+  onEpoch?: (epoch: number, loss: number) => void,
+): Promise<SftRunResult> {
+  const totalSteps = config.epochs * Math.ceil(pairs.length / config.miniBatchSize);
+  const schedule = config.schedule ?? 'constant';
+  const warmupSteps = Math.min(config.warmupSteps ?? 0, Math.max(0, totalSteps - 1));
+  const lr = schedule === 'constant' && warmupSteps === 0 ? config.lr : { kind: schedule, lr: config.lr, warmupSteps, totalSteps };
+  const opt = new AdamW(model.trainableVariables(), { lr, maxGradNorm: settings.maxGradNorm });
+  const rng = createRng(settings.rngSeed);
+  let steps = 0;
+  let firstEpochLoss = NaN;
+  let lastEpochLoss = NaN;
+  try {
+    for (let epoch = 0; epoch < config.epochs; epoch++) {
+      const order = shuffled(pairs.map((_, i) => i), rng);
+      let sum = 0, n = 0;
+      for (let s = 0; s < order.length; s += config.miniBatchSize) {
+        const batch = order.slice(s, s + config.miniBatchSize).map((i) => pairs[i]!);
+        sum += sftStep(model, opt, batch, settings.padId).loss;
+        n++;
+        steps++;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      const mean = sum / Math.max(1, n);
+      if (epoch === 0) firstEpochLoss = mean;
+      lastEpochLoss = mean;
+      onEpoch?.(epoch, mean);
+    }
+  } finally {
+    opt.dispose();
+  }
+  return { firstEpochLoss, lastEpochLoss, steps };
+}
+
+/** One policy's SFT job. */
+interface SftJob {
+  readonly handle: PolicyHandle;
+  readonly lm: NonNullable<PolicyHandle['trainable']>;
+  readonly pairs: SequencePair[];
+  readonly settings: SftRunSettings;
+}
+
+/**
+ * SFT of every trainable policy on ITS seats' demonstrations (see {@link sftRun}). Full-model policies train in
+ * parallel worker threads when the backend is single-threaded wasm/cpu and `config.workers` (default: the available
+ * parallelism) allows more than one; the trained weights are copied back into the policy's own variables. Results
+ * are the same as training them one after the other. Increments each trained policy's version once.
  */
 export async function warmStart(
   handles: readonly PolicyHandle[],
@@ -99,6 +178,7 @@ export async function warmStart(
   const res: { samples: Record<string, number>; firstEpochLoss: Record<string, number>; lastEpochLoss: Record<string, number>; optimizerSteps: Record<string, number> } = {
     samples: {}, firstEpochLoss: {}, lastEpochLoss: {}, optimizerSteps: {},
   };
+  const jobs: SftJob[] = [];
   for (const h of handles) {
     const lm = h.trainable;
     if (!lm) continue;
@@ -110,31 +190,37 @@ export async function warmStart(
       promptIds: lm.promptIds(d.messages),
       completionIds: [...lm.tokenizer.encode(d.text), ...(eos !== undefined ? [eos] : [])],
     }));
-    const opt = new AdamW(lm.model.trainableVariables(), { lr: config.lr, maxGradNorm: options.maxGradNorm });
-    const rng = createRng(deriveSeed(options.seed, 'warm-start', h.name));
-    let steps = 0;
-    try {
-      for (let epoch = 0; epoch < config.epochs; epoch++) {
-        const order = shuffled(pairs.map((_, i) => i), rng);
-        let sum = 0, n = 0;
-        for (let s = 0; s < order.length; s += config.miniBatchSize) {
-          const batch = order.slice(s, s + config.miniBatchSize).map((i) => pairs[i]!);
-          const r = sftStep(lm.model, opt, batch, lm.tokenizer.padTokenId ?? 0);
-          sum += r.loss;
-          n++;
-          steps++;
-          await new Promise<void>((resolve) => setImmediate(resolve));
-        }
-        const mean = sum / Math.max(1, n);
-        if (epoch === 0) res.firstEpochLoss[h.name] = mean;
-        res.lastEpochLoss[h.name] = mean;
-        options.onProgress?.(h.name, epoch, mean);
-      }
-    } finally {
-      opt.dispose();
-    }
-    res.optimizerSteps[h.name] = steps;
-    lm.version++;
+    const settings = { rngSeed: deriveSeed(options.seed, 'warm-start', h.name), maxGradNorm: options.maxGradNorm, padId: lm.tokenizer.padTokenId ?? 0 };
+    jobs.push({ handle: h, lm, pairs, settings });
   }
-  return { ...res, seconds: (performance.now() - started) / 1000 };
+  const backend = currentBackend()?.backend;
+  const threadable = (j: SftJob): boolean => !j.handle.lora && j.lm.model.lora.size === 0;
+  const workers = Math.max(1, config.workers ?? availableParallelism());
+  const parallel = workers > 1 && (backend === 'wasm' || backend === 'cpu') && jobs.filter(threadable).length > 1;
+  const record = (j: SftJob, r: SftRunResult): void => {
+    res.firstEpochLoss[j.handle.name] = r.firstEpochLoss;
+    res.lastEpochLoss[j.handle.name] = r.lastEpochLoss;
+    res.optimizerSteps[j.handle.name] = r.steps;
+    j.lm.version++;
+  };
+  const inThread = async (j: SftJob): Promise<void> => {
+    record(j, await sftRun(j.lm.model, j.pairs, config, j.settings, (epoch, loss) => options.onProgress?.(j.handle.name, epoch, loss)));
+  };
+  let threads = 0;
+  if (!parallel) {
+    for (const j of jobs) await inThread(j);
+  } else {
+    const queue = jobs.filter(threadable);
+    const runNext = async (): Promise<void> => {
+      for (let j = queue.shift(); j; j = queue.shift()) {
+        const job = j;
+        const r = await sftInWorker(job.lm.model, job.pairs, config, job.settings, backend!, (epoch, loss) => options.onProgress?.(job.handle.name, epoch, loss));
+        record(job, r);
+      }
+    };
+    threads = Math.min(workers, queue.length);
+    await Promise.all(Array.from({ length: threads }, runNext));
+    for (const j of jobs.filter((x) => !threadable(x))) await inThread(j);
+  }
+  return { ...res, workers: threads, seconds: (performance.now() - started) / 1000 };
 }

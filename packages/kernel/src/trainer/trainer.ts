@@ -235,7 +235,7 @@ export class Trainer {
       onProgress: (policy, epoch, loss) => this.emit({ type: 'warm-start', phase: 'epoch', policy, epoch, loss }),
     });
     this.warmStarted = true;
-    const rec: MetricsRecord = { step: 0, kind: 'warm-start', 'warmstart/demonstrations': w.demonstrations, 'warmstart/samples': demos.length, 'time/warmstart': res.seconds };
+    const rec: MetricsRecord = { step: 0, kind: 'warm-start', 'warmstart/demonstrations': w.demonstrations, 'warmstart/samples': demos.length, 'warmstart/workers': res.workers, 'time/warmstart': res.seconds };
     for (const [p, n] of Object.entries(res.samples)) rec[`warmstart/${p}/samples`] = n;
     for (const [p, l] of Object.entries(res.firstEpochLoss)) rec[`warmstart/${p}/first_epoch_loss`] = l;
     for (const [p, l] of Object.entries(res.lastEpochLoss)) rec[`warmstart/${p}/last_epoch_loss`] = l;

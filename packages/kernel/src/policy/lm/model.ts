@@ -150,6 +150,28 @@ export class CausalLM {
     return out;
   }
 
+  /**
+   * Overwrites every base parameter with Hugging Face-layout tensors (the inverse of {@link exportTensors}), in place:
+   * the variables (and so any optimizer holding them) stay the same objects. Throws naming the tensor for a missing
+   * tensor or a wrong shape, before changing anything.
+   */
+  assignTensors(tensors: ReadonlyMap<string, HostTensor>, where = 'tensors'): void {
+    const shapes = parameterShapes(this.config);
+    for (const [name, shape] of shapes) {
+      const t = tensors.get(name);
+      if (!t) throw new Error(`${where}: tensor '${name}' is missing`);
+      if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+        throw new Error(`${where}: tensor '${name}' has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`);
+      }
+    }
+    for (const [name, shape] of shapes) {
+      const t = tensors.get(name)!;
+      const data = isLinear(name) ? transpose2d(t.data, shape[0]!, shape[1]!) : t.data;
+      const v = this.params.get(name)!;
+      tf.tidy(() => v.assign(tf.tensor(data, v.shape, 'float32')));
+    }
+  }
+
   /** Number of base parameters. */
   numParams(): number {
     let n = 0;
