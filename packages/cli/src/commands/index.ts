@@ -3,6 +3,7 @@ import { register as bench } from './bench.js';
 import { register as doctor } from './doctor.js';
 import { register as env } from './env.js';
 import { register as evaluate } from './eval.js';
+import { register as experiment } from './experiment.js';
 import { register as generate } from './generate.js';
 import { register as newPlugin } from './new.js';
 import { register as plugins } from './plugins.js';
@@ -16,5 +17,5 @@ import { register as verify } from './verify.js';
 
 /** Every command module of the CLI, in the order `troupe --help` lists them. */
 export const COMMANDS: readonly ((program: Command) => void)[] = [
-  validate, run, train, sft, evaluate, env, generate, sandbox, verify, plugins, newPlugin, test, bench, doctor,
+  validate, run, train, sft, evaluate, experiment, env, generate, sandbox, verify, plugins, newPlugin, test, bench, doctor,
 ];

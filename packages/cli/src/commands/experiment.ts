@@ -1,0 +1,194 @@
+import type { Command } from 'commander';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
+import {
+  ARM_NAMES, ARMS, ExperimentError, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
+  type ArmName, type ExperimentEvent, type GameInput, type RunResult,
+} from '@troupe/kernel/experiment';
+import type { ReportChart } from '@troupe/kernel/model';
+import { CliError, positiveInt, printJson, UsageError } from '../errors.js';
+import * as trainCommand from './train.js';
+
+/** The games of the paper's table and the preset of each one's base (per-role) team spec. */
+export const GAME_PRESETS: Readonly<Record<string, string>> = Object.freeze({
+  'plan-path': 'default-team',
+  sokoban: 'sokoban-team',
+  sudoku: 'sudoku-team',
+});
+
+interface PaperTableOptions {
+  games: string;
+  arms?: string;
+  seeds: number;
+  budget?: number;
+  steps?: number;
+  episodes?: number;
+  jobs: number;
+  out?: string;
+  spec: string[];
+  json?: boolean;
+  progress: boolean;
+}
+
+/** The command line that starts this same CLI in a child process (from source under tsx, or the built one). */
+export function troupeLauncher(): string[] {
+  const self = fileURLToPath(import.meta.url);
+  if (self.endsWith('.ts')) {
+    return [process.execPath, '--conditions=troupe:source', '--import', import.meta.resolve('tsx'), join(dirname(self), '..', 'main.ts')];
+  }
+  return [process.execPath, join(dirname(self), '..', 'main.js')];
+}
+
+/** Resolves each game's base spec: `--spec game=FILE`, else its preset. Errors name the game and what to do. */
+export function loadGames(games: readonly string[], overrides: readonly string[]): GameInput[] {
+  const files = new Map<string, string>();
+  for (const o of overrides) {
+    const m = /^([^=]+)=(.+)$/.exec(o);
+    if (!m) throw new UsageError(`--spec must be GAME=FILE (e.g. --spec plan-path=./team.yaml), got "${o}"`);
+    files.set(m[1]!.trim(), m[2]!.trim());
+  }
+  for (const g of files.keys()) {
+    if (!games.includes(g)) throw new UsageError(`--spec ${g}=...: "${g}" is not among --games (${games.join(', ')})`);
+  }
+  return games.map((game): GameInput => {
+    const file = files.get(game);
+    if (file) return { name: game, spec: loadTeamSpec(file) };
+    const preset = GAME_PRESETS[game];
+    if (!preset) {
+      throw new UsageError(`unknown game "${game}"; the games with a preset are ${Object.keys(GAME_PRESETS).join(', ')} (or give --spec ${game}=FILE)`);
+    }
+    const presetFile = join(PRESETS_DIR, `${preset}.yaml`);
+    if (!existsSync(presetFile)) {
+      throw new CliError(`game ${game}: its base spec, the preset '${preset}', is not shipped (no ${presetFile}); pass --spec ${game}=FILE or leave ${game} out of --games`);
+    }
+    return { name: game, spec: loadTeamSpec(presetFile) as TeamSpec };
+  });
+}
+
+/** The vega-lite → SVG/PNG renderer of `troupe train`'s report, when train.ts exports it (see the docs). */
+type ChartRenderer = (chart: ReportChart) => Promise<{ svg: string; png: Buffer | Uint8Array }>;
+const renderChart = (trainCommand as unknown as { renderChart?: ChartRenderer }).renderChart;
+
+async function renderCharts(dir: string, charts: readonly ReportChart[]): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
+  if (!renderChart) return { rendered: false, reason: 'the chart renderer of `troupe train` (train.ts renderChart) is not exported; the vega-lite specs are in plots/*.vl.json', files: [] };
+  const files: string[] = [];
+  try {
+    mkdirSync(dir, { recursive: true });
+    for (const chart of charts) {
+      const { svg, png } = await renderChart(chart);
+      writeFileSync(join(dir, `${chart.name}.svg`), svg);
+      writeFileSync(join(dir, `${chart.name}.png`), png);
+      files.push(join(dir, `${chart.name}.svg`), join(dir, `${chart.name}.png`));
+    }
+    return { rendered: true, files };
+  } catch (err) {
+    return { rendered: false, reason: err instanceof Error ? err.message : String(err), files };
+  }
+}
+
+/** One line per run on stderr. */
+function progress(enabled: boolean, total: () => number): (e: ExperimentEvent) => void {
+  let finished = 0;
+  const tag = (r: { game: string; arm: string; seed: number }): string => `${r.game} ${r.arm} seed ${r.seed}`;
+  const say = (s: string): void => {
+    if (enabled) process.stderr.write(`${s}\n`);
+  };
+  const outcome = (r: RunResult): string => {
+    if (r.status !== 'ok' || !r.eval) return `FAILED: ${(r.error ?? '').split('\n')[0]}`;
+    const samples = ARMS[r.arm].rl ? `, ${r.samples.generated} samples in ${r.samples.steps} steps` : '';
+    return `success ${r.eval.successes}/${r.eval.episodes} (${(100 * r.eval.successRate).toFixed(1)}%)${samples}, ${r.seconds.toFixed(0)} s`;
+  };
+  return (e) => {
+    switch (e.type) {
+      case 'plan':
+        say(`paper-table: ${e.runs.length} runs`);
+        return;
+      case 'cached':
+        finished++;
+        say(`[${finished}/${total()}] ${tag(e.run)}: done earlier — ${outcome(e.result)}`);
+        return;
+      case 'start':
+        say(`      ${tag(e.run)}: start → ${e.run.dir}`);
+        return;
+      case 'child':
+        say(`      ${tag(e.run)}: troupe ${e.args[0]}${e.args.includes('--steps') ? ` --steps ${e.args[e.args.indexOf('--steps') + 1]}` : ''}`);
+        return;
+      case 'done':
+        finished++;
+        say(`[${finished}/${total()}] ${tag(e.run)}: ${outcome(e.result)}`);
+        return;
+      default:
+        return;
+    }
+  };
+}
+
+/**
+ * `troupe experiment paper-table`: the paper's baselines table at our scale — arms × games × seeds, each a child
+ * `troupe train` / `troupe eval` on a generated spec; writes table.md, results.json, plots/ and the run folders.
+ */
+export function register(program: Command): void {
+  const experiment = program.command('experiment').description('run experiments made of many training runs (the paper\'s table)');
+  experiment
+    .command('paper-table')
+    .description('the paper\'s baselines table at our scale: every arm (single agent, MAS prompt-only, naive GRPO, AT-GRPO shared / per-role, swapped roles) × games × seeds, with equal sample budgets')
+    .option('--games <list>', `comma-separated games (${Object.keys(GAME_PRESETS).join(', ')})`, Object.keys(GAME_PRESETS).join(','))
+    .option('--arms <list>', `comma-separated arms (default: all: ${ARM_NAMES.join(', ')})`)
+    .option('--seeds <n>', 'seeds per game and arm', positiveInt('--seeds'), 3)
+    .option('--budget <samples>', 'generated RL samples per RL run (default: the base spec\'s steps × its samples per step)', positiveInt('--budget'))
+    .option('--steps <n>', 'alternative to --budget: the budget of N steps of the per-role base team', positiveInt('--steps'))
+    .option('-n, --episodes <n>', 'held-out test episodes per run (default: the base spec\'s evaluation.episodes)', positiveInt('--episodes'))
+    .option('--jobs <n>', 'runs at once (child processes; the wasm backend uses one core each)', positiveInt('--jobs'), 1)
+    .option('-o, --out <dir>', 'output folder', join('runs', 'paper-table'))
+    .option('--spec <game=file>', 'base spec of a game instead of its preset (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--json', 'print one JSON document (where everything is, and the cells)')
+    .option('--no-progress', 'no progress lines on stderr')
+    .action(async (opts: PaperTableOptions) => {
+      if (opts.budget !== undefined && opts.steps !== undefined) throw new UsageError('give --budget or --steps, not both');
+      const gameNames = [...new Set(opts.games.split(',').map((g) => g.trim()).filter((g) => g.length > 0))];
+      if (gameNames.length === 0) throw new UsageError('--games: no game given');
+      let arms: ArmName[];
+      try {
+        arms = opts.arms !== undefined ? parseArmList(opts.arms) : [...ARM_NAMES];
+      } catch (err) {
+        if (err instanceof ExperimentError) throw new UsageError(err.message);
+        throw err;
+      }
+      const games = loadGames(gameNames, opts.spec);
+      const out = resolve(opts.out ?? join('runs', 'paper-table'));
+      const settings = {
+        games: gameNames, arms, seeds: opts.seeds, out, jobs: opts.jobs,
+        ...(opts.budget !== undefined ? { budget: opts.budget } : {}), ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
+        ...(opts.episodes !== undefined ? { episodes: opts.episodes } : {}),
+      };
+      const plan = planExperiment({ ...settings, games, outDir: out }); // derivation errors surface before anything runs
+      const budgets = Object.fromEntries(gameNames.map((g) => [g, plan.find((r) => r.game === g && ARMS[r.arm].rl)?.derived.budget.budget ?? 0]).filter(([, b]) => (b as number) > 0));
+      const result = await runExperiment({
+        ...settings, games, outDir: out, launcher: troupeLauncher(), onEvent: progress(opts.progress && !opts.json, () => plan.length),
+      });
+      const report = writeExperimentReport(out, result.runs, { ...settings, budgets, specs: Object.fromEntries(games.map((g) => [g.name, g.spec.file])) });
+      const plots = await renderCharts(join(out, 'plots'), report.charts);
+      const failed = result.runs.filter((r) => r.status !== 'ok');
+      if (opts.json) {
+        printJson({
+          out, table: report.table, results: report.results, plots: plots.rendered ? plots.files : report.chartSpecs, plots_rendered: plots.rendered,
+          runs: result.runs.length, failed: failed.map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, dir: join(out, r.dir), error: r.error })),
+          cells: tableCells(result.runs, { ...settings, budgets }).map((c) => ({ game: c.game, arm: c.arm, mean: c.mean ?? null, std: c.std ?? null, seeds: c.n, failed: c.failed, samples: c.samples, values: c.values })),
+        });
+      } else {
+        const w = (s: string): void => void process.stdout.write(`${s}\n`);
+        w(`paper-table: ${result.runs.length} runs (${failed.length} failed) → ${out}`);
+        const cells = tableCells(result.runs, { ...settings, budgets });
+        const width = Math.max(...arms.map((a) => a.length));
+        w(`  ${''.padEnd(width)}  ${gameNames.map((g) => g.padEnd(16)).join('')}`);
+        for (const a of arms) w(`  ${a.padEnd(width)}  ${gameNames.map((g) => formatCell(cells.find((c) => c.arm === a && c.game === g)!).padEnd(16)).join('')}`);
+        w(`  table             ${report.table}`);
+        w(`  results           ${report.results}`);
+        w(`  plots             ${join(out, 'plots')}${plots.rendered ? '' : ` (not rendered: ${plots.reason})`}`);
+        for (const r of failed) w(`  failed: ${r.game} ${r.arm} seed ${r.seed} (${relative(process.cwd(), join(out, r.dir))}/failure.json, troupe.log)`);
+      }
+      if (failed.length > 0) process.exitCode = 1;
+    });
+}

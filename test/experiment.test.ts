@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { json, ROOT, troupe, type CliResult } from './helpers/cli.js';
+
+/** Runs the CLI in this process (no child start-up: for commands that spawn nothing). */
+async function troupeInProcess(args: readonly string[]): Promise<CliResult> {
+  const { main } = await import('../packages/cli/src/main.js');
+  let stdout = '';
+  let stderr = '';
+  const out = process.stdout.write.bind(process.stdout);
+  const err = process.stderr.write.bind(process.stderr);
+  process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
+  const saved = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    return { code: await main(['node', 'troupe', ...args]), stdout, stderr };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+    process.exitCode = saved;
+  }
+}
+
+const spec = join(ROOT, 'test', 'fixtures', 'experiment-smoke.yaml');
+
+describe('troupe experiment paper-table (end to end, from source)', function () {
+  this.timeout(600_000);
+  let out: string;
+  before(() => {
+    out = mkdtempSync(join(tmpdir(), 'troupe-experiment-'));
+  });
+  after(() => rmSync(out, { recursive: true, force: true }));
+
+  it('runs a minute-sized table (plan-path; prompt-only, per-role AT-GRPO and its swap; 1 seed) and writes table.md and results.json', async () => {
+    const r = await troupe([
+      'experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'mas-prompt,mas-atgrpo-per-role,swap',
+      '--seeds', '1', '--episodes', '2', '--jobs', '2', '--out', out, '--json', '--no-progress',
+    ]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const doc = json<{ table: string; results: string; runs: number; failed: unknown[]; cells: { arm: string; game: string; seeds: number; mean: number | null }[] }>(r);
+    assert.equal(doc.runs, 3);
+    assert.deepEqual(doc.failed, []);
+    assert.deepEqual(doc.cells.map((c) => [c.arm, c.game, c.seeds]), [['mas-prompt', 'plan-path', 1], ['mas-atgrpo-per-role', 'plan-path', 1], ['swap', 'plan-path', 1]]);
+
+    const table = readFileSync(join(out, 'table.md'), 'utf8');
+    const rows = table.split('\n').filter((l) => /^\| .*\(`[a-z-]+`\) \|/.test(l));
+    assert.deepEqual(rows.map((l) => /\(`([a-z-]+)`\)/.exec(l)![1]), ['mas-prompt', 'mas-atgrpo-per-role', 'swap']);
+    assert.match(rows[0]!, /^\| MAS prompt-only \(`mas-prompt`\) \| \d+\.\d ± – \| 0 \(warm start only\) \| 1 \|$/);
+    // B·K·N·T = 1·2·2·1 = 4 samples per step, 2 steps: exactly the budget of 8.
+    assert.match(rows[1]!, /^\| MAS \+ AT-GRPO per-role \(`mas-atgrpo-per-role`\) \| \d+\.\d ± – \| 8 \| 1 \|$/);
+    assert.match(rows[2]!, /^\| per-role, roles swapped \(`swap`\) \| \d+\.\d ± – \| eval only \| 1 \|$/);
+
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { runs: Record<string, any>[] };
+    const byArm = Object.fromEntries(results.runs.map((x) => [x.arm, x]));
+    assert.equal(byArm['mas-atgrpo-per-role'].samples.generated, 8);
+    assert.equal(byArm['mas-atgrpo-per-role'].level, 'L3');
+    assert.equal(byArm['mas-prompt'].samples.generated, 0);
+    for (const x of results.runs) assert.equal(x.eval.episodes, 2, x.arm);
+    // The control (the per-role checkpoint loaded through `model:`, seats unchanged) reproduces the per-role result.
+    assert.equal(byArm.swap.control.successes, byArm['mas-atgrpo-per-role'].eval.successes);
+    const swapSpec = readFileSync(join(out, 'runs', 'plan-path', 'swap', 'seed-0', 'swap.yaml'), 'utf8');
+    assert.match(swapSpec, /model: \.\.\/\.\.\/mas-atgrpo-per-role\/seed-0\/checkpoints\/step-2\/proposer/);
+    assert.ok(existsSync(join(out, 'runs', 'plan-path', 'mas-atgrpo-per-role', 'seed-0', 'checkpoints', 'step-2', 'executor', 'model.safetensors')));
+    assert.ok(existsSync(join(out, 'plots', 'success.vl.json')));
+
+    // A rerun finds every result and runs nothing.
+    const again = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'mas-prompt,mas-atgrpo-per-role,swap', '--seeds', '1', '--episodes', '2', '--out', out]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /\[3\/3\] plan-path swap seed 0: done earlier/);
+    assert.doesNotMatch(again.stderr, /: start →/);
+  });
+
+  it('names unknown games and arms (usage errors, exit 2)', async () => {
+    const game = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path,chess', '--out', join(out, 'x')]);
+    assert.equal(game.code, 2);
+    assert.match(game.stderr, /unknown game "chess"; the games with a preset are plan-path, sokoban, sudoku/);
+    const arm = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--arms', 'mas-prompt,solo', '--out', join(out, 'x')]);
+    assert.equal(arm.code, 2);
+    assert.match(arm.stderr, /unknown arm "solo"; the arms are single, single-grpo, mas-prompt/);
+    assert.doesNotMatch(game.stderr + arm.stderr, /\n\s+at /);
+    assert.equal(existsSync(join(out, 'x')), false, 'nothing written');
+  });
+});
