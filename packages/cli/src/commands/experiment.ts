@@ -9,7 +9,7 @@ import {
 } from '@troupe/kernel/experiment';
 import type { ReportChart } from '@troupe/kernel/model';
 import { CliError, positiveInt, printJson, UsageError } from '../errors.js';
-import * as trainCommand from './train.js';
+import { renderChart } from './train.js';
 
 /** The games of the paper's table and the preset of each one's base (per-role) team spec. */
 export const GAME_PRESETS: Readonly<Record<string, string>> = Object.freeze({
@@ -67,12 +67,7 @@ export function loadGames(games: readonly string[], overrides: readonly string[]
   });
 }
 
-/** The vega-lite → SVG/PNG renderer of `troupe train`'s report, when train.ts exports it (see the docs). */
-type ChartRenderer = (chart: ReportChart) => Promise<{ svg: string; png: Buffer | Uint8Array }>;
-const renderChart = (trainCommand as unknown as { renderChart?: ChartRenderer }).renderChart;
-
 async function renderCharts(dir: string, charts: readonly ReportChart[]): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
-  if (!renderChart) return { rendered: false, reason: 'the chart renderer of `troupe train` (train.ts renderChart) is not exported; the vega-lite specs are in plots/*.vl.json', files: [] };
   const files: string[] = [];
   try {
     mkdirSync(dir, { recursive: true });

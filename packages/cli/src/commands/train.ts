@@ -82,7 +82,7 @@ export async function writeReport(out: string, title: string): Promise<{ rendere
   }
 }
 
-async function renderChart(chart: ReportChart): Promise<{ svg: string; png: Buffer }> {
+export async function renderChart(chart: ReportChart): Promise<{ svg: string; png: Buffer }> {
   const vl = await import('vega-lite');
   const vega = await import('vega');
   const { Resvg } = await import('@resvg/resvg-js');
