@@ -52,4 +52,29 @@ describe('warm start in worker threads', function () {
       assert.ok(moved > 1e-3, `${name}: the worker's training reached the policy's own variables`);
     }
   });
+
+  it('demonstration noise: random actions are played, oracle actions are the targets, so recoveries are demonstrated', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role' });
+    const team = await composeTrainableTeam(spec);
+    try {
+      const clean = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3 });
+      const noisy = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: 0.5 });
+      const again = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: 0.5 });
+      assert.deepEqual(noisy, again, 'seeded');
+      // Oracle play-throughs solve 5x5 Plan-Path in the first turn; with noise some episodes reach a second turn and
+      // the executor is shown proposals that miss the goal, with the oracle's answer as its target.
+      assert.ok(clean.every((d) => d.turn === 0));
+      assert.ok(noisy.some((d) => d.turn === 1), 'a second turn is demonstrated');
+      const missed = noisy.filter((d) => d.seat === 'executor' && /does not reach the goal/.test(d.messages.at(-1)!.content));
+      assert.ok(missed.length > 0, 'the executor is shown wrong proposals');
+      // The targets are the oracle's: the same state gives the same target with or without noise.
+      for (const d of noisy.filter((x) => x.turn === 0 && x.seat === 'proposer')) {
+        const twin = clean.find((c) => c.index === d.index && c.seat === 'proposer' && c.turn === 0);
+        if (twin) assert.equal(d.text, twin.text);
+      }
+      await assert.rejects(Promise.resolve().then(() => resolveTrainerConfig({ file: 'x.yaml', algorithm: { name: 'at-grpo', warmStart: { noise: 1.5 } } } as never)), /warmStart\.noise/);
+    } finally {
+      await team.dispose?.();
+    }
+  });
 });

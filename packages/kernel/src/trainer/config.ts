@@ -37,6 +37,11 @@ export interface WarmStartConfig {
   /** Linear warm-up steps from 0 to `lr` (default 0). */
   readonly warmupSteps: number;
   /**
+   * Probability of a random action instead of the oracle's at each (turn, seat) of a demonstration play-through
+   * (the target stays the oracle's action): demonstrations of recoveries. Default 0.
+   */
+  readonly noise: number;
+  /**
    * Policies trained at once, each in its own worker thread (tfjs-wasm runs one thread per isolate, so two full-model
    * policies use two cores). Default: the machine's available parallelism. 1 trains them one after the other in the
    * main thread. LoRA-adapter policies (L2) always train in the main thread. Results are identical either way.
@@ -113,6 +118,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
       properties: {
         kind: { enum: ['constant', 'linear', 'cosine'], default: 'constant' },
         warmupSteps: { type: 'integer', minimum: 0, default: 0 },
+        noise: { type: 'number', minimum: 0, maximum: 0.95, default: 0 },
         minLr: { type: 'number', minimum: 0, default: 0 },
       },
     },
@@ -155,6 +161,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
         miniBatchSize: { type: 'integer', minimum: 1, default: 16 },
         schedule: { enum: ['constant', 'linear', 'cosine'], default: 'constant' },
         warmupSteps: { type: 'integer', minimum: 0, default: 0 },
+        noise: { type: 'number', minimum: 0, maximum: 0.95, default: 0 },
         workers: { type: 'integer', minimum: 1 },
       },
     },

@@ -228,7 +228,7 @@ export class Trainer {
   /** Warm start: oracle demonstrations, SFT of each trainable policy on its seats' demonstrations. */
   async runWarmStart(): Promise<WarmStartResult & { demonstrations: number }> {
     const w = this.config.warmStart!;
-    const demos = await collectDemonstrations(this.team.environment, this.team.seats, { count: w.demonstrations, seed: deriveSeed(this.spec.seed, 'demonstrations') });
+    const demos = await collectDemonstrations(this.team.environment, this.team.seats, { count: w.demonstrations, seed: deriveSeed(this.spec.seed, 'demonstrations'), noise: w.noise });
     this.emit({ type: 'warm-start', phase: 'demonstrations', count: demos.length });
     const res = await warmStart(this.handles, demos, w, {
       seed: this.spec.seed, maxGradNorm: this.config.maxGradNorm,
