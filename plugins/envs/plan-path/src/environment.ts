@@ -1,5 +1,6 @@
 /**
  * `plan-path-v0`: the Plan-Path environment with the proposer/executor game-team workflow (ENVIRONMENTS.md).
+ * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import { readFileSync } from 'node:fs';
 import type {
@@ -11,14 +12,14 @@ import type { PlanPathConfig } from './config.js';
 import { resolvePlanPathConfig } from './config.js';
 import { runMoves } from './dynamics.js';
 import type { Direction, Pos } from './grid.js';
-import { DIRECTIONS, bfs, formatMoves, formatPos, renderGrid, samePos } from './grid.js';
+import { DIRECTIONS, canonicalPath, formatMoves, formatPos, renderGrid, samePos } from './grid.js';
 import type { PlanPathInstance } from './instance.js';
 import { generateInstance, planPathInstanceKey } from './instance.js';
 
 /** The contribution id. */
 export const PLAN_PATH_ID = 'plan-path-v0';
 
-/** The seats, in turn order. */
+/** The seats of the team, in turn order (`config.seats` may keep only the executor). */
 export const PLAN_PATH_SEATS = Object.freeze(['proposer', 'executor'] as const);
 
 /** A seat name of Plan-Path. */
@@ -49,8 +50,8 @@ export interface ProposalRecord {
 export interface TurnRecord {
   /** The turn index. */
   readonly turn: number;
-  /** The proposal of that turn. */
-  readonly proposal: ProposalRecord;
+  /** The proposal of that turn; `null` in the single-seat variant (`seats: ['executor']`: there is no proposer). */
+  readonly proposal: ProposalRecord | null;
   /** The executed moves (`null` when the executor's text did not parse). */
   readonly executed: readonly Direction[] | null;
   /** Why the executor's text did not parse. */
@@ -75,7 +76,7 @@ export interface PlanPathState {
   readonly position: Pos;
   /** The current turn (0-based). */
   readonly turn: number;
-  /** Index in {@link PLAN_PATH_SEATS} of the seat that acts next. */
+  /** Index in the environment's `seats` (the configured seats) of the seat that acts next. */
   readonly seatIndex: number;
   /** Moves executed so far in the episode (invalid ones included; ignored ones not). */
   readonly movesUsed: number;
@@ -94,6 +95,12 @@ export { movesSchema } from '@troupe/kernel';
 /** `(r,c)`: a position without the space, for the compact observation. */
 function compactPos(pos: Pos): string {
   return `(${pos.row},${pos.col})`;
+}
+
+/** `(+2,-1)`: the goal's offset from the walker in rows and columns, signed, for the compact observation. */
+function compactOffset(from: Pos, to: Pos): string {
+  const signed = (n: number): string => (n > 0 ? `+${n}` : String(n));
+  return `(${signed(to.row - from.row)},${signed(to.col - from.col)})`;
 }
 
 /** Deep-freezes a plain value (objects and arrays), returning it. */
@@ -124,10 +131,13 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   constructor(config: Record<string, unknown> = {}) {
     this.config = resolvePlanPathConfig(config);
     this.maxTurns = this.config.maxTurns;
+    const team = this.config.seats.length === 2;
     this.seats = deepFreeze([
       { name: 'proposer', actionType: 'moves', description: 'Proposes a move list; it is simulated on a copy, never executed.' },
-      { name: 'executor', actionType: 'moves', description: 'Sees the proposal and its simulated outcome; its move list is executed.' },
-    ]);
+      team
+        ? { name: 'executor', actionType: 'moves', description: 'Sees the proposal and its simulated outcome; its move list is executed.' }
+        : { name: 'executor', actionType: 'moves', description: 'Plays alone (single agent): sees the task and the current state; its move list is executed.' },
+    ].filter((s) => this.config.seats.includes(s.name as PlanPathSeat)));
     this.actionTypes = deepFreeze([
       { name: 'moves', schema: movesSchema(this.config.maxMoves), description: `A list of at most ${this.config.maxMoves} moves, each U, D, L or R.` },
     ]);
@@ -145,7 +155,7 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
 
   /** Grid rows, start, goal, shortest length and the oracle path. */
   describe(instance: PlanPathInstance): Record<string, unknown> {
-    const path = bfs(instance.grid, instance.start, instance.goal) ?? [];
+    const path = canonicalPath(instance.grid, instance.start, instance.goal) ?? [];
     return {
       size: instance.size,
       grid: [...instance.grid],
@@ -166,24 +176,31 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   }
 
   private seatIndexOf(seat: string): number {
-    const i = (PLAN_PATH_SEATS as readonly string[]).indexOf(seat);
-    if (i < 0) throw new Error(`${PLAN_PATH_ID}: unknown seat "${seat}"; the seats are ${PLAN_PATH_SEATS.join(', ')}`);
+    const names = this.seats.map((s) => s.name);
+    const i = names.indexOf(seat);
+    if (i < 0) {
+      throw new Error(`${PLAN_PATH_ID}: unknown seat "${seat}"; the seats are ${names.join(', ')}`
+        + `${names.length < PLAN_PATH_SEATS.length ? ' (config.seats is ["executor"]: the single-agent variant)' : ''}`);
+    }
     return i;
   }
 
   /** The task statement for a seat. */
   taskText(seat: string): string {
     const { size, maxTurns, maxMoves } = this.config;
-    const duty = seat === 'proposer'
-      ? 'You are the proposer: propose a move list that takes the walker to the goal. It is simulated on a copy and shown to the executor; it is not executed.'
-      : 'You are the executor: you see the proposer\'s list and where it would end. Give the move list that is actually executed (copy the proposal if it is right, fix it if not).';
+    const alone = this.seats.length === 1;
+    const duty = alone
+      ? 'You play alone: give the move list that is executed.'
+      : seat === 'proposer'
+        ? 'You are the proposer: propose a move list that takes the walker to the goal. It is simulated on a copy and shown to the executor; it is not executed.'
+        : 'You are the executor: you see the proposer\'s list and where it would end. Give the move list that is actually executed (copy the proposal if it is right, fix it if not).';
     return [
       `Plan-Path: move the walker A to the goal G on a ${size}x${size} grid.`,
       'Legend: A walker (current position), G goal, * walker on the goal, # wall, . free cell.',
       'Coordinates are (row, col): row 0 is the top row, col 0 the left column.',
       'Moves: U = up (row - 1), D = down (row + 1), L = left (col - 1), R = right (col + 1).',
       'A move into a wall or off the grid is invalid: the walker stays where it is. Moves after the goal is reached are ignored.',
-      `The team has at most ${maxTurns} turns; each turn the proposer speaks first, then the executor.`,
+      alone ? `You have at most ${maxTurns} turns.` : `The team has at most ${maxTurns} turns; each turn the proposer speaks first, then the executor.`,
       duty,
       `Answer with a list of at most ${maxMoves} moves.`,
     ].join('\n');
@@ -194,7 +211,7 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
     const { instance } = state;
     if (this.config.observation === 'compact') {
       return [
-        `A=${compactPos(state.position)} G=${compactPos(instance.goal)}`,
+        `A=${compactPos(state.position)} G=${compactPos(instance.goal)} d=${compactOffset(state.position, instance.goal)}`,
         renderGrid(instance.grid, { agent: state.position, goal: instance.goal, coordinates: false }).replaceAll(' ', ''),
       ].join('\n');
     }
@@ -220,11 +237,11 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   private historyText(t: TurnRecord): string {
     if (this.config.observation === 'compact') {
       const moves = (m: readonly Direction[] | null): string => (m ? formatMoves(m) : 'none');
-      return `${moves(t.proposal.moves)} ${moves(t.executed)} ${compactPos(t.from)}->${compactPos(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
+      return `${t.proposal ? `${moves(t.proposal.moves)} ` : ''}${moves(t.executed)} ${compactPos(t.from)}->${compactPos(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
     }
-    const proposed = t.proposal.moves ? formatMoves(t.proposal.moves) : 'unparseable';
+    const proposed = t.proposal ? `proposed ${t.proposal.moves ? formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
     const executed = t.executed ? formatMoves(t.executed) : `unparseable (${t.error ?? ''}), the walker did not move`;
-    return `Turn ${t.turn + 1}: proposed ${proposed}; executed ${executed}; walker ${formatPos(t.from)} -> ${formatPos(t.to)}`
+    return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; walker ${formatPos(t.from)} -> ${formatPos(t.to)}`
       + `${t.invalid ? `, ${t.invalid} invalid` : ''}.`;
   }
 
@@ -251,7 +268,7 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
     const index = this.seatIndexOf(seat);
     if (state.done) throw new Error(`${PLAN_PATH_ID}: step called on a finished episode (seat ${seat}, turn ${state.turn})`);
     if (index !== state.seatIndex) {
-      throw new Error(`${PLAN_PATH_ID}: it is ${PLAN_PATH_SEATS[state.seatIndex]}'s move in turn ${state.turn}, not ${seat}'s`);
+      throw new Error(`${PLAN_PATH_ID}: it is ${this.seats[state.seatIndex]?.name}'s move in turn ${state.turn}, not ${seat}'s`);
     }
     const { config } = this;
     const penalty = config.reward === 'sparse' ? 0 : config.malformedPenalty;
@@ -275,8 +292,8 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
         info: { proposal, from: state.position },
       });
     }
-    const proposal: ProposalRecord = state.proposal
-      ?? { moves: null, error: 'no proposal', end: state.position, reachesGoal: false, invalid: 0, reward: 0 };
+    // null only in the single-seat variant: the proposer seat acts before the executor in every team turn
+    const proposal: ProposalRecord | null = state.proposal;
     let record: TurnRecord;
     if ('error' in parsed) {
       record = { turn: state.turn, proposal, executed: null, error: parsed.error, from: state.position, to: state.position, invalid: 0, ignored: 0, reward: penalty };
@@ -309,10 +326,10 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
     });
   }
 
-  /** A shortest path (BFS) from the current position, cut to `maxMoves`; `[]` when already on the goal. */
+  /** The canonical shortest path (fewest turns, see `canonicalPath`) from the current position, cut to `maxMoves`; `[]` when already on the goal. */
   oracle(state: PlanPathState, seat: string): Direction[] {
     this.seatIndexOf(seat);
-    return (bfs(state.instance.grid, state.position, state.instance.goal) ?? []).slice(0, this.config.maxMoves);
+    return (canonicalPath(state.instance.grid, state.position, state.instance.goal) ?? []).slice(0, this.config.maxMoves);
   }
 
   /** 1 to min(maxMoves, 2·size) uniformly random moves. */

@@ -74,6 +74,68 @@ export function bfs(grid: readonly string[], start: Pos, goal: Pos): Direction[]
   return null;
 }
 
+/**
+ * A canonical shortest path: among all shortest paths from `start` to `goal`, the one with the fewest changes of
+ * direction; remaining ties go to the earlier direction in the order U, D, L, R at each step (so an open grid gives
+ * the vertical leg first, then the horizontal one). `[]` when start is the goal, `null` when it is unreachable.
+ *
+ * This is the oracle's answer: demonstrations made of straight legs are far easier for a small model to learn than
+ * the zig-zags a plain BFS tree returns.
+ */
+export function canonicalPath(grid: readonly string[], start: Pos, goal: Pos): Direction[] | null {
+  if (!isFree(grid, start) || !isFree(grid, goal)) return null;
+  const rows = grid.length;
+  const cols = grid[0]?.length ?? 0;
+  const key = (p: Pos): number => p.row * cols + p.col;
+  // Distance of every cell to the goal (BFS from the goal; moves are reversible).
+  const dist = new Int32Array(rows * cols).fill(-1);
+  dist[key(goal)] = 0;
+  const queue: Pos[] = [goal];
+  for (let head = 0; head < queue.length; head++) {
+    const cur = queue[head]!;
+    for (const dir of DIRECTIONS) {
+      const next = moveTarget(grid, cur, dir);
+      if (next && dist[key(next)] < 0) {
+        dist[key(next)] = dist[key(cur)]! + 1;
+        queue.push(next);
+      }
+    }
+  }
+  if (dist[key(start)]! < 0) return null;
+  // turns(p, d): the fewest direction changes from p to the goal along shortest moves, having arrived moving d.
+  const memo = new Map<string, number>();
+  const turns = (p: Pos, last: Direction | null): number => {
+    if (samePos(p, goal)) return 0;
+    const id = `${key(p)}:${last ?? ''}`;
+    const known = memo.get(id);
+    if (known !== undefined) return known;
+    let best = Infinity;
+    for (const dir of DIRECTIONS) {
+      const next = moveTarget(grid, p, dir);
+      if (!next || dist[key(next)] !== dist[key(p)]! - 1) continue;
+      best = Math.min(best, (last !== null && dir !== last ? 1 : 0) + turns(next, dir));
+    }
+    memo.set(id, best);
+    return best;
+  };
+  const path: Direction[] = [];
+  let at = start;
+  let last: Direction | null = null;
+  while (!samePos(at, goal)) {
+    let choice: { dir: Direction; next: Pos; cost: number } | null = null;
+    for (const dir of DIRECTIONS) {
+      const next = moveTarget(grid, at, dir);
+      if (!next || dist[key(next)] !== dist[key(at)]! - 1) continue;
+      const cost: number = (last !== null && dir !== last ? 1 : 0) + turns(next, dir);
+      if (!choice || cost < choice.cost) choice = { dir, next, cost };
+    }
+    path.push(choice!.dir);
+    at = choice!.next;
+    last = choice!.dir;
+  }
+  return path;
+}
+
 /** Options of {@link renderGrid}. */
 export interface RenderGridOptions {
   /** Where the walker is now (drawn `A`). */

@@ -171,14 +171,14 @@ describe('plan-path environment', () => {
   it('compact observation: current position, goal and walls in a few characters; same task, same data', () => {
     const compact = new PlanPathEnvironment({ size: 5, observation: 'compact' });
     let s = compact.reset(walled);
-    assert.equal(compact.observe(s, 'proposer').state, 'A=(0,0) G=(0,2)\nA#G..\n.#.#.\n...#.\n##...\n.....');
+    assert.equal(compact.observe(s, 'proposer').state, 'A=(0,0) G=(0,2) d=(0,+2)\nA#G..\n.#.#.\n...#.\n##...\n.....');
     assert.equal(compact.observe(s, 'proposer').task, env.observe(env.reset(walled), 'proposer').task);
     s = compact.step(s, 'proposer', act(['D', 'D', 'R', 'U'])).state;
     const proposal = compact.observe(s, 'executor').context.find((c) => c.label === 'proposal');
     assert.equal(proposal?.text, '[D,D,R,U] -> (2,1) miss 1 invalid');
     s = compact.step(s, 'executor', act(['D', 'D', 'R'])).state;
     const obs = compact.observe(s, 'proposer');
-    assert.equal(obs.state, 'A=(2,1) G=(0,2)\n.#G..\n.#.#.\n.A.#.\n##...\n.....', 'the walker is drawn where it is NOW');
+    assert.equal(obs.state, 'A=(2,1) G=(0,2) d=(-2,+1)\n.#G..\n.#.#.\n.A.#.\n##...\n.....', 'the walker is drawn where it is NOW');
     assert.deepEqual(obs.context, [{ label: 'turn 1', text: '[D,D,R,U] [D,D,R] (0,0)->(2,1)' }]);
     assert.deepEqual(obs.data, env.observe(env.step(env.step(env.reset(walled), 'proposer', act(['D', 'D', 'R', 'U'])).state, 'executor', act(['D', 'D', 'R'])).state, 'proposer').data);
     const s2 = compact.step(compact.reset(open), 'proposer', act(['R', 'R'])).state;
@@ -186,7 +186,7 @@ describe('plan-path environment', () => {
     const s3 = compact.step(compact.reset(open), 'proposer', bad('no list')).state;
     assert.equal(compact.observe(s3, 'executor').context[0]?.text, 'none');
     const done = compact.step(s2, 'executor', act(['R', 'R'])).state;
-    assert.match(compact.observe(done, 'proposer').state, /^A=\(0,2\) G=\(0,2\)\n\.\.\*\.\./, 'the walker on the goal is drawn *');
+    assert.match(compact.observe(done, 'proposer').state, /^A=\(0,2\) G=\(0,2\) d=\(0,0\)\n\.\.\*\.\./, 'the walker on the goal is drawn *');
     assert.equal(new PlanPathEnvironment({ size: 5 }).config.observation, 'full', 'full is the default');
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { bfs, manhattan, moveTarget, renderGrid } from '../src/index.js';
+import { bfs, canonicalPath, manhattan, moveTarget, renderGrid } from '../src/index.js';
 
 const grid = [
   '.#...',
@@ -20,6 +20,41 @@ describe('plan-path grid', () => {
     const closed = ['.#...', '##...', '.....', '.....', '.....'];
     assert.equal(bfs(closed, { row: 0, col: 0 }, { row: 4, col: 4 }), null);
     assert.equal(bfs(grid, { row: 0, col: 0 }, { row: 0, col: 1 }), null);
+  });
+
+  it('canonicalPath is a shortest path with the fewest turns, vertical leg first on ties', () => {
+    const open = ['.....', '.....', '.....', '.....', '.....'];
+    // BFS's tree zig-zags; the canonical path is two straight legs, the vertical one first.
+    assert.deepEqual(canonicalPath(open, { row: 3, col: 4 }, { row: 1, col: 2 }), ['U', 'U', 'L', 'L']);
+    assert.deepEqual(canonicalPath(open, { row: 0, col: 0 }, { row: 2, col: 3 }), ['D', 'D', 'R', 'R', 'R']);
+    // The vertical-first L is blocked at (1,4): the horizontal leg goes first.
+    const blocked = ['.....', '....#', '.....', '.....', '.....'];
+    assert.deepEqual(canonicalPath(blocked, { row: 0, col: 4 }, { row: 2, col: 2 }), ['L', 'L', 'D', 'D']);
+    // Around walls it stays shortest (same length as BFS) and takes the route with fewest direction changes.
+    assert.deepEqual(canonicalPath(grid, { row: 0, col: 0 }, { row: 0, col: 2 }), ['D', 'D', 'R', 'R', 'U', 'U']);
+    assert.deepEqual(canonicalPath(grid, { row: 0, col: 0 }, { row: 0, col: 0 }), []);
+    assert.equal(canonicalPath(grid, { row: 0, col: 0 }, { row: 0, col: 1 }), null);
+  });
+
+  it('canonicalPath has the BFS length on many random grids', () => {
+    let seed = 12345;
+    const rand = (): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    let checked = 0;
+    for (let t = 0; t < 300; t++) {
+      const g = Array.from({ length: 6 }, () => Array.from({ length: 6 }, () => (rand() < 0.25 ? '#' : '.')).join(''));
+      const s = { row: Math.floor(rand() * 6), col: Math.floor(rand() * 6) };
+      const e = { row: Math.floor(rand() * 6), col: Math.floor(rand() * 6) };
+      const a = bfs(g, s, e);
+      const c = canonicalPath(g, s, e);
+      assert.equal(c === null, a === null);
+      if (!a || !c) continue;
+      assert.equal(c.length, a.length);
+      let at = s;
+      for (const d of c) at = moveTarget(g, at, d) ?? assert.fail(`invalid move ${d} in ${c.join('')} on ${g.join('/')}`);
+      assert.deepEqual(at, e);
+      checked++;
+    }
+    assert.ok(checked > 100, `only ${checked} reachable cases`);
   });
 
   it('moveTarget refuses walls and borders', () => {
