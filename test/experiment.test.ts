@@ -34,10 +34,10 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
   });
   after(() => rmSync(out, { recursive: true, force: true }));
 
-  it('runs a minute-sized table (plan-path; prompt-only, per-role AT-GRPO and its swap; 1 seed) and writes table.md and results.json', async () => {
+  it('runs a minute-sized table (plan-path; prompt-only, per-role AT-GRPO from its warm start, and its swap; 1 seed) and writes table.md and results.json', async () => {
     const r = await troupe([
       'experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'mas-prompt,mas-atgrpo-per-role,swap',
-      '--seeds', '1', '--episodes', '2', '--jobs', '2', '--out', out, '--json', '--no-progress',
+      '--seeds', '1', '--episodes', '2', '--jobs', '2', '--run-timeout', '900', '--out', out, '--json', '--no-progress',
     ]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const doc = json<{ table: string; results: string; runs: number; failed: unknown[]; cells: { arm: string; game: string; seeds: number; mean: number | null }[] }>(r);
@@ -59,6 +59,23 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     assert.equal(byArm['mas-atgrpo-per-role'].level, 'L3');
     assert.equal(byArm['mas-prompt'].samples.generated, 0);
     for (const x of results.runs) assert.equal(x.eval.episodes, 2, x.arm);
+    // One warm start: mas-prompt's; the per-role run loaded its step-0 checkpoint and ran none of its own.
+    const runs = join(out, 'runs', 'plan-path');
+    assert.ok(byArm['mas-prompt'].warmStartSamples > 0);
+    assert.equal(byArm['mas-prompt'].source, undefined);
+    assert.equal(byArm['mas-atgrpo-per-role'].warmStartSamples, undefined);
+    assert.deepEqual(byArm['mas-atgrpo-per-role'].source, {
+      arm: 'mas-prompt', uses: 'warm-start', dir: 'runs/plan-path/mas-prompt/seed-0', checkpoint: 'runs/plan-path/mas-prompt/seed-0/checkpoints/step-0',
+    });
+    assert.deepEqual(byArm.swap.source.checkpoint, 'runs/plan-path/mas-atgrpo-per-role/seed-0/checkpoints/step-2');
+    const perRoleSpec = readFileSync(join(runs, 'mas-atgrpo-per-role', 'seed-0', 'spec.yaml'), 'utf8');
+    assert.match(perRoleSpec, /^# starts from the warm start \(\.\.\/\.\.\/mas-prompt\/seed-0\/checkpoints\/step-0\) of \.\.\/\.\.\/mas-prompt\/seed-0, plan [0-9a-f]{16}\n/);
+    assert.match(perRoleSpec, /model: \.\.\/\.\.\/mas-prompt\/seed-0\/checkpoints\/step-0\/executor/);
+    assert.doesNotMatch(perRoleSpec, /warmStart|preset/);
+    const perRoleMetrics = readFileSync(join(runs, 'mas-atgrpo-per-role', 'seed-0', 'metrics.jsonl'), 'utf8');
+    assert.doesNotMatch(perRoleMetrics, /"kind":"warm-start"/);
+    assert.match(readFileSync(join(runs, 'mas-prompt', 'seed-0', 'metrics.jsonl'), 'utf8'), /"kind":"warm-start"/);
+    assert.match(table, /\| plan-path \| mas-atgrpo-per-role \| 0 \| L3 \| mas-prompt step-0 \| /);
     // The control (the per-role checkpoint loaded through `model:`, seats unchanged) reproduces the per-role result.
     assert.equal(byArm.swap.control.successes, byArm['mas-atgrpo-per-role'].eval.successes);
     const swapSpec = readFileSync(join(out, 'runs', 'plan-path', 'swap', 'seed-0', 'swap.yaml'), 'utf8');
@@ -66,9 +83,10 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     assert.ok(existsSync(join(out, 'runs', 'plan-path', 'mas-atgrpo-per-role', 'seed-0', 'checkpoints', 'step-2', 'executor', 'model.safetensors')));
     assert.ok(existsSync(join(out, 'plots', 'success.vl.json')));
 
-    // A rerun finds every result and runs nothing.
-    const again = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'mas-prompt,mas-atgrpo-per-role,swap', '--seeds', '1', '--episodes', '2', '--out', out]);
+    // A rerun finds every result and runs nothing; --arms swap pulls in the runs it needs.
+    const again = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'swap', '--seeds', '1', '--episodes', '2', '--out', out]);
     assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /--arms: added mas-prompt \(needed by mas-atgrpo-per-role\), mas-atgrpo-per-role \(needed by swap\)/);
     assert.match(again.stderr, /\[3\/3\] plan-path swap seed 0: done earlier/);
     assert.doesNotMatch(again.stderr, /: start →/);
   });
@@ -80,7 +98,10 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     const arm = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--arms', 'mas-prompt,solo', '--out', join(out, 'x')]);
     assert.equal(arm.code, 2);
     assert.match(arm.stderr, /unknown arm "solo"; the arms are single, single-grpo, mas-prompt/);
-    assert.doesNotMatch(game.stderr + arm.stderr, /\n\s+at /);
+    const timeout = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--run-timeout', '0', '--out', join(out, 'x')]);
+    assert.equal(timeout.code, 2);
+    assert.match(timeout.stderr, /--run-timeout must be a positive number of seconds, got "0"/);
+    assert.doesNotMatch(game.stderr + arm.stderr + timeout.stderr, /\n\s+at /);
     assert.equal(existsSync(join(out, 'x')), false, 'nothing written');
   });
 });

@@ -2,16 +2,18 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import {
   ARM_NAMES, ARMS, deriveArm, deriveSwapSpec, ExperimentError, formatCell, formatTable, meanStd, measureRun, newestCheckpoint,
-  parseArmList, planExperiment, plainSpec, runExperiment, SEED_STRIDE, tableCells, tableCharts, topUpSteps, writeExperimentReport,
-  type ArmName, type PlainSpec, type RunResult,
+  parseArmList, planExperiment, plainSpec, runExperiment, SEED_STRIDE, startsFrom, tableCells, tableCharts, topUpSteps, warmStartInputs,
+  withSources, writeExperimentReport, type ArmName, type ExperimentEvent, type PlainSpec, type RunResult,
 } from '../src/experiment/index.js';
+import type { HostTensor } from '../src/policy/lm/model.js';
+import type { CausalLmPolicy } from '../src/policy/lm/policy.js';
 import { createHostFor } from '../src/runtime/index.js';
 import { checkTeamAgainstPlugins, formatIssue, loadTeamSpec, parseTeamSpec, PRESETS_DIR, type TeamSpec } from '../src/team/index.js';
-import { CAUSAL_LM_BUILTIN, composeTrainableTeam, mappingLevel, policyHandles, resolveTrainerConfig } from '../src/trainer/index.js';
+import { CAUSAL_LM_BUILTIN, composeTrainableTeam, mappingLevel, policyHandles, resolveTrainerConfig, Trainer } from '../src/trainer/index.js';
 
 const BASE: TeamSpec = loadTeamSpec(join(PRESETS_DIR, 'default-team.yaml'));
 
@@ -54,7 +56,8 @@ describe('experiment: arms derived from a base team', function () {
     for (const arm of ['single-grpo', 'mas-atgrpo-shared', 'mas-atgrpo-per-role'] as const) {
       const sub = join(dir, 'level', arm);
       mkdirSync(sub, { recursive: true });
-      const spec = roundTrip(deriveArm(BASE, arm, { seed: 0 }).spec, sub);
+      // Their own warm start: the shared one loads a checkpoint that does not exist here (see the warm-start test below).
+      const spec = roundTrip(deriveArm(BASE, arm, { seed: 0, ownWarmStart: true }).spec, sub);
       const team = await composeTrainableTeam(spec);
       try {
         const handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), resolveTrainerConfig(spec));
@@ -81,16 +84,124 @@ describe('experiment: arms derived from a base team', function () {
     assert.deepEqual(Object.values(shared.seats).map((s) => s.policy), ['shared', 'shared']);
   });
 
-  it('every arm that trains or is the warm start gets the base warm start; the base is the per-role arm', () => {
-    for (const arm of ARM_NAMES) {
+  it('the arms without a source run the base warm start; the per-role arm with its own warm start is the base', () => {
+    for (const arm of ['single', 'mas-prompt', 'mas-atgrpo-shared'] as const) {
       const d = deriveArm(BASE, arm, { seed: 0 });
       assert.deepEqual(d.spec.algorithm.warmStart, BASE.algorithm.warmStart, arm);
-      assert.equal(d.spec.algorithm.evalEvery, 0, arm);
+      assert.equal(d.source, undefined, arm);
     }
-    const perRole = deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 0 }).spec;
+    for (const arm of ARM_NAMES) assert.equal(deriveArm(BASE, arm, { seed: 0 }).spec.algorithm.evalEvery, 0, arm);
+    const perRole = deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 0, ownWarmStart: true }).spec;
     const { name: _n, file: _f, ...base } = BASE as TeamSpec & Record<string, unknown>;
     const { name: _m, ...derived } = perRole;
     assert.deepEqual({ ...derived, algorithm: { ...derived.algorithm, evalEvery: BASE.algorithm.evalEvery } }, JSON.parse(JSON.stringify(base)));
+  });
+
+  it('arms with a shared warm start load their source\'s step-0 checkpoint and have no warmStart; everything else is their own spec', () => {
+    const sources: Record<string, ArmName> = { 'single-grpo': 'single', 'mas-naive-grpo': 'mas-prompt', 'mas-atgrpo-per-role': 'mas-prompt' };
+    for (const [arm, source] of Object.entries(sources) as [ArmName, ArmName][]) {
+      assert.equal(ARMS[arm].dependsOn, source, arm);
+      assert.equal(ARMS[arm].uses, 'warm-start', arm);
+      const d = deriveArm(BASE, arm, { seed: 1 });
+      const own = deriveArm(BASE, arm, { seed: 1, ownWarmStart: true });
+      const ck = `../../${source}/seed-1/checkpoints/step-0`;
+      assert.deepEqual(d.source, { arm: source, checkpoint: ck }, arm);
+      assert.equal(d.spec.algorithm.warmStart, undefined, arm);
+      assert.ok(own.spec.algorithm.warmStart, arm);
+      const expected = Object.fromEntries(Object.keys(own.spec.policies).map((p) => [p, { kind: 'tfjs-causal-lm', tokenizer: 'tiny', model: `${ck}/${p}` }]));
+      assert.deepEqual(d.spec.policies, expected, arm);
+      const { policies: _p, algorithm: { warmStart: _w, ...algorithm }, ...rest } = own.spec;
+      assert.deepEqual({ ...d.spec, policies: undefined }, { ...rest, algorithm, policies: undefined }, `${arm}: only the policies and the warm start change`);
+      assert.deepEqual(d.budget, own.budget, arm);
+      assert.equal(d.level, own.level, arm);
+    }
+    assert.equal(ARMS['mas-atgrpo-shared'].dependsOn, undefined, 'the shared policy trains on both seats: its own warm start');
+    assert.deepEqual(deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 0, sourceCheckpoint: '/abs/ck/' }).spec.policies.executor, { kind: 'tfjs-causal-lm', tokenizer: 'tiny', model: '/abs/ck/executor' });
+    // The swap arm plans the per-role spec as that arm runs it.
+    assert.deepEqual(deriveArm(BASE, 'swap', { seed: 1 }).spec, deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 1 }).spec);
+  });
+
+  it('a shared warm start is exactly the one the arm would run: same demonstrations seed, policy seeds and settings (every shipped preset)', () => {
+    for (const preset of ['default-team', 'sokoban-team', 'sudoku-team']) {
+      const file = join(PRESETS_DIR, `${preset}.yaml`);
+      if (!existsSync(file)) continue;
+      const base = loadTeamSpec(file);
+      for (const seed of [0, 2]) {
+        for (const arm of ARM_NAMES.filter((a) => ARMS[a].uses === 'warm-start')) {
+          const own = warmStartInputs(deriveArm(base, arm, { seed, ownWarmStart: true }).spec);
+          const source = warmStartInputs(deriveArm(base, ARMS[arm].dependsOn!, { seed }).spec);
+          assert.deepEqual(own, source, `${preset} ${arm} seed ${seed}`);
+          assert.equal((own as { seed: number }).seed, base.seed + seed * SEED_STRIDE);
+        }
+        // ... and the shared arm's is not the team's (one policy on both seats' demonstrations).
+        assert.notDeepEqual(warmStartInputs(deriveArm(base, 'mas-atgrpo-shared', { seed }).spec), warmStartInputs(deriveArm(base, 'mas-prompt', { seed }).spec));
+      }
+    }
+    // What the inputs cover: a different warm start, spec seed, policy seed or role config is a different warm start.
+    const ref = warmStartInputs(deriveArm(BASE, 'mas-prompt', { seed: 0 }).spec);
+    const variant = (change: (s: PlainSpec) => void): Record<string, unknown> => {
+      const s = deriveArm(BASE, 'mas-prompt', { seed: 0 }).spec;
+      change(s);
+      return warmStartInputs(s);
+    };
+    assert.notDeepEqual(variant((s) => (s.seed += 1)), ref);
+    assert.notDeepEqual(variant((s) => ((s.policies.executor as unknown as { seed: number }).seed += 1)), ref);
+    assert.notDeepEqual(variant((s) => ((s.algorithm.warmStart as { epochs: number }).epochs += 1)), ref);
+    assert.notDeepEqual(variant((s) => (s.seats.executor!.roleConfig.maxMoves = 3)), ref);
+    assert.deepEqual(variant((s) => ((s.algorithm.steps = 99), (s.name = 'x'), (s.evaluation.episodes = 3))), ref, 'RL settings, name and evaluation do not matter');
+  });
+
+  it('the shared warm start, loaded from the step-0 checkpoint, equals the per-role arm\'s own warm start bit for bit', async () => {
+    // A seconds-sized warm start of the default team's two tiny models, in the main thread (workers: 1) on both
+    // sides: the shared and the own warm start take the same code path either way.
+    const base = plainSpec(BASE);
+    base.algorithm.warmStart = { demonstrations: 4, epochs: 1, lr: 2e-3, miniBatchSize: 4, workers: 1 };
+    const runs = join(dir, 'bitwise', 'runs', 'plan-path');
+    const specIn = (arm: string, spec: PlainSpec): TeamSpec => {
+      const sub = join(runs, arm, 'seed-0');
+      mkdirSync(sub, { recursive: true });
+      return roundTrip(spec, sub);
+    };
+    const weights = (policies: ReadonlyMap<string, unknown>): Map<string, Map<string, HostTensor>> =>
+      new Map([...policies].map(([name, p]) => [name, (p as CausalLmPolicy).model.exportTensors()]));
+
+    // mas-prompt: warm start + step-0 checkpoint (what `troupe train` does for it, without the final evaluation).
+    const prompt = specIn('mas-prompt', deriveArm(base, 'mas-prompt', { seed: 0 }).spec);
+    const promptTrainer = await Trainer.create(prompt, { outDir: dirname(prompt.file), skipFinalEval: true });
+    try {
+      const r = await promptTrainer.run();
+      assert.equal(r.steps, 0);
+      assert.ok(r.warmStart && r.warmStart.demonstrations > 0);
+    } finally {
+      await promptTrainer.dispose();
+    }
+    // The per-role arm as it runs: its policies loaded from that checkpoint.
+    const shared = specIn('mas-atgrpo-per-role', deriveArm(base, 'mas-atgrpo-per-role', { seed: 0 }).spec);
+    const sharedTeam = await composeTrainableTeam(shared);
+    // The per-role arm with its own warm start, in memory.
+    const own = specIn('own', deriveArm(base, 'mas-atgrpo-per-role', { seed: 0, ownWarmStart: true }).spec);
+    mkdirSync(join(dir, 'bitwise', 'own-out'), { recursive: true });
+    const ownTrainer = await Trainer.create(own, { outDir: join(dir, 'bitwise', 'own-out') });
+    try {
+      const init = weights(ownTrainer.team.policies);
+      await ownTrainer.runWarmStart();
+      const trained = weights(ownTrainer.team.policies);
+      const loaded = weights(sharedTeam.policies);
+      assert.deepEqual([...loaded.keys()].sort(), ['executor', 'proposer']);
+      for (const [policy, tensors] of trained) {
+        let moved = 0;
+        for (const [name, t] of tensors) {
+          const l = loaded.get(policy)!.get(name)!;
+          assert.deepEqual(l.shape, t.shape, `${policy} ${name}`);
+          assert.ok(Buffer.from(l.data.buffer, l.data.byteOffset, l.data.byteLength).equals(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)), `${policy} ${name}: the loaded warm start differs from the own one`);
+          if (!Buffer.from(init.get(policy)!.get(name)!.data.buffer).equals(Buffer.from(t.data.buffer))) moved++;
+        }
+        assert.ok(moved > 0, `${policy}: the warm start changed no weight (the comparison would prove nothing)`);
+      }
+    } finally {
+      await ownTrainer.dispose();
+      await sharedTeam.dispose();
+    }
   });
 
   it('gives every RL arm the same sample budget: same samples per step (B scaled by seats), same steps', () => {
@@ -118,14 +229,17 @@ describe('experiment: arms derived from a base team', function () {
   });
 
   it('seeds shift the spec seed and every policy seed; seed 0 is the base', () => {
-    const s0 = deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 0 }).spec;
-    const s2 = deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 2 }).spec;
+    const s0 = deriveArm(BASE, 'mas-prompt', { seed: 0 }).spec;
+    const s2 = deriveArm(BASE, 'mas-prompt', { seed: 2 }).spec;
     assert.equal(s0.seed, BASE.seed);
     assert.equal(s2.seed, BASE.seed + 2 * SEED_STRIDE);
     for (const p of ['proposer', 'executor']) {
       assert.equal(s0.policies[p]!.seed, BASE.policies[p]!.seed);
       assert.equal(s2.policies[p]!.seed, (BASE.policies[p]!.seed as number) + 2 * SEED_STRIDE);
     }
+    // The RL arms of seed 2 start from the warm start of seed 2.
+    assert.equal(deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 2 }).spec.seed, s2.seed);
+    assert.equal(deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 2 }).spec.policies.proposer!.model, '../../mas-prompt/seed-2/checkpoints/step-0/proposer');
   });
 
   it('episodes override the evaluation; relative policy paths of the base become absolute', () => {
@@ -140,6 +254,7 @@ describe('experiment: arms derived from a base team', function () {
   it('swap exchanges the per-role policies between seats, loaded from the checkpoint; the control does not', () => {
     const perRole = deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 1 }).spec;
     assert.deepEqual(deriveArm(BASE, 'swap', { seed: 1 }).spec, perRole, 'the swap arm plans the per-role spec');
+    assert.equal(deriveArm(BASE, 'swap', { seed: 1 }).source, undefined, 'the runner finds its checkpoint when the per-role run is done');
     const swap = deriveSwapSpec(perRole, '../per-role/checkpoints/step-16');
     assert.equal(swap.seats.proposer!.policy, 'executor');
     assert.equal(swap.seats.executor!.policy, 'proposer');
@@ -167,6 +282,21 @@ describe('experiment: arms derived from a base team', function () {
     assert.deepEqual(rot.policies.critic, { kind: 'tfjs-causal-lm', preset: 'tiny', seed: 5, adapter: 'ck/critic' });
   });
 
+  it('LoRA teams (L2): the shared warm start is the trained adapter on the same frozen base; swap loads the per-role adapters', () => {
+    const lora = plainSpec(BASE);
+    for (const p of ['proposer', 'executor']) (lora.policies[p] as Record<string, unknown>).lora = { r: 2, alpha: 4, targetModules: ['q_proj'] };
+    const own = deriveArm(lora, 'mas-atgrpo-per-role', { seed: 0, ownWarmStart: true });
+    assert.equal(own.level, 'L2');
+    const d = deriveArm(lora, 'mas-atgrpo-per-role', { seed: 0 });
+    assert.equal(d.level, 'L2');
+    assert.deepEqual(d.spec.policies.proposer, { kind: 'tfjs-causal-lm', preset: 'tiny', tokenizer: 'tiny', seed: 11, adapter: '../../mas-prompt/seed-0/checkpoints/step-0/proposer' });
+    const swap = deriveSwapSpec(d.spec, 'ck');
+    assert.deepEqual(swap.policies.proposer, { kind: 'tfjs-causal-lm', preset: 'tiny', tokenizer: 'tiny', seed: 11, adapter: 'ck/proposer' });
+    const notLm = plainSpec(BASE);
+    notLm.policies.executor = { kind: 'scripted' } as PlainSpec['policies'][string];
+    assert.throws(() => deriveArm(notLm, 'mas-naive-grpo', { seed: 0 }), /policy 'executor' is 'scripted', not tfjs-causal-lm: there is no checkpoint to start it from/);
+  });
+
   it('refuses bases that are not per-role teams, and names unknown or incomplete arm lists', () => {
     const shared = deriveArm(BASE, 'mas-atgrpo-shared', { seed: 0 }).spec;
     assert.throws(() => deriveArm(shared, 'mas-prompt', { seed: 0 }), (e: Error) => e instanceof ExperimentError && /share policy 'shared'/.test(e.message));
@@ -177,8 +307,16 @@ describe('experiment: arms derived from a base team', function () {
     delete noTurns.environment.config.maxTurns;
     assert.throws(() => deriveArm(noTurns, 'mas-prompt', { seed: 0, label: 'plan-path' }), /plan-path .*environment\.config\.maxTurns must be set/);
     assert.throws(() => parseArmList('mas-prompt,chess'), /unknown arm "chess"; the arms are single, /);
-    assert.throws(() => parseArmList('swap'), /add mas-atgrpo-per-role to --arms/);
-    assert.deepEqual(parseArmList('swap, mas-atgrpo-per-role,single'), ['single', 'mas-atgrpo-per-role', 'swap'], 'table order');
+    // --arms pulls in the runs an arm starts from or evaluates (transitively), in table order.
+    assert.deepEqual(parseArmList('swap'), ['mas-prompt', 'mas-atgrpo-per-role', 'swap']);
+    assert.deepEqual(parseArmList('swap, mas-atgrpo-per-role,single'), ['single', 'mas-prompt', 'mas-atgrpo-per-role', 'swap'], 'table order');
+    assert.deepEqual(parseArmList('single-grpo,mas-atgrpo-shared'), ['single', 'single-grpo', 'mas-atgrpo-shared']);
+    assert.deepEqual(withSources(['mas-naive-grpo']), ['mas-prompt', 'mas-naive-grpo']);
+    // The library refuses a plan without the source, naming it.
+    assert.throws(() => planExperiment({ games: [{ name: 'plan-path', spec: BASE }], arms: ['mas-atgrpo-per-role'], seeds: 1, outDir: join(dir, 'nope') }),
+      /arm "mas-atgrpo-per-role" starts from the warm start of the "mas-prompt" run; add mas-prompt to the arms/);
+    assert.throws(() => planExperiment({ games: [{ name: 'plan-path', spec: BASE }], arms: ['mas-prompt', 'swap'], seeds: 1, outDir: join(dir, 'nope') }),
+      /arm "swap" evaluates the policies of the "mas-atgrpo-per-role" run/);
   });
 });
 
@@ -214,8 +352,11 @@ describe('experiment: sample top-ups and run folders', () => {
 
 /**
  * A fake `troupe` CLI (node script): `train` appends metrics for the missing steps (B·K·N·T·3/4 samples each: some
- * episodes end early) and writes step checkpoints; `eval` prints a success rate; every call is logged to calls.log.
- * A spec whose name contains FAIL_ON (env) makes `train` exit 1.
+ * episodes end early; a warm-start record first when the spec has `algorithm.warmStart`) and writes step checkpoints
+ * with one folder per policy; a policy with `model:`/`adapter:` must find its folder (else exit 1); `eval` prints a
+ * success rate. Every call is logged to calls.log (`train <arm> <seed> ...`), and every checkpoint folder a policy
+ * loads (`loads <arm> <seed> <policy>=<path>`). Env: a spec whose name contains FAIL_ON makes `train` exit 1; one
+ * whose name contains HANG_ON hangs (ignoring SIGTERM when IGNORE_TERM is set).
  */
 function fakeTroupe(dir: string): string[] {
   const yamlPath = createRequire(import.meta.url).resolve('yaml');
@@ -225,9 +366,22 @@ const fs = require('fs'), path = require('path');
 const { parse } = require(${JSON.stringify(yamlPath)});
 const [cmd, specFile, ...rest] = process.argv.slice(2);
 const opt = (k) => { const i = rest.indexOf(k); return i >= 0 ? rest[i + 1] : undefined; };
-fs.appendFileSync(path.join(${JSON.stringify(dir)}, 'calls.log'), [cmd, path.basename(path.dirname(path.dirname(specFile))), ...rest.filter((a) => a === '--steps' || /^\\d+$/.test(a))].join(' ') + '\\n');
+const log = (line) => fs.appendFileSync(path.join(${JSON.stringify(dir)}, 'calls.log'), line + '\\n');
+const where = path.basename(path.dirname(path.dirname(specFile))) + ' ' + path.basename(path.dirname(specFile)).replace('seed-', '');
+log([cmd, where, ...rest.filter((a) => a === '--steps' || /^\\d+$/.test(a))].join(' '));
 const spec = parse(fs.readFileSync(specFile, 'utf8'));
 if (process.env.FAIL_ON && spec.name.includes(process.env.FAIL_ON)) { console.error('boom: simulated crash'); process.exit(1); }
+if (process.env.HANG_ON && spec.name.includes(process.env.HANG_ON)) {
+  if (process.env.IGNORE_TERM) process.on('SIGTERM', () => console.error('ignoring SIGTERM'));
+  setInterval(() => {}, 1000);
+  return;
+}
+for (const [name, p] of Object.entries(spec.policies)) {
+  const from = p.model || p.adapter;
+  if (!from) continue;
+  if (!fs.existsSync(path.resolve(path.dirname(specFile), from))) { console.error('policies.' + name + '.model: checkpoint folder ' + from + ' does not exist'); process.exit(1); }
+  if (cmd === 'train') log('loads ' + where + ' ' + name + '=' + from);
+}
 const a = spec.algorithm, seats = Object.keys(spec.seats).length, T = spec.environment.config.maxTurns;
 const episodes = Number(opt('-n') ?? spec.evaluation.episodes);
 const evaluation = { split: 'test', episodes, successes: seats, successRate: seats / episodes, ci95: [0, 1] };
@@ -235,23 +389,44 @@ if (cmd === 'train') {
   const out = opt('--out'); fs.mkdirSync(out, { recursive: true });
   const steps = Number(opt('--steps') ?? a.steps);
   const metrics = path.join(out, 'metrics.jsonl');
-  const done = fs.existsSync(metrics) ? fs.readFileSync(metrics, 'utf8').trim().split('\\n').map((l) => JSON.parse(l)).filter((m) => m.kind === 'train').length : 0;
-  if (!fs.existsSync(metrics)) fs.appendFileSync(metrics, JSON.stringify({ step: 0, kind: 'warm-start', 'warmstart/samples': 8 }) + '\\n');
+  const done = fs.existsSync(metrics) ? fs.readFileSync(metrics, 'utf8').trim().split('\\n').filter((l) => l).map((l) => JSON.parse(l)).filter((m) => m.kind === 'train').length : 0;
+  if (!fs.existsSync(metrics)) fs.writeFileSync(metrics, a.warmStart ? JSON.stringify({ step: 0, kind: 'warm-start', 'warmstart/samples': 8 }) + '\\n' : '');
   for (let s = done + 1; s <= steps; s++) {
     const n = a.batchSize * a.branches * seats * T * 3 / 4;
     fs.appendFileSync(metrics, JSON.stringify({ step: s, kind: 'train', 'rollout/samples': n, 'loss/p/samples': n }) + '\\n');
   }
-  const ck = path.join(out, 'checkpoints', 'step-' + Math.max(done, steps)); fs.mkdirSync(ck, { recursive: true });
-  fs.writeFileSync(path.join(ck, 'trainer-state.json'), '{}');
+  for (const s of done === 0 ? [0, steps] : [steps]) {
+    const ck = path.join(out, 'checkpoints', 'step-' + s); fs.mkdirSync(ck, { recursive: true });
+    for (const p of Object.keys(spec.policies)) { fs.mkdirSync(path.join(ck, p), { recursive: true }); fs.writeFileSync(path.join(ck, p, 'model.safetensors'), spec.name); }
+    fs.writeFileSync(path.join(ck, 'trainer-state.json'), '{}');
+  }
   console.log(JSON.stringify({ final_eval: rest.includes('--no-final-eval') ? null : evaluation }));
 } else {
   const seatModels = Object.entries(spec.seats).map(([seat, e]) => seat + '=' + (spec.policies[e.policy].model || '')).join(',');
-  fs.appendFileSync(path.join(${JSON.stringify(dir)}, 'calls.log'), 'models ' + seatModels + '\\n');
+  log('models ' + seatModels);
   console.log(JSON.stringify({ split: 'test', episodes, successes: evaluation.successes, success_rate: evaluation.successRate, ci95: [0, 1] }));
 }
 `);
   chmodSync(script, 0o755);
   return [process.execPath, script];
+}
+
+/** Records the runner's events in order, and the most runs in flight at once. */
+function eventLog(): { events: ExperimentEvent[]; onEvent: (e: ExperimentEvent) => void; index: (type: string, arm: ArmName, seed: number) => number; maxInFlight: () => number } {
+  const events: ExperimentEvent[] = [];
+  return {
+    events,
+    onEvent: (e) => void events.push(e),
+    index: (type, arm, seed) => events.findIndex((e) => e.type === type && 'run' in e && e.run.arm === arm && e.run.seed === seed),
+    maxInFlight: () => {
+      let n = 0, max = 0;
+      for (const e of events) {
+        if (e.type === 'start') max = Math.max(max, ++n);
+        if (e.type === 'done' && !/^not run/.test(e.result.error ?? '')) n--;
+      }
+      return max;
+    },
+  };
 }
 
 describe('experiment: the runner (a fake troupe CLI)', function () {
@@ -260,47 +435,83 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
   before(() => (dir = mkdtempSync(join(tmpdir(), 'troupe-runner-'))));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('runs arms × seeds as children, tops RL runs up to the budget, records a crash, and resumes', async () => {
+  it('runs arms × seeds as children (--jobs 2, each after the run it starts from), shares warm starts, tops RL runs up, records a failed source, and resumes', async () => {
     const launcher = fakeTroupe(dir);
     const out = join(dir, 'out');
     const games = [{ name: 'plan-path', spec: BASE }];
-    const arms: ArmName[] = ['single-grpo', 'mas-prompt', 'mas-naive-grpo', 'mas-atgrpo-per-role', 'swap'];
+    const arms: ArmName[] = ['single', 'single-grpo', 'mas-prompt', 'mas-naive-grpo', 'mas-atgrpo-per-role', 'swap'];
     const options = { games, arms, seeds: 2, budget: 640, episodes: 10, jobs: 2, outDir: out, launcher };
     const plan = planExperiment(options);
-    assert.equal(plan.length, 10);
-    assert.deepEqual(plan.slice(-2).map((r) => r.arm), ['swap', 'swap'], 'swap runs are queued last');
+    assert.equal(plan.length, 12);
+    assert.deepEqual(plan.map((r) => `${r.arm} ${r.seed}`), [
+      'single 0', 'mas-prompt 0', 'single 1', 'mas-prompt 1',
+      'single-grpo 0', 'mas-naive-grpo 0', 'mas-atgrpo-per-role 0', 'single-grpo 1', 'mas-naive-grpo 1', 'mas-atgrpo-per-role 1',
+      'swap 0', 'swap 1',
+    ], 'warm starts first, swap last');
+    const perRole1 = plan.find((r) => r.arm === 'mas-atgrpo-per-role' && r.seed === 1)!;
+    const prompt1 = plan.find((r) => r.arm === 'mas-prompt' && r.seed === 1)!;
+    assert.equal(perRole1.source, prompt1);
+    assert.equal(perRole1.specText.split('\n')[0], `# starts from the warm start (../../mas-prompt/seed-1/checkpoints/step-0) of ../../mas-prompt/seed-1, plan ${prompt1.digest}`);
+    assert.equal(plan.find((r) => r.arm === 'swap' && r.seed === 1)!.specText.split('\n')[0], `# evaluates the newest checkpoint of ../../mas-atgrpo-per-role/seed-1, plan ${perRole1.digest}`);
+    assert.equal(plan.find((r) => r.arm === 'single-grpo' && r.seed === 0)!.source!.arm, 'single');
 
-    const first = await runExperiment({ ...options, env: { ...process.env, FAIL_ON: 'mas-naive-grpo' } });
+    // mas-prompt seed 0 crashes: its dependents (and swap, transitively) are failed without running; seed 1 goes on.
+    const log1 = eventLog();
+    const first = await runExperiment({ ...options, env: { ...process.env, FAIL_ON: 'mas-prompt.seed-0' }, onEvent: log1.onEvent });
+    const failed = first.runs.filter((r) => r.status !== 'ok');
+    assert.deepEqual(failed.map((r) => `${r.arm} ${r.seed}`).sort(), ['mas-atgrpo-per-role 0', 'mas-naive-grpo 0', 'mas-prompt 0', 'swap 0']);
+    const error = (arm: ArmName): string => failed.find((r) => r.arm === arm)!.error!;
+    assert.match(error('mas-prompt'), /troupe train exited with 1:\nboom: simulated crash/);
+    const promptDir = join(out, 'runs', 'plan-path', 'mas-prompt', 'seed-0');
+    for (const arm of ['mas-naive-grpo', 'mas-atgrpo-per-role'] as const) {
+      assert.equal(error(arm), `not run: the mas-prompt run it starts from (seed 0, ${promptDir}) failed: troupe train exited with 1:`);
+    }
+    assert.match(error('swap'), /^not run: the mas-atgrpo-per-role run it evaluates \(seed 0, .*mas-atgrpo-per-role\/seed-0\) failed: not run: the mas-prompt run/);
+    assert.ok(existsSync(join(out, 'runs', 'plan-path', 'mas-atgrpo-per-role', 'seed-0', 'failure.json')));
+    const calls1 = readFileSync(join(dir, 'calls.log'), 'utf8');
+    assert.doesNotMatch(calls1, /^(train|eval) (mas-naive-grpo|mas-atgrpo-per-role|swap) 0/m, 'nothing ran for the dependents of the failed source');
+    // Order: each run started after the run it depends on was done; two ran at once.
+    for (const run of plan.filter((r) => r.source)) {
+      const started = Math.max(log1.index('start', run.arm, run.seed), log1.index('done', run.arm, run.seed));
+      assert.ok(log1.index('done', run.source!.arm, run.seed) < started, `${run.arm} ${run.seed} began before ${run.source!.arm} was done`);
+    }
+    assert.equal(log1.maxInFlight(), 2);
+
+    // The RL arms start from the shared warm start (their policies loaded from the source's step-0), with none of their own.
+    assert.match(calls1, /^loads mas-atgrpo-per-role 1 proposer=\.\.\/\.\.\/mas-prompt\/seed-1\/checkpoints\/step-0\/proposer$/m);
+    assert.match(calls1, /^loads mas-naive-grpo 1 executor=\.\.\/\.\.\/mas-prompt\/seed-1\/checkpoints\/step-0\/executor$/m);
+    assert.match(calls1, /^loads single-grpo 0 executor=\.\.\/\.\.\/single\/seed-0\/checkpoints\/step-0\/executor$/m);
     const ok = first.runs.filter((r) => r.status === 'ok');
     assert.equal(ok.length, 8);
-    const failed = first.runs.filter((r) => r.status !== 'ok');
-    assert.deepEqual(failed.map((r) => `${r.arm} ${r.seed}`), ['mas-naive-grpo 0', 'mas-naive-grpo 1']);
-    assert.match(failed[0]!.error!, /troupe train exited with 1:\nboom: simulated crash/);
-    assert.ok(existsSync(join(out, 'runs', 'plan-path', 'mas-naive-grpo', 'seed-0', 'failure.json')));
-
     // 48 samples per step (3/4 of 64): 10 planned steps give 480, top-ups to 13 → 624, within 5% of 640.
     for (const r of ok.filter((x) => ARMS[x.arm].rl)) {
       assert.equal(r.samples.plannedSteps, 10);
       assert.equal(r.samples.generated, 624, `${r.arm} ${r.seed}`);
-      assert.ok(Math.abs(r.samples.generated - 640) <= 0.1 * 640);
       assert.equal(r.samples.topUps, 1);
+      assert.equal(r.warmStartSamples, undefined, `${r.arm}: no warm start of its own`);
+      const src = ARMS[r.arm].dependsOn!;
+      assert.deepEqual(r.source, { arm: src, uses: 'warm-start', dir: `runs/plan-path/${src}/seed-${r.seed}`, checkpoint: `runs/plan-path/${src}/seed-${r.seed}/checkpoints/step-0` });
     }
+    assert.equal(ok.find((r) => r.arm === 'mas-prompt')!.warmStartSamples, 8);
+    assert.equal(ok.find((r) => r.arm === 'mas-prompt')!.source, undefined);
     const swap = ok.find((r) => r.arm === 'swap' && r.seed === 1)!;
     assert.equal(swap.eval!.successRate, 0.2);
     assert.equal(swap.control!.successes, 2);
-    const calls = readFileSync(join(dir, 'calls.log'), 'utf8');
+    assert.deepEqual(swap.source, { arm: 'mas-atgrpo-per-role', uses: 'final', dir: 'runs/plan-path/mas-atgrpo-per-role/seed-1', checkpoint: 'runs/plan-path/mas-atgrpo-per-role/seed-1/checkpoints/step-13' });
     const ck = '../../mas-atgrpo-per-role/seed-1/checkpoints/step-13';
-    assert.ok(calls.includes(`models proposer=${ck}/executor,executor=${ck}/proposer\n`), calls);
-    assert.ok(calls.includes(`models proposer=${ck}/proposer,executor=${ck}/executor\n`), 'the control');
+    assert.ok(calls1.includes(`models proposer=${ck}/executor,executor=${ck}/proposer\n`), calls1);
+    assert.ok(calls1.includes(`models proposer=${ck}/proposer,executor=${ck}/executor\n`), 'the control');
     const swapSpec = readFileSync(join(out, 'runs', 'plan-path', 'swap', 'seed-1', 'swap.yaml'), 'utf8');
     assert.match(swapSpec, /seed: 1007/);
 
-    // A rerun skips the finished runs and retries the failed ones (which now succeed).
+    // A rerun skips the finished runs and retries the failed ones, sources first (which now succeed).
     writeFileSync(join(dir, 'calls.log'), '');
-    const second = await runExperiment(options);
-    assert.equal(second.runs.filter((r) => r.status === 'ok').length, 10);
-    const retried = readFileSync(join(dir, 'calls.log'), 'utf8').trim().split('\n').filter((l) => !l.startsWith('models'));
-    assert.ok(retried.every((l) => l.includes('mas-naive-grpo')), retried.join('\n'));
+    const log2 = eventLog();
+    const second = await runExperiment({ ...options, onEvent: log2.onEvent });
+    assert.equal(second.runs.filter((r) => r.status === 'ok').length, 12);
+    const retried = readFileSync(join(dir, 'calls.log'), 'utf8').trim().split('\n').filter((l) => /^(train|eval) /.test(l));
+    assert.deepEqual([...new Set(retried.map((l) => l.split(' ').slice(1, 3).join(' ')))].sort(), ['mas-atgrpo-per-role 0', 'mas-naive-grpo 0', 'mas-prompt 0', 'swap 0']);
+    assert.ok(log2.index('done', 'mas-prompt', 0) < log2.index('start', 'mas-atgrpo-per-role', 0));
 
     // A different plan in the same folder is refused before anything runs.
     assert.throws(() => planExperiment({ ...options, budget: 1280 }), /holds a run of a different plan/);
@@ -309,10 +520,48 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
     const table = readFileSync(report.table, 'utf8');
     assert.match(table, /\| MAS \+ AT-GRPO per-role \(`mas-atgrpo-per-role`\) \| 20\.0 ± 0\.0 \| 624 \| 2 \|/);
     assert.match(table, /\| single agent \+ GRPO \(`single-grpo`\) \| 10\.0 ± 0\.0 \| 624 \| 2 \|/);
+    assert.match(table, /Shared warm starts \(the RL run loads the source run's checkpoints\/step-0\): `single-grpo` ← `single`, `mas-naive-grpo` ← `mas-prompt`, `mas-atgrpo-per-role` ← `mas-prompt`\./);
+    assert.match(table, /\| plan-path \| mas-atgrpo-per-role \| 1 \| L3 \| mas-prompt step-0 \| 2\/10 = 20\.0% /);
+    assert.match(table, /\| plan-path \| mas-prompt \| 1 \| L3 \| own warm start \| /);
+    assert.match(table, /\| plan-path \| swap \| 1 \| L3 \| mas-atgrpo-per-role step-13 \| /);
     const results = JSON.parse(readFileSync(report.results, 'utf8')) as { runs: RunResult[]; cells: unknown[] };
-    assert.equal(results.runs.length, 10);
-    assert.equal(results.cells.length, 5);
+    assert.equal(results.runs.length, 12);
+    assert.equal(results.runs.find((r) => r.arm === 'mas-naive-grpo' && r.seed === 0)!.source!.dir, 'runs/plan-path/mas-prompt/seed-0');
+    assert.equal(results.cells.length, 6);
     assert.ok(report.chartSpecs.every((f) => existsSync(f)));
+  });
+
+  it('a dependent\'s plan digest covers its source\'s plan (a changed warm start is a different plan for the RL arms too)', () => {
+    const other = plainSpec(BASE);
+    (other.algorithm.warmStart as { epochs: number }).epochs += 1;
+    const opts = { arms: ['mas-prompt', 'mas-atgrpo-per-role'] as ArmName[], seeds: 1, outDir: join(dir, 'digest') };
+    const a = planExperiment({ ...opts, games: [{ name: 'plan-path', spec: BASE }] });
+    const b = planExperiment({ ...opts, games: [{ name: 'plan-path', spec: { ...other, file: BASE.file } as unknown as TeamSpec }] });
+    const perRole = (p: typeof a) => p.find((r) => r.arm === 'mas-atgrpo-per-role')!;
+    assert.equal(stringify(perRole(a).derived.spec), stringify(perRole(b).derived.spec), 'the per-role spec itself does not show the warm start');
+    assert.notEqual(perRole(a).digest, perRole(b).digest);
+    assert.notEqual(perRole(a).specText, perRole(b).specText);
+  });
+
+  it('--run-timeout kills a hung child (SIGTERM, then SIGKILL) and records a failure; its dependents are not run', async () => {
+    const launcher = fakeTroupe(dir);
+    const out = join(dir, 'timeout');
+    const started = performance.now();
+    const r = await runExperiment({
+      games: [{ name: 'plan-path', spec: BASE }], arms: ['single', 'single-grpo', 'mas-prompt'], seeds: 1, episodes: 4, jobs: 2, outDir: out, launcher,
+      runTimeout: 1.5, killGrace: 0.3, env: { ...process.env, HANG_ON: 'single.seed-0', IGNORE_TERM: '1' },
+    });
+    const by = Object.fromEntries(r.runs.map((x) => [x.arm, x]));
+    assert.equal(by['mas-prompt']!.status, 'ok', 'the other job slot went on');
+    assert.equal(by.single!.status, 'failed');
+    assert.match(by.single!.error!, /^timed out: the run took more than 1\.5 s \(--run-timeout 1\.5\); troupe train was killed\. A rerun resumes it/);
+    assert.ok(by.single!.seconds >= 1.5 && by.single!.seconds < 30, String(by.single!.seconds));
+    assert.match(by['single-grpo']!.error!, /^not run: the single run it starts from \(seed 0, .*\) failed: timed out/);
+    const log = readFileSync(join(out, 'runs', 'plan-path', 'single', 'seed-0', 'troupe.log'), 'utf8');
+    assert.match(log, /run timeout of 1\.5 s: SIGTERM to troupe train\)\nignoring SIGTERM\n/);
+    assert.match(log, /SIGKILL/);
+    assert.ok(performance.now() - started < 30_000);
+    await assert.rejects(runExperiment({ games: [{ name: 'plan-path', spec: BASE }], arms: ['single'], seeds: 1, outDir: out, launcher, runTimeout: 0 }), /run timeout must be a positive number of seconds/);
   });
 });
 
@@ -321,6 +570,12 @@ describe('experiment: the table', () => {
     game, arm, seed, specSeed: 7 + 1000 * seed, status: success === undefined ? 'failed' : 'ok', level: 'L3', algorithm: ARMS[arm].algorithm,
     ...(success === undefined ? { error: 'troupe train exited with 1:\nout of memory | oops' } : { eval: { split: 'test', episodes: 50, successes: Math.round(success * 50), successRate: success, ci95: [0, 1] as [number, number] } }),
     samples: { budget: 1024, generated, trained: generated, steps: 16, plannedSteps: 16, batchSize: 4, branches: 4, samplesPerStep: 64, topUps: 0 },
+    ...(ARMS[arm].dependsOn ? {
+      source: {
+        arm: ARMS[arm].dependsOn!, uses: ARMS[arm].uses!, dir: `runs/${game}/${ARMS[arm].dependsOn}/seed-${seed}`,
+        checkpoint: `runs/${game}/${ARMS[arm].dependsOn}/seed-${seed}/checkpoints/step-${arm === 'swap' ? 16 : 0}`,
+      },
+    } : {}),
     seconds: 60, dir: `runs/${game}/${arm}/seed-${seed}`, digest: 'x',
   });
 
@@ -358,8 +613,13 @@ describe('experiment: the table', () => {
     assert.match(md, /50 episodes per seed\), mean ± std \(n − 1\) over 2 seeds/);
     assert.match(md, /Sample budget per RL run \(generated samples\): plan-path 1,024, sokoban 1,024/);
     assert.match(md, /plan-path seed 0: 48\/50, plan-path seed 1: 45\/50/);
-    assert.match(md, /\| plan-path \| mas-atgrpo-per-role \| 0 \| L3 \| 48\/50 = 96\.0% \(0\.0–100\.0\) \| 1,000 \| 1,000 \| 16 \(16\) \| 4 × 4 \| 60 \|/);
-    assert.match(md, /\| sokoban \| mas-atgrpo-per-role \| 1 \| L3 \| failed: troupe train exited with 1: \|/);
+    assert.match(md, /\| plan-path \| mas-atgrpo-per-role \| 0 \| L3 \| mas-prompt step-0 \| 48\/50 = 96\.0% \(0\.0–100\.0\) \| 1,000 \| 1,000 \| 16 \(16\) \| 4 × 4 \| 60 \|/);
+    assert.match(md, /\| sokoban \| mas-atgrpo-per-role \| 1 \| L3 \| mas-prompt step-0 \| failed: troupe train exited with 1: \|/);
+    assert.match(md, /\| plan-path \| mas-prompt \| 0 \| L3 \| own warm start \| 5\/50 = 10\.0% /);
+    assert.match(md, /\| plan-path \| swap \| 1 \| L3 \| mas-atgrpo-per-role step-16 \| /);
+    assert.match(md, /Shared warm starts \(the RL run loads the source run's checkpoints\/step-0\): `mas-atgrpo-per-role` ← `mas-prompt`\./);
+    assert.equal(startsFrom({}), 'own warm start');
+    assert.equal(startsFrom({ source: { arm: 'mas-atgrpo-per-role', uses: 'final', dir: 'd' } }), 'mas-atgrpo-per-role');
     const cells = tableCells(runs, settings);
     assert.deepEqual(cells.find((c) => c.game === 'sokoban' && c.arm === 'mas-atgrpo-per-role')!.values, [0.2]);
 

@@ -8,7 +8,7 @@ import {
   type ArmName, type ExperimentEvent, type GameInput, type RunResult,
 } from '@troupe/kernel/experiment';
 import type { ReportChart } from '@troupe/kernel/model';
-import { CliError, positiveInt, printJson, UsageError } from '../errors.js';
+import { CliError, finiteNumber, positiveInt, printJson, UsageError } from '../errors.js';
 import { renderChart } from './train.js';
 
 /** The games of the paper's table and the preset of each one's base (per-role) team spec. */
@@ -26,6 +26,7 @@ interface PaperTableOptions {
   steps?: number;
   episodes?: number;
   jobs: number;
+  runTimeout?: number;
   out?: string;
   spec: string[];
   json?: boolean;
@@ -39,6 +40,16 @@ export function troupeLauncher(): string[] {
     return [process.execPath, '--conditions=troupe:source', '--import', import.meta.resolve('tsx'), join(dirname(self), '..', 'main.ts')];
   }
   return [process.execPath, join(dirname(self), '..', 'main.js')];
+}
+
+/** Parses `--run-timeout SECONDS`: a positive number. */
+function positiveSeconds(flag: string): (raw: string) => number {
+  const parse = finiteNumber(flag);
+  return (raw: string): number => {
+    const n = parse(raw);
+    if (!(n > 0)) throw new UsageError(`${flag} must be a positive number of seconds, got "${raw}"`);
+    return n;
+  };
 }
 
 /** Resolves each game's base spec: `--spec game=FILE`, else its preset. Errors name the game and what to do. */
@@ -105,7 +116,7 @@ function progress(enabled: boolean, total: () => number): (e: ExperimentEvent) =
         say(`[${finished}/${total()}] ${tag(e.run)}: done earlier — ${outcome(e.result)}`);
         return;
       case 'start':
-        say(`      ${tag(e.run)}: start → ${e.run.dir}`);
+        say(`      ${tag(e.run)}: start → ${e.run.dir}${e.run.source && ARMS[e.run.arm].uses === 'warm-start' ? ` (from the ${e.run.source.arm} warm start)` : ''}`);
         return;
       case 'child':
         say(`      ${tag(e.run)}: troupe ${e.args[0]}${e.args.includes('--steps') ? ` --steps ${e.args[e.args.indexOf('--steps') + 1]}` : ''}`);
@@ -130,12 +141,13 @@ export function register(program: Command): void {
     .command('paper-table')
     .description('the paper\'s baselines table at our scale: every arm (single agent, MAS prompt-only, naive GRPO, AT-GRPO shared / per-role, swapped roles) × games × seeds, with equal sample budgets')
     .option('--games <list>', `comma-separated games (${Object.keys(GAME_PRESETS).join(', ')})`, Object.keys(GAME_PRESETS).join(','))
-    .option('--arms <list>', `comma-separated arms (default: all: ${ARM_NAMES.join(', ')})`)
+    .option('--arms <list>', `comma-separated arms (default: all: ${ARM_NAMES.join(', ')}); the arms they start from or evaluate are added (mas-atgrpo-per-role and mas-naive-grpo → mas-prompt, single-grpo → single, swap → mas-atgrpo-per-role)`)
     .option('--seeds <n>', 'seeds per game and arm', positiveInt('--seeds'), 3)
     .option('--budget <samples>', 'generated RL samples per RL run (default: the base spec\'s steps × its samples per step)', positiveInt('--budget'))
     .option('--steps <n>', 'alternative to --budget: the budget of N steps of the per-role base team', positiveInt('--steps'))
     .option('-n, --episodes <n>', 'held-out test episodes per run (default: the base spec\'s evaluation.episodes)', positiveInt('--episodes'))
-    .option('--jobs <n>', 'runs at once (child processes; the wasm backend uses one core each)', positiveInt('--jobs'), 1)
+    .option('--jobs <n>', 'runs at once (child processes; the wasm backend uses one core each); a run waits for the run it starts from', positiveInt('--jobs'), 1)
+    .option('--run-timeout <seconds>', 'most wall seconds of one run: past it its child is killed and the run recorded as failed (default: no limit)', positiveSeconds('--run-timeout'))
     .option('-o, --out <dir>', 'output folder', join('runs', 'paper-table'))
     .option('--spec <game=file>', 'base spec of a game instead of its preset (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--json', 'print one JSON document (where everything is, and the cells)')
@@ -151,6 +163,8 @@ export function register(program: Command): void {
         if (err instanceof ExperimentError) throw new UsageError(err.message);
         throw err;
       }
+      const named = opts.arms?.split(',').map((a) => a.trim()) ?? [];
+      const added = opts.arms !== undefined ? arms.filter((a) => !named.includes(a)) : [];
       const games = loadGames(gameNames, opts.spec);
       const out = resolve(opts.out ?? join('runs', 'paper-table'));
       const settings = {
@@ -159,9 +173,14 @@ export function register(program: Command): void {
         ...(opts.episodes !== undefined ? { episodes: opts.episodes } : {}),
       };
       const plan = planExperiment({ ...settings, games, outDir: out }); // derivation errors surface before anything runs
+      if (added.length > 0 && opts.progress && !opts.json) {
+        const needs = (a: ArmName): string => arms.filter((x) => ARMS[x].dependsOn === a).join(', ');
+        process.stderr.write(`paper-table: --arms: added ${added.map((a) => `${a} (needed by ${needs(a)})`).join(', ')}\n`);
+      }
       const budgets = Object.fromEntries(gameNames.map((g) => [g, plan.find((r) => r.game === g && ARMS[r.arm].rl)?.derived.budget.budget ?? 0]).filter(([, b]) => (b as number) > 0));
       const result = await runExperiment({
         ...settings, games, outDir: out, launcher: troupeLauncher(), onEvent: progress(opts.progress && !opts.json, () => plan.length),
+        ...(opts.runTimeout !== undefined ? { runTimeout: opts.runTimeout } : {}),
       });
       const report = writeExperimentReport(out, result.runs, { ...settings, budgets, specs: Object.fromEntries(games.map((g) => [g.name, g.spec.file])) });
       const plots = await renderCharts(join(out, 'plots'), report.charts);

@@ -12,10 +12,15 @@
  * | `mas-atgrpo-per-role` | the base spec itself | L3 (L2 with LoRA) | at-grpo |
  * | `swap` | the per-role run's final policies, seats exchanged; evaluation only | L3 | none |
  *
- * At our scale every policy starts from scratch, so EVERY arm gets the base spec's warm start (SFT on oracle
+ * At our scale every policy starts from scratch, so EVERY arm starts from the base spec's warm start (SFT on oracle
  * demonstrations of its own seats); the "no RL" arms are the warm start alone, the analog of the paper's pretrained
- * base. Every RL arm gets the same sample budget: the same number of generated samples per step (B scaled by the
- * seat count, K fixed) and the same planned steps; the runner tops a run up by measured samples (see runner.ts).
+ * base. Arms with the same seats and policies have the same warm start, so it is run once and shared: `single-grpo`
+ * starts its RL from the step-0 checkpoint of the `single` run, `mas-naive-grpo` and `mas-atgrpo-per-role` from that
+ * of `mas-prompt` (`dependsOn` + `uses: 'warm-start'`; {@link deriveArm} checks that the source's warm start is
+ * exactly the one the arm would have run itself). `mas-atgrpo-shared` runs its own: one policy trained on both seats'
+ * demonstrations is a different SFT. Every RL arm gets the same sample budget: the same number of generated samples
+ * per step (B scaled by the seat count, K fixed) and the same planned steps; the runner tops a run up by measured
+ * samples (see runner.ts).
  *
  * Everything here is pure: plain objects in, plain YAML-able objects out.
  */
@@ -44,19 +49,27 @@ export interface ArmInfo {
   readonly rl: boolean;
   /** Whether the arm only evaluates policies trained by another arm (no warm start of its own). */
   readonly evalOnly: boolean;
-  /** The arm whose run it needs first (swap: the per-role run). */
+  /**
+   * The arm whose run (same game and seed) it needs first: the run it starts from or evaluates (see `uses`). The
+   * runner starts it only after that run finished, and marks it failed without running it when that run failed.
+   */
   readonly dependsOn?: ArmName;
+  /**
+   * What it takes from the `dependsOn` run: `warm-start` — that run's step-0 checkpoint (its warm start) as its
+   * initial policies, instead of a warm start of its own; `final` — that run's newest checkpoint, to evaluate (swap).
+   */
+  readonly uses?: 'warm-start' | 'final';
 }
 
 /** Every arm's description. */
 export const ARMS: Readonly<Record<ArmName, ArmInfo>> = Object.freeze({
   single: { name: 'single', title: 'single agent', algorithm: 'none', rl: false, evalOnly: false },
-  'single-grpo': { name: 'single-grpo', title: 'single agent + GRPO', algorithm: 'at-grpo', rl: true, evalOnly: false },
+  'single-grpo': { name: 'single-grpo', title: 'single agent + GRPO', algorithm: 'at-grpo', rl: true, evalOnly: false, dependsOn: 'single', uses: 'warm-start' },
   'mas-prompt': { name: 'mas-prompt', title: 'MAS prompt-only', algorithm: 'none', rl: false, evalOnly: false },
-  'mas-naive-grpo': { name: 'mas-naive-grpo', title: 'MAS + GRPO (naive)', algorithm: 'grpo-naive', rl: true, evalOnly: false },
+  'mas-naive-grpo': { name: 'mas-naive-grpo', title: 'MAS + GRPO (naive)', algorithm: 'grpo-naive', rl: true, evalOnly: false, dependsOn: 'mas-prompt', uses: 'warm-start' },
   'mas-atgrpo-shared': { name: 'mas-atgrpo-shared', title: 'MAS + AT-GRPO shared (L1)', algorithm: 'at-grpo', rl: true, evalOnly: false },
-  'mas-atgrpo-per-role': { name: 'mas-atgrpo-per-role', title: 'MAS + AT-GRPO per-role', algorithm: 'at-grpo', rl: true, evalOnly: false },
-  swap: { name: 'swap', title: 'per-role, roles swapped', algorithm: 'none', rl: false, evalOnly: true, dependsOn: 'mas-atgrpo-per-role' },
+  'mas-atgrpo-per-role': { name: 'mas-atgrpo-per-role', title: 'MAS + AT-GRPO per-role', algorithm: 'at-grpo', rl: true, evalOnly: false, dependsOn: 'mas-prompt', uses: 'warm-start' },
+  swap: { name: 'swap', title: 'per-role, roles swapped', algorithm: 'none', rl: false, evalOnly: true, dependsOn: 'mas-atgrpo-per-role', uses: 'final' },
 });
 
 /** A problem with an experiment's inputs that the user can fix (the message says how). */
@@ -67,19 +80,42 @@ export class ExperimentError extends Error {
   }
 }
 
-/** Parses a comma-separated list of arm names; throws {@link ExperimentError} naming an unknown one. */
+/** How an arm needs its `dependsOn` run, for messages: `starts from the warm start of` / `evaluates the policies of`. */
+export function dependencyVerb(arm: ArmName): string {
+  return ARMS[arm].uses === 'warm-start' ? 'starts from the warm start of' : 'evaluates the policies of';
+}
+
+/**
+ * The arms with every run they depend on added (transitively: `swap` → `mas-atgrpo-per-role` → `mas-prompt`), in
+ * table order.
+ */
+export function withSources(arms: readonly ArmName[]): ArmName[] {
+  const all = new Set(arms);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const a of [...all]) {
+      const dep = ARMS[a].dependsOn;
+      if (dep && !all.has(dep)) {
+        all.add(dep);
+        grew = true;
+      }
+    }
+  }
+  return ARM_NAMES.filter((a) => all.has(a));
+}
+
+/**
+ * Parses a comma-separated list of arm names (throws {@link ExperimentError} naming an unknown one) and adds the
+ * arms they depend on ({@link withSources}): `--arms mas-atgrpo-per-role` also runs `mas-prompt`, whose warm start it
+ * starts from. Table order.
+ */
 export function parseArmList(text: string): ArmName[] {
   const names = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   if (names.length === 0) throw new ExperimentError(`--arms: no arm given; the arms are ${ARM_NAMES.join(', ')}`);
   for (const n of names) {
     if (!(ARM_NAMES as readonly string[]).includes(n)) throw new ExperimentError(`--arms: unknown arm "${n}"; the arms are ${ARM_NAMES.join(', ')}`);
   }
-  const arms = ARM_NAMES.filter((a) => names.includes(a));
-  for (const a of arms) {
-    const dep = ARMS[a].dependsOn;
-    if (dep && !arms.includes(dep)) throw new ExperimentError(`--arms: arm "${a}" evaluates the policies of the "${dep}" run; add ${dep} to --arms`);
-  }
-  return arms;
+  return withSources(names as ArmName[]);
 }
 
 /** A plain, YAML-able team spec (the fields of {@link TeamSpec} without `file`). */
@@ -106,6 +142,14 @@ export interface DeriveOptions {
   readonly singleSeat?: string;
   /** A label for error messages (the game), e.g. `plan-path`. */
   readonly label?: string;
+  /**
+   * Arms that share a warm start (`uses: 'warm-start'`): the source's step-0 checkpoint folder as written into the
+   * spec (relative paths are read relative to the spec file). Default {@link sourceCheckpoint}: the runner's layout,
+   * relative to the arm's run folder.
+   */
+  readonly sourceCheckpoint?: string;
+  /** Derive the arm as if it had no warm-start source: with its own `algorithm.warmStart` (checks and tests). */
+  readonly ownWarmStart?: boolean;
 }
 
 /** The planned size of an RL arm's run. */
@@ -138,6 +182,19 @@ export interface DerivedArm {
   readonly level: ArmLevel;
   /** Run size. */
   readonly budget: ArmBudget;
+  /** Arms that start from another arm's warm start: that arm and its checkpoint folder as written into the spec. */
+  readonly source?: { readonly arm: ArmName; readonly checkpoint: string };
+}
+
+/** Where a run's warm start is: its step-0 checkpoint (written by `troupe train` after the warm start). */
+export const WARM_START_CHECKPOINT = 'checkpoints/step-0';
+
+/**
+ * The step-0 checkpoint of the `source` run of seed index `seed`, relative to a sibling run folder of the runner's
+ * layout (`runs/<game>/<arm>/seed-<s>/`): `../../<source>/seed-<s>/checkpoints/step-0`.
+ */
+export function sourceCheckpoint(source: ArmName, seed: number): string {
+  return `../../${source}/seed-${seed}/${WARM_START_CHECKPOINT}`;
 }
 
 /** Added to the spec seed and every policy seed per seed index. */
@@ -161,12 +218,18 @@ export function plainSpec(spec: TeamSpec): PlainSpec {
   return rest;
 }
 
+/** Whether a policy trains (or loads) a LoRA adapter on a frozen base: `lora:` or `adapter:`. */
+function isAdapterPolicy(p: PolicySpecEntry | undefined): boolean {
+  const e = p as Record<string, unknown> | undefined;
+  return e !== undefined && (e.lora !== undefined || e.adapter !== undefined);
+}
+
 /** The level of a spec's seat → policy mapping: L0 one seat, L1 a shared policy, L2 LoRA per seat, L3 full per seat. */
 export function specLevel(spec: Pick<PlainSpec, 'seats' | 'policies'>): ArmLevel {
   const seats = Object.values(spec.seats);
   if (seats.length === 1) return 'L0';
   if (new Set(seats.map((s) => s.policy)).size < seats.length) return 'L1';
-  return seats.every((s) => spec.policies[s.policy]?.lora !== undefined) ? 'L2' : 'L3';
+  return seats.every((s) => isAdapterPolicy(spec.policies[s.policy])) ? 'L2' : 'L3';
 }
 
 /** `environment.config.maxTurns` of a spec (every shipped game has one), or an error naming the file and key. */
@@ -214,12 +277,47 @@ function reseed(spec: PlainSpec, s: number): void {
  * Derives the spec of one arm for one seed from a per-role base spec (see the module comment). Throws
  * {@link ExperimentError} when the base is not a per-role team or lacks `maxTurns`. The `swap` arm's spec here is the
  * per-role spec, byte for byte (its trained policies are exchanged by {@link deriveSwapSpec} once that run exists).
+ *
+ * An arm with a warm-start source (`uses: 'warm-start'`: `single-grpo`, `mas-naive-grpo`, `mas-atgrpo-per-role`)
+ * loads its policies from the source's step-0 checkpoint (`options.sourceCheckpoint`, see
+ * {@link policiesFromCheckpoint}) and has no `algorithm.warmStart`; before that, the source's spec is derived too and
+ * its {@link warmStartInputs} must equal the ones of the arm's own warm start (`ownWarmStart: true`), so the shared
+ * warm start is exactly the one the arm would have run itself (same demonstrations, seeds and initial weights).
  */
 export function deriveArm(baseSpec: TeamSpec | PlainSpec, name: ArmName, options: DeriveOptions): DerivedArm {
   const arm = ARMS[name];
   if (!arm) throw new ExperimentError(`unknown arm "${String(name)}"; the arms are ${ARM_NAMES.join(', ')}`);
   const base = 'file' in baseSpec ? plainSpec(baseSpec as TeamSpec) : clone(baseSpec);
   const where = `${options.label ?? base.name} (${'file' in baseSpec ? (baseSpec as TeamSpec).file : base.name})`;
+  return derive(base, arm, options, where);
+}
+
+/** {@link deriveArm} of a plain base. */
+function derive(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where: string): DerivedArm {
+  const name = arm.name;
+  const own = deriveOwn(base, arm, options, where);
+  if (options.ownWarmStart) return own;
+  // The swap arm plans the per-role spec as that arm runs it (from the shared warm start).
+  if (name === 'swap') return { ...own, spec: derive(base, ARMS['mas-atgrpo-per-role'], options, where).spec };
+  if (arm.uses !== 'warm-start') return own;
+
+  const sourceArm = arm.dependsOn!;
+  const source = deriveOwn(base, ARMS[sourceArm], { ...options, ownWarmStart: true }, where);
+  const diff = firstDifference(warmStartInputs(own.spec), warmStartInputs(source.spec), '');
+  if (diff !== undefined) {
+    throw new ExperimentError(`${where}: arm "${name}" cannot share the warm start of "${sourceArm}": their warm starts would differ at ${diff}`);
+  }
+  const checkpoint = options.sourceCheckpoint ?? sourceCheckpoint(sourceArm, options.seed);
+  const spec = own.spec;
+  spec.policies = policiesFromCheckpoint(spec.policies, checkpoint, `${where} ${name}`);
+  const { warmStart: _warm, ...algorithm } = spec.algorithm;
+  spec.algorithm = algorithm as PlainSpec['algorithm'];
+  return { ...own, spec, source: { arm: sourceArm, checkpoint } };
+}
+
+/** {@link deriveArm} without the warm-start source: every arm with the base spec's own warm start. */
+function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where: string): DerivedArm {
+  const name = arm.name;
   const singleSeat = options.singleSeat ?? 'executor';
   checkBase(base, where, singleSeat);
   const { budget: defaultBudget } = baseBudget(base, where);
@@ -267,6 +365,61 @@ export function deriveArm(baseSpec: TeamSpec | PlainSpec, name: ArmName, options
 }
 
 /**
+ * Everything of a spec that determines the weights its warm start produces: the spec seed (demonstration instances,
+ * noise and SFT shuffling derive from it), the environment, the seats (roles build the prompts and render the oracle's
+ * actions; the seat → policy mapping routes the demonstrations), the policies (initial weights: preset, seed, model,
+ * LoRA), the rewards, `algorithm.warmStart` and `algorithm.maxGradNorm` (the SFT's clip). Not: the name, the
+ * evaluation and the RL settings.
+ */
+export function warmStartInputs(spec: PlainSpec): Record<string, unknown> {
+  const { name: _name, evaluation: _evaluation, algorithm, ...rest } = clone(spec);
+  return { ...rest, algorithm: { warmStart: algorithm.warmStart ?? null, maxGradNorm: algorithm.maxGradNorm ?? null } };
+}
+
+/** The key path of the first difference between two JSON values (`seats.executor.roleConfig`), or undefined. */
+function firstDifference(a: unknown, b: unknown, path: string): string | undefined {
+  const here = path || '(the whole spec)';
+  if (a === b) return undefined;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return here;
+  const ka = Object.keys(a), kb = Object.keys(b as object);
+  for (const k of new Set([...ka, ...kb])) {
+    const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k);
+    if (d !== undefined) return d;
+  }
+  return undefined;
+}
+
+/**
+ * The policies of a spec loaded from a checkpoint of a run of that spec (`<checkpoint>/<policy>`): a full model
+ * becomes `{ kind, model: <dir>, tokenizer, ... }` (`preset`, `seed` and `modelType` only shape a random
+ * initialisation, so they go; the tokenizer stays the one the policy was trained with; `optimizer`, `clip`, `backend`,
+ * `batchPrompts` stay); a LoRA policy (`lora:` or `adapter:`) keeps its frozen base (`model`/`preset` + `seed`) and
+ * loads the trained adapter (`adapter: <dir>`, without `lora`). Throws {@link ExperimentError} for a policy that is not
+ * `tfjs-causal-lm` (nothing to load).
+ */
+export function policiesFromCheckpoint(policies: Readonly<Record<string, PolicySpecEntry>>, checkpoint: string, where: string): Record<string, PolicySpecEntry> {
+  const out: Record<string, PolicySpecEntry> = {};
+  const root = checkpoint.replace(/\/+$/, '');
+  for (const [name, entry] of Object.entries(policies)) {
+    const p = clone(entry) as Record<string, unknown>;
+    if (p.kind !== 'tfjs-causal-lm') throw new ExperimentError(`${where}: policy '${name}' is '${String(p.kind)}', not tfjs-causal-lm: there is no checkpoint to start it from`);
+    const dir = `${root}/${name}`;
+    if (isAdapterPolicy(p as PolicySpecEntry)) {
+      delete p.lora;
+      p.adapter = dir;
+    } else {
+      // The tokenizer the policy was trained with: a preset's default is the tiny one; a model's is its own folder.
+      const tokenizer = p.tokenizer ?? (p.preset !== undefined ? 'tiny' : p.model);
+      for (const key of ['preset', 'seed', 'modelType']) delete p[key];
+      p.model = dir;
+      if (tokenizer !== undefined) p.tokenizer = tokenizer;
+    }
+    out[name] = p as PolicySpecEntry;
+  }
+  return out;
+}
+
+/**
  * The swap arm's spec: the per-role run's final policies loaded from its checkpoint (`model: <ckpt>/<policy>`, or
  * `adapter:` for LoRA), with the seats' policies exchanged — seat i is played by the policy trained on seat i+1's
  * samples (cyclic; for two seats, an exchange). `exchange: false` gives the control (the same policies on their own
@@ -286,7 +439,7 @@ export function deriveSwapSpec(perRole: PlainSpec, checkpoint: string, options: 
     const dir = `${checkpoint.replace(/\/+$/, '')}/${name}`;
     const kept: Record<string, unknown> = { kind: 'tfjs-causal-lm' };
     for (const key of ['backend', 'batchPrompts']) if (p[key] !== undefined) kept[key] = p[key];
-    if (p.lora !== undefined) {
+    if (isAdapterPolicy(p as PolicySpecEntry)) {
       // The checkpoint holds the adapter only: the same base, the trained adapter.
       for (const key of ['model', 'preset', 'modelType', 'tokenizer', 'seed']) if (p[key] !== undefined) kept[key] = p[key];
       kept.adapter = dir;

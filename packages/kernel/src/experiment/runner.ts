@@ -14,15 +14,23 @@
  *
  * Per run:
  * - no-RL arm: `troupe train spec.yaml --resume` (warm start, step-0 checkpoint, final held-out evaluation).
- * - RL arm: `troupe train spec.yaml --resume --no-final-eval` for the planned steps; then, while the measured
- *   generated samples (`rollout/samples` of metrics.jsonl) are below the budget by more than `tolerance`, top up:
- *   `troupe train --resume --steps <done + round(missing / measured mean per step)>`; then
+ * - RL arm: its spec loads the policies of its warm-start source's step-0 checkpoint (`single-grpo` ← `single`,
+ *   `mas-naive-grpo` and `mas-atgrpo-per-role` ← `mas-prompt`; `mas-atgrpo-shared` has its own warm start), so it
+ *   starts after that run finished. `troupe train spec.yaml --resume --no-final-eval` for the planned steps; then,
+ *   while the measured generated samples (`rollout/samples` of metrics.jsonl) are below the budget by more than
+ *   `tolerance`, top up: `troupe train --resume --steps <done + round(missing / measured mean per step)>`; then
  *   `troupe eval spec.yaml --checkpoint <run>` on the held-out split.
  * - swap: after the per-role run of the same game and seed, `troupe eval swap.yaml` (its policies exchanged between
  *   seats, loaded from the per-role run's newest checkpoint) and `troupe eval control.yaml` (the same policies on their
  *   own seats: must reproduce the per-role result, which checks the checkpoint loading).
  *
  * Every evaluation uses the spec's seed, so all arms of one seed see the same held-out instances.
+ *
+ * Scheduling: up to `jobs` runs at once; a run starts once the run it depends on (`ARMS[arm].dependsOn`, same game
+ * and seed) has finished; when that run failed, the dependent is recorded as failed without running (its
+ * failure.json names the source). A dependent's spec.yaml starts with a comment naming its source and the source's
+ * plan digest, so its plan digest (and the folder check of a rerun) covers the source's plan. `runTimeout` kills a
+ * run's child (SIGTERM, then SIGKILL after `killGrace`) once the run has taken that long, and records a failure.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -31,7 +39,7 @@ import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { TeamSpec } from '../team/types.js';
 import { readMetrics } from '../trainer/report.js';
-import { ARMS, deriveArm, deriveSwapSpec, ExperimentError, type ArmLevel, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
+import { ARMS, dependencyVerb, deriveArm, deriveSwapSpec, ExperimentError, type ArmLevel, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
 
 /** One game of the experiment: a label and its base (per-role) team spec. */
 export interface GameInput {
@@ -71,6 +79,13 @@ export interface ExperimentOptions {
   readonly tolerance?: number;
   /** Most top-up invocations per run. Default 4. */
   readonly maxTopUps?: number;
+  /**
+   * Most wall seconds of one run (all its children together); past it the running child is killed and the run is
+   * recorded as failed (a rerun resumes it from its newest checkpoint). Default: no limit.
+   */
+  readonly runTimeout?: number;
+  /** Seconds between SIGTERM and SIGKILL when a child is killed for `runTimeout`. Default 10. */
+  readonly killGrace?: number;
   /** Progress observer. */
   readonly onEvent?: (event: ExperimentEvent) => void;
 }
@@ -87,10 +102,15 @@ export interface PlannedRun {
   readonly dir: string;
   /** The derived spec and budget. */
   readonly derived: DerivedArm;
-  /** The YAML of the generated spec (swap: of the per-role spec it derives from). */
+  /**
+   * The YAML of the generated spec (swap: of the per-role spec it derives from); for a run with a source, a first
+   * comment line names the source run and its plan digest.
+   */
   readonly specText: string;
-  /** sha256 of `specText` plus the arm: a result is reused only for the same plan. */
+  /** sha256 of `specText` plus the arm (so, for a dependent, of its source's plan too): a result is reused only for the same plan. */
   readonly digest: string;
+  /** The run it depends on (`ARMS[arm].dependsOn`, same game and seed). */
+  readonly source?: PlannedRun;
 }
 
 /** The outcome of one run (`result.json` / `failure.json`). */
@@ -132,8 +152,13 @@ export interface RunResult {
     /** Top-up invocations after the planned steps. */
     readonly topUps: number;
   };
-  /** Warm-start demonstration samples (from metrics.jsonl), when the run had a warm start. */
+  /** Warm-start demonstration samples (from metrics.jsonl), when the run had a warm start of its own. */
   readonly warmStartSamples?: number;
+  /**
+   * The run it started from (`warm-start`: its policies were loaded from that run's step-0 checkpoint, the shared warm
+   * start) or evaluated (`final`, swap: that run's newest checkpoint). Absent for runs with their own warm start.
+   */
+  readonly source?: RunSource;
   /** Wall seconds of this run's child processes. */
   readonly seconds: number;
   /** Run folder, relative to the experiment's output folder. */
@@ -142,6 +167,18 @@ export interface RunResult {
   readonly digest: string;
   /** Failure message (status `failed`). */
   readonly error?: string;
+}
+
+/** Where a run started from (see {@link RunResult.source}); paths relative to the experiment's output folder. */
+export interface RunSource {
+  /** The source arm (same game and seed). */
+  readonly arm: ArmName;
+  /** What was taken from it. */
+  readonly uses: 'warm-start' | 'final';
+  /** Its run folder. */
+  readonly dir: string;
+  /** The checkpoint loaded (for `final`: once known). */
+  readonly checkpoint?: string;
 }
 
 /** What the runner reports while it works. */
@@ -179,10 +216,12 @@ export function planExperiment(options: Pick<ExperimentOptions, 'games' | 'arms'
   if (options.arms.length === 0) throw new ExperimentError('no arm given');
   for (const a of options.arms) {
     const dep = ARMS[a].dependsOn;
-    if (dep && !options.arms.includes(dep)) throw new ExperimentError(`arm "${a}" evaluates the policies of the "${dep}" run; add ${dep} to the arms`);
+    if (dep && !options.arms.includes(dep)) throw new ExperimentError(`arm "${a}" ${dependencyVerb(a)} the "${dep}" run; add ${dep} to the arms (the CLI's --arms adds it)`);
   }
+  // Sources before their dependents (and all warm starts first, so that --jobs has the most runs to choose from).
+  const depth = (a: ArmName): number => (ARMS[a].dependsOn ? depth(ARMS[a].dependsOn!) + 1 : 0);
+  const order = [...options.arms].sort((a, b) => depth(a) - depth(b));
   const plan: PlannedRun[] = [];
-  const later: PlannedRun[] = [];
   for (let seed = 0; seed < options.seeds; seed++) {
     for (const game of options.games) {
       let budget = options.budget;
@@ -190,7 +229,8 @@ export function planExperiment(options: Pick<ExperimentOptions, 'games' | 'arms'
         const base = deriveArm(game.spec, 'mas-atgrpo-per-role', { seed, label: game.name, ...(options.singleSeat ? { singleSeat: options.singleSeat } : {}) });
         budget = options.steps * base.budget.samplesPerStep;
       }
-      for (const arm of options.arms) {
+      const mine = new Map<ArmName, PlannedRun>();
+      for (const arm of order) {
         const derived = deriveArm(game.spec, arm, {
           seed, label: game.name,
           ...(budget !== undefined ? { budget } : {}),
@@ -198,23 +238,34 @@ export function planExperiment(options: Pick<ExperimentOptions, 'games' | 'arms'
           ...(options.singleSeat ? { singleSeat: options.singleSeat } : {}),
         });
         derived.spec.evaluation = { ...derived.spec.evaluation, split: 'test' };
-        const specText = stringify(derived.spec);
-        const digest = createHash('sha256').update(`${arm}\n${specText}`).digest('hex').slice(0, 16);
         const dir = runDir(options.outDir, game.name, arm, seed);
-        const run: PlannedRun = { game: game.name, arm, seed, dir, derived, specText, digest };
+        const dep = ARMS[arm].dependsOn;
+        const source = dep ? mine.get(dep)! : undefined;
+        const header = source
+          ? `# ${ARMS[arm].uses === 'warm-start' ? `starts from the warm start (${derived.source!.checkpoint}) of` : 'evaluates the newest checkpoint of'} `
+            + `${relative(dir, source.dir)}, plan ${source.digest}\n`
+          : '';
+        const specText = header + stringify(derived.spec);
+        const digest = createHash('sha256').update(`${arm}\n${specText}`).digest('hex').slice(0, 16);
+        const run: PlannedRun = { game: game.name, arm, seed, dir, derived, specText, digest, ...(source ? { source } : {}) };
         checkFolder(run);
-        (ARMS[arm].evalOnly ? later : plan).push(run);
+        mine.set(arm, run);
       }
+      plan.push(...mine.values());
     }
   }
-  return [...plan, ...later];
+  // Stable: by depth, then seed, game and table order.
+  return plan
+    .map((run, i) => ({ run, i }))
+    .sort((a, b) => depth(a.run.arm) - depth(b.run.arm) || a.i - b.i)
+    .map((x) => x.run);
 }
 
 /** An existing run folder must hold the same plan (same generated spec), or nothing. */
 function checkFolder(run: PlannedRun): void {
   const file = join(run.dir, run.arm === 'swap' ? 'per-role.yaml' : 'spec.yaml');
   if (existsSync(file) && readFileSync(file, 'utf8') !== run.specText) {
-    throw new ExperimentError(`${run.dir} holds a run of a different plan (its ${file.split('/').pop()} differs from the one this experiment generates: the budget, episodes or base spec changed); choose another --out or delete that folder`);
+    throw new ExperimentError(`${run.dir} holds a run of a different plan (its ${file.split('/').pop()} differs from the one this experiment generates: the budget, episodes, base spec or the plan of the run it starts from changed); choose another --out or delete that folder`);
   }
 }
 
@@ -275,21 +326,28 @@ class ChildError extends Error {
   }
 }
 
-/** Runs the plan: every run once (cached results reused), `jobs` at a time; swap runs after their per-role run. */
+/** The time a run has used and the wall-clock deadline of its `runTimeout`. */
+interface RunClock {
+  seconds: number;
+  /** `performance.now()` past which the run's child is killed; undefined: no limit. */
+  readonly deadline?: number;
+  /** The limit in seconds (for the message). */
+  readonly limit?: number;
+}
+
+/**
+ * Runs the plan: every run once (cached results reused), `jobs` at a time; a run starts only once the run it depends
+ * on has finished, and is recorded as failed without running when that run failed.
+ */
 export async function runExperiment(options: ExperimentOptions): Promise<ExperimentResult> {
+  if (options.runTimeout !== undefined && !(options.runTimeout > 0)) throw new ExperimentError(`the run timeout must be a positive number of seconds, got ${options.runTimeout}`);
   const plan = planExperiment(options);
   const emit = (e: ExperimentEvent): void => options.onEvent?.(e);
   emit({ type: 'plan', runs: plan });
   const out = resolve(options.outDir);
   mkdirSync(out, { recursive: true });
 
-  const key = (game: string, arm: string, seed: number): string => `${game}\u0000${arm}\u0000${seed}`;
-  const settled = new Map<string, { promise: Promise<RunResult>; resolve: (r: RunResult) => void }>();
-  for (const run of plan) {
-    let res!: (r: RunResult) => void;
-    const promise = new Promise<RunResult>((r) => (res = r));
-    settled.set(key(run.game, run.arm, run.seed), { promise, resolve: res });
-  }
+  const results = new Map<PlannedRun, RunResult>();
 
   const execute = async (run: PlannedRun): Promise<RunResult> => {
     const cached = cachedResult(run);
@@ -297,15 +355,27 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
       emit({ type: 'cached', run, result: cached });
       return cached;
     }
+    const source = run.source ? results.get(run.source) : undefined;
+    let result: RunResult;
+    if (source && source.status !== 'ok') {
+      // Not run: what it needs failed. Recorded like a failure, so that a rerun retries it after its source.
+      mkdirSync(run.dir, { recursive: true });
+      const first = (source.error ?? '').split('\n')[0];
+      const verb = ARMS[run.arm].uses === 'warm-start' ? 'starts from' : 'evaluates';
+      result = baseResult(run, out, 0, 'failed', `not run: the ${source.arm} run it ${verb} (seed ${source.seed}, ${join(out, source.dir)}) failed: ${first}`);
+      writeFileSync(join(run.dir, FAILURE), JSON.stringify(result, null, 2) + '\n');
+      emit({ type: 'done', run, result });
+      return result;
+    }
     emit({ type: 'start', run });
     mkdirSync(run.dir, { recursive: true });
     rmSync(join(run.dir, FAILURE), { force: true });
-    const clock = { seconds: 0 };
-    let result: RunResult;
+    const clock: RunClock = options.runTimeout !== undefined
+      ? { seconds: 0, deadline: performance.now() + options.runTimeout * 1000, limit: options.runTimeout }
+      : { seconds: 0 };
     try {
       if (run.arm === 'swap') {
-        const perRole = await settled.get(key(run.game, 'mas-atgrpo-per-role', run.seed))!.promise;
-        result = await runSwap(run, perRole, out, options, clock, emit);
+        result = await runSwap(run, source!, out, options, clock, emit);
       } else {
         result = await runArm(run, out, options, clock, emit);
       }
@@ -319,38 +389,67 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
     return result;
   };
 
+  // A small scheduler: while fewer than `jobs` run, start the first queued run whose source has finished.
   const queue = [...plan];
   const jobs = Math.max(1, Math.min(options.jobs ?? 1, plan.length));
-  await Promise.all(Array.from({ length: jobs }, async () => {
-    for (let run = queue.shift(); run; run = queue.shift()) {
-      const r = await execute(run);
-      settled.get(key(run.game, run.arm, run.seed))!.resolve(r);
+  const running = new Set<Promise<void>>();
+  for (;;) {
+    while (running.size < jobs) {
+      const i = queue.findIndex((r) => !r.source || results.has(r.source));
+      if (i < 0) break;
+      const run = queue.splice(i, 1)[0]!;
+      const p: Promise<void> = execute(run).then((r) => {
+        results.set(run, r);
+        running.delete(p);
+      });
+      running.add(p);
     }
-  }));
-  const runs = await Promise.all(plan.map((run) => settled.get(key(run.game, run.arm, run.seed))!.promise));
-  return { runs, plan };
+    if (running.size === 0) break;
+    await Promise.race(running);
+  }
+  // planExperiment plans every source, before its dependents: nothing can be left.
+  if (queue.length > 0) throw new Error(`experiment runner: ${queue.length} runs never became ready`);
+  return { runs: plan.map((run) => results.get(run)!), plan };
 }
 
 function baseResult(run: PlannedRun, out: string, seconds: number, status: 'ok' | 'failed', error?: string): RunResult {
   const b = run.derived.budget;
+  const info = ARMS[run.arm];
+  const source: RunSource | undefined = run.source
+    ? {
+        arm: run.source.arm, uses: info.uses ?? 'final', dir: relative(out, run.source.dir),
+        ...(run.derived.source ? { checkpoint: relative(out, resolve(run.dir, run.derived.source.checkpoint)) } : {}),
+      }
+    : undefined;
   return {
     game: run.game, arm: run.arm, seed: run.seed, specSeed: run.derived.spec.seed, status, level: run.derived.level,
-    algorithm: ARMS[run.arm].algorithm,
+    algorithm: info.algorithm,
     samples: { budget: b.budget, generated: 0, trained: 0, steps: 0, plannedSteps: b.steps, batchSize: b.batchSize, branches: b.branches, samplesPerStep: b.samplesPerStep, topUps: 0 },
+    ...(source ? { source } : {}),
     seconds, dir: relative(out, run.dir), digest: run.digest, ...(error !== undefined ? { error } : {}),
   };
 }
 
-/** Runs `troupe <args>` as a child; stdout is returned, everything goes to the run's troupe.log. */
-function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOptions, clock: { seconds: number }, emit: (e: ExperimentEvent) => void): Promise<string> {
+/**
+ * Runs `troupe <args>` as a child; stdout is returned, everything goes to the run's troupe.log. Past the run's
+ * deadline the child gets SIGTERM, and SIGKILL `killGrace` seconds later; the promise then rejects with the timeout.
+ */
+function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOptions, clock: RunClock, emit: (e: ExperimentEvent) => void): Promise<string> {
   emit({ type: 'child', run, args });
   const log = join(run.dir, 'troupe.log');
   appendFileSync(log, `\n$ troupe ${args.join(' ')}\n`);
   const started = performance.now();
+  const timedOut = (): string => `timed out: the run took more than ${clock.limit} s (--run-timeout ${clock.limit}); `
+    + `troupe ${args[0]} was killed. A rerun resumes it from its newest checkpoint. (full log: ${log})`;
   return new Promise((resolvePromise, reject) => {
     const [cmd, ...pre] = options.launcher;
     if (!cmd) {
       reject(new ChildError('no launcher command for the troupe CLI'));
+      return;
+    }
+    if (clock.deadline !== undefined && performance.now() >= clock.deadline) {
+      appendFileSync(log, `(not started: the run timeout of ${clock.limit} s has passed)\n`);
+      reject(new ChildError(timedOut()));
       return;
     }
     const child = spawn(cmd, [...pre, ...args], { cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -364,9 +463,33 @@ function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOpt
       stderrTail = (stderrTail + d.toString()).slice(-4000);
       appendFileSync(log, d);
     });
-    child.on('error', (err) => reject(new ChildError(`cannot start the troupe CLI (${options.launcher.join(' ')}): ${err.message}`)));
+    let killed = false;
+    let termTimer: NodeJS.Timeout | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    if (clock.deadline !== undefined) {
+      termTimer = setTimeout(() => {
+        killed = true;
+        appendFileSync(log, `\n(run timeout of ${clock.limit} s: SIGTERM to troupe ${args[0]})\n`);
+        child.kill('SIGTERM');
+        killTimer = setTimeout(() => {
+          appendFileSync(log, `(still running ${options.killGrace ?? 10} s after SIGTERM: SIGKILL)\n`);
+          child.kill('SIGKILL');
+        }, (options.killGrace ?? 10) * 1000);
+      }, Math.max(0, clock.deadline - performance.now()));
+    }
+    child.on('error', (err) => {
+      clearTimeout(termTimer);
+      clearTimeout(killTimer);
+      reject(new ChildError(`cannot start the troupe CLI (${options.launcher.join(' ')}): ${err.message}`));
+    });
     child.on('close', (code, signal) => {
+      clearTimeout(termTimer);
+      clearTimeout(killTimer);
       clock.seconds += (performance.now() - started) / 1000;
+      if (killed) {
+        reject(new ChildError(timedOut()));
+        return;
+      }
       if (code === 0) {
         resolvePromise(stdout);
         return;
@@ -399,9 +522,10 @@ function evalOf(doc: Record<string, unknown>, what: string): EvalSummary {
   return { split: String(split), episodes, successes, successRate: rate, ci95: [Number(ci95[0]), Number(ci95[1])] };
 }
 
-async function runArm(run: PlannedRun, out: string, options: ExperimentOptions, clock: { seconds: number }, emit: (e: ExperimentEvent) => void): Promise<RunResult> {
+async function runArm(run: PlannedRun, out: string, options: ExperimentOptions, clock: RunClock, emit: (e: ExperimentEvent) => void): Promise<RunResult> {
   const specFile = join(run.dir, 'spec.yaml');
   writeFileSync(specFile, run.specText);
+  if (run.derived.source && run.source) checkSourceCheckpoint(run, run.source);
   const info = ARMS[run.arm];
   const b = run.derived.budget;
   const spec = run.derived.spec;
@@ -436,7 +560,20 @@ async function runArm(run: PlannedRun, out: string, options: ExperimentOptions, 
   };
 }
 
-async function runSwap(run: PlannedRun, perRole: RunResult, out: string, options: ExperimentOptions, clock: { seconds: number }, emit: (e: ExperimentEvent) => void): Promise<RunResult> {
+/** The policy folders a warm-start dependent loads must exist (its source finished, so they should). */
+function checkSourceCheckpoint(run: PlannedRun, source: PlannedRun): void {
+  for (const [name, entry] of Object.entries(run.derived.spec.policies)) {
+    const p = entry as Record<string, unknown>;
+    const dir = typeof p.adapter === 'string' ? p.adapter : typeof p.model === 'string' ? p.model : undefined;
+    if (dir === undefined) continue;
+    const abs = resolve(run.dir, dir);
+    if (!existsSync(abs)) {
+      throw new ExperimentError(`the warm start of policy '${name}' is missing: ${abs} (the ${source.arm} run ${source.dir} finished without it, or it was deleted); delete ${join(source.dir, RESULT)} so that a rerun redoes that warm start`);
+    }
+  }
+}
+
+async function runSwap(run: PlannedRun, perRole: RunResult, out: string, options: ExperimentOptions, clock: RunClock, emit: (e: ExperimentEvent) => void): Promise<RunResult> {
   writeFileSync(join(run.dir, 'per-role.yaml'), run.specText);
   if (perRole.status !== 'ok') throw new ExperimentError(`the per-role run it evaluates failed (${join(out, perRole.dir)}): ${perRole.error ?? ''}`.trim());
   const perRoleDir = join(out, perRole.dir);
@@ -454,6 +591,7 @@ async function runSwap(run: PlannedRun, perRole: RunResult, out: string, options
   const base = baseResult(run, out, clock.seconds, 'ok');
   return {
     ...base, level: run.derived.level, algorithm: 'none', eval: swapped,
+    ...(base.source ? { source: { ...base.source, checkpoint: relative(out, checkpoint) } } : {}),
     control: { episodes: control.episodes, successes: control.successes, successRate: control.successRate },
   };
 }

@@ -81,6 +81,16 @@ export function formatCell(cell: Pick<TableCell, 'mean' | 'std' | 'n' | 'failed'
   return cell.failed > 0 ? `${s} (${cell.failed} failed)` : s;
 }
 
+/**
+ * What a run started from, for the per-run table: `mas-prompt step-0` (a shared warm start), `mas-atgrpo-per-role
+ * step-13` (the checkpoint swap evaluated), or `own warm start`.
+ */
+export function startsFrom(r: Pick<RunResult, 'source'>): string {
+  if (!r.source) return 'own warm start';
+  const ck = r.source.checkpoint?.split('/').pop();
+  return ck ? `${r.source.arm} ${ck}` : r.source.arm;
+}
+
 /** The table's markdown: the main table, a per-run table, notes, and the plot links. */
 export function formatTable(runs: readonly RunResult[], settings: TableSettings): string {
   const cells = tableCells(runs, settings);
@@ -89,8 +99,10 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
   const lines: string[] = ['# The paper\'s table at our scale', ''];
   lines.push(
     `Held-out test success % (greedy, K = 1; ${episodes.length === 1 ? `${episodes[0]} episodes` : `${episodes.join(' / ')} episodes`} per seed), `
-    + `mean ± std (n − 1) over ${settings.seeds} seed${settings.seeds === 1 ? '' : 's'}. Every arm starts from the same warm start `
-    + '(SFT on oracle demonstrations of its own seats); arms without RL are the warm start alone.',
+    + `mean ± std (n − 1) over ${settings.seeds} seed${settings.seeds === 1 ? '' : 's'}. Every arm starts from the base spec's warm start `
+    + '(SFT on oracle demonstrations of its own seats), run once per set of seats and shared: arms without RL are the warm start alone, '
+    + 'and the RL arms start from the step-0 checkpoint of the no-RL arm with the same seats and policies (the same demonstrations '
+    + 'and seeds), except the shared policy, which runs its own (it trains on both seats\' demonstrations).',
     '',
   );
   lines.push(`| arm | ${settings.games.join(' | ')} | RL samples / run | seeds |`, `|---|${settings.games.map(() => '---|').join('')}---|---|`);
@@ -107,12 +119,16 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
     lines.push('', `Sample budget per RL run (generated samples): ${Object.entries(settings.budgets).map(([g, b]) => `${g} ${int(b)}`).join(', ')}; `
       + 'every RL run generates the same samples per step (B scaled by the seat count) and is topped up to the budget by measured samples.');
   }
+  const shared = settings.arms.filter((a) => ARMS[a].uses === 'warm-start' && settings.arms.includes(ARMS[a].dependsOn!));
+  if (shared.length) {
+    lines.push('', `Shared warm starts (the RL run loads the source run's checkpoints/step-0): ${shared.map((a) => `\`${a}\` ← \`${ARMS[a].dependsOn}\``).join(', ')}.`);
+  }
   const swaps = runs.filter((r) => r.arm === 'swap' && r.status === 'ok' && r.control);
   if (swaps.length) {
     lines.push('', 'Swap control (the per-role policies loaded the same way, on their own seats; must equal the per-role row): '
       + swaps.map((r) => `${r.game} seed ${r.seed}: ${r.control!.successes}/${r.control!.episodes}`).join(', ') + '.');
   }
-  lines.push('', '## Runs', '', '| game | arm | seed | level | success (95% CI) | generated samples | trained samples | steps (planned) | B × K | wall s |', '|---|---|---|---|---|---|---|---|---|---|');
+  lines.push('', '## Runs', '', '| game | arm | seed | level | starts from | success (95% CI) | generated samples | trained samples | steps (planned) | B × K | wall s |', '|---|---|---|---|---|---|---|---|---|---|---|');
   for (const arm of settings.arms) {
     for (const game of settings.games) {
       for (const r of runs.filter((x) => x.game === game && x.arm === arm).sort((a, b) => a.seed - b.seed)) {
@@ -120,7 +136,7 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
         const success = r.status !== 'ok' || !e ? `failed: ${(r.error ?? '').split('\n')[0]!.slice(0, 120).replaceAll('|', '\\|')}` : `${e.successes}/${e.episodes} = ${pct(e.successRate)}% (${pct(e.ci95[0])}–${pct(e.ci95[1])})`;
         const s = r.samples;
         const rl = ARMS[r.arm].rl;
-        lines.push(`| ${game} | ${arm} | ${r.seed} | ${r.level} | ${success} | ${rl ? int(s.generated) : '–'} | ${rl ? int(s.trained) : '–'} | ${rl ? `${s.steps} (${s.plannedSteps})` : '–'} | ${rl ? `${s.batchSize} × ${s.branches}` : '–'} | ${r.seconds.toFixed(0)} |`);
+        lines.push(`| ${game} | ${arm} | ${r.seed} | ${r.level} | ${startsFrom(r)} | ${success} | ${rl ? int(s.generated) : '–'} | ${rl ? int(s.trained) : '–'} | ${rl ? `${s.steps} (${s.plannedSteps})` : '–'} | ${rl ? `${s.batchSize} × ${s.branches}` : '–'} | ${r.seconds.toFixed(0)} |`);
       }
     }
   }
