@@ -2,27 +2,13 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { register as registerExperiment } from '../packages/cli/src/commands/experiment.js';
+import { commandRunner } from '../packages/cli/test/helpers/run-command.js';
 import { json, ROOT, troupe, type CliResult } from './helpers/cli.js';
 
-/** Runs the CLI in this process (no child start-up: for commands that spawn nothing). */
-async function troupeInProcess(args: readonly string[]): Promise<CliResult> {
-  const { main } = await import('../packages/cli/src/main.js');
-  let stdout = '';
-  let stderr = '';
-  const out = process.stdout.write.bind(process.stdout);
-  const err = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    return { code: await main(['node', 'troupe', ...args]), stdout, stderr };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-    process.exitCode = saved;
-  }
-}
+/** `troupe experiment …` in this process (no child start-up: for runs that spawn nothing). */
+const experimentInProcess = commandRunner(registerExperiment, 'experiment');
+const troupeInProcess = (args: readonly string[]): Promise<CliResult> => experimentInProcess(...args.slice(1));
 
 const spec = join(ROOT, 'test', 'fixtures', 'experiment-smoke.yaml');
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
@@ -7,9 +7,8 @@ import {
   ARM_NAMES, ARMS, ExperimentError, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
   type ArmName, type ExperimentEvent, type GameInput, type RunResult,
 } from '@troupe/kernel/experiment';
-import type { ReportChart } from '@troupe/kernel/model';
 import { CliError, finiteNumber, positiveInt, printJson, UsageError } from '../errors.js';
-import { renderChart } from './train.js';
+import { renderChartsTo } from './train.js';
 
 /** The games of the paper's table and the preset of each one's base (per-role) team spec. */
 export const GAME_PRESETS: Readonly<Record<string, string>> = Object.freeze({
@@ -76,22 +75,6 @@ export function loadGames(games: readonly string[], overrides: readonly string[]
     }
     return { name: game, spec: loadTeamSpec(presetFile) as TeamSpec };
   });
-}
-
-async function renderCharts(dir: string, charts: readonly ReportChart[]): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
-  const files: string[] = [];
-  try {
-    mkdirSync(dir, { recursive: true });
-    for (const chart of charts) {
-      const { svg, png } = await renderChart(chart);
-      writeFileSync(join(dir, `${chart.name}.svg`), svg);
-      writeFileSync(join(dir, `${chart.name}.png`), png);
-      files.push(join(dir, `${chart.name}.svg`), join(dir, `${chart.name}.png`));
-    }
-    return { rendered: true, files };
-  } catch (err) {
-    return { rendered: false, reason: err instanceof Error ? err.message : String(err), files };
-  }
 }
 
 /** One line per run on stderr. */
@@ -183,7 +166,7 @@ export function register(program: Command): void {
         ...(opts.runTimeout !== undefined ? { runTimeout: opts.runTimeout } : {}),
       });
       const report = writeExperimentReport(out, result.runs, { ...settings, budgets, specs: Object.fromEntries(games.map((g) => [g.name, g.spec.file])) });
-      const plots = await renderCharts(join(out, 'plots'), report.charts);
+      const plots = await renderChartsTo(join(out, 'plots'), report.charts);
       const failed = result.runs.filter((r) => r.status !== 'ok');
       if (opts.json) {
         printJson({

@@ -66,15 +66,19 @@ export function register(program: Command): void {
 export async function writeReport(out: string, title: string): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
   const report = buildReport(out, title);
   writeFileSync(join(out, 'report.md'), report.markdown);
+  return renderChartsTo(join(out, 'plots'), report.charts);
+}
+
+/** Renders each chart to `<dir>/<name>.svg` and `.png`; a rendering failure is reported, not thrown. */
+export async function renderChartsTo(dir: string, charts: readonly ReportChart[]): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
   const files: string[] = [];
   try {
-    const plotsDir = join(out, 'plots');
-    mkdirSync(plotsDir, { recursive: true });
-    for (const chart of report.charts) {
+    mkdirSync(dir, { recursive: true });
+    for (const chart of charts) {
       const { svg, png } = await renderChart(chart);
-      writeFileSync(join(plotsDir, `${chart.name}.svg`), svg);
-      writeFileSync(join(plotsDir, `${chart.name}.png`), png);
-      files.push(join(plotsDir, `${chart.name}.svg`), join(plotsDir, `${chart.name}.png`));
+      writeFileSync(join(dir, `${chart.name}.svg`), svg);
+      writeFileSync(join(dir, `${chart.name}.png`), png);
+      files.push(join(dir, `${chart.name}.svg`), join(dir, `${chart.name}.png`));
     }
     return { rendered: true, files };
   } catch (err) {
