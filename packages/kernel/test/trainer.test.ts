@@ -11,7 +11,8 @@ import type { TraceRecord } from '../src/rollout/index.js';
 import type { TeamSpec } from '../src/team/index.js';
 import { CausalLmPolicy } from '../src/policy/lm/index.js';
 import {
-  listCheckpoints, resolveTrainerConfig, Trainer, TrainerConfigError, wilsonInterval, type MetricsRecord,
+  BASELINE_FILE, buildReport, listCheckpoints, pairedComparison, resolveTrainerConfig, Trainer, TrainerConfigError, wilsonInterval,
+  type BaselineEval, type MetricsRecord,
 } from '../src/trainer/index.js';
 import { microTeamSpec } from './trainer-helpers.js';
 
@@ -318,6 +319,58 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.deepEqual(tb, ta);
     // a fresh run refuses a folder that holds one
     await assert.rejects(Trainer.create(spec, { outDir: part.out }).then(async (t) => { try { await t.run(); } finally { await t.dispose(); } }), /--resume/);
+  });
+
+  it('evaluates the start of RL on the final evaluation\'s episodes and compares the final model with it episode by episode, also after a resume', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 2, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } } });
+    const run = async (out: string, steps: number, resume = false) => {
+      const t = await Trainer.create(spec, { outDir: out, steps, ...(resume ? { resume: true } : {}) });
+      try {
+        return await t.run();
+      } finally {
+        await t.dispose();
+      }
+    };
+    const out = outDir();
+    const result = await run(out, 2);
+    const kept = JSON.parse(readFileSync(join(out, BASELINE_FILE), 'utf8')) as BaselineEval;
+    assert.equal(kept.split, 'test');
+    assert.equal(kept.step, 0);
+    assert.equal(kept.outcomes.length, spec.evaluation.episodes);
+    assert.equal(kept.successRate, kept.outcomes.filter(Boolean).length / kept.outcomes.length);
+    const metrics = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl'));
+    const base = metrics.find((m) => m.kind === 'baseline')!;
+    assert.equal(base.step, 0);
+    assert.equal(base['baseline_test/success_rate'], kept.successRate);
+    assert.ok(metrics.indexOf(base) < metrics.findIndex((m) => m.kind === 'train'), 'the baseline is evaluated before the first RL step');
+    const final = metrics.find((m) => m.kind === 'final')!;
+    assert.ok(result.baseline && result.finalEval);
+    const c = result.baseline.comparison;
+    assert.deepEqual(c, pairedComparison(kept.outcomes, result.finalEval.outcomes));
+    assert.equal(final['compare/baseline_success_rate'], kept.successRate);
+    assert.equal(final['compare/gained'], c.gained);
+    assert.equal(final['compare/lost'], c.lost);
+    assert.equal(final['eval_test/success_rate'], c.after);
+    assert.match(buildReport(out, 'micro').markdown, /Against the model RL started from \(after the warm start; the same 4 episodes\)/);
+    // a run stopped after step 1 and resumed still compares against the baseline of its start
+    const part = outDir();
+    await run(part, 1);
+    assert.ok(existsSync(join(part, BASELINE_FILE)));
+    const resumed = await run(part, 2, true);
+    assert.ok(resumed.baseline, 'the resumed run compares with the baseline kept in the run folder');
+    assert.deepEqual(resumed.baseline.eval.outcomes, kept.outcomes);
+    // evaluation.baseline: false skips it
+    const offSpec = { ...spec, evaluation: { ...spec.evaluation, baseline: false } };
+    const off = outDir();
+    const t = await Trainer.create(offSpec, { outDir: off, steps: 1 });
+    try {
+      const r = await t.run();
+      assert.equal(r.baseline, undefined);
+    } finally {
+      await t.dispose();
+    }
+    assert.ok(!existsSync(join(off, BASELINE_FILE)));
+    assert.ok(!readJsonl<MetricsRecord>(join(off, 'metrics.jsonl')).some((m) => m.kind === 'baseline'));
   });
 });
 

@@ -56,7 +56,7 @@ export function register(program: Command): void {
       try {
         const r = await trainer.run();
         await writeReport(out, `${spec.name} (warm start only)`);
-        const e = r.finalEval ? (({ instanceKeys: _keys, ...rest }) => rest)(r.finalEval) : undefined;
+        const e = r.finalEval ? (({ instanceKeys: _keys, outcomes: _o, ...rest }) => rest)(r.finalEval) : undefined;
         if (opts.json) printJson({ spec: spec.file, out, checkpoint: join(out, 'checkpoints', 'step-0'), warm_start: r.warmStart ?? null, eval: e ?? null });
         else {
           process.stdout.write(`${spec.name}: warm start on ${r.warmStart?.demonstrations ?? 0} demonstration samples in ${r.warmStart?.seconds.toFixed(1) ?? '?'} s → ${join(out, 'checkpoints', 'step-0')}\n`);

@@ -47,12 +47,16 @@ export function register(program: Command): void {
         progress.done();
         const plots = await writeReport(out, spec.name);
         if (opts.json) {
-          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ? (({ instanceKeys: _keys, ...rest }) => rest)(result.finalEval) : null, warm_start: result.warmStart ?? null });
+          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ? (({ instanceKeys: _keys, outcomes: _o, ...rest }) => rest)(result.finalEval) : null, warm_start: result.warmStart ?? null, baseline: result.baseline ? { ...(({ outcomes: _o, ...rest }) => rest)(result.baseline.eval), comparison: result.baseline.comparison } : null });
         } else {
           process.stdout.write(`${spec.name}: ${result.steps} steps (${result.level}) in ${result.seconds.toFixed(1)} s → ${out}\n`);
           if (result.finalEval) {
             const e = result.finalEval;
             process.stdout.write(`  ${e.split} success ${e.successRate.toFixed(3)} (95% CI ${e.ci95[0].toFixed(3)}–${e.ci95[1].toFixed(3)}, ${e.episodes} episodes)\n`);
+          }
+          if (result.baseline) {
+            const c = result.baseline.comparison;
+            process.stdout.write(`  vs start of RL    ${c.before.toFixed(3)} → ${c.after.toFixed(3)} on the same episodes (+${c.gained} / −${c.lost}, McNemar p = ${c.pValue.toFixed(3)})\n`);
           }
           process.stdout.write(`  report            ${join(out, 'report.md')}${plots.rendered ? '' : ` (plots not rendered: ${plots.reason})`}\n`);
         }

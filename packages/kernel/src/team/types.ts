@@ -110,4 +110,9 @@ export interface EvaluationSpec {
   readonly split: Split;
   /** Number of episodes. */
   readonly episodes: number;
+  /**
+   * Also evaluate the model RL starts from (after the warm start) on the same episodes before training, and compare
+   * the final model with it episode by episode (`baseline-eval.json`, `compare/*` metrics, the report). Default true.
+   */
+  readonly baseline: boolean;
 }

@@ -118,7 +118,6 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
       properties: {
         kind: { enum: ['constant', 'linear', 'cosine'], default: 'constant' },
         warmupSteps: { type: 'integer', minimum: 0, default: 0 },
-        noise: { type: 'number', minimum: 0, maximum: 0.95, default: 0 },
         minLr: { type: 'number', minimum: 0, default: 0 },
       },
     },

@@ -60,6 +60,8 @@ export interface EvaluationResult {
   readonly meanTurns: number;
   /** Instance content keys evaluated (to prove disjointness from training). */
   readonly instanceKeys: readonly string[];
+  /** Success of each episode, in instance order (the same seed gives the same instances: pairs two evaluations). */
+  readonly outcomes: readonly boolean[];
   /** Wall seconds. */
   readonly seconds: number;
 }
@@ -78,7 +80,12 @@ export async function evaluateTeam(
   const keys = contexts.map((c) => team.environment.instanceKey(c.instance));
   const summary = new SummaryAggregator();
   const onEvent = options.onEvent;
-  await lastValueFrom(runEpisodes(contexts, { concurrency: options.concurrency ?? 4 }).pipe(tap((e) => { summary.next(e); onEvent?.(e); })), { defaultValue: undefined });
+  const index = new Map(contexts.map((c, i) => [c.episodeId ?? c.instanceUid, i]));
+  const outcomes = contexts.map(() => false);
+  const record = (e: EpisodeEvent): void => {
+    if (e.type === 'end' && e.success) outcomes[index.get(e.episodeId)!] = true;
+  };
+  await lastValueFrom(runEpisodes(contexts, { concurrency: options.concurrency ?? 4 }).pipe(tap((e) => { summary.next(e); record(e); onEvent?.(e); })), { defaultValue: undefined });
   const r = summary.result();
   const successes = Math.round(r.successRate * r.episodes);
   return {
@@ -91,6 +98,7 @@ export async function evaluateTeam(
     parseFailureRate: { ...r.parseFailureRate },
     meanTurns: r.meanTurns,
     instanceKeys: keys,
+    outcomes,
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -8,6 +8,7 @@ export * from './loss.js';
 export * from './policies.js';
 export * from './sft.js';
 export * from './evaluate.js';
+export * from './compare.js';
 export * from './state.js';
 export * from './timing.js';
 export * from './trainer.js';

@@ -93,6 +93,10 @@ export function buildReport(outDir: string, title: string): TrainingReport {
     const split = Object.keys(final).find((k) => /^eval_[a-z]+\/success_rate$/.test(k))?.split('/')[0] ?? 'eval_test';
     lines.push('## Final evaluation', '', `Held-out ${split.slice(5)} split, ${fmt(final[`${split}/episodes`], 0)} episodes, greedy, K = 1: success ${fmt(final[`${split}/success_rate`])} (95% Wilson CI ${fmt(final[`${split}/ci95_low`])}–${fmt(final[`${split}/ci95_high`])}).`);
     for (const s of seats) lines.push(`- reward/${s}: ${fmt(final[`${split}/reward/${s}`])}`);
+    if (typeof final['compare/delta'] === 'number') {
+      const g = final['compare/gained'] as number, l = final['compare/lost'] as number;
+      lines.push('', `Against the model RL started from (after the warm start; the same ${fmt(final[`${split}/episodes`], 0)} episodes): ${fmt(final['compare/baseline_success_rate'])} → ${fmt(final[`${split}/success_rate`])} (${(final['compare/delta'] as number) >= 0 ? '+' : ''}${fmt(final['compare/delta'])}); ${g} episode${g === 1 ? '' : 's'} solved only after RL, ${l} only before; exact McNemar p = ${fmt(final['compare/p_value'])}${(final['compare/p_value'] as number) < 0.05 ? '' : ' (not significant at 0.05)'}.`);
+    }
     lines.push('');
   }
   lines.push('## Steps', '', `| step | success | ${seats.map((s) => `reward ${s}`).join(' | ')} | zero-var groups | eval success | step s |`, `|---|---|${seats.map(() => '---|').join('')}---|---|---|`);

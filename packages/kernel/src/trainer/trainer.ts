@@ -20,7 +20,7 @@
  * Derived sizes per step (T turns played, N seats): at-grpo trains on ≤ B·T·N·K samples, grpo-naive on
  * ≤ B·K·N (last turn of each of its B·K episodes).
  */
-import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { lastValueFrom, tap, toArray } from 'rxjs';
 import type { Environment } from '../contracts/environment.js';
@@ -36,8 +36,10 @@ import { SummaryAggregator } from '../rollout/summary.js';
 import { toTraceRecord } from '../rollout/trace.js';
 import { composeTeam, createHostFor, type TeamRuntime } from '../runtime/compose.js';
 import type { TeamSpec } from '../team/types.js';
+import { writeFileAtomic } from '../util/atomic.js';
 import { createRng, deriveSeed, shuffled } from '../util/rng.js';
 import { resolveTrainerConfig, type TrainerConfig } from './config.js';
+import { pairedComparison, type PairedComparison } from './compare.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { ppoStep, recomputeGroupLogprobs, type PpoStepResult, type PromptGroup } from './loss.js';
 import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
@@ -97,6 +99,11 @@ export interface TrainingResult {
   readonly warmStart?: WarmStartResult & { readonly demonstrations: number };
   /** Final held-out evaluation. */
   readonly finalEval?: EvaluationResult;
+  /**
+   * The same held-out evaluation of the model RL started from (after the warm start; `evaluation.baseline`), and the
+   * episode-by-episode comparison of the final model against it.
+   */
+  readonly baseline?: { readonly eval: BaselineEval; readonly comparison: PairedComparison };
   /** Output folder. */
   readonly outDir: string;
   /** Wall seconds of this process's run. */
@@ -181,7 +188,7 @@ export class Trainer {
     if (!this.options.resume && existsSync(metrics)) {
       throw new RunFolderError(`${this.out} already holds a training run (metrics.jsonl); pass --resume to continue it or choose another --out.`);
     }
-    for (const f of ['metrics.jsonl', 'trace.jsonl']) rmSync(join(this.out, f), { force: true });
+    for (const f of ['metrics.jsonl', 'trace.jsonl', BASELINE_FILE]) rmSync(join(this.out, f), { force: true });
     return undefined;
   }
 
@@ -195,6 +202,7 @@ export class Trainer {
     let warm: (WarmStartResult & { demonstrations: number }) | undefined;
     if (resumedFrom === undefined) {
       if (c.warmStart && !this.options.skipWarmStart) warm = await this.runWarmStart();
+      if (this.wantsBaseline()) await this.evaluateBaseline();
       await this.saveReference();
       await this.checkpoint();
     }
@@ -213,16 +221,40 @@ export class Trainer {
     }
 
     let finalEval: EvaluationResult | undefined;
+    let baseline: TrainingResult['baseline'];
     if (!this.options.skipFinalEval) {
       finalEval = await this.evaluate(this.spec.evaluation.split, this.spec.evaluation.episodes);
       const rec: MetricsRecord = { step: this.stepsDone, kind: 'final', ...evalMetrics(`eval_${finalEval.split}`, finalEval), 'time/eval': finalEval.seconds };
+      const before = readBaseline(this.out, finalEval);
+      if (before) {
+        baseline = { eval: before, comparison: pairedComparison(before.outcomes, finalEval.outcomes) };
+        Object.assign(rec, comparisonMetrics(baseline.comparison));
+      }
       this.appendJsonl('metrics.jsonl', [rec]);
       this.emit({ type: 'eval', step: this.stepsDone, result: finalEval });
     }
     return {
       steps: this.stepsDone, level: this.level, outDir: this.out, seconds: (performance.now() - started) / 1000,
       ...(resumedFrom !== undefined ? { resumedFrom } : {}), ...(warm ? { warmStart: warm } : {}), ...(finalEval ? { finalEval } : {}),
+      ...(baseline ? { baseline } : {}),
     };
+  }
+
+  /** Whether to evaluate the start of RL on the final evaluation's episodes: RL steps will run and so will the final evaluation. */
+  private wantsBaseline(): boolean {
+    return this.spec.evaluation.baseline && this.config.name !== 'none' && this.config.steps > 0 && !this.options.skipFinalEval;
+  }
+
+  /**
+   * Evaluates the model RL starts from on the final evaluation's split and episodes, and keeps its per-episode
+   * outcomes in `baseline-eval.json` (atomically; a resumed run still compares against it).
+   */
+  private async evaluateBaseline(): Promise<void> {
+    const ev = await this.evaluate(this.spec.evaluation.split, this.spec.evaluation.episodes);
+    const { instanceKeys: _keys, ...kept } = ev;
+    await writeFileAtomic(join(this.out, BASELINE_FILE), JSON.stringify({ format: 1, step: this.stepsDone, ...kept }, null, 1) + '\n');
+    this.appendJsonl('metrics.jsonl', [{ step: this.stepsDone, kind: 'baseline', ...evalMetrics(`baseline_${ev.split}`, ev), 'time/eval': ev.seconds }]);
+    this.emit({ type: 'eval', step: this.stepsDone, result: ev });
   }
 
   /** Warm start: oracle demonstrations, SFT of each trainable policy on its seats' demonstrations. */
@@ -463,6 +495,34 @@ export function promptGroups(samples: readonly SampleRecord[]): (PromptGroup & {
     g.rows.push(i);
   });
   return [...byKey.values()];
+}
+
+/** The file of a run folder that keeps the baseline evaluation (the model RL started from). */
+export const BASELINE_FILE = 'baseline-eval.json';
+
+/** The baseline evaluation as kept in {@link BASELINE_FILE}. */
+export type BaselineEval = Omit<EvaluationResult, 'instanceKeys'> & { readonly step: number };
+
+/**
+ * The run folder's baseline evaluation, when there is one that played the same split and number of episodes as
+ * `final` (the same seed: the spec's); undefined otherwise (none was made, or the spec changed since).
+ */
+export function readBaseline(outDir: string, final: EvaluationResult): BaselineEval | undefined {
+  const file = join(outDir, BASELINE_FILE);
+  if (!existsSync(file)) return undefined;
+  let doc: BaselineEval;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8')) as BaselineEval;
+  } catch {
+    return undefined; // unreadable: the comparison is skipped, the run is not lost
+  }
+  if (doc.split !== final.split || !Array.isArray(doc.outcomes) || doc.outcomes.length !== final.outcomes.length) return undefined;
+  return doc;
+}
+
+/** `compare/*` metrics of a paired comparison. */
+export function comparisonMetrics(c: PairedComparison): Record<string, number> {
+  return { 'compare/baseline_success_rate': c.before, 'compare/delta': c.delta, 'compare/gained': c.gained, 'compare/lost': c.lost, 'compare/p_value': c.pValue };
 }
 
 /** Flattens an evaluation into `<prefix>/*` metrics. */
