@@ -52,3 +52,38 @@ export function movesOf(move: Move, maxMoves: number): { moves: Direction[] } | 
   if (bad >= 0) return { error: `move ${bad} is ${JSON.stringify(a[bad])}, expected one of U, D, L, R` };
   return { moves: a as Direction[] };
 }
+
+/**
+ * How a move list is written: `moves`, one letter per step (`[U,U,R]`), or `runs`, each letter with its repeat count
+ * (`[U2,R1]`). Runs let a small model copy a count (the goal is 2 rows up: `U2`) instead of counting repeated tokens,
+ * which byte-level models trained from scratch get wrong; they also shorten answers. A role and the environment that
+ * shows its proposals should use the same notation.
+ */
+export type MoveNotation = 'moves' | 'runs';
+
+/** The notations, for config validation. */
+export const MOVE_NOTATIONS: readonly MoveNotation[] = Object.freeze(['moves', 'runs'] as const);
+
+/** Longest run written as one item (`R9`); a longer run is written as several (`R9,R3`) so that a count is one digit. */
+export const MAX_RUN = 9;
+
+/** The runs of a move list: consecutive equal directions, each run at most {@link MAX_RUN} long. */
+export function moveRuns(moves: readonly Direction[]): { readonly dir: Direction; readonly count: number }[] {
+  const runs: { dir: Direction; count: number }[] = [];
+  for (const d of moves) {
+    const last = runs.at(-1);
+    if (last && last.dir === d && last.count < MAX_RUN) last.count++;
+    else runs.push({ dir: d, count: 1 });
+  }
+  return runs;
+}
+
+/** The items of a move list in a notation: `['U','U','R']` or `['U2','R1']`. */
+export function moveItems(moves: readonly Direction[], notation: MoveNotation): string[] {
+  return notation === 'runs' ? moveRuns(moves).map((r) => `${r.dir}${r.count}`) : [...moves];
+}
+
+/** A move list as text in a notation: `[U,U,R]` or `[U2,R1]`. */
+export function formatMoveList(moves: readonly Direction[], notation: MoveNotation = 'moves'): string {
+  return `[${moveItems(moves, notation).join(',')}]`;
+}

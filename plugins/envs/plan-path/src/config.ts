@@ -1,5 +1,5 @@
-import type { SplitFractions } from '@troupe/kernel';
-import { DEFAULT_SPLIT_FRACTIONS } from '@troupe/kernel';
+import type { MoveNotation, SplitFractions } from '@troupe/kernel';
+import { DEFAULT_SPLIT_FRACTIONS, MOVE_NOTATIONS } from '@troupe/kernel';
 
 /** Reward variants: `shaped` (per-move shaping, see the README) or `sparse` (1 on success, else 0). */
 export type PlanPathRewardKind = 'shaped' | 'sparse';
@@ -49,6 +49,11 @@ export interface PlanPathConfig {
    * baseline: the executor plays alone, sees the task and the current state with no proposal, and its list is executed).
    */
   readonly seats: readonly PlanPathSeatName[];
+  /**
+   * How observations write move lists (the proposal and the history): `moves` `[U,U,R]` (default) or `runs`
+   * `[U2,R1]`. Match the planner role's `notation`, so the executor sees a proposal the way it writes its answer.
+   */
+  readonly notation: MoveNotation;
 }
 
 /** The defaults, as in the config schema. */
@@ -62,6 +67,7 @@ export const DEFAULT_PLAN_PATH_CONFIG: PlanPathConfig = Object.freeze({
   splitFractions: DEFAULT_SPLIT_FRACTIONS,
   observation: 'full',
   seats: PLAN_PATH_SEAT_LISTS[0]!,
+  notation: 'moves',
 });
 
 const KEYS = Object.keys(DEFAULT_PLAN_PATH_CONFIG);
@@ -101,6 +107,7 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
   if (c.reward !== 'shaped' && c.reward !== 'sparse') fail('reward', `must be "shaped" or "sparse", got ${JSON.stringify(c.reward)}`);
   if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
   const seats = seatListOf(c.seats);
+  if (!MOVE_NOTATIONS.includes(c.notation as MoveNotation)) fail('notation', `must be "moves" or "runs", got ${JSON.stringify(c.notation)}`);
   const m = c.malformedPenalty;
   if (typeof m !== 'number' || !Number.isFinite(m)) fail('malformedPenalty', `must be a finite number, got ${JSON.stringify(m)}`);
   const f = c.splitFractions as Record<string, unknown> | undefined;
@@ -113,6 +120,6 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
   return Object.freeze({
     size, wallProbability: p as number, maxTurns, maxMoves, reward: c.reward as PlanPathRewardKind,
     malformedPenalty: m as number, splitFractions: Object.freeze(fractions) as SplitFractions,
-    observation: c.observation as PlanPathObservationKind, seats,
+    observation: c.observation as PlanPathObservationKind, seats, notation: c.notation as MoveNotation,
   });
 }

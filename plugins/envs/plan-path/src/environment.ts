@@ -7,12 +7,12 @@ import type {
   ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
   ToolDetails,
 } from '@troupe/kernel';
-import { movesOf, movesSchema, toolDetailsOf, toolDetailsText } from '@troupe/kernel';
+import { formatMoveList, movesOf, movesSchema, toolDetailsOf, toolDetailsText } from '@troupe/kernel';
 import type { PlanPathConfig } from './config.js';
 import { resolvePlanPathConfig } from './config.js';
 import { runMoves } from './dynamics.js';
 import type { Direction, Pos } from './grid.js';
-import { DIRECTIONS, canonicalPath, formatMoves, formatPos, renderGrid, samePos } from './grid.js';
+import { DIRECTIONS, canonicalPath, formatPos, renderGrid, samePos } from './grid.js';
 import type { PlanPathInstance } from './instance.js';
 import { generateInstance, planPathInstanceKey } from './instance.js';
 
@@ -222,25 +222,30 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
     ].join('\n');
   }
 
+  /** A move list as observations write it, in the configured notation. */
+  formatMoves(moves: readonly Direction[]): string {
+    return formatMoveList(moves, this.config.notation);
+  }
+
   /** The proposal as the executor is shown it. */
   proposalText(p: ProposalRecord, from: Pos): string {
     if (this.config.observation === 'compact') {
       if (!p.moves) return 'none';
-      return `${formatMoves(p.moves)} -> ${compactPos(p.end)} ${p.reachesGoal ? 'goal' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}`;
+      return `${this.formatMoves(p.moves)} -> ${compactPos(p.end)} ${p.reachesGoal ? 'goal' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}`;
     }
     if (!p.moves) return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
     const outcome = p.reachesGoal ? 'reaches the goal' : 'does not reach the goal';
-    return `Proposed moves: ${formatMoves(p.moves)}\nSimulated from ${formatPos(from)}: ends at ${formatPos(p.end)}, ${outcome}`
+    return `Proposed moves: ${this.formatMoves(p.moves)}\nSimulated from ${formatPos(from)}: ends at ${formatPos(p.end)}, ${outcome}`
       + `, ${p.invalid} invalid move${p.invalid === 1 ? '' : 's'}.`;
   }
 
   private historyText(t: TurnRecord): string {
     if (this.config.observation === 'compact') {
-      const moves = (m: readonly Direction[] | null): string => (m ? formatMoves(m) : 'none');
+      const moves = (m: readonly Direction[] | null): string => (m ? this.formatMoves(m) : 'none');
       return `${t.proposal ? `${moves(t.proposal.moves)} ` : ''}${moves(t.executed)} ${compactPos(t.from)}->${compactPos(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
     }
-    const proposed = t.proposal ? `proposed ${t.proposal.moves ? formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
-    const executed = t.executed ? formatMoves(t.executed) : `unparseable (${t.error ?? ''}), the walker did not move`;
+    const proposed = t.proposal ? `proposed ${t.proposal.moves ? this.formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
+    const executed = t.executed ? this.formatMoves(t.executed) : `unparseable (${t.error ?? ''}), the walker did not move`;
     return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; walker ${formatPos(t.from)} -> ${formatPos(t.to)}`
       + `${t.invalid ? `, ${t.invalid} invalid` : ''}.`;
   }

@@ -190,6 +190,22 @@ describe('plan-path environment', () => {
     assert.equal(new PlanPathEnvironment({ size: 5 }).config.observation, 'full', 'full is the default');
   });
 
+  it('runs notation: proposals and history are written as runs; full observations too; instances, dynamics and rewards unchanged', () => {
+    const runs = new PlanPathEnvironment({ size: 5, observation: 'compact', notation: 'runs' });
+    let s = runs.step(runs.reset(walled), 'proposer', act(['D', 'D', 'R', 'U'])).state;
+    assert.equal(runs.observe(s, 'executor').context.find((c) => c.label === 'proposal')?.text, '[D2,R1,U1] -> (2,1) miss 1 invalid');
+    s = runs.step(s, 'executor', act(['D', 'D', 'R'])).state;
+    assert.deepEqual(runs.observe(s, 'proposer').context, [{ label: 'turn 1', text: '[D2,R1,U1] [D2,R1] (0,0)->(2,1)' }]);
+    const fullRuns = new PlanPathEnvironment({ size: 5, notation: 'runs' });
+    const f = fullRuns.step(fullRuns.reset(walled), 'proposer', act(['D', 'D', 'R', 'U']));
+    assert.match(fullRuns.observe(f.state, 'executor').context[0]!.text, /^Proposed moves: \[D2,R1,U1\]\n/);
+    const plain = new PlanPathEnvironment({ size: 5, observation: 'compact' });
+    assert.deepEqual(f.signals, plain.step(plain.reset(walled), 'proposer', act(['D', 'D', 'R', 'U'])).signals);
+    assert.deepEqual(runs.instance('test', 3, 9), plain.instance('test', 3, 9));
+    assert.equal(plain.config.notation, 'moves', 'moves is the default');
+    assert.throws(() => new PlanPathEnvironment({ notation: 'rle' }), /environment\.config\.notation must be "moves" or "runs", got "rle"/);
+  });
+
   it('the observation variant does not change instances, dynamics or rewards', () => {
     const full = new PlanPathEnvironment({ size: 5, maxTurns: 2 });
     const compact = new PlanPathEnvironment({ size: 5, maxTurns: 2, observation: 'compact' });

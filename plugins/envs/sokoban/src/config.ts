@@ -1,5 +1,5 @@
-import type { SplitFractions } from '@troupe/kernel';
-import { DEFAULT_SPLIT_FRACTIONS } from '@troupe/kernel';
+import type { MoveNotation, SplitFractions } from '@troupe/kernel';
+import { DEFAULT_SPLIT_FRACTIONS, MOVE_NOTATIONS } from '@troupe/kernel';
 
 /** Reward variants: `shaped` (per-move shaping, see the README) or `sparse` (1 on success, else 0). */
 export type SokobanRewardKind = 'shaped' | 'sparse';
@@ -53,6 +53,11 @@ export interface SokobanConfig {
    * baseline: the executor plays alone, sees the task and the current state with no proposal, and its list is executed).
    */
   readonly seats: readonly SokobanSeatName[];
+  /**
+   * How observations write move lists (the proposal and the history): `moves` `[U,U,R]` (default) or `runs`
+   * `[U2,R1]`. Match the planner role's `notation`, so the executor sees a proposal the way it writes its answer.
+   */
+  readonly notation: MoveNotation;
 }
 
 /** The defaults, as in the config schema. */
@@ -71,6 +76,7 @@ export const DEFAULT_SOKOBAN_CONFIG: SokobanConfig = Object.freeze({
   splitFractions: DEFAULT_SPLIT_FRACTIONS,
   observation: 'full',
   seats: SOKOBAN_SEAT_LISTS[0]!,
+  notation: 'moves',
 });
 
 const KEYS = Object.keys(DEFAULT_SOKOBAN_CONFIG);
@@ -117,6 +123,7 @@ export function resolveSokobanConfig(raw: Record<string, unknown> = {}): Sokoban
   if (c.floorSymbol !== '_' && c.floorSymbol !== ' ') fail('floorSymbol', `must be "_" or " ", got ${JSON.stringify(c.floorSymbol)}`);
   if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
   const seats = seatListOf(c.seats);
+  if (!MOVE_NOTATIONS.includes(c.notation as MoveNotation)) fail('notation', `must be "moves" or "runs", got ${JSON.stringify(c.notation)}`);
   const f = c.splitFractions as Record<string, unknown> | undefined;
   const fractions = { train: f?.train, validation: f?.validation, test: f?.test };
   for (const [k, v] of Object.entries(fractions)) {
@@ -128,6 +135,6 @@ export function resolveSokobanConfig(raw: Record<string, unknown> = {}): Sokoban
     size, boxes, maxTurns, maxMoves, reward: c.reward as SokobanRewardKind, malformedPenalty: m as number,
     deadlockTermination: c.deadlockTermination as boolean, minBoxDistance, reverseNodeCap, oracleNodeCap,
     floorSymbol: c.floorSymbol as '_' | ' ', splitFractions: Object.freeze(fractions) as SplitFractions,
-    observation: c.observation as SokobanObservationKind, seats,
+    observation: c.observation as SokobanObservationKind, seats, notation: c.notation as MoveNotation,
   });
 }

@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import type {
   ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
 } from '@troupe/kernel';
-import { movesOf, movesSchema } from '@troupe/kernel';
+import { formatMoveList, movesOf, movesSchema } from '@troupe/kernel';
 import type { Board, Direction, Placement, Pos } from './board.js';
 import {
-  DIRECTIONS, boxesOnGoals, cornerDeadlocks, formatMoves, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve,
+  DIRECTIONS, boxesOnGoals, cornerDeadlocks, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve,
 } from './board.js';
 import type { SokobanConfig, SokobanSeatName } from './config.js';
 import { resolveSokobanConfig } from './config.js';
@@ -243,26 +243,31 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
     ].join('\n');
   }
 
+  /** A move list as observations write it, in the configured notation. */
+  formatMoves(moves: readonly Direction[]): string {
+    return formatMoveList(moves, this.config.notation);
+  }
+
   /** The proposal as the executor is shown it. */
   proposalText(p: ProposalRecord): string {
     if (this.config.observation === 'compact') {
       if (!p.moves) return 'none';
-      return `${formatMoves(p.moves)} -> ${compactPlacement(p.end)} ${p.solves ? 'solved' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}`
+      return `${this.formatMoves(p.moves)} -> ${compactPlacement(p.end)} ${p.solves ? 'solved' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}`
         + `${p.deadlocked.length ? ` stuck${compactPositions(p.deadlocked)}` : ''}`;
     }
     if (!p.moves) return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
     const result = p.solves ? 'solves the puzzle' : 'does not solve the puzzle';
-    return `Proposed moves: ${formatMoves(p.moves)}\nSimulated: player ends at ${formatPos(p.end.player)}, boxes at ${formatPositions(p.end.boxes)}; `
+    return `Proposed moves: ${this.formatMoves(p.moves)}\nSimulated: player ends at ${formatPos(p.end.player)}, boxes at ${formatPositions(p.end.boxes)}; `
       + `${result}, ${p.invalid} invalid move${p.invalid === 1 ? '' : 's'}${p.deadlocked.length ? `, box stuck in a corner at ${formatPositions(p.deadlocked)}` : ''}.`;
   }
 
   private historyText(t: TurnRecord): string {
     if (this.config.observation === 'compact') {
-      const moves = (m: readonly Direction[] | null): string => (m ? formatMoves(m) : 'none');
+      const moves = (m: readonly Direction[] | null): string => (m ? this.formatMoves(m) : 'none');
       return `${t.proposal ? `${moves(t.proposal.moves)} ` : ''}${moves(t.executed)} -> ${compactPlacement(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
     }
-    const proposed = t.proposal ? `proposed ${t.proposal.moves ? formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
-    const executed = t.executed ? formatMoves(t.executed) : `unparseable (${t.error ?? ''}), nothing moved`;
+    const proposed = t.proposal ? `proposed ${t.proposal.moves ? this.formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
+    const executed = t.executed ? this.formatMoves(t.executed) : `unparseable (${t.error ?? ''}), nothing moved`;
     return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; player ${formatPos(t.from.player)} -> ${formatPos(t.to.player)}, `
       + `boxes ${formatPositions(t.from.boxes)} -> ${formatPositions(t.to.boxes)}${t.invalid ? `, ${t.invalid} invalid` : ''}.`;
   }

@@ -111,6 +111,17 @@ describe('sokoban compact observation', () => {
     assert.match(env.observe(solved.state, 'proposer').state, /^@=\(2,3\) \$=\(2,4\) \.=\(2,4\) solved\n/);
   });
 
+  it('runs notation: the proposal and the history are written as runs; dynamics and rewards unchanged; bad values named', () => {
+    const env = new SokobanEnvironment({ observation: 'compact', maxTurns: 2, notation: 'runs' });
+    const plain = new SokobanEnvironment({ observation: 'compact', maxTurns: 2 });
+    const p = env.step(env.reset(room), 'proposer', act(['U', 'R', 'R', 'D']));
+    assert.match(env.observe(p.state, 'executor').context[0]!.text, /^\[U1,R2,D1\] -> /);
+    assert.deepEqual(p.signals, plain.step(plain.reset(room), 'proposer', act(['U', 'R', 'R', 'D'])).signals);
+    const e = env.step(p.state, 'executor', act(['R', 'R']));
+    assert.match(env.observe(e.state, 'proposer').context.at(-1)!.text, /^\[U1,R2,D1\] \[R2\] /);
+    assert.throws(() => new SokobanEnvironment({ notation: 'rle' }), /environment\.config\.notation must be "moves" or "runs", got "rle"/);
+  });
+
   it('the dynamics, rewards and data are the same as with the full observation', () => {
     const full = new SokobanEnvironment({});
     const compact = new SokobanEnvironment({ observation: 'compact' });

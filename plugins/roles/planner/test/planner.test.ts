@@ -112,6 +112,46 @@ describe('planner rendering, prompt and grammar', () => {
   });
 });
 
+describe('planner runs notation', () => {
+  const runs = new PlannerRole({ notation: 'runs', maxMoves: 12 });
+  const parse = (text: string) => runs.parse(text, seat);
+  it('renders runs of equal directions with their counts; a run longer than 9 is split', () => {
+    assert.equal(runs.render(['U', 'U', 'R', 'D', 'D', 'D'], seat), '#### [U2,R1,D3]');
+    assert.equal(runs.render([], seat), '#### []');
+    assert.equal(new PlannerRole({ notation: 'runs', maxMoves: 24 }).render(Array(12).fill('R'), seat), '#### [R9,R3]');
+  });
+  it('parses counts (a bare letter counts 1), words and spaces, and round-trips render', () => {
+    for (const moves of [['U', 'U', 'R'], ['L'], ['D', 'D', 'D', 'D', 'R', 'U', 'U']] as const) {
+      const m = parse(runs.render([...moves], seat));
+      assert.deepEqual(m.kind === 'action' ? m.action : m, [...moves]);
+    }
+    const m = parse('thinking...\n#### [ U2 , r , up3 ]');
+    assert.deepEqual(m.kind === 'action' ? m.action : m, ['U', 'U', 'R', 'U', 'U', 'U']);
+  });
+  it('bounds the steps in all by maxMoves and rejects zero counts and unknown items with the runs format in the error', () => {
+    const tooMany = parse('#### [U9,R4]');
+    assert.equal(tooMany.kind, 'invalid');
+    assert.match(tooMany.kind === 'invalid' ? tooMany.error : '', /expected "#### \[U2,R1,\.\.\.\]" with at most 12 moves in all, found more \(item 2 brings the total to 13\)/);
+    const zero = parse('#### [U0]');
+    assert.match(zero.kind === 'invalid' ? zero.error : '', /a count of 0 in item 1/);
+    const bad = parse('#### [U2,X1]');
+    assert.match(bad.kind === 'invalid' ? bad.error : '', /found "X1" as item 2 \(moves are U, D, L, R, each with a count\)/);
+  });
+  it('the grammar admits canonical runs only, and the default system prompt explains counts', () => {
+    const g = runs.grammar(seat);
+    assert.equal(g.kind === 'regex' ? g.pattern : '', moveListPattern(12, 'runs'));
+    const re = new RegExp(`^(?:${g.kind === 'regex' ? g.pattern : ''})$`);
+    for (const t of ['#### []', '#### [U2]', '#### [U2,R1,D9]']) assert.ok(re.test(t), t);
+    for (const t of ['#### [U]', '#### [U0]', '#### [U10]', '#### [U2,]', '#### [U,R]']) assert.ok(!re.test(t), t);
+    assert.match(runs.prompt(observation, seat)[0]!.content, /#### \[U2,R1\]\n.*U2 = two steps up/s);
+  });
+  it('the moves notation is unchanged and rejects counts; a bad notation is named', () => {
+    assert.equal(role.render(['U', 'U'], seat), '#### [U,U]');
+    assert.equal(role.parse('#### [U2]', seat).kind, 'invalid');
+    assert.throws(() => new PlannerRole({ notation: 'rle' }), /roleConfig\.notation must be one of "moves", "runs", got "rle"/);
+  });
+});
+
 roleConformance(new PlannerContribution(), {
   observations: [observation, { ...observation, context: [], turn: 2 }],
   actions: [[], ['U'], ['U', 'R', 'D', 'L'], Array(24).fill('R')],
