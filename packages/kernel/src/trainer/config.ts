@@ -3,6 +3,7 @@
  * concurrency, which the team schema checks) validated with a JSON schema, defaults filled in. Errors name the key
  * path (`algorithm.loss.aggregation: must be equal to one of the allowed values`).
  */
+import { availableParallelism } from 'node:os';
 import type { JsonSchema } from '../contracts/common.js';
 import { compileSchema, formatPath, schemaIssues } from '../plugins/ajv.js';
 import type { TeamSpec } from '../team/types.js';
@@ -100,6 +101,13 @@ export interface TrainerConfig {
   readonly keepCheckpoints: number;
   /** Warm start (SFT on oracle demonstrations), when configured. */
   readonly warmStart: WarmStartConfig | undefined;
+  /**
+   * RL updates run at once, each full-model policy's in its own persistent worker thread (tfjs-wasm runs one thread
+   * per isolate, so two L3 policies use two cores). Default: the machine's available parallelism. 1 updates the
+   * policies one after the other in the main thread, as do LoRA adapters (L2), a shared policy (L1) and the tfjs-node
+   * backends. Results are the same either way.
+   */
+  readonly workers: number;
 }
 
 /** JSON schema of the `algorithm` block as the trainer reads it (defaults filled in by ajv). */
@@ -150,6 +158,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     evalEpisodes: { type: 'integer', minimum: 1, default: 32 },
     checkpointEvery: { type: 'integer', minimum: 1, default: 1 },
     keepCheckpoints: { type: 'integer', minimum: 1, default: 2 },
+    workers: { type: 'integer', minimum: 1 },
     warmStart: {
       type: 'object', additionalProperties: false,
       properties: {
@@ -188,9 +197,9 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'>,
     const problems = schemaIssues(validate.errors).map((i) => `algorithm${i.path.length ? '.' + formatPath(i.path) : ''}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
     throw new TrainerConfigError(spec.file, problems);
   }
-  const c = raw as unknown as Omit<TrainerConfig, 'warmStart'> & { warmStart?: WarmStartConfig };
+  const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers'> & { warmStart?: WarmStartConfig; workers?: number };
   const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
-  const out: TrainerConfig = { ...c, warmStart: warm, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
+  const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? availableParallelism(), ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
   if (out.name === 'grpo-naive' && out.branches < 2) {
     throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);
   }

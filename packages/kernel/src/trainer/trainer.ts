@@ -27,6 +27,7 @@ import type { Environment } from '../contracts/environment.js';
 import type { Rng } from '../contracts/common.js';
 import { computeAdvantages, computeTrajectoryAdvantages } from '../algorithms/advantages.js';
 import type { SeatBinding } from '../episode/context.js';
+import { currentBackend } from '../policy/backend/index.js';
 import { causalLmPolicyModule } from '../policy/lm/policy.js';
 import { CausalLM } from '../policy/lm/model.js';
 import { loadCheckpoint, saveCheckpoint } from '../checkpoint/hf.js';
@@ -37,18 +38,20 @@ import { toTraceRecord } from '../rollout/trace.js';
 import { composeTeam, createHostFor, type TeamRuntime } from '../runtime/compose.js';
 import type { TeamSpec } from '../team/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
-import { createRng, deriveSeed, shuffled } from '../util/rng.js';
+import { createRng, deriveSeed } from '../util/rng.js';
 import { resolveTrainerConfig, type TrainerConfig } from './config.js';
 import { pairedComparison, type PairedComparison } from './compare.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
-import { ppoStep, recomputeGroupLogprobs, type PpoStepResult, type PromptGroup } from './loss.js';
+import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
 import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
+import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import {
   checkpointName, listCheckpoints, RunFolderError, readTrainerState, restoreOptimizers, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
   type TrainerState,
 } from './state.js';
 import { StepTimer, timedEnvironment, timedPolicy, timedRole } from './timing.js';
+import { UpdateWorker, type UpdateJob, type UpdateOptimizerOptions } from './update-thread.js';
 
 /** The built-in module that contributes the trainable `tfjs-causal-lm` policy kind. */
 export const CAUSAL_LM_BUILTIN = { name: '@troupe/kernel/model (tfjs-causal-lm)', module: causalLmPolicyModule } as const;
@@ -110,6 +113,14 @@ export interface TrainingResult {
   readonly seconds: number;
 }
 
+/** One policy's update of one step: its metrics so far and, when it has current samples, the planned job. */
+interface PolicyUpdate {
+  readonly handle: PolicyHandle;
+  /** `loss/<policy>/*` values (without the prefix). */
+  readonly out: Record<string, number>;
+  readonly job?: UpdateJob;
+}
+
 /** The trainer. Create with {@link Trainer.create}, then `run()` (or `step(n)` for a single step), then `dispose()`. */
 export class Trainer {
   /** Trainable and frozen policies. */
@@ -128,6 +139,7 @@ export class Trainer {
   stepsDone = 0;
   /** Whether the warm start has run (here or in the run resumed from). */
   warmStarted = false;
+  private readonly workerPool = new Map<string, UpdateWorker>();
 
   private constructor(readonly spec: TeamSpec, readonly config: TrainerConfig, readonly team: TeamRuntime, readonly options: TrainerOptions) {
     this.environment = timedEnvironment(team.environment, this.timer);
@@ -142,6 +154,15 @@ export class Trainer {
     const config = resolveTrainerConfig(spec, options.steps !== undefined ? { steps: options.steps } : {});
     const team = options.team ?? (await composeTrainableTeam(spec));
     return new Trainer(spec, config, team, options);
+  }
+
+  /**
+   * The persistent RL update workers by policy name (see {@link Trainer.update}): started at the beginning of the
+   * first training step that uses them (after the warm start and any resume), ended by {@link Trainer.dispose} or
+   * when an update fails.
+   */
+  get updateWorkers(): ReadonlyMap<string, UpdateWorker> {
+    return this.workerPool;
   }
 
   private get out(): string {
@@ -288,6 +309,9 @@ export class Trainer {
     const naive = c.name === 'grpo-naive';
     this.timer.reset();
     const t0 = performance.now();
+    // The update workers boot (seconds: a fresh isolate, tfjs, the weights) while this step's rollouts run; nothing
+    // changes the weights before the update, so they start from what the update would start them with.
+    if (c.name !== 'none') for (const h of this.threadedPolicies()) this.updateWorker(h);
 
     // 1. Rollouts: B fresh train instances; AT-GRPO plays each once as a K-branch tree, grpo-naive K times, K = 1.
     const contexts = planEpisodes({
@@ -348,71 +372,129 @@ export class Trainer {
   /**
    * Routes samples to policies and updates each trainable policy on ITS samples only: those whose `policy` is its
    * name, i.e. those of the seats mapped to it (an L2 adapter sees its own seat's samples and nothing else). Samples
-   * with a null advantage (grpo-naive: not in the last turn) are not trained on. Returns `loss/<policy>/*` metrics.
+   * with a null advantage (grpo-naive: not in the last turn) are not trained on. Returns `loss/<policy>/*` metrics
+   * and `update/workers`.
+   *
+   * Every policy's mini-batch order is drawn first, in policy order, so the trainer's RNG stream does not depend on
+   * where the updates run. With `algorithm.workers` ≥ 2 and at least two full-model policies (wasm / cpu backend),
+   * the full models update at the same time, each in its own persistent worker thread (update-thread.ts), while any
+   * other policy updates in the main thread; `update/workers` counts the threads used (0: all in the main thread).
    */
   async update(step: number, samples: readonly SampleRecord[], advantages: readonly (number | null)[]): Promise<Record<string, number>> {
-    const metrics: Record<string, number> = {};
+    const updates: PolicyUpdate[] = [];
     for (const h of this.handles) {
       if (!h.trainable) continue;
       const idx = samples.flatMap((s, i) => (s.policy === h.name && advantages[i] !== null && advantages[i] !== undefined ? [i] : []));
-      const stats = await this.updatePolicy(h, step, idx.map((i) => samples[i]!), idx.map((i) => advantages[i]!));
-      for (const [k, v] of Object.entries(stats)) metrics[`loss/${h.name}/${k}`] = v;
+      updates.push(this.planUpdate(h, step, idx.map((i) => samples[i]!), idx.map((i) => advantages[i]!)));
     }
+    const threaded = new Set(this.threadedPolicies());
+    const inWorker = updates.filter((u) => u.job && threaded.has(u.handle));
+    const inThread = updates.filter((u) => !inWorker.includes(u));
+    const results = await Promise.allSettled([
+      ...inWorker.map((u) => this.runInWorker(u)),
+      (async () => { for (const u of inThread) await this.runInThread(u); })(),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      // A failed threaded update leaves that worker's copy apart from the main thread's weights: end all workers, so
+      // that any later update starts them afresh from the main thread's state.
+      await this.stopUpdateWorkers();
+      throw failed.reason;
+    }
+    const metrics: Record<string, number> = {};
+    for (const u of updates) for (const [k, v] of Object.entries(u.out)) metrics[`loss/${u.handle.name}/${k}`] = v;
+    metrics['update/workers'] = inWorker.length;
     return metrics;
   }
 
   /**
-   * Updates one policy on its samples: keeps the current version's samples, recomputes old log-probs (and reference
-   * log-probs for the KL), runs epochs × shuffled mini-batches of PPO-clip, bumps the version.
+   * Updates one policy on its samples in the main thread: keeps the current version's samples, recomputes old
+   * log-probs (and reference log-probs for the KL), runs epochs × shuffled mini-batches of PPO-clip, bumps the version.
    */
   async updatePolicy(h: PolicyHandle, step: number, samples: readonly SampleRecord[], advantages: readonly number[]): Promise<Record<string, number>> {
+    const u = this.planUpdate(h, step, samples, advantages);
+    await this.runInThread(u);
+    return u.out;
+  }
+
+  /**
+   * What one policy's update of step `step` trains on: its current-version samples grouped by shared prompt, their
+   * advantages, the step's learning rate, and the mini-batches of every epoch, drawn from the trainer's RNG here
+   * (nothing else of the update uses it). No job when no sample is of the current version.
+   */
+  private planUpdate(h: PolicyHandle, step: number, samples: readonly SampleRecord[], advantages: readonly number[]): PolicyUpdate {
     const lm = h.trainable!;
     const c = this.config;
     const current = samples.flatMap((s, i) => (s.policyVersion === lm.version ? [i] : []));
-    const stale = samples.length - current.length;
-    const out: Record<string, number> = { samples: current.length, stale_samples: stale };
-    if (current.length === 0) return out;
-    const optimizer = ensureOptimizer(h)!;
-    out.lr = scheduleLr(h, c, step);
+    const out: Record<string, number> = { samples: current.length, stale_samples: samples.length - current.length };
+    if (current.length === 0) return { handle: h, out };
+    ensureOptimizer(h);
+    const lr = scheduleLr(h, c, step);
+    out.lr = lr;
     // Rows grouped by shared prompt (the K branches of one (instance, turn, seat)): each prompt is encoded once.
     const groups = promptGroups(current.map((i) => samples[i]!));
-    const rowAdv = groups.flatMap((g) => g.rows.map((r) => advantages[current[r]!]!));
-    const padId = lm.tokenizer.padTokenId ?? 0;
-    const old = await recomputeGroupLogprobs(lm.model, groups, padId, c.miniBatchSize);
-    const ref = c.loss.klCoef > 0 ? await this.referenceLogprobs(h, groups) : undefined;
-    const rowStart: number[] = [];
-    groups.reduce((n, g) => (rowStart.push(n), n + g.rows.length), 0);
-    const sums = { loss: 0, policy_loss: 0, kl: 0, entropy: 0, clip_fraction: 0, approx_kl: 0, grad_norm: 0, tokens: 0 };
-    let n = 0;
-    for (let epoch = 0; epoch < c.epochs; epoch++) {
-      // Mini-batches of whole groups, about `miniBatchSize` sequences each, in a seeded shuffled order.
-      const order = shuffled(groups.map((_, i) => i), this.rng);
-      for (let s = 0; s < order.length;) {
-        const mb: number[] = [];
-        let rows = 0;
-        while (s < order.length && (mb.length === 0 || rows + groups[order[s]!]!.rows.length <= c.miniBatchSize)) {
-          rows += groups[order[s]!]!.rows.length;
-          mb.push(order[s++]!);
-        }
-        const rowsOf = (gi: number): number[] => groups[gi]!.rows.map((_, j) => rowStart[gi]! + j);
-        const rowIdx = mb.flatMap(rowsOf);
-        const r: PpoStepResult = ppoStep(lm.model, optimizer, {
-          groups: mb.map((gi) => groups[gi]!), oldLogprobs: rowIdx.map((i) => old[i]!), advantages: rowIdx.map((i) => rowAdv[i]!),
-          ...(ref ? { refLogprobs: rowIdx.map((i) => ref[i]!) } : {}),
-        }, { clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef, maxTokens: h.maxTokens, padId });
-        sums.loss += r.loss; sums.policy_loss += r.policyLoss; sums.kl += r.kl; sums.entropy += r.entropy;
-        sums.clip_fraction += r.clipFraction; sums.approx_kl += r.approxKl; sums.grad_norm += r.gradNorm; sums.tokens += r.tokens;
-        n++;
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
+    const plan: PpoUpdatePlan = {
+      groups: groups.map((g) => ({ promptIds: g.promptIds, completions: g.completions })),
+      advantages: groups.flatMap((g) => g.rows.map((r) => advantages[current[r]!]!)),
+      epochs: planMiniBatches(groups, c.miniBatchSize, c.epochs, this.rng),
+    };
+    const settings: PpoUpdateSettings = {
+      clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef,
+      maxTokens: h.maxTokens, padId: lm.tokenizer.padTokenId ?? 0, chunkRows: c.miniBatchSize,
+    };
+    return { handle: h, out, job: { lr, plan, settings } };
+  }
+
+  /** Runs a planned update in the main thread. */
+  private async runInThread(u: PolicyUpdate): Promise<void> {
+    if (!u.job) return;
+    const h = u.handle;
+    const stats = await ppoUpdate(h.trainable!.model, ensureOptimizer(h)!, u.job.plan, u.job.settings,
+      u.job.settings.klCoef > 0 ? (groups) => this.referenceLogprobs(h, groups) : undefined);
+    this.finishUpdate(u, stats);
+  }
+
+  /** Runs a planned update in the policy's worker thread; the result lands in its variables. */
+  private async runInWorker(u: PolicyUpdate): Promise<void> {
+    this.finishUpdate(u, await this.updateWorker(u.handle).update(u.job!));
+  }
+
+  /**
+   * The policy's update worker, started now if it has none: with the policy's current weights, its optimizer's
+   * moments and step count (a resumed run's restored ones) and its frozen reference (KL only).
+   */
+  private updateWorker(h: PolicyHandle): UpdateWorker {
+    let worker = this.workerPool.get(h.name);
+    if (!worker) {
+      const { lr: _lr, ...options } = h.optimizerOptions;
+      worker = UpdateWorker.start(h.name, h.trainable!.model, ensureOptimizer(h)!, options as UpdateOptimizerOptions, currentBackend()!.backend, h.reference);
+      this.workerPool.set(h.name, worker);
     }
+    return worker;
+  }
+
+  private finishUpdate(u: PolicyUpdate, stats: Record<string, number>): void {
+    const lm = u.handle.trainable!;
     lm.version++;
-    for (const [k, v] of Object.entries(sums)) out[k] = k === 'tokens' ? v : v / Math.max(1, n);
-    if (!(c.loss.entropyCoef > 0)) delete out.entropy;
-    if (!(c.loss.klCoef > 0)) delete out.kl;
-    out.optimizer_steps = n;
-    out.version = lm.version;
-    return out;
+    Object.assign(u.out, stats, { version: lm.version });
+  }
+
+  /**
+   * The policies whose updates run in worker threads: the full-model (not LoRA) trainable policies with seats, up to
+   * `algorithm.workers` of them, when there are at least two and the backend is single-threaded (wasm, cpu).
+   */
+  private threadedPolicies(): PolicyHandle[] {
+    const full = this.handles.filter((h) => h.trainable && !h.lora && h.trainable.model.lora.size === 0 && h.seats.length > 0);
+    const backend = currentBackend()?.backend;
+    if (this.config.workers < 2 || full.length < 2 || (backend !== 'wasm' && backend !== 'cpu')) return [];
+    return full.slice(0, this.config.workers);
+  }
+
+  /** Ends the update workers (the main thread's weights and optimizers hold everything they trained). */
+  private async stopUpdateWorkers(): Promise<void> {
+    const all = [...this.workerPool.values()];
+    this.workerPool.clear();
+    await Promise.all(all.map((w) => w.terminate()));
   }
 
   private async referenceLogprobs(h: PolicyHandle, groups: readonly PromptGroup[]): Promise<number[][]> {
@@ -473,8 +555,9 @@ export class Trainer {
     });
   }
 
-  /** Frees the trainer's tensors and the team's policies. */
+  /** Ends the update worker threads and frees the trainer's tensors and the team's policies. */
   async dispose(): Promise<void> {
+    await this.stopUpdateWorkers();
     disposeHandles(this.handles);
     if (!this.options.team) await this.team.dispose();
   }

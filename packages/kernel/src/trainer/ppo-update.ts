@@ -1,0 +1,106 @@
+/**
+ * One policy's PPO update of one training step, split in two so that it can run in a worker thread:
+ *
+ * ```
+ * main thread  planMiniBatches: epochs × shuffled mini-batches of whole prompt groups (consumes the trainer's RNG)
+ * any thread   ppoUpdate:       old log-probs recomputed under the current weights, reference log-probs (KL only),
+ *                               then one PPO-clip AdamW step per planned mini-batch
+ * ```
+ *
+ * Plans and settings are plain data (they cross into update workers, see update-thread.ts), and the trainer's
+ * in-thread path runs the very same {@link ppoUpdate}, so threaded and in-thread updates cannot drift apart.
+ */
+import type { Rng } from '../contracts/common.js';
+import type { CausalLM } from '../policy/lm/model.js';
+import type { AdamW } from '../policy/lm/train.js';
+import { shuffled } from '../util/rng.js';
+import { ppoStep, recomputeGroupLogprobs, type PpoSettings, type PpoStepResult, type PromptGroup } from './loss.js';
+
+/** What one policy trains on in one step, and in which order. */
+export interface PpoUpdatePlan {
+  /** The policy's current-version samples grouped by shared prompt (rows in group order). */
+  readonly groups: readonly PromptGroup[];
+  /** One advantage per row, rows in group order. */
+  readonly advantages: readonly number[];
+  /** Per epoch, its mini-batches in training order, each a list of group indices (whole groups). */
+  readonly epochs: readonly (readonly (readonly number[])[])[];
+}
+
+/** Settings of {@link ppoUpdate}: those of every PPO step, plus the chunk size of the log-prob recomputation. */
+export interface PpoUpdateSettings extends PpoSettings {
+  /** Rows scored at once when recomputing old and reference log-probs (the mini-batch size). */
+  readonly chunkRows: number;
+}
+
+/**
+ * Mini-batches of whole prompt groups, about `miniBatchSize` sequences each, for `epochs` passes: each pass shuffles
+ * the group order with `rng` (one draw per epoch, in epoch order), then fills mini-batches greedily in that order
+ * (a group larger than `miniBatchSize` gets a mini-batch of its own).
+ */
+export function planMiniBatches(groups: readonly PromptGroup[], miniBatchSize: number, epochs: number, rng: Rng): number[][][] {
+  const out: number[][][] = [];
+  for (let epoch = 0; epoch < epochs; epoch++) {
+    const order = shuffled(groups.map((_, i) => i), rng);
+    const batches: number[][] = [];
+    for (let s = 0; s < order.length;) {
+      const mb: number[] = [];
+      let rows = 0;
+      while (s < order.length && (mb.length === 0 || rows + groups[order[s]!]!.completions.length <= miniBatchSize)) {
+        rows += groups[order[s]!]!.completions.length;
+        mb.push(order[s++]!);
+      }
+      batches.push(mb);
+    }
+    out.push(batches);
+  }
+  return out;
+}
+
+/**
+ * Runs a planned update on `model` with `optimizer` (whose options carry the step's learning rate): recomputes the
+ * old log-probs under the current weights, the reference log-probs when `settings.klCoef > 0` (through `reference`),
+ * then one {@link ppoStep} per planned mini-batch. Returns the per-step means of `loss`, `policy_loss`, `kl` (KL
+ * only), `entropy` (entropy bonus only), `clip_fraction`, `approx_kl`, `grad_norm`, the summed `tokens`, and
+ * `optimizer_steps`. Throws naming the plan's problem when it does not match its groups.
+ */
+export async function ppoUpdate(
+  model: CausalLM,
+  optimizer: AdamW,
+  plan: PpoUpdatePlan,
+  settings: PpoUpdateSettings,
+  reference?: (groups: readonly PromptGroup[]) => Promise<number[][]>,
+): Promise<Record<string, number>> {
+  const { groups } = plan;
+  const rowStart: number[] = [];
+  const rows = groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
+  if (plan.advantages.length !== rows) throw new Error(`PPO update: ${plan.advantages.length} advantages for ${rows} sequences`);
+  const old = await recomputeGroupLogprobs(model, groups, settings.padId, settings.chunkRows);
+  let ref: number[][] | undefined;
+  if (settings.klCoef > 0) {
+    if (!reference) throw new Error('PPO update: a KL coefficient is set but there is no reference model');
+    ref = await reference(groups);
+  }
+  const sums = { loss: 0, policy_loss: 0, kl: 0, entropy: 0, clip_fraction: 0, approx_kl: 0, grad_norm: 0, tokens: 0 };
+  let n = 0;
+  for (const batches of plan.epochs) {
+    for (const mb of batches) {
+      const bad = mb.find((gi) => !Number.isInteger(gi) || groups[gi] === undefined);
+      if (bad !== undefined) throw new Error(`PPO update: the plan names group ${bad}, but there are ${groups.length} groups`);
+      const rowIdx = mb.flatMap((gi) => groups[gi]!.completions.map((_, j) => rowStart[gi]! + j));
+      const r: PpoStepResult = ppoStep(model, optimizer, {
+        groups: mb.map((gi) => groups[gi]!), oldLogprobs: rowIdx.map((i) => old[i]!), advantages: rowIdx.map((i) => plan.advantages[i]!),
+        ...(ref ? { refLogprobs: rowIdx.map((i) => ref[i]!) } : {}),
+      }, settings);
+      sums.loss += r.loss; sums.policy_loss += r.policyLoss; sums.kl += r.kl; sums.entropy += r.entropy;
+      sums.clip_fraction += r.clipFraction; sums.approx_kl += r.approxKl; sums.grad_norm += r.gradNorm; sums.tokens += r.tokens;
+      n++;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(sums)) out[k] = k === 'tokens' ? v : v / Math.max(1, n);
+  if (!(settings.entropyCoef > 0)) delete out.entropy;
+  if (!(settings.klCoef > 0)) delete out.kl;
+  out.optimizer_steps = n;
+  return out;
+}
