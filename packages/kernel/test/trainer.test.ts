@@ -11,7 +11,7 @@ import type { TraceRecord } from '../src/rollout/index.js';
 import type { TeamSpec } from '../src/team/index.js';
 import { CausalLmPolicy } from '../src/policy/lm/index.js';
 import {
-  BASELINE_FILE, buildReport, listCheckpoints, pairedComparison, resolveTrainerConfig, Trainer, TrainerConfigError, wilsonInterval,
+  BASELINE_FILE, buildReport, listCheckpoints, pairedComparison, resolveTrainerConfig, samplerGap, Trainer, TrainerConfigError, wilsonInterval,
   type BaselineEval, type MetricsRecord,
 } from '../src/trainer/index.js';
 import { microTeamSpec } from './trainer-helpers.js';
@@ -82,6 +82,15 @@ describe('trainer: grouped scoring', () => {
     } finally {
       model.dispose();
     }
+  });
+});
+
+describe('trainer: sampler gap', () => {
+  it('is the mean and largest |recomputed − sampled| log-prob, and refuses rows that do not line up', () => {
+    const g = samplerGap([[-1, -2], [-0.5]], [[-1.1, -2], [-0.2]]);
+    assert.ok(Math.abs(g.mean - 0.4 / 3) < 1e-12 && Math.abs(g.max - 0.3) < 1e-12);
+    assert.throws(() => samplerGap([[-1, -2]], [[-1]]), /sequence 0 has 2 tokens but 1 sampler log-probs/);
+    assert.throws(() => samplerGap([[-1]], []), /0 rows of sampler log-probs for 1 sequences/);
   });
 });
 
@@ -163,6 +172,11 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
         assert.equal(m['rollout/groups'], groups.size);
         assert.ok(Math.abs((m['rollout/zero_variance_fraction'] as number) - zero / groups.size) < 1e-12);
         assert.equal(m['rollout/samples'], trace.filter((t) => t.step === m.step).length);
+        // on-policy: the trainer scores exactly the tokens and contexts the sampler generated
+        for (const p of ['proposer', 'executor']) {
+          assert.ok((m[`loss/${p}/sampler_gap_max`] as number) < 1e-4, `${p} sampler gap ${m[`loss/${p}/sampler_gap_max`]}`);
+          assert.ok((m[`loss/${p}/sampler_gap_mean`] as number) <= (m[`loss/${p}/sampler_gap_max`] as number));
+        }
       }
       assert.deepEqual(await listCheckpoints(out), [1, 2], 'keeps the 2 newest checkpoints');
       assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'proposer', 'model.safetensors')));

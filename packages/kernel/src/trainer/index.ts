@@ -9,6 +9,7 @@ export * from './policies.js';
 export * from './sft.js';
 export * from './evaluate.js';
 export * from './compare.js';
+export { samplerGap } from './ppo-update.js';
 export * from './state.js';
 export * from './timing.js';
 export * from './trainer.js';

@@ -24,6 +24,13 @@ export interface PpoUpdatePlan {
   readonly advantages: readonly number[];
   /** Per epoch, its mini-batches in training order, each a list of group indices (whole groups). */
   readonly epochs: readonly (readonly (readonly number[])[])[];
+  /**
+   * The sampler's log-probs of every completion token (from generation), one row per sequence in group order. When
+   * given, the update reports how far the trainer's recomputed old log-probs are from them (`sampler_gap_mean`,
+   * `sampler_gap_max`): on-policy they must agree, and a gap means the trainer scores other tokens or another context
+   * than the sampler generated.
+   */
+  readonly samplerLogprobs?: readonly (readonly number[])[];
 }
 
 /** Settings of {@link ppoUpdate}: those of every PPO step, plus the chunk size of the log-prob recomputation. */
@@ -75,6 +82,7 @@ export async function ppoUpdate(
   const rows = groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
   if (plan.advantages.length !== rows) throw new Error(`PPO update: ${plan.advantages.length} advantages for ${rows} sequences`);
   const old = await recomputeGroupLogprobs(model, groups, settings.padId, settings.chunkRows);
+  const gap = plan.samplerLogprobs ? samplerGap(old, plan.samplerLogprobs) : undefined;
   let ref: number[][] | undefined;
   if (settings.klCoef > 0) {
     if (!reference) throw new Error('PPO update: a KL coefficient is set but there is no reference model');
@@ -102,5 +110,26 @@ export async function ppoUpdate(
   if (!(settings.entropyCoef > 0)) delete out.entropy;
   if (!(settings.klCoef > 0)) delete out.kl;
   out.optimizer_steps = n;
+  if (gap) {
+    out.sampler_gap_mean = gap.mean;
+    out.sampler_gap_max = gap.max;
+  }
   return out;
+}
+
+/** Mean and largest |recomputed − sampled| log-prob over all tokens (rows must have the same lengths). */
+export function samplerGap(recomputed: readonly (readonly number[])[], sampled: readonly (readonly number[])[]): { mean: number; max: number } {
+  if (recomputed.length !== sampled.length) throw new Error(`PPO update: ${sampled.length} rows of sampler log-probs for ${recomputed.length} sequences`);
+  let sum = 0, n = 0, max = 0;
+  recomputed.forEach((row, r) => {
+    const s = sampled[r]!;
+    if (s.length !== row.length) throw new Error(`PPO update: sequence ${r} has ${row.length} tokens but ${s.length} sampler log-probs`);
+    row.forEach((x, j) => {
+      const d = Math.abs(x - s[j]!);
+      sum += d;
+      n++;
+      if (d > max) max = d;
+    });
+  });
+  return { mean: n ? sum / n : 0, max };
 }

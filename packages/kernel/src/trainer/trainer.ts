@@ -62,7 +62,7 @@ export function composeTrainableTeam(spec: TeamSpec): Promise<TeamRuntime> {
 }
 
 /** One line of metrics.jsonl: `step` plus flat `rollout/*`, `loss/*`, `eval/*`, `time/*`, `perf/*` numbers. */
-export type MetricsRecord = { step: number; kind: 'warm-start' | 'train' | 'final' } & Record<string, number | string | boolean | number[]>;
+export type MetricsRecord = { step: number; kind: 'warm-start' | 'baseline' | 'train' | 'final' } & Record<string, number | string | boolean | number[]>;
 
 /** What the trainer tells its observer (the CLI's progress display). */
 export type TrainerEvent =
@@ -437,6 +437,7 @@ export class Trainer {
       groups: groups.map((g) => ({ promptIds: g.promptIds, completions: g.completions })),
       advantages: groups.flatMap((g) => g.rows.map((r) => advantages[current[r]!]!)),
       epochs: planMiniBatches(groups, c.miniBatchSize, c.epochs, this.rng),
+      samplerLogprobs: groups.flatMap((g) => g.rows.map((r) => samples[current[r]!]!.logprobs)),
     };
     const settings: PpoUpdateSettings = {
       clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef,
