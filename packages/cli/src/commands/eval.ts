@@ -2,9 +2,6 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SPLITS, type Split } from '@troupe/kernel';
-import {
-  composeTrainableTeam, evaluateTeam, listCheckpoints, policyHandles, resolveTrainerConfig, restoreWeights,
-} from '@troupe/kernel/model';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
 import { loadSpecOrDefault } from './train.js';
 
@@ -23,6 +20,7 @@ async function resolveCheckpoint(dir: string): Promise<string> {
   const abs = resolve(dir);
   if (!existsSync(abs)) throw new UsageError(`--checkpoint ${dir}: no such folder`);
   if (existsSync(join(abs, 'trainer-state.json'))) return abs;
+  const { listCheckpoints } = await import('@troupe/kernel/model');
   const steps = await listCheckpoints(abs);
   if (steps.length === 0) throw new CliError(`--checkpoint ${dir}: neither a step checkpoint (no trainer-state.json) nor a run folder with checkpoints/step-N`);
   return join(abs, 'checkpoints', `step-${steps.at(-1)}`);
@@ -48,6 +46,7 @@ export function register(program: Command): void {
       if (!(SPLITS as readonly string[]).includes(opts.split)) throw new UsageError(`--split must be one of ${SPLITS.join(', ')}, got "${opts.split}"`);
       if (opts.decoding !== 'greedy' && opts.decoding !== 'spec') throw new UsageError(`--decoding must be greedy or spec, got "${opts.decoding}"`);
       const spec = loadSpecOrDefault(file);
+      const { composeTrainableTeam, evaluateTeam, policyHandles, resolveTrainerConfig, restoreWeights } = await import('@troupe/kernel/model');
       const config = resolveTrainerConfig(spec);
       const checkpoint = opts.checkpoint ? await resolveCheckpoint(opts.checkpoint) : undefined;
       const team = await composeTrainableTeam(spec);

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadTeamSpec, type TeamSpec } from '@troupe/kernel';
-import { buildReport, DEFAULT_TEAM_SPEC_FILE, Trainer, type TrainerEvent, type ReportChart } from '@troupe/kernel/model';
+import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
+// The model entry (tfjs, transformers) loads only when a command needs it: `troupe --version` and the light commands
+// start in a fraction of the time.
+import type { TrainerEvent, ReportChart } from '@troupe/kernel/model';
 import { positiveInt, printJson } from '../errors.js';
 
 interface TrainOptions {
@@ -16,7 +18,7 @@ interface TrainOptions {
 
 /** Loads SPEC, or the embedded default team when none is given. */
 export function loadSpecOrDefault(file: string | undefined): TeamSpec {
-  return loadTeamSpec(file ?? DEFAULT_TEAM_SPEC_FILE);
+  return loadTeamSpec(file ?? join(PRESETS_DIR, 'default-team.yaml'));
 }
 
 /**
@@ -38,6 +40,7 @@ export function register(program: Command): void {
       const spec = loadSpecOrDefault(file);
       const out = resolve(opts.out ?? join('runs', spec.name));
       const progress = new TrainProgress(opts.progress && !opts.json);
+      const { Trainer } = await import('@troupe/kernel/model');
       const trainer = await Trainer.create(spec, {
         outDir: out, ...(opts.steps !== undefined ? { steps: opts.steps } : {}), ...(opts.resume ? { resume: true } : {}),
         skipFinalEval: !opts.finalEval, onEvent: (e) => progress.next(e),
@@ -68,6 +71,7 @@ export function register(program: Command): void {
 
 /** Writes report.md and renders its plots (vega-lite → SVG with vega's headless View, → PNG with resvg). */
 export async function writeReport(out: string, title: string): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
+  const { buildReport } = await import('@troupe/kernel/model');
   const report = buildReport(out, title);
   writeFileSync(join(out, 'report.md'), report.markdown);
   return renderChartsTo(join(out, 'plots'), report.charts);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { checkEquivalence } from '@troupe/env-math';
 import { finiteNumber, printJson, UsageError } from '../errors.js';
 
 interface VerifyMathOptions {
@@ -25,7 +24,8 @@ export function register(program: Command): void {
     .option('--tolerance <x>', 'relative tolerance of the numeric layer (default 1e-9)', finiteNumber('--tolerance'))
     .option('--ordered-lists', 'compare bare comma-separated lists in order (default: as multisets)')
     .option('--json', 'print { equivalent, layer, details } as one JSON document')
-    .action((opts: VerifyMathOptions) => {
+    .action(async (opts: VerifyMathOptions) => {
+      const { checkEquivalence } = await import('@troupe/env-math'); // mathjs loads only for this command
       if (opts.tolerance !== undefined && !(opts.tolerance > 0)) throw new UsageError(`--tolerance must be positive, got ${opts.tolerance}`);
       const result = checkEquivalence(opts.answer!, opts.reference!, {
         ...(opts.tolerance !== undefined ? { tolerance: opts.tolerance } : {}),
