@@ -15,7 +15,12 @@ import { createHostFor } from '../src/runtime/index.js';
 import { checkTeamAgainstPlugins, formatIssue, loadTeamSpec, parseTeamSpec, PRESETS_DIR, type TeamSpec } from '../src/team/index.js';
 import { CAUSAL_LM_BUILTIN, composeTrainableTeam, mappingLevel, policyHandles, resolveTrainerConfig, Trainer } from '../src/trainer/index.js';
 
-const BASE: TeamSpec = loadTeamSpec(join(PRESETS_DIR, 'default-team.yaml'));
+/**
+ * The default team with its turn limit pinned to 2, so that the budget arithmetic below (B·K·N·T samples per step)
+ * stays the same when the preset's T changes.
+ */
+const DEFAULT_TEAM: TeamSpec = loadTeamSpec(join(PRESETS_DIR, 'default-team.yaml'));
+const BASE: TeamSpec = { ...DEFAULT_TEAM, environment: { ...DEFAULT_TEAM.environment, config: { ...DEFAULT_TEAM.environment.config, maxTurns: 2 } } };
 
 /** Writes a derived spec to a file and loads it back through the team-spec loader. */
 function roundTrip(spec: PlainSpec, dir: string, name = 'spec.yaml'): TeamSpec {

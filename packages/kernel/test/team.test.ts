@@ -46,7 +46,7 @@ describe('team specs: loading', () => {
     assert.deepEqual(spec.rewards.seats.executor, { alpha: 1, weights: { local: 0.5 }, config: {} });
     assert.deepEqual(spec.rewards.seats.proposer, { alpha: 1, weights: {}, config: { local: 'proposal_reward' } });
     assert.equal(spec.algorithm.learningRate, 0.001, 'extra algorithm keys are kept for the trainer');
-    assert.deepEqual(spec.evaluation, { split: 'validation', episodes: 20 });
+    assert.deepEqual(spec.evaluation, { split: 'validation', episodes: 20, baseline: true });
     assert.deepEqual(Object.keys(spec), ['name', 'file', 'seed', 'environment', 'seats', 'policies', 'rewards', 'algorithm', 'evaluation']);
   });
 
@@ -58,7 +58,7 @@ describe('team specs: loading', () => {
     assert.deepEqual(spec.algorithm, { name: 'at-grpo', branches: 4, batchSize: 8, steps: 3, concurrency: 4 });
     assert.deepEqual(spec.seats.proposer!.sampling, { temperature: 1, topP: 1, topK: 0, maxTokens: 64 });
     assert.deepEqual(spec.seats.executor!.sampling, { temperature: 0.7, topP: 1, topK: 0, maxTokens: 64 });
-    assert.deepEqual(spec.evaluation, { split: 'test', episodes: 100 });
+    assert.deepEqual(spec.evaluation, { split: 'test', episodes: 100, baseline: true });
     assert.equal('seatDefaults' in spec, false);
     assert.equal('extends' in spec, false);
   });
