@@ -2,8 +2,12 @@
  * Paired comparison of two evaluations of the SAME episodes (same split, seed and count: the same instances in the
  * same order), e.g. the model RL starts from against the model RL ends with. Counting the episodes each one solves
  * alone is far more sensitive than comparing two success rates with their separate intervals: an exact McNemar test
- * on the discordant pairs says whether the change could be chance.
+ * on the discordant pairs says whether the change could be chance. The trainer keeps the baseline's outcomes in the
+ * run folder ({@link BASELINE_FILE}) and adds the comparison to the final evaluation's metrics.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EvaluationResult } from './evaluate.js';
 
 /** The paired comparison of a `before` and an `after` evaluation. */
 export interface PairedComparison {
@@ -58,4 +62,32 @@ export function pairedComparison(before: readonly boolean[], after: readonly boo
   }
   const rate = (x: number): number => (n === 0 ? 0 : x / n);
   return { episodes: n, before: rate(b), after: rate(a), delta: rate(a) - rate(b), gained, lost, pValue: exactMcNemar(gained, lost) };
+}
+
+/** The file of a run folder that keeps the baseline evaluation (the model RL started from). */
+export const BASELINE_FILE = 'baseline-eval.json';
+
+/** The baseline evaluation as kept in {@link BASELINE_FILE}. */
+export type BaselineEval = Omit<EvaluationResult, 'instanceKeys'> & { readonly step: number };
+
+/**
+ * The run folder's baseline evaluation, when there is one that played the same split and number of episodes as
+ * `final` (the same seed: the spec's); undefined otherwise (none was made, or the spec changed since).
+ */
+export function readBaseline(outDir: string, final: EvaluationResult): BaselineEval | undefined {
+  const file = join(outDir, BASELINE_FILE);
+  if (!existsSync(file)) return undefined;
+  let doc: BaselineEval;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8')) as BaselineEval;
+  } catch {
+    return undefined; // unreadable: the comparison is skipped, the run is not lost
+  }
+  if (doc.split !== final.split || !Array.isArray(doc.outcomes) || doc.outcomes.length !== final.outcomes.length) return undefined;
+  return doc;
+}
+
+/** `compare/*` metrics of a paired comparison. */
+export function comparisonMetrics(c: PairedComparison): Record<string, number> {
+  return { 'compare/baseline_success_rate': c.before, 'compare/delta': c.delta, 'compare/gained': c.gained, 'compare/lost': c.lost, 'compare/p_value': c.pValue };
 }

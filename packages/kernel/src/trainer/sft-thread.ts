@@ -3,11 +3,11 @@
  * and are assigned to the SAME variables. tfjs-wasm is single-threaded per isolate, so two policies trained in two
  * workers use two cores.
  */
-import { Worker } from 'node:worker_threads';
 import type { CausalLM, HostTensor } from '../policy/lm/model.js';
 import type { SequencePair } from '../policy/lm/train.js';
 import type { WarmStartConfig } from './config.js';
 import type { SftRunResult, SftRunSettings } from './sft.js';
+import { startTrainerWorker } from './worker-script.js';
 
 /** What the main thread sends a worker. */
 export interface SftWorkerInput {
@@ -31,14 +31,6 @@ export type SftWorkerMessage =
   | { readonly type: 'done'; readonly result: SftRunResult; readonly tensors: [string, HostTensor][] }
   | { readonly type: 'error'; readonly message: string; readonly stack?: string };
 
-/**
- * The worker script next to this file: `sft-worker.js` from dist; from source (`.ts`, run through tsx),
- * `sft-worker-source.mjs`, which registers tsx in the worker first (Node 20 workers do not inherit loader hooks).
- */
-function workerUrl(): URL {
-  return new URL(import.meta.url.endsWith('.ts') ? './sft-worker-source.mjs' : './sft-worker.js', import.meta.url);
-}
-
 /** Trains `model` on `pairs` in a worker thread and assigns the result to its variables. */
 export function sftInWorker(
   model: CausalLM,
@@ -54,7 +46,7 @@ export function sftInWorker(
     settings,
   };
   return new Promise<SftRunResult>((resolve, reject) => {
-    const worker = new Worker(workerUrl(), { workerData: input });
+    const worker = startTrainerWorker('sft-worker', { workerData: input });
     let settled = false;
     const fail = (err: Error): void => {
       if (settled) return;

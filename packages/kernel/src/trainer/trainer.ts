@@ -20,7 +20,7 @@
  * Derived sizes per step (T turns played, N seats): at-grpo trains on ≤ B·T·N·K samples, grpo-naive on
  * ≤ B·K·N (last turn of each of its B·K episodes).
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { lastValueFrom, tap, toArray } from 'rxjs';
 import type { Environment } from '../contracts/environment.js';
@@ -40,7 +40,7 @@ import type { TeamSpec } from '../team/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { createRng, deriveSeed } from '../util/rng.js';
 import { resolveTrainerConfig, type TrainerConfig } from './config.js';
-import { pairedComparison, type PairedComparison } from './compare.js';
+import { BASELINE_FILE, comparisonMetrics, pairedComparison, readBaseline, type BaselineEval, type PairedComparison } from './compare.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
 import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
@@ -579,34 +579,6 @@ export function promptGroups(samples: readonly SampleRecord[]): (PromptGroup & {
     g.rows.push(i);
   });
   return [...byKey.values()];
-}
-
-/** The file of a run folder that keeps the baseline evaluation (the model RL started from). */
-export const BASELINE_FILE = 'baseline-eval.json';
-
-/** The baseline evaluation as kept in {@link BASELINE_FILE}. */
-export type BaselineEval = Omit<EvaluationResult, 'instanceKeys'> & { readonly step: number };
-
-/**
- * The run folder's baseline evaluation, when there is one that played the same split and number of episodes as
- * `final` (the same seed: the spec's); undefined otherwise (none was made, or the spec changed since).
- */
-export function readBaseline(outDir: string, final: EvaluationResult): BaselineEval | undefined {
-  const file = join(outDir, BASELINE_FILE);
-  if (!existsSync(file)) return undefined;
-  let doc: BaselineEval;
-  try {
-    doc = JSON.parse(readFileSync(file, 'utf8')) as BaselineEval;
-  } catch {
-    return undefined; // unreadable: the comparison is skipped, the run is not lost
-  }
-  if (doc.split !== final.split || !Array.isArray(doc.outcomes) || doc.outcomes.length !== final.outcomes.length) return undefined;
-  return doc;
-}
-
-/** `compare/*` metrics of a paired comparison. */
-export function comparisonMetrics(c: PairedComparison): Record<string, number> {
-  return { 'compare/baseline_success_rate': c.before, 'compare/delta': c.delta, 'compare/gained': c.gained, 'compare/lost': c.lost, 'compare/p_value': c.pValue };
 }
 
 /** Flattens an evaluation into `<prefix>/*` metrics. */

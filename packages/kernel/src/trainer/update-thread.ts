@@ -15,11 +15,12 @@
  * sample from and what checkpoints save, the worker's are what the next update starts from. A failed update leaves
  * the two apart, so any failure ends the worker: the trainer then fails the step.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM, HostTensor } from '../policy/lm/model.js';
 import type { AdamW, AdamWOptions } from '../policy/lm/train.js';
 import type { PpoUpdatePlan, PpoUpdateSettings } from './ppo-update.js';
+import { startTrainerWorker } from './worker-script.js';
 
 /** AdamW settings a worker's optimizer is built with (the learning rate comes with every job). */
 export type UpdateOptimizerOptions = Required<Omit<AdamWOptions, 'lr'>>;
@@ -80,14 +81,6 @@ export type UpdateWorkerMessage =
   | { readonly type: 'done'; readonly id: number; readonly result: UpdateJobResult }
   | { readonly type: 'error'; readonly id?: number; readonly message: string; readonly stack?: string };
 
-/**
- * The worker script next to this file: `update-worker.js` from dist; from source (`.ts`, run through tsx),
- * `update-worker-source.mjs`, which registers tsx in the worker first (Node 20 workers do not inherit loader hooks).
- */
-function workerUrl(): URL {
-  return new URL(import.meta.url.endsWith('.ts') ? './update-worker-source.mjs' : './update-worker.js', import.meta.url);
-}
-
 /** A copy of a variable's values, in its own layout. */
 export function hostTensorOf(x: tf.Variable): HostTensor {
   return { shape: [...x.shape], data: new Float32Array(x.dataSync() as Float32Array) };
@@ -135,7 +128,7 @@ export class UpdateWorker {
   private constructor(readonly policy: string, private readonly model: CausalLM, private readonly optimizer: AdamW, init: UpdateWorkerInit) {
     const transfer = [...init.tensors, ...(init.reference ?? [])].map(([, t]) => t.data.buffer as ArrayBuffer)
       .concat([...init.state.m, ...init.state.v].map((t) => t.data.buffer as ArrayBuffer));
-    this.thread = new Worker(workerUrl(), { workerData: init, transferList: transfer });
+    this.thread = startTrainerWorker('update-worker', { workerData: init, transferList: transfer });
     this.thread.on('message', (m: UpdateWorkerMessage) => this.onMessage(m));
     this.thread.on('error', (err) => this.fail(err.message, err.stack));
     this.thread.on('exit', (code) => this.fail(`the worker thread exited with code ${code}`));
