@@ -134,6 +134,59 @@ describe('trainer: loss aggregation, KL and entropy', () => {
       ref.dispose();
     }
   });
+
+  for (const aggregation of ['token-mean', 'seq-mean-token-mean', 'dr-grpo'] as const) {
+    it(`micro-batches accumulate to the one-pass PPO step (${aggregation}, with KL and entropy)`, async () => {
+      const { loadCheckpoint } = await import('../src/checkpoint/index.js');
+      const { AdamW } = await import('../src/policy/lm/index.js');
+      const { ppoStep, recomputeGroupLogprobs } = await import('../src/trainer/index.js');
+      const { microCheckpoint } = await import('./trainer-helpers.js');
+      // Three groups of different prompt and completion lengths; the off-policy old log-probs make some ratios clip.
+      const groups = [
+        { promptIds: [5, 9, 33], completions: [[3, 4], [6, 7, 8]] },
+        { promptIds: [40, 41], completions: [[9], [10, 11, 12, 13], [14, 15]] },
+        { promptIds: [7, 8, 9, 10, 11], completions: [[20, 21, 22]] },
+      ];
+      const advantages = [1, -1, 0.5, -0.25, 2, -1.5];
+      const runStep = async (microBatchSize: number | undefined) => {
+        const model = await loadCheckpoint(await microCheckpoint());
+        const ref = await loadCheckpoint(await microCheckpoint());
+        const opt = new AdamW(model.trainableVariables(), { lr: 1e-2, maxGradNorm: 1 });
+        try {
+          const old = (await recomputeGroupLogprobs(model, groups, 0)).map((row, r) => row.map((x, j) => x + 0.3 * Math.sin(r + j)));
+          const refLp = (await recomputeGroupLogprobs(ref, groups, 0)).map((row) => row.map((x) => x - 0.1));
+          const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation, klCoef: 0.1, entropyCoef: 0.01, maxTokens: 8, padId: 0, ...(microBatchSize ? { microBatchSize } : {}) };
+          const r = ppoStep(model, opt, { groups, oldLogprobs: old, advantages, refLogprobs: refLp }, settings);
+          const weights = model.trainableVariables().map((v) => Array.from(v.dataSync()));
+          return { r, weights };
+        } finally {
+          opt.dispose();
+          model.dispose();
+          ref.dispose();
+        }
+      };
+      const whole = await runStep(undefined);
+      for (const micro of [1, 3]) {
+        const acc = await runStep(micro);
+        for (const k of ['loss', 'policyLoss', 'kl', 'entropy', 'clipFraction', 'approxKl', 'gradNorm', 'tokens'] as const) {
+          assert.ok(Math.abs(acc.r[k] - whole.r[k]) < 1e-5, `microBatchSize ${micro}: ${k} ${acc.r[k]} vs ${whole.r[k]}`);
+        }
+        assert.ok(whole.r.clipFraction > 0, 'the check covers clipped tokens');
+        const maxDiff = Math.max(...whole.weights.flatMap((w, i) => w.map((x, j) => Math.abs(x - acc.weights[i]![j]!))));
+        assert.ok(maxDiff < 1e-5, `microBatchSize ${micro}: weights differ by ${maxDiff}`);
+      }
+    });
+  }
+
+  it('an RL update that ran out of wasm memory names the spec file and algorithm.microBatchSize', async () => {
+    const { outOfMemoryHint } = await import('../src/trainer/trainer.js');
+    const hint = outOfMemoryHint(new Error("RL update of policy 'proposer' failed in its worker thread: memory access out of bounds"), '/x/team.yaml', 16) as Error;
+    assert.equal(hint.name, 'CheckpointError', 'user-facing: printed without a stack');
+    assert.match(hint.message, /\/x\/team\.yaml.*algorithm\.microBatchSize \(now 16/s);
+    assert.match(hint.message, /--resume/);
+    const other = new Error('some other failure');
+    assert.equal(outOfMemoryHint(other, '/x/team.yaml', 16), other, 'other failures pass through');
+  });
 });
 
 describe('trainer: AT-GRPO steps on a micro team', function () {

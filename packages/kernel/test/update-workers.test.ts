@@ -149,7 +149,7 @@ describe('RL updates in persistent worker threads', function () {
     const optimizer = new AdamW(model.trainableVariables(), { lr: 1e-2 });
     const worker = UpdateWorker.start('solver', model, optimizer, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 }, 'wasm');
     try {
-      const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean' as const, klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0, chunkRows: 8 };
+      const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean' as const, klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0, microBatchSize: 8 };
       const bad = { lr: 1e-2, plan: { groups: [{ promptIds: [], completions: [[5, 6]] }], advantages: [1], epochs: [[[0]]] }, settings };
       await assert.rejects(worker.update(bad), (err: Error) => /policy 'solver'/.test(err.message) && /empty prompt/.test(err.message));
       assert.equal(worker.alive, false);

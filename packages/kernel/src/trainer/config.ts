@@ -75,6 +75,13 @@ export interface TrainerConfig {
   readonly maxGradNorm: number;
   /** Sequences per mini-batch (one optimizer step each). */
   readonly miniBatchSize: number;
+  /**
+   * Sequences per forward/backward pass (default: `miniBatchSize`, one pass per mini-batch). Smaller: a mini-batch
+   * is scored in micro-batches of whole prompt groups and their gradients are summed into its one optimizer step
+   * (gradient accumulation), so a large mini-batch fits the wasm heap. Also the chunk size of the log-prob
+   * recomputation. Memory only: the update is the same up to float rounding.
+   */
+  readonly microBatchSize: number;
   /** Passes over the step's samples. */
   readonly epochs: number;
   /** PPO clip ranges and aggregation. */
@@ -135,6 +142,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     weightDecay: { type: 'number', minimum: 0, default: 0 },
     maxGradNorm: { type: 'number', minimum: 0, default: 1 },
     miniBatchSize: { type: 'integer', minimum: 1, default: 16 },
+    microBatchSize: { type: 'integer', minimum: 1 },
     epochs: { type: 'integer', minimum: 1, default: 1 },
     loss: {
       type: 'object', additionalProperties: false, default: {},
@@ -197,9 +205,9 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'>,
     const problems = schemaIssues(validate.errors).map((i) => `algorithm${i.path.length ? '.' + formatPath(i.path) : ''}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
     throw new TrainerConfigError(spec.file, problems);
   }
-  const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers'> & { warmStart?: WarmStartConfig; workers?: number };
+  const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers' | 'microBatchSize'> & { warmStart?: WarmStartConfig; workers?: number; microBatchSize?: number };
   const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
-  const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? availableParallelism(), ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
+  const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? availableParallelism(), microBatchSize: c.microBatchSize ?? c.miniBatchSize, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
   if (out.name === 'grpo-naive' && out.branches < 2) {
     throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);
   }

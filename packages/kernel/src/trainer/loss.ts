@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from '../policy/lm/model.js';
 import { oneHotF32 } from '../policy/lm/ops.js';
-import { packBatch, scatterToLayout, trainStep, type AdamW, type PackedBatch, type SequencePair } from '../policy/lm/train.js';
+import { accumulatedTrainStep, packBatch, scatterToLayout, trainStep, type AdamW, type PackedBatch, type SequencePair } from '../policy/lm/train.js';
 import type { LossAggregation } from './config.js';
 
 /** Per-token log-probs `[B, L-1]` and, when asked, per-token entropies of the full next-token distribution. */
@@ -96,13 +96,7 @@ export function groupLayout(groups: readonly PromptGroup[]): { rows: number; cma
 /** Log-probs of every completion token of prompt groups (no gradients), `out[row][j]`, rows in group order. */
 export async function recomputeGroupLogprobs(model: CausalLM, groups: readonly PromptGroup[], padId: number, chunkRows = 16): Promise<number[][]> {
   const out: number[][] = [];
-  for (let s = 0; s < groups.length;) {
-    const chunk: PromptGroup[] = [];
-    let rows = 0;
-    while (s < groups.length && (chunk.length === 0 || rows + groups[s]!.completions.length <= chunkRows)) {
-      rows += groups[s]!.completions.length;
-      chunk.push(groups[s++]!);
-    }
+  for (const chunk of chunkGroups(groups, chunkRows)) {
     const { cmax, lengths } = groupLayout(chunk);
     const t = tf.tidy(() => scoreGroups(model, chunk, cmax, padId).logp);
     const data = (await t.data()) as Float32Array;
@@ -114,13 +108,35 @@ export async function recomputeGroupLogprobs(model: CausalLM, groups: readonly P
 
 /** Reduces a per-token quantity `[B, L-1]` (already multiplied by the mask) to a scalar. */
 export function aggregate(x: tf.Tensor, mask: tf.Tensor, how: LossAggregation, maxTokens: number): tf.Scalar {
-  if (how === 'token-mean') return x.sum().div(mask.sum().maximum(1)) as tf.Scalar;
-  if (how === 'seq-mean-token-mean') {
-    const perSeq = x.sum(1).div(mask.sum(1).maximum(1));
-    return perSeq.mean() as tf.Scalar;
+  const denom = how === 'token-mean' ? mask.sum().maximum(1) : Math.max(1, x.shape[0]!);
+  return aggregateSum(x, mask, how, maxTokens).div(denom) as tf.Scalar;
+}
+
+/**
+ * The numerator of {@link aggregate}: the sum that is divided by the batch's completion tokens (`token-mean`) or by
+ * its sequences (`seq-mean-token-mean`: per-sequence token means; `dr-grpo`: per-sequence token sums over a CONSTANT
+ * horizon). Summing it over micro-batches and dividing by the whole mini-batch's count gives the mini-batch's value.
+ */
+export function aggregateSum(x: tf.Tensor, mask: tf.Tensor, how: LossAggregation, maxTokens: number): tf.Scalar {
+  if (how === 'token-mean') return x.sum() as tf.Scalar;
+  if (how === 'seq-mean-token-mean') return x.sum(1).div(mask.sum(1).maximum(1)).sum() as tf.Scalar;
+  // 'dr-grpo' (seq-mean-token-sum-norm)
+  return x.sum(1).div(Math.max(1, maxTokens)).sum() as tf.Scalar;
+}
+
+/** Consecutive runs of whole groups of about `rows` sequences each (a larger group is a run of its own). */
+export function chunkGroups<G extends PromptGroup>(groups: readonly G[], rows: number): G[][] {
+  const out: G[][] = [];
+  for (let s = 0; s < groups.length;) {
+    const chunk: G[] = [];
+    let n = 0;
+    while (s < groups.length && (chunk.length === 0 || n + groups[s]!.completions.length <= rows)) {
+      n += groups[s]!.completions.length;
+      chunk.push(groups[s++]!);
+    }
+    out.push(chunk);
   }
-  // 'dr-grpo' (seq-mean-token-sum-norm): token sums per sequence divided by a CONSTANT horizon, then the batch mean.
-  return x.sum(1).div(Math.max(1, maxTokens)).mean() as tf.Scalar;
+  return out;
 }
 
 /** One PPO mini-batch: whole prompt groups; per-row arrays follow the rows in group order. */
@@ -146,6 +162,12 @@ export interface PpoSettings {
   readonly maxTokens: number;
   /** Pad token id. */
   readonly padId: number;
+  /**
+   * Sequences per forward/backward pass (whole prompt groups): a larger mini-batch is scored in micro-batches of
+   * about this many rows whose gradients are summed into ONE optimizer step (gradient accumulation), so the
+   * mini-batch size is a training choice and this a memory one. Absent: the whole mini-batch in one pass.
+   */
+  readonly microBatchSize?: number;
 }
 
 /** What one PPO optimizer step reports. */
@@ -172,46 +194,53 @@ export interface PpoStepResult {
 
 /**
  * One AdamW step on the PPO-clip objective
- * `L = agg(max(−A·r, −A·clip(r, 1−εl, 1+εh))) + β·agg(k3(ref, new)) − c_H·agg(H)`, `r = exp(new − old)`.
+ * `L = agg(max(−A·r, −A·clip(r, 1−εl, 1+εh))) + β·agg(k3(ref, new)) − c_H·agg(H)`, `r = exp(new − old)`, over the
+ * whole mini-batch; with `s.microBatchSize` the mini-batch is scored in micro-batches of whole groups and their
+ * gradients are summed (each micro-batch's terms are divided by the whole mini-batch's token or sequence count, so the
+ * step equals the one-pass step up to float rounding).
  */
 export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: PpoSettings): PpoStepResult {
-  const layout = groupLayout(batch.groups);
-  const shape: [number, number] = [layout.rows, layout.cmax];
-  const old = layout.scatter(batch.oldLogprobs);
-  const adv = layout.scatter(batch.advantages);
-  const ref = s.klCoef > 0 && batch.refLogprobs ? layout.scatter(batch.refLogprobs) : undefined;
-  let policyLoss = 0, kl = 0, entropy = NaN, clipFraction = 0, approxKl = 0;
-  const tokens = layout.lengths.reduce((a, b) => a + b, 0);
-  const res = trainStep(optimizer, () => {
-    const { logp, entropy: ent } = scoreGroups(model, batch.groups, layout.cmax, s.padId, s.entropyCoef > 0);
+  const rowStart: number[] = [];
+  const rowCount = batch.groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
+  const indexed = batch.groups.map((g, i) => ({ promptIds: g.promptIds, completions: g.completions, first: rowStart[i]! }));
+  const tokens = batch.groups.reduce((n, g) => n + g.completions.reduce((m, c) => m + c.length, 0), 0);
+  const denom = s.aggregation === 'token-mean' ? Math.max(1, tokens) : Math.max(1, rowCount);
+  const tokenDenom = Math.max(1, tokens);
+  let policyLoss = 0, kl = 0, entropy = 0, clipFraction = 0, approxKl = 0;
+  const parts = chunkGroups(indexed, s.microBatchSize ?? Infinity).map((chunk) => () => {
+    const layout = groupLayout(chunk);
+    const shape: [number, number] = [layout.rows, layout.cmax];
+    const rows = chunk.flatMap((g) => g.completions.map((_, j) => g.first + j));
+    const pick = <T>(values: readonly T[]): T[] => rows.map((r) => values[r]!);
+    const { logp, entropy: ent } = scoreGroups(model, chunk, layout.cmax, s.padId, s.entropyCoef > 0);
     const mask = tf.tensor2d(layout.mask, shape);
-    const A = tf.tensor2d(adv, shape);
-    const diff = logp.sub(tf.tensor2d(old, shape));
+    const A = tf.tensor2d(layout.scatter(pick(batch.advantages)), shape);
+    const diff = logp.sub(tf.tensor2d(layout.scatter(pick(batch.oldLogprobs)), shape));
     const ratio = diff.exp();
     const unclipped = ratio.mul(A);
     const clipped = ratio.clipByValue(1 - s.clipLow, 1 + s.clipHigh).mul(A);
     const obj = tf.minimum(unclipped, clipped);
-    const pl = aggregate(obj.neg().mul(mask), mask, s.aggregation, s.maxTokens);
+    const pl = aggregateSum(obj.neg().mul(mask), mask, s.aggregation, s.maxTokens).div(denom) as tf.Scalar;
     let total: tf.Scalar = pl;
-    const denom = mask.sum().maximum(1);
-    policyLoss = pl.dataSync()[0]!;
-    clipFraction = tf.notEqual(unclipped, obj).cast('float32').mul(mask).sum().div(denom).dataSync()[0]!;
-    approxKl = diff.neg().mul(mask).sum().div(denom).dataSync()[0]!;
-    if (ref) {
-      const d = tf.tensor2d(ref, shape).sub(logp); // log(ref / new)
+    policyLoss += pl.dataSync()[0]!;
+    clipFraction += tf.notEqual(unclipped, obj).cast('float32').mul(mask).sum().dataSync()[0]! / tokenDenom;
+    approxKl += diff.neg().mul(mask).sum().dataSync()[0]! / tokenDenom;
+    if (s.klCoef > 0 && batch.refLogprobs) {
+      const d = tf.tensor2d(layout.scatter(pick(batch.refLogprobs)), shape).sub(logp); // log(ref / new)
       const k3 = d.exp().sub(d).sub(1).mul(mask);
-      const klTerm = aggregate(k3, mask, s.aggregation, s.maxTokens);
-      kl = klTerm.dataSync()[0]!;
+      const klTerm = aggregateSum(k3, mask, s.aggregation, s.maxTokens).div(denom) as tf.Scalar;
+      kl += klTerm.dataSync()[0]!;
       total = total.add(klTerm.mul(s.klCoef));
     }
     if (ent) {
-      const e = aggregate(ent.mul(mask), mask, s.aggregation, s.maxTokens);
-      entropy = ent.mul(mask).sum().div(denom).dataSync()[0]!;
+      const e = aggregateSum(ent.mul(mask), mask, s.aggregation, s.maxTokens).div(denom);
+      entropy += ent.mul(mask).sum().dataSync()[0]! / tokenDenom;
       total = total.sub(e.mul(s.entropyCoef));
     }
     return total;
   });
-  return { loss: res.loss, policyLoss, kl, entropy, clipFraction, approxKl, gradNorm: res.gradNorm, lr: res.lr, tokens };
+  const res = accumulatedTrainStep(optimizer, parts);
+  return { loss: res.loss, policyLoss, kl, entropy: s.entropyCoef > 0 ? entropy : NaN, clipFraction, approxKl, gradNorm: res.gradNorm, lr: res.lr, tokens };
 }
 
 /** One AdamW step on the token-mean negative log-likelihood of the completions (warm-start SFT). */

@@ -33,10 +33,10 @@ export interface PpoUpdatePlan {
   readonly samplerLogprobs?: readonly (readonly number[])[];
 }
 
-/** Settings of {@link ppoUpdate}: those of every PPO step, plus the chunk size of the log-prob recomputation. */
+/** Settings of {@link ppoUpdate}: those of every PPO step, with the micro-batch size required. */
 export interface PpoUpdateSettings extends PpoSettings {
-  /** Rows scored at once when recomputing old and reference log-probs (the mini-batch size). */
-  readonly chunkRows: number;
+  /** Rows per forward/backward pass of each PPO step, and rows scored at once when recomputing old and reference log-probs. */
+  readonly microBatchSize: number;
 }
 
 /**
@@ -81,7 +81,7 @@ export async function ppoUpdate(
   const rowStart: number[] = [];
   const rows = groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
   if (plan.advantages.length !== rows) throw new Error(`PPO update: ${plan.advantages.length} advantages for ${rows} sequences`);
-  const old = await recomputeGroupLogprobs(model, groups, settings.padId, settings.chunkRows);
+  const old = await recomputeGroupLogprobs(model, groups, settings.padId, settings.microBatchSize);
   const gap = plan.samplerLogprobs ? samplerGap(old, plan.samplerLogprobs) : undefined;
   let ref: number[][] | undefined;
   if (settings.klCoef > 0) {

@@ -399,7 +399,7 @@ export class Trainer {
       // A failed threaded update leaves that worker's copy apart from the main thread's weights: end all workers, so
       // that any later update starts them afresh from the main thread's state.
       await this.stopUpdateWorkers();
-      throw failed.reason;
+      throw outOfMemoryHint(failed.reason, this.spec.file, this.config.microBatchSize);
     }
     const metrics: Record<string, number> = {};
     for (const u of updates) for (const [k, v] of Object.entries(u.out)) metrics[`loss/${u.handle.name}/${k}`] = v;
@@ -441,7 +441,7 @@ export class Trainer {
     };
     const settings: PpoUpdateSettings = {
       clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef,
-      maxTokens: h.maxTokens, padId: lm.tokenizer.padTokenId ?? 0, chunkRows: c.miniBatchSize,
+      maxTokens: h.maxTokens, padId: lm.tokenizer.padTokenId ?? 0, microBatchSize: c.microBatchSize,
     };
     return { handle: h, out, job: { lr, plan, settings } };
   }
@@ -506,13 +506,13 @@ export class Trainer {
       const saved = new Map(lm.model.lora);
       lm.model.lora.clear();
       try {
-        return await recomputeGroupLogprobs(lm.model, groups, padId, this.config.miniBatchSize);
+        return await recomputeGroupLogprobs(lm.model, groups, padId, this.config.microBatchSize);
       } finally {
         for (const [k, v] of saved) lm.model.lora.set(k, v);
       }
     }
     if (!h.reference) throw new Error(`policy '${h.name}': no reference model for the KL penalty`);
-    return recomputeGroupLogprobs(h.reference, groups, padId, this.config.miniBatchSize);
+    return recomputeGroupLogprobs(h.reference, groups, padId, this.config.microBatchSize);
   }
 
   /** The frozen reference of full models (KL only): the weights at the start of RL, saved next to the checkpoints. */
@@ -593,4 +593,21 @@ export function evalMetrics(prefix: string, ev: EvaluationResult): Record<string
   for (const [seat, v] of Object.entries(ev.meanReward)) out[`${prefix}/reward/${seat}`] = v;
   for (const [seat, v] of Object.entries(ev.parseFailureRate)) out[`${prefix}/parse_failure/${seat}`] = v;
   return out;
+}
+
+/** How the wasm runtime reports an exhausted heap (in the update's worker thread or the main thread). */
+const WASM_OUT_OF_MEMORY = /memory access out of bounds|out of memory|Aborted\(\)|Cannot enlarge memory/i;
+
+/**
+ * An RL update that ran out of wasm memory is a setting to change, not a bug: says so with the key to lower (the
+ * checkpoints up to the previous step are intact, so `--resume` continues). Any other failure passes through.
+ */
+export function outOfMemoryHint(reason: unknown, specFile: string, microBatchSize: number): unknown {
+  const message = reason instanceof Error ? reason.message : String(reason);
+  if (!WASM_OUT_OF_MEMORY.test(message)) return reason;
+  const err = new RunFolderError(
+    `${message}\nThe RL update ran out of memory. In ${specFile}, lower algorithm.microBatchSize (now ${microBatchSize}: sequences per forward/backward pass; ` +
+      'a mini-batch larger than it is accumulated over several passes) or the seats\' sampling.maxTokens, then continue with `troupe train --resume`.',
+  );
+  return err;
 }

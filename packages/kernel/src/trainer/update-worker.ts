@@ -44,7 +44,7 @@ async function run(s: WorkerState, req: UpdateWorkerRequest): Promise<void> {
   s.options.lr = lr;
   const reference = s.reference;
   const stats = await ppoUpdate(s.model, s.optimizer, plan, settings,
-    reference ? (groups) => recomputeGroupLogprobs(reference, groups, settings.padId, settings.chunkRows) : undefined);
+    reference ? (groups) => recomputeGroupLogprobs(reference, groups, settings.padId, settings.microBatchSize) : undefined);
   const result: UpdateJobResult = { stats, tensors: [...s.model.exportTensors()], state: optimizerState(s.optimizer) };
   const buffers = [...result.tensors.map(([, t]) => t.data), ...result.state.m.map((t) => t.data), ...result.state.v.map((t) => t.data)];
   post({ type: 'done', id: req.id, result }, buffers.map((d) => d.buffer as ArrayBuffer));

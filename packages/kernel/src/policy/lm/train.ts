@@ -261,14 +261,37 @@ export class AdamW {
  * variables, clipping, AdamW update. Every intermediate tensor is disposed. Returns the loss and extras as numbers.
  */
 export function trainStep(optimizer: AdamW, lossFn: () => tf.Scalar): { loss: number; gradNorm: number; lr: number } {
-  const { value, grads } = tf.variableGrads(() => tf.tidy(lossFn), optimizer.vars as tf.Variable[]);
+  return accumulatedTrainStep(optimizer, [lossFn]);
+}
+
+/**
+ * One optimizer step on the SUM of several losses (gradient accumulation): each part builds its graph, its gradients
+ * are added to the running sum and its tensors are freed before the next part runs, so peak memory is that of the
+ * largest part, not of the whole batch. Each part must already carry its share of the batch's normalisation (e.g.
+ * a token sum divided by the whole batch's token count). Returns the summed loss, the pre-clip global gradient norm of
+ * the summed gradients and the learning rate used.
+ */
+export function accumulatedTrainStep(optimizer: AdamW, parts: readonly (() => tf.Scalar)[]): { loss: number; gradNorm: number; lr: number } {
+  if (parts.length === 0) throw new Error('accumulatedTrainStep: no loss parts');
+  let loss = 0;
+  const sum: tf.NamedTensorMap = {};
   try {
-    const loss = value.dataSync()[0]!;
-    const { gradNorm, lr } = optimizer.apply(grads);
+    for (const part of parts) {
+      const { value, grads } = tf.variableGrads(() => tf.tidy(part), optimizer.vars as tf.Variable[]);
+      loss += value.dataSync()[0]!;
+      value.dispose();
+      for (const [name, g] of Object.entries(grads)) {
+        const prev = sum[name];
+        if (!prev) { sum[name] = g; continue; }
+        sum[name] = prev.add(g);
+        prev.dispose();
+        g.dispose();
+      }
+    }
+    const { gradNorm, lr } = optimizer.apply(sum);
     return { loss, gradNorm, lr };
   } finally {
-    value.dispose();
-    for (const g of Object.values(grads)) g.dispose();
+    for (const g of Object.values(sum)) g.dispose();
   }
 }
 
