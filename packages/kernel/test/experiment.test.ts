@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import {
-  ARM_NAMES, ARMS, deriveArm, deriveSwapSpec, ExperimentError, formatCell, formatTable, meanStd, measureRun, newestCheckpoint,
+  ARM_NAMES, ARMS, childEnv, deriveArm, deriveSwapSpec, ExperimentError, formatCell, formatTable, meanStd, measureRun, newestCheckpoint,
   parseArmList, planExperiment, plainSpec, runExperiment, SEED_STRIDE, startsFrom, tableCells, tableCharts, topUpSteps, warmStartInputs,
   withSources, writeExperimentReport, type ArmName, type ExperimentEvent, type PlainSpec, type RunResult,
 } from '../src/experiment/index.js';
@@ -13,7 +13,7 @@ import type { HostTensor } from '../src/policy/lm/model.js';
 import type { CausalLmPolicy } from '../src/policy/lm/policy.js';
 import { createHostFor } from '../src/runtime/index.js';
 import { checkTeamAgainstPlugins, formatIssue, loadTeamSpec, parseTeamSpec, PRESETS_DIR, type TeamSpec } from '../src/team/index.js';
-import { CAUSAL_LM_BUILTIN, composeTrainableTeam, mappingLevel, policyHandles, resolveTrainerConfig, Trainer } from '../src/trainer/index.js';
+import { CAUSAL_LM_BUILTIN, composeTrainableTeam, defaultWorkers, mappingLevel, policyHandles, resolveTrainerConfig, Trainer } from '../src/trainer/index.js';
 
 /**
  * The default team with its turn limit pinned to 2, so that the budget arithmetic below (B·K·N·T samples per step)
@@ -332,6 +332,19 @@ describe('experiment: sample top-ups and run folders', () => {
     // 16 steps gave 832 (52 per step): 192 missing → round(3.69) = 4 more steps.
     assert.equal(topUpSteps({ generated: 832, steps: 16, lastStep: 16 }, 1024, 0.05), 20);
     assert.equal(topUpSteps({ generated: 900, steps: 3, lastStep: 3 }, 1000, 0.05), 4, 'at least one step');
+  });
+
+  it('runs side by side share the cores: children get TROUPE_WORKERS = cores / jobs, which the trainer takes as its default', () => {
+    assert.equal(childEnv({ jobs: 2, env: { A: '1' } }, 2).TROUPE_WORKERS, '1');
+    assert.equal(childEnv({ jobs: 2, env: {} }, 8).TROUPE_WORKERS, '4');
+    assert.equal(childEnv({ jobs: 4, env: {} }, 2).TROUPE_WORKERS, '1', 'at least one');
+    assert.equal(childEnv({ env: {} }, 2).TROUPE_WORKERS, '2', 'one job: every core');
+    assert.equal(childEnv({ jobs: 2, env: { TROUPE_WORKERS: '3' } }, 2).TROUPE_WORKERS, '3', 'a value the user set wins');
+    assert.equal(childEnv({ jobs: 2, env: { A: '1' } }, 2).A, '1', 'the rest of the environment is kept');
+    assert.equal(defaultWorkers({ TROUPE_WORKERS: '1' }), 1);
+    assert.equal(defaultWorkers({}), availableParallelism());
+    assert.throws(() => defaultWorkers({ TROUPE_WORKERS: 'two' }), (e: Error) => e.name === 'ConfigError' && /TROUPE_WORKERS must be a positive integer.*"two"/.test(e.message));
+    assert.throws(() => defaultWorkers({ TROUPE_WORKERS: '0' }), /positive integer/);
   });
 
   it('measures generated and trained samples from metrics.jsonl and finds the newest checkpoint', () => {

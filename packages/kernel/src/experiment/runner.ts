@@ -35,6 +35,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { TeamSpec } from '../team/types.js';
@@ -412,6 +413,17 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
   return { runs: plan.map((run) => results.get(run)!), plan };
 }
 
+/**
+ * The children's environment: `options.env` (default: this process's), plus `TROUPE_WORKERS` = the cores per run
+ * (available parallelism / jobs, at least 1) unless it is already set, so that `jobs` trainings side by side do not
+ * each start a worker thread per core (their results do not depend on it).
+ */
+export function childEnv(options: Pick<ExperimentOptions, 'env' | 'jobs'>, cores = availableParallelism()): NodeJS.ProcessEnv {
+  const env = options.env ?? process.env;
+  if (env.TROUPE_WORKERS !== undefined && env.TROUPE_WORKERS !== '') return env;
+  return { ...env, TROUPE_WORKERS: String(Math.max(1, Math.floor(cores / Math.max(1, options.jobs ?? 1)))) };
+}
+
 function baseResult(run: PlannedRun, out: string, seconds: number, status: 'ok' | 'failed', error?: string): RunResult {
   const b = run.derived.budget;
   const info = ARMS[run.arm];
@@ -452,7 +464,7 @@ function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOpt
       reject(new ChildError(timedOut()));
       return;
     }
-    const child = spawn(cmd, [...pre, ...args], { cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, [...pre, ...args], { cwd: options.cwd ?? process.cwd(), env: childEnv(options), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderrTail = '';
     child.stdout.on('data', (d: Buffer) => {

@@ -207,9 +207,27 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'>,
   }
   const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers' | 'microBatchSize'> & { warmStart?: WarmStartConfig; workers?: number; microBatchSize?: number };
   const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
-  const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? availableParallelism(), microBatchSize: c.microBatchSize ?? c.miniBatchSize, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
+  const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? defaultWorkers(), microBatchSize: c.microBatchSize ?? c.miniBatchSize, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
   if (out.name === 'grpo-naive' && out.branches < 2) {
     throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);
   }
   return out;
+}
+
+/**
+ * Worker threads a training uses when its spec does not say (`algorithm.workers`, `warmStart.workers`): the
+ * `TROUPE_WORKERS` environment variable when set (the experiment runner sets it for its children so that `--jobs`
+ * trainings side by side share the cores instead of each taking all of them), else the machine's available
+ * parallelism. Results do not depend on it.
+ */
+export function defaultWorkers(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.TROUPE_WORKERS;
+  if (raw === undefined || raw === '') return availableParallelism();
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) {
+    const err = new Error(`TROUPE_WORKERS must be a positive integer (worker threads per training), got ${JSON.stringify(raw)}; unset it to use every core`);
+    err.name = 'ConfigError'; // user-facing
+    throw err;
+  }
+  return n;
 }

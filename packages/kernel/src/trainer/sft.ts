@@ -7,12 +7,11 @@
 import type { Environment } from '../contracts/environment.js';
 import type { ChatMessage } from '../contracts/common.js';
 import type { SeatBinding } from '../episode/context.js';
-import { availableParallelism } from 'node:os';
 import { currentBackend } from '../policy/backend/index.js';
 import type { CausalLM } from '../policy/lm/model.js';
 import { AdamW, type SequencePair } from '../policy/lm/train.js';
 import { createRng, deriveSeed, shuffled } from '../util/rng.js';
-import type { WarmStartConfig } from './config.js';
+import { defaultWorkers, type WarmStartConfig } from './config.js';
 import { sftStep } from './loss.js';
 import type { PolicyHandle } from './policies.js';
 import { sftInWorker } from './sft-thread.js';
@@ -207,7 +206,7 @@ export async function warmStart(
   }
   const backend = currentBackend()?.backend;
   const threadable = (j: SftJob): boolean => !j.handle.lora && j.lm.model.lora.size === 0;
-  const workers = Math.max(1, config.workers ?? availableParallelism());
+  const workers = Math.max(1, config.workers ?? defaultWorkers());
   const parallel = workers > 1 && (backend === 'wasm' || backend === 'cpu') && jobs.filter(threadable).length > 1;
   const record = (j: SftJob, r: SftRunResult): void => {
     res.firstEpochLoss[j.handle.name] = r.firstEpochLoss;
