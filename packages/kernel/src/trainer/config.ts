@@ -44,7 +44,7 @@ export interface WarmStartConfig {
   readonly noise: number;
   /**
    * Policies trained at once, each in its own worker thread (tfjs-wasm runs one thread per isolate, so two full-model
-   * policies use two cores). Default: the machine's available parallelism. 1 trains them one after the other in the
+   * policies use two cores). Default: {@link defaultWorkers}. 1 trains them one after the other in the
    * main thread. LoRA-adapter policies (L2) always train in the main thread. Results are identical either way.
    */
   readonly workers?: number;
@@ -110,7 +110,7 @@ export interface TrainerConfig {
   readonly warmStart: WarmStartConfig | undefined;
   /**
    * RL updates run at once, each full-model policy's in its own persistent worker thread (tfjs-wasm runs one thread
-   * per isolate, so two L3 policies use two cores). Default: the machine's available parallelism. 1 updates the
+   * per isolate, so two L3 policies use two cores). Default: {@link defaultWorkers}. 1 updates the
    * policies one after the other in the main thread, as do LoRA adapters (L2), a shared policy (L1) and the tfjs-node
    * backends. Results are the same either way.
    */
