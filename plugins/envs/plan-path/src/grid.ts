@@ -182,8 +182,3 @@ export function renderGrid(grid: readonly string[], options: RenderGridOptions =
 export function formatPos(pos: Pos): string {
   return `(${pos.row}, ${pos.col})`;
 }
-
-/** `[U,R,D]` as text. */
-export function formatMoves(moves: readonly Direction[]): string {
-  return `[${moves.join(',')}]`;
-}

@@ -295,8 +295,3 @@ export function formatPos(pos: Pos): string {
 export function formatPositions(list: readonly Pos[]): string {
   return list.map(formatPos).join(', ');
 }
-
-/** `[U,R,D]` as text. */
-export function formatMoves(moves: readonly Direction[]): string {
-  return `[${moves.join(',')}]`;
-}
