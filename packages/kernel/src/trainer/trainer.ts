@@ -605,9 +605,10 @@ const WASM_OUT_OF_MEMORY = /memory access out of bounds|out of memory|Aborted\(\
 export function outOfMemoryHint(reason: unknown, specFile: string, microBatchSize: number): unknown {
   const message = reason instanceof Error ? reason.message : String(reason);
   if (!WASM_OUT_OF_MEMORY.test(message)) return reason;
-  const err = new RunFolderError(
+  const err = new Error(
     `${message}\nThe RL update ran out of memory. In ${specFile}, lower algorithm.microBatchSize (now ${microBatchSize}: sequences per forward/backward pass; ` +
       'a mini-batch larger than it is accumulated over several passes) or the seats\' sampling.maxTokens, then continue with `troupe train --resume`.',
   );
+  err.name = 'ConfigError'; // user-facing: a setting to change, printed without a stack
   return err;
 }
