@@ -106,22 +106,18 @@ export async function recomputeGroupLogprobs(model: CausalLM, groups: readonly P
   return out;
 }
 
-/** Reduces a per-token quantity `[B, L-1]` (already multiplied by the mask) to a scalar. */
-export function aggregate(x: tf.Tensor, mask: tf.Tensor, how: LossAggregation, maxTokens: number): tf.Scalar {
-  const denom = how === 'token-mean' ? mask.sum().maximum(1) : Math.max(1, x.shape[0]!);
-  return aggregateSum(x, mask, how, maxTokens).div(denom) as tf.Scalar;
-}
-
 /**
- * The numerator of {@link aggregate}: the sum that is divided by the batch's completion tokens (`token-mean`) or by
- * its sequences (`seq-mean-token-mean`: per-sequence token means; `dr-grpo`: per-sequence token sums over a CONSTANT
- * horizon). Summing it over micro-batches and dividing by the whole mini-batch's count gives the mini-batch's value.
+ * Reduces a per-token quantity `[B, L-1]` (already multiplied by the mask) to a scalar: a sum divided by the batch's
+ * completion tokens (`token-mean`) or by its sequences (`seq-mean-token-mean`: per-sequence token means; `dr-grpo`:
+ * per-sequence token sums over a CONSTANT horizon). `divisor` replaces that count: a micro-batch passes its whole
+ * mini-batch's count, so that the micro-batches' values add up to the mini-batch's.
  */
-export function aggregateSum(x: tf.Tensor, mask: tf.Tensor, how: LossAggregation, maxTokens: number): tf.Scalar {
-  if (how === 'token-mean') return x.sum() as tf.Scalar;
-  if (how === 'seq-mean-token-mean') return x.sum(1).div(mask.sum(1).maximum(1)).sum() as tf.Scalar;
-  // 'dr-grpo' (seq-mean-token-sum-norm)
-  return x.sum(1).div(Math.max(1, maxTokens)).sum() as tf.Scalar;
+export function aggregate(x: tf.Tensor, mask: tf.Tensor, how: LossAggregation, maxTokens: number, divisor?: number): tf.Scalar {
+  const sum = how === 'token-mean' ? x.sum()
+    : how === 'seq-mean-token-mean' ? x.sum(1).div(mask.sum(1).maximum(1)).sum()
+    : x.sum(1).div(Math.max(1, maxTokens)).sum(); // 'dr-grpo' (seq-mean-token-sum-norm)
+  const count = divisor ?? (how === 'token-mean' ? mask.sum().maximum(1) : Math.max(1, x.shape[0]!));
+  return sum.div(count) as tf.Scalar;
 }
 
 /** Consecutive runs of whole groups of about `rows` sequences each (a larger group is a run of its own). */
@@ -204,8 +200,8 @@ export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: P
   const rowCount = batch.groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
   const indexed = batch.groups.map((g, i) => ({ promptIds: g.promptIds, completions: g.completions, first: rowStart[i]! }));
   const tokens = batch.groups.reduce((n, g) => n + g.completions.reduce((m, c) => m + c.length, 0), 0);
-  const denom = s.aggregation === 'token-mean' ? Math.max(1, tokens) : Math.max(1, rowCount);
   const tokenDenom = Math.max(1, tokens);
+  const divisor = s.aggregation === 'token-mean' ? tokenDenom : Math.max(1, rowCount);
   let policyLoss = 0, kl = 0, entropy = 0, clipFraction = 0, approxKl = 0;
   const parts = chunkGroups(indexed, s.microBatchSize ?? Infinity).map((chunk) => () => {
     const layout = groupLayout(chunk);
@@ -220,7 +216,8 @@ export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: P
     const unclipped = ratio.mul(A);
     const clipped = ratio.clipByValue(1 - s.clipLow, 1 + s.clipHigh).mul(A);
     const obj = tf.minimum(unclipped, clipped);
-    const pl = aggregateSum(obj.neg().mul(mask), mask, s.aggregation, s.maxTokens).div(denom) as tf.Scalar;
+    const agg = (x: tf.Tensor): tf.Scalar => aggregate(x, mask, s.aggregation, s.maxTokens, divisor);
+    const pl = agg(obj.neg().mul(mask));
     let total: tf.Scalar = pl;
     policyLoss += pl.dataSync()[0]!;
     clipFraction += tf.notEqual(unclipped, obj).cast('float32').mul(mask).sum().dataSync()[0]! / tokenDenom;
@@ -228,12 +225,12 @@ export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: P
     if (s.klCoef > 0 && batch.refLogprobs) {
       const d = tf.tensor2d(layout.scatter(pick(batch.refLogprobs)), shape).sub(logp); // log(ref / new)
       const k3 = d.exp().sub(d).sub(1).mul(mask);
-      const klTerm = aggregateSum(k3, mask, s.aggregation, s.maxTokens).div(denom) as tf.Scalar;
+      const klTerm = agg(k3);
       kl += klTerm.dataSync()[0]!;
       total = total.add(klTerm.mul(s.klCoef));
     }
     if (ent) {
-      const e = aggregateSum(ent.mul(mask), mask, s.aggregation, s.maxTokens).div(denom);
+      const e = agg(ent.mul(mask));
       entropy += ent.mul(mask).sum().dataSync()[0]! / tokenDenom;
       total = total.sub(e.mul(s.entropyCoef));
     }
