@@ -192,6 +192,14 @@ export class TrainerConfigError extends Error {
   }
 }
 
+/** A training setting to change (outside the spec's schema: the environment, a resource limit); the message says which. */
+export class TrainingSettingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError'; // user-facing: the CLI prints its message without a stack
+  }
+}
+
 let validate: ReturnType<typeof compileSchema> | undefined;
 
 /**
@@ -225,9 +233,7 @@ export function defaultWorkers(env: NodeJS.ProcessEnv = process.env): number {
   if (raw === undefined || raw === '') return availableParallelism();
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) {
-    const err = new Error(`TROUPE_WORKERS must be a positive integer (worker threads per training), got ${JSON.stringify(raw)}; unset it to use every core`);
-    err.name = 'ConfigError'; // user-facing
-    throw err;
+    throw new TrainingSettingError(`TROUPE_WORKERS must be a positive integer (worker threads per training), got ${JSON.stringify(raw)}; unset it to use every core`);
   }
   return n;
 }

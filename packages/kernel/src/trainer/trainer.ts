@@ -39,7 +39,7 @@ import { composeTeam, createHostFor, type TeamRuntime } from '../runtime/compose
 import type { TeamSpec } from '../team/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { createRng, deriveSeed } from '../util/rng.js';
-import { resolveTrainerConfig, type TrainerConfig } from './config.js';
+import { resolveTrainerConfig, TrainingSettingError, type TrainerConfig } from './config.js';
 import { BASELINE_FILE, comparisonMetrics, pairedComparison, readBaseline, type BaselineEval, type PairedComparison } from './compare.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
@@ -605,10 +605,8 @@ const WASM_OUT_OF_MEMORY = /memory access out of bounds|out of memory|Aborted\(\
 export function outOfMemoryHint(reason: unknown, specFile: string, microBatchSize: number): unknown {
   const message = reason instanceof Error ? reason.message : String(reason);
   if (!WASM_OUT_OF_MEMORY.test(message)) return reason;
-  const err = new Error(
+  return new TrainingSettingError(
     `${message}\nThe RL update ran out of memory. In ${specFile}, lower algorithm.microBatchSize (now ${microBatchSize}: sequences per forward/backward pass; ` +
       'a mini-batch larger than it is accumulated over several passes) or the seats\' sampling.maxTokens, then continue with `troupe train --resume`.',
   );
-  err.name = 'ConfigError'; // user-facing: a setting to change, printed without a stack
-  return err;
 }
