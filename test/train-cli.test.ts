@@ -41,13 +41,22 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     assert.ok(existsSync(join(out, 'report.md')));
   });
 
-  it('eval loads the checkpoint and reports success with a 95% interval', async () => {
-    const r = await troupe(['eval', spec, '--checkpoint', out, '-n', '4', '--json']);
+  it('eval loads the checkpoint, reports success with a 95% interval and traces every turn with --trace', async () => {
+    const tracePath = join(out, 'eval-trace', 'test.jsonl');
+    const r = await troupe(['eval', spec, '--checkpoint', out, '-n', '4', '--trace', tracePath, '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const report = json(r);
-    const text = JSON.stringify(report);
-    assert.match(text, /success/i);
-    assert.match(text, /(ci|interval|wilson)/i);
+    const report = json(r) as { episodes: number; successes: number; success_rate: number; ci95: [number, number]; trace_records: number; checkpoint: string };
+    assert.equal(report.episodes, 4);
+    assert.match(report.checkpoint, /checkpoints[\\/]step-\d+$/);
+    assert.ok(report.ci95[0] <= report.success_rate && report.success_rate <= report.ci95[1], JSON.stringify(report.ci95));
+    const records = readFileSync(tracePath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { episodeId: string; split: string; seat: string; branch: number; completion: string; success: boolean; step: unknown });
+    assert.equal(records.length, report.trace_records);
+    assert.deepEqual([...new Set(records.map((x) => x.split))], ['test']);
+    assert.ok(records.every((x) => x.branch === 0 && x.step === null && typeof x.completion === 'string'), 'K = 1 evaluation records');
+    const episodes = new Set(records.map((x) => x.episodeId));
+    assert.equal(episodes.size, 4, 'every evaluated episode is traced');
+    const solved = new Set(records.filter((x) => x.success).map((x) => x.episodeId));
+    assert.equal(solved.size, report.successes, 'the trace shows the reported successes');
   });
 
   it('resume continues from the last checkpoint', async () => {
