@@ -2,7 +2,7 @@
  * `planner-v0`: a role whose seat states an action list `#### [U,R,D]` (the action type `moves`).
  */
 import { readFileSync } from 'node:fs';
-import { MOVE_NOTATIONS, formatMoveList, type ChatMessage, type JsonSchema, type Move, type MoveNotation, type Observation, type OutputGrammar, type Role, type RoleContribution, type SeatContext } from '@troupe/kernel';
+import { MOVE_NOTATIONS, formatMoveList, renderUserMessage, type ChatMessage, type JsonSchema, type Move, type MoveNotation, type Observation, type OutputGrammar, type Role, type RoleContribution, type SeatContext } from '@troupe/kernel';
 
 /** The contribution id. */
 export const PLANNER_ID = 'planner-v0';
@@ -173,11 +173,7 @@ export function moveListPattern(maxMoves: number, notation: MoveNotation = 'move
  * the answer format. `terse`: only the state and `label: text` lines.
  */
 export function renderObservation(observation: Observation, options: { includeTask?: boolean; terse?: boolean; notation?: MoveNotation } = {}): string {
-  if (options.terse) return [observation.state, ...observation.context.map((c) => `${c.label}: ${c.text}`)].join('\n');
-  const parts = options.includeTask === false ? [`Current state:\n${observation.state}`] : [observation.task.trim(), `Current state:\n${observation.state}`];
-  for (const c of observation.context) parts.push(`### ${c.label}\n${c.text}`);
-  parts.push(`Answer with one final line: ${formatOf(options.notation ?? 'moves')}`);
-  return parts.join('\n\n');
+  return renderUserMessage(observation, { ...options, format: formatOf(options.notation ?? 'moves') });
 }
 
 /** The planner role for one config. */
