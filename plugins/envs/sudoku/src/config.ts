@@ -11,6 +11,12 @@ export type SudokuRewardKind = 'shaped' | 'sparse';
  */
 export type SudokuObservationKind = 'full' | 'compact';
 
+/**
+ * What the seats answer with: `fills` (a list of `[row, col, value]` cell fills, action type `sudoku-fills`) or `grid`
+ * (the completed grid, action type `sudoku-grid`: every row written out, the clues kept).
+ */
+export type SudokuActionKind = 'fills' | 'grid';
+
 /** A seat name of Sudoku. */
 export type SudokuSeatName = 'proposer' | 'executor';
 
@@ -45,6 +51,8 @@ export interface SudokuConfig {
    * baseline: the executor plays alone, sees the task and the current grid with no proposal, and its fills are applied).
    */
   readonly seats: readonly SudokuSeatName[];
+  /** What the seats answer with (see {@link SudokuActionKind}). Default `fills`. */
+  readonly action: SudokuActionKind;
 }
 
 /** The defaults, as in the config schema. */
@@ -59,6 +67,7 @@ export const DEFAULT_SUDOKU_CONFIG: SudokuConfig = Object.freeze({
   splitFractions: DEFAULT_SPLIT_FRACTIONS,
   observation: 'full',
   seats: SUDOKU_SEAT_LISTS[0]!,
+  action: 'fills',
 });
 
 const KEYS = Object.keys(DEFAULT_SUDOKU_CONFIG);
@@ -92,6 +101,7 @@ export function resolveSudokuConfig(raw: Record<string, unknown> = {}): SudokuCo
   if (c.reward !== 'shaped' && c.reward !== 'sparse') fail('reward', `must be "shaped" or "sparse", got ${JSON.stringify(c.reward)}`);
   if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
   const seats = seatListOf(c.seats);
+  if (c.action !== 'fills' && c.action !== 'grid') fail('action', `must be "fills" or "grid", got ${JSON.stringify(c.action)}`);
   const f = c.splitFractions as Record<string, unknown> | undefined;
   const fractions = { train: f?.train, validation: f?.validation, test: f?.test };
   for (const [k, v] of Object.entries(fractions)) {
@@ -104,5 +114,6 @@ export function resolveSudokuConfig(raw: Record<string, unknown> = {}): SudokuCo
     unparseablePenalty: finite(c, 'unparseablePenalty'), invalidPenalty: finite(c, 'invalidPenalty'),
     conflictPenalty: finite(c, 'conflictPenalty', 0), solvedBonus: finite(c, 'solvedBonus'),
     splitFractions: Object.freeze(fractions) as SplitFractions, observation: c.observation as SudokuObservationKind, seats,
+    action: c.action as SudokuActionKind,
   });
 }

@@ -9,15 +9,18 @@ import type {
 import type { SudokuConfig, SudokuSeatName } from './config.js';
 import { resolveSudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
-import { conflictCount, copyGrid, filledCount, formatFills, isSolvedGrid, renderGrid } from './grid.js';
+import { conflictCount, copyGrid, filledCount, formatFills, formatGridLine, isSolvedGrid, renderGrid } from './grid.js';
 import type { SudokuInstance } from './instance.js';
 import { SudokuStream, sudokuInstanceKey } from './instance.js';
 
 /** The contribution id. */
 export const SUDOKU_ID = 'sudoku-v0';
 
-/** The action type both seats produce. */
+/** The action type both seats produce with `action: fills` (the default): a list of cell fills. */
 export const SUDOKU_FILLS = 'sudoku-fills';
+
+/** The action type both seats produce with `action: grid`: the completed grid. */
+export const SUDOKU_GRID = 'sudoku-grid';
 
 /** The seats of the team, in turn order (`config.seats` may keep only the executor). */
 export const SUDOKU_SEATS = Object.freeze(['proposer', 'executor'] as const);
@@ -28,6 +31,12 @@ export const SUDOKU_SIGNALS = Object.freeze(['proposal_reward', 'executed_reward
 /** One fill: `[row, col, value]`, all 1-based (rows and columns 1..size, values 1..size). */
 export type Fill = readonly [number, number, number];
 
+/** A completed-grid answer: size rows of size values 1..size, the clues kept. */
+export type GridAnswer = readonly (readonly number[])[];
+
+/** An action of either action type (which one a seat produces is set by `config.action`). */
+export type SudokuAction = readonly Fill[] | GridAnswer;
+
 /** JSON schema of the `sudoku-fills` action type for a grid size. */
 export function fillsSchema(size: number): JsonSchema {
   return {
@@ -35,6 +44,12 @@ export function fillsSchema(size: number): JsonSchema {
     maxItems: size * size,
     items: { type: 'array', minItems: 3, maxItems: 3, items: { type: 'integer', minimum: 1, maximum: size } },
   };
+}
+
+/** JSON schema of the `sudoku-grid` action type for a grid size: size rows of size integers 1..size. */
+export function gridAnswerSchema(size: number): JsonSchema {
+  const row = { type: 'array', minItems: size, maxItems: size, items: { type: 'integer', minimum: 1, maximum: size } };
+  return { type: 'array', minItems: size, maxItems: size, items: row };
 }
 
 /** The outcome of applying a fill list (or of failing to). */
@@ -67,6 +82,40 @@ export function applyFills(puzzle: Grid, grid: Grid, fills: unknown): FillOutcom
   return { ok: true, grid: out };
 }
 
+/**
+ * Checks a completed-grid answer against the puzzle: it must be size rows of size integers, each from 1 to size, and
+ * keep every given clue. Returns the grid it gives (the answer itself), or why it is rejected (nothing applied).
+ */
+export function applyGridAnswer(puzzle: Grid, answer: unknown): FillOutcome {
+  const size = puzzle.length;
+  const shape = `${size} rows of ${size} numbers`;
+  if (!Array.isArray(answer) || answer.length !== size) {
+    return { ok: false, error: `expected ${shape}, got ${Array.isArray(answer) ? `${answer.length} rows` : answer === null ? 'null' : typeof answer}` };
+  }
+  const out: number[][] = [];
+  for (const [r, row] of answer.entries()) {
+    if (!Array.isArray(row) || row.length !== size || !row.every((x) => Number.isInteger(x))) {
+      return { ok: false, error: `row ${r + 1} is ${JSON.stringify(row)}, expected ${size} integers` };
+    }
+    for (const [c, v] of (row as number[]).entries()) {
+      if (v < 1 || v > size) return { ok: false, error: `row ${r + 1}, column ${c + 1} is ${v}: values must be from 1 to ${size}` };
+      const clue = puzzle[r]![c]!;
+      if (clue !== 0 && clue !== v) return { ok: false, error: `row ${r + 1}, column ${c + 1} is ${v} but the given clue there is ${clue}` };
+    }
+    out.push([...(row as number[])]);
+  }
+  return { ok: true, grid: out };
+}
+
+/** The fills a grid writes into the puzzle's empty cells, in row-major order (how a grid answer is recorded). */
+export function fillsOfGrid(puzzle: Grid, grid: Grid): Fill[] {
+  const fills: Fill[] = [];
+  puzzle.forEach((row, r) => row.forEach((clue, c) => {
+    if (clue === 0) fills.push([r + 1, c + 1, grid[r]![c]!]);
+  }));
+  return fills;
+}
+
 /** Cells (outside the clues) that hold their solution value. */
 export function correctCount(instance: SudokuInstance, grid: Grid): number {
   let n = 0;
@@ -97,7 +146,7 @@ export function fillReward(instance: SudokuInstance, before: Grid, after: Grid, 
 
 /** The proposer's proposal of the current turn, simulated on a copy. */
 export interface ProposalRecord {
-  /** The proposed fills, or `null` when unparseable or invalid. */
+  /** The proposed fills (with `action: grid`, the fills the grid writes), or `null` when unparseable or invalid. */
   readonly fills: readonly Fill[] | null;
   /** `ok`, `unparseable` (the role could not parse the text) or `invalid` (parsed, but breaks the rules). */
   readonly status: 'ok' | 'unparseable' | 'invalid';
@@ -117,7 +166,7 @@ export interface TurnRecord {
   readonly turn: number;
   /** The proposal of that turn; `null` in the single-seat variant (`seats: ['executor']`: there is no proposer). */
   readonly proposal: ProposalRecord | null;
-  /** The executed fills (`null` when unparseable or invalid: nothing applied). */
+  /** The executed fills (with `action: grid`, the fills the grid writes; `null` when unparseable or invalid: nothing applied). */
   readonly executed: readonly Fill[] | null;
   /** `ok`, `unparseable` or `invalid`. */
   readonly status: 'ok' | 'unparseable' | 'invalid';
@@ -174,7 +223,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** The Sudoku environment for one config. */
-export class SudokuEnvironment implements Environment<SudokuInstance, SudokuState, Fill[]> {
+export class SudokuEnvironment implements Environment<SudokuInstance, SudokuState, SudokuAction> {
   /** {@inheritDoc Environment.id} */
   readonly id = SUDOKU_ID;
   /** The resolved config. */
@@ -194,15 +243,20 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     this.config = resolveSudokuConfig(config);
     this.maxTurns = this.config.maxTurns;
     const team = this.config.seats.length === 2;
+    const grid = this.config.action === 'grid';
+    const actionType = grid ? SUDOKU_GRID : SUDOKU_FILLS;
+    const what = grid ? 'grid' : 'fills';
     this.seats = deepFreeze([
-      { name: 'proposer', actionType: SUDOKU_FILLS, description: 'Proposes cell fills; they are simulated on a copy, never applied.' },
+      { name: 'proposer', actionType, description: `Proposes ${grid ? 'a completed grid' : 'cell fills'}; it is simulated on a copy, never applied.` },
       team
-        ? { name: 'executor', actionType: SUDOKU_FILLS, description: 'Sees the proposal and its simulated grid; its fills are applied.' }
-        : { name: 'executor', actionType: SUDOKU_FILLS, description: 'Plays alone (single agent): sees the task and the current grid; its fills are applied.' },
+        ? { name: 'executor', actionType, description: `Sees the proposal and its simulated grid; its ${what} ${grid ? 'is' : 'are'} applied.` }
+        : { name: 'executor', actionType, description: `Plays alone (single agent): sees the task and the current grid; its ${what} ${grid ? 'is' : 'are'} applied.` },
     ].filter((s) => this.config.seats.includes(s.name as SudokuSeatName)));
     const n = this.config.size;
     this.actionTypes = deepFreeze([
-      { name: SUDOKU_FILLS, schema: fillsSchema(n), description: `A list of at most ${n * n} fills [row, col, value], each number from 1 to ${n}.` },
+      grid
+        ? { name: SUDOKU_GRID, schema: gridAnswerSchema(n), description: `The completed grid: ${n} rows of ${n} numbers from 1 to ${n}, every given clue kept.` }
+        : { name: SUDOKU_FILLS, schema: fillsSchema(n), description: `A list of at most ${n * n} fills [row, col, value], each number from 1 to ${n}.` },
     ]);
   }
 
@@ -257,18 +311,35 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     const n = this.config.size;
     const b = n === 4 ? '2x2' : '3x3';
     const alone = this.seats.length === 1;
+    const turns = alone ? `You have at most ${this.maxTurns} turns.` : `The team has at most ${this.maxTurns} turns; each turn the proposer speaks first, then the executor.`;
+    const rules = `Sudoku: fill the ${n}x${n} grid so that every row, every column and every ${b} box holds each number from 1 to ${n} exactly once. The puzzle has exactly one solution.`;
+    if (this.config.action === 'grid') {
+      const duty = alone
+        ? 'You play alone: give the grid that is applied.'
+        : seat === 'proposer'
+          ? 'You are the proposer: propose the completed grid. It is simulated on a copy and shown to the executor; it is not applied.'
+          : 'You are the executor: you see the proposer\'s grid and whether it solves the puzzle. Give the grid that is actually applied (copy the proposal if it is right, fix it if not).';
+      return [
+        rules,
+        'Empty cells are shown as ".". The clues of the puzzle are fixed: an answer may not change a clue.',
+        `An answer is the completed grid: its ${n} rows from top to bottom, each written as its ${n} numbers from 1 to ${n}.`,
+        `An answer that changes a clue, has a number outside 1 to ${n}, or has the wrong number of rows or cells is invalid: nothing of it is applied.`,
+        turns,
+        duty,
+      ].join('\n');
+    }
     const duty = alone
       ? 'You play alone: give the fills that are applied.'
       : seat === 'proposer'
         ? 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.'
         : 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).';
     return [
-      `Sudoku: fill the ${n}x${n} grid so that every row, every column and every ${b} box holds each number from 1 to ${n} exactly once. The puzzle has exactly one solution.`,
+      rules,
       'Empty cells are shown as ".". The clues of the puzzle are fixed: a fill may not change a clue.',
       `A fill is [row, col, value]: rows are numbered 1 to ${n} from the top, columns 1 to ${n} from the left, values 1 to ${n}.`,
       `Fills are applied in order; filling a cell ${alone ? 'you' : 'the team'} filled before overwrites it.`,
       `A list with a fill that changes a clue, or with a number outside 1 to ${n}, is invalid: nothing of it is applied.`,
-      alone ? `You have at most ${this.maxTurns} turns.` : `The team has at most ${this.maxTurns} turns; each turn the proposer speaks first, then the executor.`,
+      turns,
       duty,
       `Answer with a list of at most ${n * n} fills.`,
     ].join('\n');
@@ -292,31 +363,41 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
 
   /** The proposal as the executor is shown it (its simulated grid; never the solution). */
   proposalText(p: ProposalRecord): string {
+    const grid = this.config.action === 'grid';
     if (this.config.observation === 'compact') {
       if (p.status !== 'ok') return p.status === 'unparseable' ? 'none' : 'invalid';
-      return `${formatFills(p.fills ?? [])} -> ${compactCounts(filledCount(p.grid), p.grid.length ** 2, conflictCount(p.grid))}`;
+      return `${grid ? formatGridLine(p.grid) : formatFills(p.fills ?? [])} -> ${compactCounts(filledCount(p.grid), p.grid.length ** 2, conflictCount(p.grid))}`;
     }
     if (p.status === 'unparseable') return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
-    if (p.status === 'invalid') return `The proposer's fills break the rules (${p.error ?? 'invalid'}); they would not be applied.`;
+    if (p.status === 'invalid') return `The proposer's ${grid ? 'grid breaks' : 'fills break'} the rules (${p.error ?? 'invalid'}); ${grid ? 'it' : 'they'} would not be applied.`;
     const conflicts = conflictCount(p.grid);
-    return `Proposed fills: ${formatFills(p.fills ?? [])}\nSimulated: ${filledCount(p.grid)} of ${p.grid.length ** 2} cells filled, ${conflicts} conflict${conflicts === 1 ? '' : 's'}, `
-      + `${p.solves ? 'solves the puzzle' : 'does not solve the puzzle'}. The grid it gives:\n${renderGrid(p.grid)}`;
+    const simulated = `${filledCount(p.grid)} of ${p.grid.length ** 2} cells filled, ${conflicts} conflict${conflicts === 1 ? '' : 's'}, ${p.solves ? 'solves the puzzle' : 'does not solve the puzzle'}`;
+    if (grid) return `Proposed grid (${simulated}):\n${renderGrid(p.grid)}`;
+    return `Proposed fills: ${formatFills(p.fills ?? [])}\nSimulated: ${simulated}. The grid it gives:\n${renderGrid(p.grid)}`;
   }
 
-  private historyText(t: TurnRecord, size: number): string {
+  /** An applied answer as text: the fill list, or with `action: grid` the grid it gave on one line. */
+  private answerText(puzzle: Grid, fills: readonly Fill[]): string {
+    if (this.config.action !== 'grid') return formatFills(fills);
+    const out = applyFills(puzzle, puzzle, fills);
+    return out.ok ? formatGridLine(out.grid) : formatFills(fills);
+  }
+
+  private historyText(t: TurnRecord, puzzle: Grid): string {
+    const size = puzzle.length;
     if (this.config.observation === 'compact') {
-      const fills = (status: string, list: readonly Fill[] | null): string => (status === 'ok' ? formatFills(list ?? []) : status === 'unparseable' ? 'none' : 'invalid');
+      const fills = (status: string, list: readonly Fill[] | null): string => (status === 'ok' ? this.answerText(puzzle, list ?? []) : status === 'unparseable' ? 'none' : 'invalid');
       return `${t.proposal ? `${fills(t.proposal.status, t.proposal.fills)} ` : ''}${fills(t.status, t.executed)} -> ${compactCounts(t.filled, size * size, t.conflicts)}`;
     }
-    const proposed = t.proposal ? `proposed ${t.proposal.status === 'ok' ? formatFills(t.proposal.fills ?? []) : t.proposal.status}; ` : '';
-    const executed = t.status === 'ok' ? formatFills(t.executed ?? []) : `${t.status} (${t.error ?? ''}), nothing applied`;
+    const proposed = t.proposal ? `proposed ${t.proposal.status === 'ok' ? this.answerText(puzzle, t.proposal.fills ?? []) : t.proposal.status}; ` : '';
+    const executed = t.status === 'ok' ? this.answerText(puzzle, t.executed ?? []) : `${t.status} (${t.error ?? ''}), nothing applied`;
     return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; ${t.filled} cells filled, ${t.conflicts} conflict${t.conflicts === 1 ? '' : 's'}.`;
   }
 
   /** {@inheritDoc Environment.observe} */
   observe(state: SudokuState, seat: string): Observation {
     this.seatIndexOf(seat);
-    const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t, state.instance.size) }));
+    const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t, state.instance.puzzle) }));
     if (seat === 'executor' && state.proposal) context.push({ label: 'proposal', text: this.proposalText(state.proposal) });
     return deepFreeze({
       task: this.taskText(seat),
@@ -330,21 +411,22 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     });
   }
 
-  /** Applies a move to a grid: the outcome, its status and its reward. */
+  /** Applies a move to a grid: the outcome, its status and its reward (a grid answer is recorded as the fills it writes). */
   private evaluate(state: SudokuState, move: Move): { status: 'ok' | 'unparseable' | 'invalid'; error?: string; fills: Fill[] | null; grid: Grid; reward: number } {
     const { config } = this;
     const sparse = config.reward === 'sparse';
     if (move.kind === 'invalid') {
       return { status: 'unparseable', error: move.error || 'unparseable output', fills: null, grid: state.grid, reward: sparse ? 0 : config.unparseablePenalty };
     }
-    const out = applyFills(state.instance.puzzle, state.grid, move.action);
+    const grid = config.action === 'grid';
+    const out = grid ? applyGridAnswer(state.instance.puzzle, move.action) : applyFills(state.instance.puzzle, state.grid, move.action);
     if (!out.ok) return { status: 'invalid', error: out.error, fills: null, grid: state.grid, reward: sparse ? 0 : config.invalidPenalty };
-    const fills = (move.action as Fill[]).map((f) => [f[0], f[1], f[2]] as const);
+    const fills = grid ? fillsOfGrid(state.instance.puzzle, out.grid) : (move.action as Fill[]).map((f) => [f[0], f[1], f[2]] as const);
     return { status: 'ok', fills, grid: out.grid, reward: fillReward(state.instance, state.grid, out.grid, config) };
   }
 
   /** {@inheritDoc Environment.step} */
-  step(state: SudokuState, seat: string, move: Move<Fill[]>): StepResult<SudokuState> {
+  step(state: SudokuState, seat: string, move: Move<SudokuAction>): StepResult<SudokuState> {
     const index = this.seatIndexOf(seat);
     if (state.done) throw new Error(`${SUDOKU_ID}: step called on a finished episode (seat ${seat}, turn ${state.turn})`);
     if (index !== state.seatIndex) {
@@ -397,16 +479,34 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     return fills;
   }
 
-  /** For either seat: the fills that solve the puzzle from the CURRENT grid (overwriting wrong fills). */
-  oracle(state: SudokuState, seat: string): Fill[] {
+  /**
+   * For either seat: the fills that solve the puzzle from the CURRENT grid (overwriting wrong fills), or with
+   * `action: grid` the solution grid.
+   */
+  oracle(state: SudokuState, seat: string): SudokuAction {
     this.seatIndexOf(seat);
+    if (this.config.action === 'grid') return copyGrid(state.instance.solution);
     return this.fillsToSolve(state.instance, state.grid);
   }
 
-  /** 1 to `size` fills of random non-clue cells with random values (never touching a clue). */
-  randomAction(state: SudokuState, seat: string, rng: Rng): Fill[] {
+  /**
+   * 1 to `size` fills of random non-clue cells with random values (never touching a clue); with `action: grid`, the
+   * current grid with every empty cell and 1 to `size` filled non-clue cells given random values.
+   */
+  randomAction(state: SudokuState, seat: string, rng: Rng): SudokuAction {
     this.seatIndexOf(seat);
     const n = state.instance.size;
+    if (this.config.action === 'grid') {
+      const out = copyGrid(state.grid);
+      const open: [number, number][] = [];
+      for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (state.instance.puzzle[r]![c] === 0) open.push([r, c]);
+      for (const [r, c] of open) if (out[r]![c] === 0) out[r]![c] = 1 + rng.int(n);
+      for (let k = 1 + rng.int(n); k > 0; k--) {
+        const [r, c] = open[rng.int(open.length)]!;
+        out[r]![c] = 1 + rng.int(n);
+      }
+      return out;
+    }
     const open: [number, number][] = [];
     for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (state.instance.puzzle[r]![c] === 0) open.push([r + 1, c + 1]);
     const count = 1 + rng.int(n);
@@ -427,7 +527,7 @@ export class SudokuContribution implements EnvironmentContribution {
   /** {@inheritDoc EnvironmentContribution.id} */
   readonly id = SUDOKU_ID;
   /** {@inheritDoc EnvironmentContribution.description} */
-  readonly description = 'Sudoku with exactly one solution; a proposer proposes cell fills, an executor applies fills';
+  readonly description = 'Sudoku with exactly one solution; a proposer proposes cell fills or a completed grid, an executor applies them';
   /** {@inheritDoc EnvironmentContribution.configSchema} */
   readonly configSchema = SUDOKU_CONFIG_SCHEMA;
   /** {@inheritDoc EnvironmentContribution.create} */

@@ -217,3 +217,8 @@ export function renderGrid(grid: Grid): string {
 export function formatFills(fills: readonly (readonly number[])[]): string {
   return `[${fills.map((f) => `[${f.join(',')}]`).join(',')}]`;
 }
+
+/** A grid on one line: its rows top to bottom, separated by spaces, `.` for an empty cell (`1.3. ..2. .... 4...`). */
+export function formatGridLine(grid: Grid): string {
+  return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join('')).join(' ');
+}

@@ -1,12 +1,15 @@
 /**
  * `sudoku-filler-v0`: a role whose seat states Sudoku cell fills `#### [[row,col,value],...]` (the action type
- * `sudoku-fills`). Contributed by this package next to the environment: no other role produces `sudoku-fills`.
+ * `sudoku-fills`) or, when its seat must produce `sudoku-grid` (environment `action: grid`), the completed grid
+ * `#### 1234 .... ....` written row by row. Contributed by this package next to the environment: no other role
+ * produces these action types.
  */
 import { readFileSync } from 'node:fs';
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
-import type { Fill } from './environment.js';
-import { SUDOKU_FILLS } from './environment.js';
-import { formatFills } from './grid.js';
+import { renderUserMessage } from '@troupe/kernel';
+import type { Fill, GridAnswer, SudokuAction } from './environment.js';
+import { SUDOKU_FILLS, SUDOKU_GRID } from './environment.js';
+import { formatFills, formatGridLine } from './grid.js';
 
 /** The contribution id. */
 export const SUDOKU_FILLER_ID = 'sudoku-filler-v0';
@@ -17,15 +20,25 @@ export interface SudokuFillerConfig {
   readonly size: 4 | 9;
   /** Include the task statement in the user message. Default true. */
   readonly includeTask: boolean;
+  /**
+   * The user message is only the state and `label: text` context lines: no task, headings or answer-format line (for
+   * tiny byte-level models, where every character is a token). Default false.
+   */
+  readonly terse: boolean;
   /** Replacement system prompt (`{seat}`, `{size}` substituted). */
   readonly systemPrompt?: string;
 }
 
 /** The default config. */
-export const DEFAULT_SUDOKU_FILLER_CONFIG: SudokuFillerConfig = Object.freeze({ size: 4, includeTask: true });
+export const DEFAULT_SUDOKU_FILLER_CONFIG: SudokuFillerConfig = Object.freeze({ size: 4, includeTask: true, terse: false });
 
 /** What a well-formed answer looks like, quoted in every parse error. */
 export const SUDOKU_FILLER_FORMAT = '#### [[row,col,value],...]';
+
+/** What a well-formed grid answer looks like for a grid size, quoted in every parse error. */
+export function gridAnswerFormat(size: number): string {
+  return `#### ${Array.from({ length: size }, (_, r) => `<row ${r + 1}>`).join(' ')} (each row its ${size} digits)`;
+}
 
 /** Most fills the parser reads (the environment rejects more than size² anyway). */
 export const MAX_PARSED_FILLS = 1000;
@@ -48,17 +61,60 @@ function quote(text: string, max = 40): string {
 }
 
 function resolveConfig(raw: Record<string, unknown>): SudokuFillerConfig {
-  const known = ['size', 'includeTask', 'systemPrompt'];
+  const known = ['size', 'includeTask', 'terse', 'systemPrompt'];
   for (const key of Object.keys(raw)) {
     if (!known.includes(key)) throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.${key} is not a known key; known keys: ${known.join(', ')}`);
   }
   const c = { ...DEFAULT_SUDOKU_FILLER_CONFIG, ...raw } as Record<string, unknown>;
   if (c.size !== 4 && c.size !== 9) throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.size must be 4 or 9, got ${JSON.stringify(c.size)}`);
   if (typeof c.includeTask !== 'boolean') throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.includeTask must be a boolean, got ${JSON.stringify(c.includeTask)}`);
+  if (typeof c.terse !== 'boolean') throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.terse must be a boolean, got ${JSON.stringify(c.terse)}`);
   if (c.systemPrompt !== undefined && typeof c.systemPrompt !== 'string') {
     throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.systemPrompt must be a string, got ${JSON.stringify(c.systemPrompt)}`);
   }
-  return Object.freeze({ size: c.size as 4 | 9, includeTask: c.includeTask, ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }) });
+  return Object.freeze({ size: c.size as 4 | 9, includeTask: c.includeTask, terse: c.terse, ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }) });
+}
+
+/**
+ * The system prompt of a seat that answers with the completed grid. It describes the format in words: a prompt must
+ * never show a complete valid grid.
+ */
+export const SUDOKU_GRID_SYSTEM_PROMPT = [
+  'You are the {seat} of a team that solves a {size}x{size} Sudoku by writing the completed grid.',
+  'Read the task and the current grid, then answer. End your reply with one final line: "####", then the {size} rows',
+  'of the completed grid from top to bottom, separated by single spaces, each row written as its {size} digits.',
+  'Keep every given clue. The last line that starts with #### is your answer; write nothing after it.',
+].join('\n');
+
+/** The ####-line of a text: the last line that starts with `####`, or a parse error naming what was found. */
+function answerLine(text: string, format: string): { ok: true; line: string } | { ok: false; error: string } {
+  const lines = (typeof text === 'string' ? text : String(text)).split(/\r?\n/);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i]!.trim();
+    if (l.startsWith('####')) return { ok: true, line: l };
+  }
+  const last = lines.map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
+  return { ok: false, error: `expected "${format}", found ${last === undefined ? 'an empty answer' : `no "####" line (last line ${quote(last)})`}` };
+}
+
+/** The result of {@link parseGridAnswer}. */
+export type ParsedGrid = { readonly ok: true; readonly grid: number[][] } | { readonly ok: false; readonly error: string };
+
+/**
+ * Parses a grid answer: the LAST line starting with `####` must hold exactly `size` groups of `size` digits separated
+ * by spaces. Digits are NOT range-checked here: the environment rejects a 0 or a digit above size (a rule error,
+ * which costs less than unparseable text). Never throws.
+ */
+export function parseGridAnswer(text: string, size: number): ParsedGrid {
+  const format = gridAnswerFormat(size);
+  const found = answerLine(text, format);
+  if (!found.ok) return found;
+  const rows = found.line.slice(4).trim().split(/\s+/).filter((r) => r.length > 0);
+  if (rows.length !== size) return { ok: false, error: `expected "${format}", found ${rows.length} row${rows.length === 1 ? '' : 's'} in ${quote(found.line)}` };
+  for (const [r, row] of rows.entries()) {
+    if (!/^\d+$/.test(row) || row.length !== size) return { ok: false, error: `expected "${format}", found row ${r + 1} ${quote(row)}` };
+  }
+  return { ok: true, grid: rows.map((row) => [...row].map(Number)) };
 }
 
 /** The result of {@link parseFills}. */
@@ -70,17 +126,9 @@ export type ParsedFills = { readonly ok: true; readonly fills: Fill[] } | { read
  * with a number outside 1..size (an invalid action, which costs less than unparseable text). Never throws.
  */
 export function parseFills(text: string): ParsedFills {
-  const s = typeof text === 'string' ? text : String(text);
-  const lines = s.split(/\r?\n/);
-  let line: string | undefined;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const l = lines[i]!.trim();
-    if (l.startsWith('####')) { line = l; break; }
-  }
-  if (line === undefined) {
-    const last = lines.map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
-    return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found ${last === undefined ? 'an empty answer' : `no "####" line (last line ${quote(last)})`}` };
-  }
+  const found = answerLine(text, SUDOKU_FILLER_FORMAT);
+  if (!found.ok) return found;
+  const line = found.line;
   const rest = line.slice(4).trim();
   if (!/^\[[\d\s,[\]]*\]$/.test(rest)) return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found ${quote(line)}` };
   const inner = rest.slice(1, -1).trim();
@@ -105,6 +153,17 @@ export function renderFills(fills: readonly (readonly number[])[]): string {
   return `#### ${formatFills(fills)}`;
 }
 
+/** The canonical text of a grid answer: `#### 1234 3412 ...` (one group of digits per row). */
+export function renderGridAnswer(grid: GridAnswer): string {
+  return `#### ${formatGridLine(grid)}`;
+}
+
+/** The regex (whole completion) of a canonical grid answer: size groups of size digits 1..size. */
+export function gridAnswerPattern(size: number): string {
+  const row = `[1-${size}]{${size}}`;
+  return `#### ${row}(?: ${row}){${size - 1}}`;
+}
+
 /** The regex (whole completion) of a canonical answer for a grid size: at most size² fills of digits 1..size. */
 export function fillsPattern(size: number): string {
   const d = `[1-${size}]`;
@@ -112,20 +171,20 @@ export function fillsPattern(size: number): string {
   return `#### \\[(?:${fill}(?:,${fill}){0,${size * size - 1}})?\\]`;
 }
 
-/** Joins the observation into the user message: task, current state, then each context block under a heading. */
-export function renderObservation(observation: Observation, options: { includeTask?: boolean } = {}): string {
-  const parts = options.includeTask === false ? [`Current state:\n${observation.state}`] : [observation.task.trim(), `Current state:\n${observation.state}`];
-  for (const c of observation.context) parts.push(`### ${c.label}\n${c.text}`);
-  parts.push(`Answer with one final line: ${SUDOKU_FILLER_FORMAT}`);
-  return parts.join('\n\n');
+/**
+ * Joins the observation into the user message: task, current state, each context block under a heading, then the
+ * answer format (`format`, default the fill format). `terse`: only the state and `label: text` lines.
+ */
+export function renderObservation(observation: Observation, options: { includeTask?: boolean; terse?: boolean; format?: string } = {}): string {
+  return renderUserMessage(observation, { ...options, format: options.format ?? SUDOKU_FILLER_FORMAT });
 }
 
 /** The filler role for one config. */
-export class SudokuFillerRole implements Role<Fill[]> {
+export class SudokuFillerRole implements Role<SudokuAction> {
   /** {@inheritDoc Role.id} */
   readonly id = SUDOKU_FILLER_ID;
   /** {@inheritDoc Role.produces} */
-  readonly produces = Object.freeze([SUDOKU_FILLS]);
+  readonly produces = Object.freeze([SUDOKU_FILLS, SUDOKU_GRID]);
   /** The resolved config. */
   readonly config: SudokuFillerConfig;
 
@@ -136,31 +195,40 @@ export class SudokuFillerRole implements Role<Fill[]> {
 
   /** The system prompt for a seat. */
   systemPrompt(seat: SeatContext): string {
-    return (this.config.systemPrompt ?? SUDOKU_FILLER_SYSTEM_PROMPT).replaceAll('{seat}', seat.seat).replaceAll('{size}', String(this.config.size));
+    const builtIn = seat.actionType === SUDOKU_GRID ? SUDOKU_GRID_SYSTEM_PROMPT : SUDOKU_FILLER_SYSTEM_PROMPT;
+    return (this.config.systemPrompt ?? builtIn).replaceAll('{seat}', seat.seat).replaceAll('{size}', String(this.config.size));
   }
 
   /** {@inheritDoc Role.prompt} */
   prompt(observation: Observation, seat: SeatContext): ChatMessage[] {
+    const format = seat.actionType === SUDOKU_GRID ? gridAnswerFormat(this.config.size) : SUDOKU_FILLER_FORMAT;
     return [
       { role: 'system', content: this.systemPrompt(seat) },
-      { role: 'user', content: renderObservation(observation, { includeTask: this.config.includeTask }) },
+      { role: 'user', content: renderObservation(observation, { includeTask: this.config.includeTask, terse: this.config.terse, format }) },
     ];
   }
 
-  /** {@inheritDoc Role.parse} */
-  parse(text: string, _seat: SeatContext): Move<Fill[]> {
+  /** {@inheritDoc Role.parse} A `sudoku-grid` seat's text is read as a grid answer, any other as fills. */
+  parse(text: string, seat: SeatContext): Move<SudokuAction> {
+    if (seat.actionType === SUDOKU_GRID) {
+      const parsed = parseGridAnswer(text, this.config.size);
+      return parsed.ok ? { kind: 'action', action: parsed.grid, text } : { kind: 'invalid', error: parsed.error, text };
+    }
     const parsed = parseFills(text);
     return parsed.ok ? { kind: 'action', action: parsed.fills, text } : { kind: 'invalid', error: parsed.error, text };
   }
 
   /** {@inheritDoc Role.render} */
-  render(action: Fill[], _seat: SeatContext): string {
-    return renderFills(action);
+  render(action: SudokuAction, seat: SeatContext): string {
+    return seat.actionType === SUDOKU_GRID ? renderGridAnswer(action as GridAnswer) : renderFills(action as readonly Fill[]);
   }
 
-  /** `#### \[(?:F(?:,F){0,size²-1})?\]` with F = `\[[1-size],[1-size],[1-size]\]`. */
-  grammar(_seat: SeatContext): OutputGrammar {
-    return { kind: 'regex', pattern: fillsPattern(this.config.size) };
+  /**
+   * Fills: `#### \[(?:F(?:,F){0,size²-1})?\]` with F = `\[[1-size],[1-size],[1-size]\]`; grid: `#### R(?: R){size-1}`
+   * with R = `[1-size]{size}`.
+   */
+  grammar(seat: SeatContext): OutputGrammar {
+    return { kind: 'regex', pattern: seat.actionType === SUDOKU_GRID ? gridAnswerPattern(this.config.size) : fillsPattern(this.config.size) };
   }
 }
 
@@ -174,9 +242,9 @@ export class SudokuFillerContribution implements RoleContribution {
   /** {@inheritDoc RoleContribution.id} */
   readonly id = SUDOKU_FILLER_ID;
   /** {@inheritDoc RoleContribution.description} */
-  readonly description = 'Sudoku filler: states cell fills as `#### [[row,col,value],...]`';
+  readonly description = 'Sudoku filler: states cell fills as `#### [[row,col,value],...]`, or the completed grid as `#### 1234 ....` row by row';
   /** {@inheritDoc RoleContribution.produces} */
-  readonly produces = Object.freeze([SUDOKU_FILLS]);
+  readonly produces = Object.freeze([SUDOKU_FILLS, SUDOKU_GRID]);
   /** {@inheritDoc RoleContribution.configSchema} */
   readonly configSchema = SUDOKU_FILLER_CONFIG_SCHEMA;
   /** {@inheritDoc RoleContribution.create} */

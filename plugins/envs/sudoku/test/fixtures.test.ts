@@ -31,7 +31,7 @@ function play(c: Case): unknown {
     let move: Move<Fill[]>;
     if (s.invalid !== undefined) move = { kind: 'invalid', error: s.invalid, text: s.invalid };
     else {
-      const fills = s.fills === 'oracle' ? env.oracle(state, s.seat) : s.fills === 'oracle2' ? env.oracle(state, s.seat).slice(0, 2) : s.fills!;
+      const fills = s.fills === 'oracle' ? env.oracle(state, s.seat) as Fill[] : s.fills === 'oracle2' ? (env.oracle(state, s.seat) as Fill[]).slice(0, 2) : s.fills!;
       move = { kind: 'action', action: fills, text: renderFills(fills) };
     }
     const r = env.step(state, s.seat, move);

@@ -139,7 +139,7 @@ describe('sudoku fill rules', () => {
     const withConflict = gridOf(applyFills(PUZZLE, PUZZLE, [[1, 2, 1]]));
     close(reward(withConflict, [[1, 2, 2]]), 1 / 11 + 0.2);
     // Solving from the puzzle: 11/11 + 2.
-    const all: Fill[] = env.oracle(env.reset(inst), 'proposer');
+    const all = env.oracle(env.reset(inst), 'proposer') as Fill[];
     assert.equal(all.length, 11);
     close(reward(PUZZLE, all), 3);
     // Sparse.

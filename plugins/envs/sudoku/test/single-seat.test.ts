@@ -64,7 +64,7 @@ describe('sudoku single-agent variant (config.seats)', () => {
     const o1 = env.observe(r1.state, 'executor');
     assert.match(o1.state, /Current grid:\n[^]*1 {3}1 2 \| \. \./, 'the CURRENT grid');
     assert.deepEqual(o1.context, [{ label: 'turn 1', text: 'Turn 1: executed [[1,2,2]]; 6 cells filled, 0 conflicts.' }]);
-    const r2 = env.step(r1.state, 'executor', act(env.oracle(r1.state, 'executor')));
+    const r2 = env.step(r1.state, 'executor', act(env.oracle(r1.state, 'executor') as Fill[]));
     assert.equal(r2.success, true);
     assert.deepEqual(r2.done, { terminated: true, truncated: false });
     assert.equal(r2.signals.proposal_reward, 0);
@@ -108,7 +108,7 @@ describe('sudoku compact observation', () => {
     const e = env.step(p.state, 'executor', act([[1, 2, 2]]));
     assert.equal(env.observe(e.state, 'proposer').state, '12..\n.4..\n...3\n4.2.');
     assert.deepEqual(env.observe(e.state, 'proposer').context, [{ label: 'turn 1', text: '[[1,2,2],[1,3,2]] [[1,2,2]] -> 6/16 c=0' }]);
-    const solving = env.step(e.state, 'proposer', act(env.oracle(e.state, 'proposer')));
+    const solving = env.step(e.state, 'proposer', act(env.oracle(e.state, 'proposer') as Fill[]));
     assert.match(env.observe(solving.state, 'executor').context.at(-1)!.text, / -> solved$/);
   });
 
