@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { collectDemonstrations, composeTrainableTeam, policyHandles, resolveTrainerConfig, warmStart } from '../src/trainer/index.js';
+import { createRng } from '../src/util/rng.js';
+import { collectDemonstrations, composeTrainableTeam, epochBatches, LENGTH_GROUP_BATCHES, policyHandles, resolveTrainerConfig, warmStart } from '../src/trainer/index.js';
 import { CausalLmPolicy } from '../src/policy/lm/index.js';
 import { microTeamSpec } from './trainer-helpers.js';
 
 /** Warm-starts a fresh per-role micro team with `workers` threads; returns the trained weights and the result. */
-async function warmStartWith(workers: number, schedule: 'constant' | 'cosine') {
-  const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { warmStart: { demonstrations: 6, epochs: 2, lr: 1e-2, miniBatchSize: 2, schedule, warmupSteps: 2, workers } } });
+async function warmStartWith(workers: number, schedule: 'constant' | 'cosine', groupByLength = false) {
+  const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { warmStart: { demonstrations: 6, epochs: 2, lr: 1e-2, miniBatchSize: 2, schedule, warmupSteps: 2, workers, groupByLength } } });
   const config = resolveTrainerConfig(spec);
   const team = await composeTrainableTeam(spec);
   try {
@@ -53,6 +54,22 @@ describe('warm start in worker threads', function () {
     }
   });
 
+  it('groupByLength reaches the worker threads: threaded and in-thread grouped runs agree, and differ from ungrouped ones', async () => {
+    const seq = await warmStartWith(1, 'cosine', true);
+    const par = await warmStartWith(2, 'cosine', true);
+    const plain = await warmStartWith(1, 'cosine', false);
+    assert.equal(par.result.workers, 2);
+    assert.deepEqual(par.result.optimizerSteps, plain.result.optimizerSteps, 'the same number of mini-batches');
+    let grouping = 0;
+    for (const name of ['proposer', 'executor']) {
+      for (const [tensor, t] of par.after.get(name)!) {
+        assert.ok(maxAbsDiff(t.data, seq.after.get(name)!.get(tensor)!.data) <= 1e-5, `${name} ${tensor}: threaded and in-thread grouped runs differ`);
+        grouping = Math.max(grouping, maxAbsDiff(t.data, plain.after.get(name)!.get(tensor)!.data));
+      }
+    }
+    assert.ok(grouping > 1e-4, 'grouped mini-batches train differently from shuffled ones');
+  });
+
   it('demonstration noise: random actions are played, oracle actions are the targets, so recoveries are demonstrated', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role' });
     const team = await composeTrainableTeam(spec);
@@ -76,5 +93,33 @@ describe('warm start in worker threads', function () {
     } finally {
       await team.dispose?.();
     }
+  });
+});
+
+describe('SFT mini-batches (epochBatches)', () => {
+  const lengths = Array.from({ length: 1000 }, (_, i) => 100 + ((i * 7919) % 211));
+  const padded = (batches: number[][]): number => batches.reduce((a, b) => a + Math.max(...b.map((i) => lengths[i]!)) * b.length, 0);
+
+  it('ungrouped: a seeded shuffle cut into slices, the last one shorter', () => {
+    const batches = epochBatches(lengths, 8, createRng(3));
+    assert.equal(batches.length, 125);
+    assert.deepEqual(batches, epochBatches(lengths, 8, createRng(3)), 'seeded');
+    const odd = epochBatches(lengths.slice(0, 21), 4, createRng(1));
+    assert.deepEqual(odd.map((b) => b.length), [4, 4, 4, 4, 4, 1]);
+  });
+
+  it('grouped by length: every index once, as many batches, similar lengths in each, far less padding', () => {
+    const plain = epochBatches(lengths, 8, createRng(3));
+    const grouped = epochBatches(lengths, 8, createRng(3), true);
+    assert.equal(grouped.length, plain.length);
+    assert.deepEqual(grouped.flat().sort((a, b) => a - b), lengths.map((_, i) => i));
+    assert.deepEqual(grouped, epochBatches(lengths, 8, createRng(3), true), 'seeded');
+    assert.equal(grouped.filter((b) => b.length !== 8).length, 0);
+    const real = lengths.reduce((a, b) => a + b, 0);
+    assert.ok(padded(plain) / real > 1.3, `ungrouped padding ${padded(plain) / real}`);
+    assert.ok(padded(grouped) / real < 1.03, `grouped padding ${padded(grouped) / real}`);
+    // The batches are shuffled after grouping: the first megabatch's worth does not come in order of length.
+    const maxima = grouped.slice(0, LENGTH_GROUP_BATCHES).map((b) => Math.max(...b.map((i) => lengths[i]!)));
+    assert.ok(maxima.some((m, k) => k > 0 && m < maxima[k - 1]!), 'batches come in a shuffled order');
   });
 });

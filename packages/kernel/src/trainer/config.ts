@@ -43,6 +43,12 @@ export interface WarmStartConfig {
    */
   readonly noise: number;
   /**
+   * Mini-batches of sequences of similar length (like Hugging Face's `group_by_length`): each epoch's shuffle is cut
+   * into megabatches of 64 mini-batches, each sorted by length before it is sliced, and the mini-batches are shuffled
+   * again. Less padding, the same samples per epoch, a different (still seeded) batch composition. Default false.
+   */
+  readonly groupByLength: boolean;
+  /**
    * Policies trained at once, each in its own worker thread (tfjs-wasm runs one thread per isolate, so two full-model
    * policies use two cores). Default: {@link defaultWorkers}. 1 trains them one after the other in the
    * main thread. LoRA-adapter policies (L2) always train in the main thread. Results are identical either way.
@@ -178,6 +184,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
         schedule: { enum: ['constant', 'linear', 'cosine'], default: 'constant' },
         warmupSteps: { type: 'integer', minimum: 0, default: 0 },
         noise: { type: 'number', minimum: 0, maximum: 0.95, default: 0 },
+        groupByLength: { type: 'boolean', default: false },
         workers: { type: 'integer', minimum: 1 },
       },
     },

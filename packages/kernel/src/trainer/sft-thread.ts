@@ -20,7 +20,7 @@ export interface SftWorkerInput {
   /** Training pairs. */
   readonly pairs: readonly SequencePair[];
   /** Epochs, lr, schedule, mini-batch size. */
-  readonly config: Pick<WarmStartConfig, 'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps'>;
+  readonly config: Pick<WarmStartConfig, 'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps' | 'groupByLength'>;
   /** Seed, clip and padding. */
   readonly settings: SftRunSettings;
 }
@@ -42,7 +42,7 @@ export function sftInWorker(
 ): Promise<SftRunResult> {
   const input: SftWorkerInput = {
     backend, hfConfig: model.hfConfig, tensors: [...model.exportTensors()], pairs,
-    config: { epochs: config.epochs, lr: config.lr, miniBatchSize: config.miniBatchSize, schedule: config.schedule, warmupSteps: config.warmupSteps },
+    config: { epochs: config.epochs, lr: config.lr, miniBatchSize: config.miniBatchSize, schedule: config.schedule, warmupSteps: config.warmupSteps, groupByLength: config.groupByLength },
     settings,
   };
   return new Promise<SftRunResult>((resolve, reject) => {

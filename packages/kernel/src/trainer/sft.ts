@@ -5,7 +5,7 @@
  * model would have to write), followed by the end-of-sequence token.
  */
 import type { Environment } from '../contracts/environment.js';
-import type { ChatMessage } from '../contracts/common.js';
+import type { ChatMessage, Rng } from '../contracts/common.js';
 import type { SeatBinding } from '../episode/context.js';
 import { currentBackend } from '../policy/backend/index.js';
 import type { CausalLM } from '../policy/lm/model.js';
@@ -122,15 +122,38 @@ export interface SftRunSettings {
   readonly padId: number;
 }
 
+/** Mini-batches per megabatch when grouping by length (Hugging Face's LengthGroupedSampler uses 50). */
+export const LENGTH_GROUP_BATCHES = 64;
+
+/**
+ * The mini-batches of one epoch, as lists of indices into `lengths`: a seeded shuffle cut into slices of `size` (the
+ * last one shorter when `size` does not divide the count). With `groupByLength`, the shuffle is first cut into
+ * megabatches of {@link LENGTH_GROUP_BATCHES} mini-batches, each megabatch sorted by length (stable) before it is
+ * sliced, and the mini-batches are then shuffled: the same number of mini-batches, each of sequences of similar
+ * length (so little padding).
+ */
+export function epochBatches(lengths: readonly number[], size: number, rng: Rng, groupByLength = false): number[][] {
+  const order = shuffled(lengths.map((_, i) => i), rng);
+  const slice = (ids: readonly number[]): number[][] => Array.from({ length: Math.ceil(ids.length / size) }, (_, k) => ids.slice(k * size, k * size + size));
+  if (!groupByLength) return slice(order);
+  const mega = size * LENGTH_GROUP_BATCHES;
+  const batches: number[][] = [];
+  for (let s = 0; s < order.length; s += mega) {
+    batches.push(...slice(order.slice(s, s + mega).sort((a, b) => lengths[a]! - lengths[b]!)));
+  }
+  return shuffled(batches, rng);
+}
+
 /**
  * SFT of one model on its (prompt, completion) pairs: a fresh AdamW over the model's trainable variables, the
- * configured lr schedule over all steps, token-mean NLL, shuffled mini-batches from a seeded stream. The same inputs
+ * configured lr schedule over all steps, token-mean NLL, shuffled mini-batches from a seeded stream (grouped by length
+ * with `groupByLength`, see {@link epochBatches}). The same inputs
  * give the same weights on the same backend, in the main thread or in a worker.
  */
 export async function sftRun(
   model: CausalLM,
   pairs: readonly SequencePair[],
-  config: Pick<WarmStartConfig, 'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps'>,
+  config: Pick<WarmStartConfig, 'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps'> & { readonly groupByLength?: boolean },
   settings: SftRunSettings,
   onEpoch?: (epoch: number, loss: number) => void,
 ): Promise<SftRunResult> {
@@ -140,16 +163,15 @@ export async function sftRun(
   const lr = schedule === 'constant' && warmupSteps === 0 ? config.lr : { kind: schedule, lr: config.lr, warmupSteps, totalSteps };
   const opt = new AdamW(model.trainableVariables(), { lr, maxGradNorm: settings.maxGradNorm });
   const rng = createRng(settings.rngSeed);
+  const lengths = pairs.map((p) => p.promptIds.length + p.completionIds.length);
   let steps = 0;
   let firstEpochLoss = NaN;
   let lastEpochLoss = NaN;
   try {
     for (let epoch = 0; epoch < config.epochs; epoch++) {
-      const order = shuffled(pairs.map((_, i) => i), rng);
       let sum = 0, n = 0;
-      for (let s = 0; s < order.length; s += config.miniBatchSize) {
-        const batch = order.slice(s, s + config.miniBatchSize).map((i) => pairs[i]!);
-        sum += sftStep(model, opt, batch, settings.padId).loss;
+      for (const ids of epochBatches(lengths, config.miniBatchSize, rng, config.groupByLength === true)) {
+        sum += sftStep(model, opt, ids.map((i) => pairs[i]!), settings.padId).loss;
         n++;
         steps++;
         await new Promise<void>((resolve) => setImmediate(resolve));
