@@ -11,7 +11,7 @@ import type { TraceRecord } from '../src/rollout/index.js';
 import type { TeamSpec } from '../src/team/index.js';
 import { CausalLmPolicy } from '../src/policy/lm/index.js';
 import {
-  BASELINE_FILE, buildReport, listCheckpoints, pairedComparison, resolveTrainerConfig, samplerGap, Trainer, TrainerConfigError, wilsonInterval,
+  BASELINE_FILE, buildReport, InstanceSchedule, listCheckpoints, pairedComparison, resolveTrainerConfig, samplerGap, Trainer, TrainerConfigError, wilsonInterval,
   type BaselineEval, type MetricsRecord,
 } from '../src/trainer/index.js';
 import { microTeamSpec } from './trainer-helpers.js';
@@ -356,8 +356,8 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     }
   });
 
-  it('resumes after a stop: weights, optimizer, RNG and step counter restored; metrics equal the uninterrupted run; logs truncated past the checkpoint', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } } });
+  it('resumes after a stop: weights, optimizer, RNG, step counter and replay queue restored; metrics equal the uninterrupted run; logs truncated past the checkpoint', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, replay: { fraction: 0.5 }, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } } });
     const full = await train(spec);
     await full.trainer.dispose();
     const part = await train(spec, { steps: 2 });
@@ -384,6 +384,11 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     const ta = readJsonl<TraceRecord>(join(full.out, 'trace.jsonl'));
     const tb = readJsonl<TraceRecord>(join(part.out, 'trace.jsonl'));
     assert.deepEqual(tb, ta);
+    // algorithm.replay: the untrained micro team fails, so from step 2 on one of the two instances is a failed one again
+    const replayed = [...new Set(ta.filter((r) => r.instanceUid.includes('/replay-')).map((r) => r.instanceUid))];
+    assert.ok(replayed.length >= 2, `replayed instances: ${replayed.join(', ')}`);
+    assert.ok(replayed.every((u) => /^step-[2-4]\/replay-[12]\/train\/[0-9]+\//.test(u)), replayed.join(', '));
+    assert.deepEqual(a.filter((m) => m.kind === 'train').map((m) => m['rollout/replayed']), [0, 1, 1, 1]);
     // a fresh run refuses a folder that holds one
     await assert.rejects(Trainer.create(spec, { outDir: part.out }).then(async (t) => { try { await t.run(); } finally { await t.dispose(); } }), /--resume/);
   });
@@ -491,3 +496,40 @@ async function rolloutSamples(trainer: Trainer, step: number) {
   });
   return (await collectEpisodes(runEpisodes(contexts, { concurrency: 2 }))).flatMap((e) => e.samples);
 }
+
+describe('trainer: train-instance schedule (algorithm.replay)', () => {
+  it('without replay, step n plays instances (n - 1)·B … n·B - 1 and nothing is queued', () => {
+    const s = new InstanceSchedule({ fraction: 0, maxReplays: 2 });
+    assert.deepEqual(s.next(3), [0, 1, 2].map((index) => ({ index, replays: 0 })));
+    s.record([0, 1, 2].map((index) => ({ index, replays: 0, success: false })));
+    assert.deepEqual(s.next(3).map((x) => x.index), [3, 4, 5]);
+    assert.equal(s.queued, 0);
+  });
+
+  it('replays failed instances first in, first out, up to fraction × B per step and maxReplays times each', () => {
+    const s = new InstanceSchedule({ fraction: 0.5, maxReplays: 2 });
+    const first = s.next(4);
+    s.record(first.map((x) => ({ ...x, success: x.index % 2 === 0 }))); // 1 and 3 failed
+    const second = s.next(4);
+    assert.deepEqual(second, [{ index: 4, replays: 0 }, { index: 5, replays: 0 }, { index: 1, replays: 1 }, { index: 3, replays: 1 }]);
+    s.record(second.map((x) => ({ ...x, success: x.index === 3 }))); // 4, 5 and 1 failed again
+    assert.deepEqual(s.state(), { nextIndex: 6, queue: [{ index: 4, replays: 1 }, { index: 5, replays: 1 }, { index: 1, replays: 2 }] });
+    const third = s.next(5); // floor(0.5 × 5) = 2 replays
+    assert.deepEqual(third.map((x) => `${x.index}/${x.replays}`), ['6/0', '7/0', '8/0', '4/1', '5/1']);
+    const resumed = new InstanceSchedule({ fraction: 0.5, maxReplays: 2 }, s.state());
+    s.record(third.map((x) => ({ ...x, success: false })));
+    resumed.record(third.map((x) => ({ ...x, success: false })));
+    assert.deepEqual(resumed.state(), s.state(), 'a schedule rebuilt from its state continues identically');
+    const fourth = s.next(4);
+    assert.deepEqual(fourth.slice(2), [{ index: 1, replays: 2 }, { index: 6, replays: 1 }]);
+    s.record(fourth.map((x) => ({ ...x, success: false })));
+    assert.ok(!s.state().queue.some((q) => q.index === 1), 'an instance failed after its last replay leaves for good');
+  });
+
+  it('is configured by algorithm.replay, off by default, with a clear error for a bad fraction', async () => {
+    const spec = await microTeamSpec({ mapping: 'shared' });
+    assert.deepEqual(resolveTrainerConfig(spec).replay, { fraction: 0, maxReplays: 2 });
+    const bad = await microTeamSpec({ mapping: 'shared', algorithm: { replay: { fraction: 1 } } });
+    assert.throws(() => resolveTrainerConfig(bad), /algorithm\.replay\.fraction/);
+  });
+});

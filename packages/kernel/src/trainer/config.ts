@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import type { JsonSchema } from '../contracts/common.js';
 import { compileSchema, formatPath, schemaIssues } from '../plugins/ajv.js';
 import type { TeamSpec } from '../team/types.js';
+import type { ReplaySettings } from './instances.js';
 
 /** How the per-token PPO objective is reduced to one loss per mini-batch. */
 export type LossAggregation = 'token-mean' | 'seq-mean-token-mean' | 'dr-grpo';
@@ -102,6 +103,8 @@ export interface TrainerConfig {
   };
   /** Advantage normalisation: unbiased / biased std, or dr-grpo (no division). */
   readonly advantage: { readonly std: 'unbiased' | 'biased' | 'dr-grpo'; readonly epsilon: number };
+  /** Replay of failed train instances (trainer/instances.ts); `fraction: 0` (the default) plays fresh instances only. */
+  readonly replay: ReplaySettings;
   /** Enforce each role's output grammar while sampling (constrained decoding). */
   readonly constrainedDecoding: boolean;
   /** Evaluation on the validation split every N steps (0: never during training). */
@@ -158,6 +161,13 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
         aggregation: { enum: ['token-mean', 'seq-mean-token-mean', 'dr-grpo'], default: 'token-mean' },
         klCoef: { type: 'number', minimum: 0, default: 0 },
         entropyCoef: { type: 'number', minimum: 0, default: 0 },
+      },
+    },
+    replay: {
+      type: 'object', additionalProperties: false, default: {},
+      properties: {
+        fraction: { type: 'number', minimum: 0, maximum: 0.9, default: 0 },
+        maxReplays: { type: 'integer', minimum: 1, default: 2 },
       },
     },
     advantage: {

@@ -7,6 +7,7 @@ export * from './config.js';
 export * from './loss.js';
 export * from './policies.js';
 export * from './sft.js';
+export * from './instances.js';
 export * from './evaluate.js';
 export * from './compare.js';
 export { samplerGap } from './ppo-update.js';

@@ -20,6 +20,7 @@ import * as tf from '@tensorflow/tfjs';
 import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../checkpoint/hf.js';
 import { readSafetensors, writeSafetensors, type SafeTensor } from '../checkpoint/safetensors.js';
 import { writeFileAtomic } from '../util/atomic.js';
+import type { InstanceScheduleState } from './instances.js';
 import { optimizerMoments, type PolicyHandle } from './policies.js';
 
 /** A problem with a run folder or its checkpoints that the user can fix (the message says how). */
@@ -46,6 +47,8 @@ export interface TrainerState {
   readonly warmStarted: boolean;
   /** The team spec's name and seed (resume refuses a different run). */
   readonly run: { readonly name: string; readonly seed: number };
+  /** The train-instance schedule (fresh index and replay queue); absent in checkpoints written before it existed. */
+  readonly instances?: InstanceScheduleState;
 }
 
 /** Name of a step's checkpoint folder. */

@@ -45,6 +45,7 @@ import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
 import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
+import { InstanceSchedule } from './instances.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import {
   checkpointName, listCheckpoints, RunFolderError, readTrainerState, restoreOptimizers, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
@@ -137,6 +138,8 @@ export class Trainer {
   rng: Rng;
   /** Training steps completed. */
   stepsDone = 0;
+  /** Which train instances each step plays (fresh, and failed ones again with `algorithm.replay`; checkpointed). */
+  schedule: InstanceSchedule;
   /** Whether the warm start has run (here or in the run resumed from). */
   warmStarted = false;
   private readonly workerPool = new Map<string, UpdateWorker>();
@@ -147,6 +150,7 @@ export class Trainer {
     this.handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), config);
     this.level = mappingLevel(this.handles, team.seats.length);
     this.rng = createRng(deriveSeed(spec.seed, 'trainer'));
+    this.schedule = new InstanceSchedule(config.replay);
   }
 
   /** Validates the spec's training settings, composes the team (unless given) and prepares the trainer. */
@@ -201,6 +205,7 @@ export class Trainer {
       await this.loadReference();
       this.rng = createRng(state.rng);
       this.stepsDone = state.step;
+      this.schedule = new InstanceSchedule(this.config.replay, state.instances ?? { nextIndex: state.step * this.config.batchSize, queue: [] });
       this.warmStarted = state.warmStarted;
       await truncateJsonl(metrics, state.step, ['final']); // a final eval is redone at the end
       await truncateJsonl(join(this.out, 'trace.jsonl'), state.step);
@@ -313,18 +318,22 @@ export class Trainer {
     // changes the weights before the update, so they start from what the update would start them with.
     if (c.name !== 'none') for (const h of this.threadedPolicies()) this.updateWorker(h);
 
-    // 1. Rollouts: B fresh train instances; AT-GRPO plays each once as a K-branch tree, grpo-naive K times, K = 1.
-    const contexts = planEpisodes({
-      environment: this.environment, split: 'train', count: B, startIndex: (step - 1) * B, instanceSeed: this.spec.seed,
-      seed: deriveSeed(this.spec.seed, 'rollout', step), uidPrefix: `step-${step}/`,
+    // 1. Rollouts: B train instances (fresh ones, and with algorithm.replay failed ones again); AT-GRPO plays each
+    //    once as a K-branch tree, grpo-naive K times, K = 1.
+    const planned = this.schedule.next(B);
+    const contexts = planned.flatMap((p) => planEpisodes({
+      environment: this.environment, split: 'train', count: 1, startIndex: p.index, instanceSeed: this.spec.seed,
+      seed: deriveSeed(this.spec.seed, 'rollout', step), uidPrefix: p.replays > 0 ? `step-${step}/replay-${p.replays}/` : `step-${step}/`,
       repeats: naive ? K : 1, branches: naive ? 1 : K,
       seats: this.seats, reward: this.team.reward, grammar: c.constrainedDecoding,
-    });
+    }));
     const summary = new SummaryAggregator();
     const ended = await lastValueFrom(runEpisodes(contexts, { concurrency: c.concurrency }).pipe(tap(summary), toEpisodes(), toArray()), { defaultValue: [] as EpisodeRecord[] });
     const order = new Map(contexts.map((ctx, i) => [ctx.episodeId ?? ctx.instanceUid, i]));
     const episodes = [...ended].sort((a, b) => order.get(a.episodeId)! - order.get(b.episodeId)!);
     const samples: SampleRecord[] = episodes.flatMap((e) => e.samples);
+    const solved = new Set(episodes.filter((e) => e.end.success).map((e) => e.instanceUid));
+    this.schedule.record(planned.map((p, i) => ({ ...p, success: solved.has(contexts[i * (naive ? K : 1)]!.instanceUid) })));
     const tRollout = performance.now();
 
     // 2. Advantages: per (instance, turn, seat) group, or per instance over last-turn samples (grpo-naive).
@@ -345,6 +354,8 @@ export class Trainer {
     // 5. Metrics.
     const r = summary.result();
     metrics['rollout/episodes'] = r.episodes;
+    metrics['rollout/replayed'] = planned.filter((p) => p.replays > 0).length;
+    metrics['rollout/replay_queue'] = this.schedule.queued;
     metrics['rollout/success_rate'] = r.successRate;
     metrics['rollout/mean_turns'] = r.meanTurns;
     metrics['rollout/samples'] = samples.length;
@@ -543,6 +554,7 @@ export class Trainer {
       rng: this.rng.state(),
       warmStarted: this.warmStarted,
       run: { name: this.spec.name, seed: this.spec.seed },
+      instances: this.schedule.state(),
     };
     const dir = await saveTrainerCheckpoint(this.out, this.handles, state, this.config.keepCheckpoints);
     this.emit({ type: 'checkpoint', step: this.stepsDone, dir });
