@@ -247,7 +247,7 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     const actionType = grid ? SUDOKU_GRID : SUDOKU_FILLS;
     const what = grid ? 'grid' : 'fills';
     this.seats = deepFreeze([
-      { name: 'proposer', actionType, description: `Proposes ${grid ? 'a completed grid' : 'cell fills'}; it is simulated on a copy, never applied.` },
+      { name: 'proposer', actionType, description: `Proposes ${grid ? 'a completed grid; it is' : 'cell fills; they are'} simulated on a copy, never applied.` },
       team
         ? { name: 'executor', actionType, description: `Sees the proposal and its simulated grid; its ${what} ${grid ? 'is' : 'are'} applied.` }
         : { name: 'executor', actionType, description: `Plays alone (single agent): sees the task and the current grid; its ${what} ${grid ? 'is' : 'are'} applied.` },
