@@ -7,6 +7,7 @@
 export * from './core.js';
 export * from './schema.js';
 export * from './environment.js';
+export * from './single-seat.js';
 export * from './role.js';
 export * from './reward.js';
 export * from './module.js';

@@ -3,10 +3,10 @@ import { fileURLToPath } from 'node:url';
 import type { Observation, Transition } from '@troupe/kernel';
 import type { ConformanceFailure } from '../src/index.js';
 import {
-  checkEnvironmentConformance, checkModuleConformance, checkRewardConformance, checkRoleConformance, deepFreeze, playEpisode,
+  checkEnvironmentConformance, checkModuleConformance, checkRewardConformance, checkRoleConformance, checkSingleSeatConformance, deepFreeze, playEpisode,
 } from '../src/index.js';
 import type { ToyState } from './toy.js';
-import { toyEnvironment, toyReward, toyRole } from './toy.js';
+import { toyEnvironment, toyGame, toyReward, toyRole } from './toy.js';
 
 const quick = { episodes: 2, seeds: [0], splitSamples: 60 };
 const failedChecks = (failures: readonly ConformanceFailure[]): string[] => [...new Set(failures.map((f) => f.check))].sort();
@@ -60,6 +60,24 @@ describe('environment suite', () => {
     assert.equal(r.success, true);
     assert.ok(r.steps.every((s) => Object.isFrozen(s.before)));
   });
+});
+
+describe('single-agent variant suite', () => {
+  it('a two-seat game with a correct single-agent variant passes every check', async () => {
+    assert.deepEqual(await checkSingleSeatConformance(toyGame()), []);
+  });
+
+  const cases: [string, Parameters<typeof toyGame>[0], string][] = [
+    ['seat lists that are neither the team nor the executor', { acceptAnySeats: true }, 'any other seat list is a config error naming config.seats and the value given'],
+    ['a proposal shown to the lone executor', { proposalAlone: true }, 'the proposer seat does not exist, and the executor is never shown a proposal'],
+    ['other instances than the team\'s', { otherInstancesAlone: true }, 'plays the same instances as the team (the baseline is measured on the same tasks)'],
+    ['episodes that outlast maxTurns', { neverTruncate: true }, 'an episode ends after maxTurns executor turns (truncated, not solved)'],
+  ];
+  for (const [what, bugs, expected] of cases) {
+    it(`catches ${what}`, async () => {
+      assert.deepEqual(failedChecks(await checkSingleSeatConformance(toyGame(bugs))), [expected]);
+    });
+  }
 });
 
 describe('role suite', () => {

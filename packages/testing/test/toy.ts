@@ -120,3 +120,83 @@ export function toyReward(bugs: RewardBugs = {}): RewardContribution {
     }),
   };
 }
+
+/** Bugs the single-seat suite must catch in a two-seat game. */
+export interface ToyGameBugs { acceptAnySeats?: boolean; proposalAlone?: boolean; otherInstancesAlone?: boolean; neverTruncate?: boolean }
+interface ToyGameState { readonly instance: ToyInstance; readonly n: number; readonly turn: number; readonly proposal: number | null; readonly done: boolean }
+
+/**
+ * A two-seat counter game in the shape of the game teams: the proposer's step is only simulated, the executor's is
+ * applied, and `config.seats: ["executor"]` is the single-agent variant.
+ */
+export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
+  const team = ['proposer', 'executor'];
+  const create = (config: Record<string, unknown>): Environment<ToyInstance, ToyGameState, number> => {
+    const seats = config.seats ?? team;
+    const known = JSON.stringify(seats) === JSON.stringify(team) || JSON.stringify(seats) === '["executor"]';
+    if (!known && !bugs.acceptAnySeats) throw new Error(`toy-game-v0: environment.config.seats must be ["proposer", "executor"] or ["executor"], got ${JSON.stringify(seats)}`);
+    const names = known ? (seats as string[]) : team;
+    const alone = names.length === 1;
+    const seatCheck = (seat: string): void => {
+      if (!names.includes(seat)) throw new Error(`toy-game-v0: unknown seat "${seat}"`);
+    };
+    return {
+      id: 'toy-game-v0',
+      seats: names.map((name) => ({ name, actionType: 'step', description: name })),
+      actionTypes: [{ name: 'step', schema: { type: 'integer', minimum: -3, maximum: 3 }, description: 'how far to move' }],
+      maxTurns: 3,
+      signals: ['proposal_reward', 'executed_reward', 'success'],
+      instance(split: Split, index: number, seed: number): ToyInstance {
+        for (let attempt = 0; ; attempt++) {
+          const rng = createRng(deriveSeed(bugs.otherInstancesAlone && alone ? seed + 1 : seed, split, index, attempt));
+          const start = rng.int(1000);
+          const inst = { start, target: start + rng.int(7) - 3 };
+          if (splitOfContent(contentHash(inst)) === split) return inst;
+        }
+      },
+      instanceKey: (i) => contentHash(i),
+      describe: (i) => ({ ...i }),
+      reset: (instance) => ({ instance, n: instance.start, turn: 0, proposal: null, done: false }),
+      observe(state, seat): Observation {
+        seatCheck(seat);
+        const shown = seat === 'executor' && (state.proposal !== null || (alone && bugs.proposalAlone));
+        return {
+          task: alone ? 'Reach the target alone.' : 'Reach the target as a team: the proposer proposes, the executor moves.',
+          state: `n=${state.n} target=${state.instance.target}`,
+          context: shown ? [{ label: 'proposal', text: String(state.proposal ?? 0) }] : [],
+          turn: state.turn,
+        };
+      },
+      step(state, seat, move: Move<number>): StepResult<ToyGameState> {
+        seatCheck(seat);
+        const delta = move.kind === 'action' ? move.action : 0;
+        const target = state.instance.target;
+        if (seat === 'proposer') {
+          return {
+            state: { ...state, proposal: delta }, done: { terminated: false, truncated: false }, success: false,
+            signals: { proposal_reward: -Math.abs(state.n + delta - target), executed_reward: 0, success: 0 },
+          };
+        }
+        const n = state.n + delta;
+        const success = n === target;
+        const truncated = !success && state.turn + 1 >= 3 && !bugs.neverTruncate;
+        return {
+          state: { instance: state.instance, n, turn: state.turn + 1, proposal: null, done: success || truncated },
+          done: { terminated: success, truncated }, success,
+          signals: { proposal_reward: 0, executed_reward: success ? 1 : -Math.abs(n - target) / 10, success: success ? 1 : 0 },
+        };
+      },
+      oracle: (state) => Math.max(-3, Math.min(3, state.instance.target - state.n)),
+      randomAction: (_s, _seat, rng) => rng.int(7) - 3,
+    };
+  };
+  return {
+    id: 'toy-game-v0',
+    description: 'toy two-seat game',
+    configSchema: {
+      type: 'object', additionalProperties: false,
+      properties: { seats: { type: 'array', items: { enum: team }, minItems: 1, maxItems: 2, uniqueItems: true, default: team } },
+    },
+    create,
+  };
+}

@@ -3,53 +3,16 @@
  * task and the CURRENT state with no proposal context, and its list is executed.
  */
 import assert from 'node:assert/strict';
-import type { Move, SeatContext, Transition } from '@troupe/kernel';
-import { compileSchema } from '@troupe/kernel';
+import type { Move } from '@troupe/kernel';
 import { PlannerContribution } from '@troupe/role-planner';
 import { SignalsRewardContribution } from '@troupe/reward-signals';
-import type { Direction, PlanPathState } from '../src/index.js';
+import { singleSeatConformance } from '@troupe/testing';
+import type { Direction } from '../src/index.js';
 import { PlanPathContribution, PlanPathEnvironment, makeInstance } from '../src/index.js';
 
 const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
-const seatOf = (seat: string): SeatContext => ({ seat, actionType: 'moves' });
 
 describe('plan-path single-agent variant (config.seats)', () => {
-  it('defaults to the two-seat team; ["executor"] leaves one seat', () => {
-    assert.deepEqual(new PlanPathEnvironment({}).seats.map((s) => s.name), ['proposer', 'executor']);
-    assert.deepEqual(new PlanPathEnvironment({ seats: ['proposer', 'executor'] }).seats.map((s) => s.name), ['proposer', 'executor']);
-    const single = new PlanPathEnvironment({ seats: ['executor'] });
-    assert.deepEqual(single.seats.map((s) => s.name), ['executor']);
-    assert.match(single.seats[0]!.description, /alone/);
-    assert.deepEqual(single.config.seats, ['executor']);
-  });
-
-  it('any other seat list is a config error naming config.seats and the allowed lists', () => {
-    for (const seats of [['proposer'], ['executor', 'proposer'], [], 'executor', ['executor', 'executor'], ['solver']]) {
-      assert.throws(() => new PlanPathEnvironment({ seats }), (e: Error) => {
-        assert.match(e.message, /^plan-path-v0: environment\.config\.seats must be \["proposer", "executor"\] \(the team\) or \["executor"\] \(single agent\), got /);
-        assert.ok(e.message.endsWith(JSON.stringify(seats)), e.message);
-        return true;
-      });
-    }
-  });
-
-  it('the config schema defaults to the team and rejects unknown seat names (the constructor rejects other lists)', () => {
-    const validate = compileSchema(new PlanPathContribution().configSchema);
-    const filled: Record<string, unknown> = {};
-    assert.equal(validate(filled), true);
-    assert.deepEqual(filled.seats, ['proposer', 'executor']);
-    assert.equal(validate({ seats: ['executor'] }), true);
-    assert.equal(validate({ seats: ['solver'] }), false);
-    assert.equal(validate({ seats: [] }), false);
-    assert.equal(validate({ seats: ['executor', 'executor'] }), false);
-  });
-
-  it('plays the same instances as the team (the baseline is measured on the same tasks)', () => {
-    const team = new PlanPathEnvironment({ size: 6 });
-    const single = new PlanPathEnvironment({ size: 6, seats: ['executor'] });
-    for (let i = 0; i < 10; i++) assert.equal(single.instanceKey(single.instance('test', i, 3)), team.instanceKey(team.instance('test', i, 3)));
-  });
-
   it('the executor sees the task and the current state, never a proposal; the proposer seat does not exist', () => {
     const env = new PlanPathEnvironment({ size: 5, maxTurns: 2, seats: ['executor'] });
     const instance = makeInstance(['.....', '.....', '.....', '.....', '.....'], { row: 0, col: 0 }, { row: 0, col: 3 });
@@ -87,35 +50,9 @@ describe('plan-path single-agent variant (config.seats)', () => {
     assert.deepEqual(env.observe(r1.state, 'executor').context, [{ label: 'turn 1', text: '[U,D] (0,0)->(1,0) 1 invalid' }]);
   });
 
-  it('the episode is truncated after maxTurns executor turns', () => {
-    const env = new PlanPathEnvironment({ size: 5, maxTurns: 2, seats: ['executor'] });
-    let state: PlanPathState = env.reset(env.instance('test', 0, 1));
-    let turns = 0;
-    while (!state.done) {
-      const r = env.step(state, 'executor', { kind: 'invalid', error: 'no', text: 'no' });
-      assert.equal(r.signals.executed_reward, -2);
-      state = r.state;
-      turns++;
-    }
-    assert.equal(turns, 2);
-    assert.equal(state.success, false);
-  });
-
-  it('with the planner role and the signals reward, the oracle solves every test instance in one executor turn', () => {
-    const env = new PlanPathEnvironment({ seats: ['executor'] });
-    const role = new PlannerContribution().create({ maxMoves: env.config.maxMoves });
-    const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
-    for (let i = 0; i < 20; i++) {
-      const state = env.reset(env.instance('test', i, 11));
-      const obs = env.observe(state, 'executor');
-      assert.ok(role.prompt(obs, seatOf('executor')).some((m) => m.content.includes(obs.state)));
-      const move = role.parse(role.render(env.oracle(state, 'executor'), seatOf('executor')), seatOf('executor')) as Move;
-      const result = env.step(state, 'executor', move as Move<never>);
-      assert.equal(result.success, true, `test instance ${i}`);
-      const transition: Transition = { seat: 'executor', turn: 0, before: state, move, result };
-      const terms = reward.terms(transition);
-      assert.equal(terms.team, terms.local);
-      assert.ok(terms.local > 1.5, `executed reward ${terms.local}`);
-    }
-  });
 });
+
+// The checks every game's single-agent variant shares (@troupe/testing): seat lists, same instances as the team, no
+// proposer and no proposal, truncation, and the oracle through the role solving every test instance in one turn.
+const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
+singleSeatConformance(new PlanPathContribution(), { config: { size: 6 }, role: new PlannerContribution().create({ maxMoves: 24 }), reward });

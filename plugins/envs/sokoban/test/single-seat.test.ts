@@ -3,35 +3,18 @@
  * task and the CURRENT state with no proposal context, and its list is executed. Also the compact observation.
  */
 import assert from 'node:assert/strict';
-import type { Move, SeatContext, Transition } from '@troupe/kernel';
+import type { Move } from '@troupe/kernel';
 import { compileSchema } from '@troupe/kernel';
 import { PlannerContribution } from '@troupe/role-planner';
 import { SignalsRewardContribution } from '@troupe/reward-signals';
-import type { Direction, SokobanState } from '../src/index.js';
+import { singleSeatConformance } from '@troupe/testing';
+import type { Direction } from '../src/index.js';
 import { SokobanContribution, SokobanEnvironment, parseInstance } from '../src/index.js';
 
 const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
-const seatOf = (seat: string): SeatContext => ({ seat, actionType: 'moves' });
 const room = parseInstance(['######', '#    #', '#@$ .#', '#    #', '#    #', '######']);
 
 describe('sokoban single-agent variant (config.seats)', () => {
-  it('defaults to the two-seat team; ["executor"] leaves one seat', () => {
-    assert.deepEqual(new SokobanEnvironment({}).seats.map((s) => s.name), ['proposer', 'executor']);
-    const single = new SokobanEnvironment({ seats: ['executor'] });
-    assert.deepEqual(single.seats.map((s) => s.name), ['executor']);
-    assert.match(single.seats[0]!.description, /alone/);
-  });
-
-  it('any other seat list is a config error naming config.seats and the allowed lists', () => {
-    for (const seats of [['proposer'], ['executor', 'proposer'], [], 'executor', ['coder']]) {
-      assert.throws(() => new SokobanEnvironment({ seats }), (e: Error) => {
-        assert.match(e.message, /^sokoban-v0: environment\.config\.seats must be \["proposer", "executor"\] \(the team\) or \["executor"\] \(single agent\), got /);
-        assert.ok(e.message.endsWith(JSON.stringify(seats)), e.message);
-        return true;
-      });
-    }
-  });
-
   it('the config schema defaults to the team and rejects unknown seat names', () => {
     const validate = compileSchema(new SokobanContribution().configSchema);
     const filled: Record<string, unknown> = {};
@@ -41,12 +24,6 @@ describe('sokoban single-agent variant (config.seats)', () => {
     assert.equal(validate({ seats: ['executor'], observation: 'compact' }), true);
     assert.equal(validate({ seats: ['coder'] }), false);
     assert.equal(validate({ observation: 'tiny' }), false);
-  });
-
-  it('plays the same instances as the team', () => {
-    const team = new SokobanEnvironment({});
-    const single = new SokobanEnvironment({ seats: ['executor'], observation: 'compact' });
-    for (let i = 0; i < 5; i++) assert.equal(single.instanceKey(single.instance('test', i, 3)), team.instanceKey(team.instance('test', i, 3)));
   });
 
   it('the executor sees the task and the current state, never a proposal; the proposer seat does not exist', () => {
@@ -71,23 +48,12 @@ describe('sokoban single-agent variant (config.seats)', () => {
     assert.equal(r2.signals.proposal_reward, 0);
   });
 
-  it('with the planner role and the signals reward, the oracle solves every test instance in one executor turn', () => {
-    const env = new SokobanEnvironment({ seats: ['executor'] });
-    const role = new PlannerContribution().create({ maxMoves: env.config.maxMoves });
-    const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
-    for (let i = 0; i < 10; i++) {
-      const state: SokobanState = env.reset(env.instance('test', i, 11));
-      const obs = env.observe(state, 'executor');
-      assert.ok(role.prompt(obs, seatOf('executor')).some((m) => m.content.includes(obs.state)));
-      const move = role.parse(role.render(env.oracle(state, 'executor'), seatOf('executor')), seatOf('executor')) as Move;
-      const result = env.step(state, 'executor', move as Move<never>);
-      assert.equal(result.success, true, `test instance ${i}`);
-      const terms = reward.terms({ seat: 'executor', turn: 0, before: state, move, result } satisfies Transition);
-      assert.equal(terms.team, terms.local);
-      assert.ok(terms.local > 10, `executed reward ${terms.local}`);
-    }
-  });
 });
+
+// The checks every game's single-agent variant shares (@troupe/testing): seat lists, same instances as the team, no
+// proposer and no proposal, truncation, and the oracle through the role solving every test instance in one turn.
+const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
+singleSeatConformance(new SokobanContribution(), { instances: 5, role: new PlannerContribution().create({ maxMoves: new SokobanEnvironment({}).config.maxMoves }), reward });
 
 describe('sokoban compact observation', () => {
   it('state: one line of positions and the bare board rows, a few characters instead of a paragraph', () => {

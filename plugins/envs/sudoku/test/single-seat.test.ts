@@ -3,34 +3,17 @@
  * task and the CURRENT grid with no proposal context, and its fills are applied. Also the compact observation.
  */
 import assert from 'node:assert/strict';
-import type { Move, SeatContext, Transition } from '@troupe/kernel';
+import type { Move } from '@troupe/kernel';
 import { compileSchema } from '@troupe/kernel';
 import { SignalsRewardContribution } from '@troupe/reward-signals';
-import type { Fill, SudokuState } from '../src/index.js';
+import { singleSeatConformance } from '@troupe/testing';
+import type { Fill } from '../src/index.js';
 import { SudokuContribution, SudokuEnvironment, SudokuFillerContribution, makeInstance } from '../src/index.js';
 
 const act = (action: Fill[]): Move<Fill[]> => ({ kind: 'action', action, text: '' });
-const seatOf = (seat: string): SeatContext => ({ seat, actionType: 'sudoku-fills' });
 const puzzle = makeInstance([[1, 0, 0, 0], [0, 4, 0, 0], [0, 0, 0, 3], [4, 0, 2, 0]]);
 
 describe('sudoku single-agent variant (config.seats)', () => {
-  it('defaults to the two-seat team; ["executor"] leaves one seat', () => {
-    assert.deepEqual(new SudokuEnvironment({}).seats.map((s) => s.name), ['proposer', 'executor']);
-    const single = new SudokuEnvironment({ seats: ['executor'] });
-    assert.deepEqual(single.seats.map((s) => s.name), ['executor']);
-    assert.match(single.seats[0]!.description, /alone/);
-  });
-
-  it('any other seat list is a config error naming config.seats and the allowed lists', () => {
-    for (const seats of [['proposer'], ['executor', 'proposer'], [], 'executor', ['filler']]) {
-      assert.throws(() => new SudokuEnvironment({ seats }), (e: Error) => {
-        assert.match(e.message, /^sudoku-v0: environment\.config\.seats must be \["proposer", "executor"\] \(the team\) or \["executor"\] \(single agent\), got /);
-        assert.ok(e.message.endsWith(JSON.stringify(seats)), e.message);
-        return true;
-      });
-    }
-  });
-
   it('the config schema defaults to the team and rejects unknown seat names', () => {
     const validate = compileSchema(new SudokuContribution().configSchema);
     const filled: Record<string, unknown> = {};
@@ -40,12 +23,6 @@ describe('sudoku single-agent variant (config.seats)', () => {
     assert.equal(validate({ seats: ['executor'], observation: 'compact' }), true);
     assert.equal(validate({ seats: ['filler'] }), false);
     assert.equal(validate({ observation: 'tiny' }), false);
-  });
-
-  it('plays the same instances as the team', () => {
-    const team = new SudokuEnvironment({});
-    const single = new SudokuEnvironment({ seats: ['executor'], observation: 'compact' });
-    for (let i = 0; i < 10; i++) assert.equal(single.instanceKey(single.instance('test', i, 3)), team.instanceKey(team.instance('test', i, 3)));
   });
 
   it('the executor sees the task and the current grid, never a proposal; the proposer seat does not exist', () => {
@@ -70,23 +47,12 @@ describe('sudoku single-agent variant (config.seats)', () => {
     assert.equal(r2.signals.proposal_reward, 0);
   });
 
-  it('with the filler role and the signals reward, the oracle solves every test instance in one executor turn', () => {
-    const env = new SudokuEnvironment({ seats: ['executor'] });
-    const role = new SudokuFillerContribution().create({ size: 4 });
-    const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
-    for (let i = 0; i < 20; i++) {
-      const state: SudokuState = env.reset(env.instance('test', i, 11));
-      const obs = env.observe(state, 'executor');
-      assert.ok(role.prompt(obs, seatOf('executor')).some((m) => m.content.includes(obs.state)));
-      const move = role.parse(role.render(env.oracle(state, 'executor'), seatOf('executor')), seatOf('executor')) as Move;
-      const result = env.step(state, 'executor', move as Move<never>);
-      assert.equal(result.success, true, `test instance ${i}`);
-      const terms = reward.terms({ seat: 'executor', turn: 0, before: state, move, result } satisfies Transition);
-      assert.equal(terms.team, terms.local);
-      assert.equal(terms.local, 3);
-    }
-  });
 });
+
+// The checks every game's single-agent variant shares (@troupe/testing): seat lists, same instances as the team, no
+// proposer and no proposal, truncation, and the oracle through the role solving every test instance in one turn.
+const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
+singleSeatConformance(new SudokuContribution(), { role: new SudokuFillerContribution().create({ size: 4 }), reward });
 
 describe('sudoku compact observation', () => {
   it('state: the bare rows of the current grid; the task is unchanged', () => {
