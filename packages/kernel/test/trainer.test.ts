@@ -360,6 +360,7 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, replay: { fraction: 0.5 }, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } } });
     const full = await train(spec);
     await full.trainer.dispose();
+    assert.deepEqual(await listCheckpoints(full.out), [0, 3, 4], 'the 2 newest checkpoints, and step 0: the warm start');
     const part = await train(spec, { steps: 2 });
     await part.trainer.dispose();
     // a crash after step 3's logs were appended but before its checkpoint: torn records beyond the checkpoint

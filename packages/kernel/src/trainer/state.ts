@@ -56,7 +56,10 @@ export function checkpointName(step: number): string {
   return `step-${step}`;
 }
 
-/** Writes `dir/checkpoints/step-N` atomically and removes all but the newest `keep` step folders. */
+/**
+ * Writes `dir/checkpoints/step-N` atomically and removes all but the newest `keep` step folders — except step 0 of a
+ * warm-started run (`state.warmStarted`), the warm start itself, which stays.
+ */
 export async function saveTrainerCheckpoint(root: string, handles: readonly PolicyHandle[], state: TrainerState, keep: number): Promise<string> {
   const base = join(root, 'checkpoints');
   await mkdir(base, { recursive: true });
@@ -85,7 +88,8 @@ export async function saveTrainerCheckpoint(root: string, handles: readonly Poli
     await rm(tmp, { recursive: true, force: true });
     throw err;
   }
-  const steps = await listCheckpoints(root);
+  // The step-0 checkpoint of a warm-started run is its warm start: the model RL started from, kept for comparisons.
+  const steps = (await listCheckpoints(root)).filter((s) => !(s === 0 && state.warmStarted));
   for (const s of steps.slice(0, Math.max(0, steps.length - keep))) await rm(join(base, checkpointName(s)), { recursive: true, force: true });
   return target;
 }
