@@ -30,7 +30,7 @@ export const BAD_SEAT_LISTS: readonly unknown[] = Object.freeze([['proposer'], [
 
 /** The checks of the single-seat suite. */
 export function singleSeatChecks(contribution: EnvironmentContribution, options: SingleSeatConformanceOptions = {}): ConformanceCheck[] {
-  const suite = `single-agent variant of ${contribution.id}`;
+  const suite = singleSeatSuiteName(contribution);
   const config = options.config ?? {};
   const count = options.instances ?? 10;
   const seed = options.seed ?? 3;
@@ -88,11 +88,14 @@ export function singleSeatChecks(contribution: EnvironmentContribution, options:
         }
       }
       let state = s0;
-      for (let turn = 0; turn < env.maxTurns && !isDone(state); turn++) {
+      let ended = false;
+      for (let turn = 0; turn < env.maxTurns && !ended; turn++) {
         const obs = env.observe(state, 'executor');
         if (/\bproposer\b|\bproposal\b/i.test(obs.task)) fail(`turn ${turn}: the task mentions a proposer or a proposal`);
         if (obs.context.some((c) => /proposal/i.test(c.label))) fail(`turn ${turn}: a context block is labelled ${JSON.stringify(obs.context.map((c) => c.label))}`);
-        state = (await env.step(state, 'executor', invalid)).state;
+        const r = await env.step(state, 'executor', invalid);
+        ended = r.done.terminated || r.done.truncated;
+        state = r.state;
       }
     }),
     check(suite, 'an episode ends after maxTurns executor turns (truncated, not solved)', async (fail) => {
@@ -129,18 +132,19 @@ export function singleSeatChecks(contribution: EnvironmentContribution, options:
   ];
 }
 
-function isDone(state: unknown): boolean {
-  return typeof state === 'object' && state !== null && (state as { done?: unknown }).done === true;
+/** The suite's name for a contribution. */
+function singleSeatSuiteName(contribution: EnvironmentContribution): string {
+  return `single-agent variant of ${contribution.id}`;
 }
 
 /** Registers the single-seat suite as mocha tests. */
 export function singleSeatConformance(contribution: EnvironmentContribution, options: SingleSeatConformanceOptions = {}): void {
-  const suite = `single-agent variant of ${contribution.id}`;
+  const suite = singleSeatSuiteName(contribution);
   registerChecks(suite, () => guardedChecks(suite, () => singleSeatChecks(contribution, options)));
 }
 
 /** Runs the single-seat suite and returns every failure. */
 export async function checkSingleSeatConformance(contribution: EnvironmentContribution, options: SingleSeatConformanceOptions = {}): Promise<ConformanceFailure[]> {
-  const suite = `single-agent variant of ${contribution.id}`;
+  const suite = singleSeatSuiteName(contribution);
   return runChecks(guardedChecks(suite, () => singleSeatChecks(contribution, options)));
 }
