@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Observation } from '../src/index.js';
-import { renderUserMessage } from '../src/index.js';
+import { findAnswerLine, quoteExcerpt, renderUserMessage } from '../src/index.js';
 
 const observation: Observation = {
   task: '  Reach the goal.  ',
@@ -21,5 +21,18 @@ describe('renderUserMessage', () => {
 
   it('terse: only the state and label: text lines, nothing else', () => {
     assert.equal(renderUserMessage(observation, { format: 'F', terse: true }), 'A=(0,0) G=(1,1)\n..\n..\nturn 1: [R1] [D1] (0,0)->(1,0)\nproposal: [R1] -> (1,1) goal');
+  });
+});
+
+describe('findAnswerLine', () => {
+  it('takes the last #### line, trimmed, after any reasoning', () => {
+    assert.deepEqual(findAnswerLine('thinking\n#### [U]\nno, wait\n  #### [D]  \n', 'F'), { ok: true, line: '#### [D]' });
+  });
+
+  it('names the expected format and what it found instead, quoting at most 40 characters', () => {
+    assert.deepEqual(findAnswerLine('  \n', '#### [..]'), { ok: false, error: 'expected "#### [..]", found an empty answer' });
+    const long = `${'x'.repeat(50)}\n`;
+    assert.deepEqual(findAnswerLine(`a\n${long}`, 'F'), { ok: false, error: `expected "F", found no "####" line (last line "${'x'.repeat(40)}…")` });
+    assert.equal(quoteExcerpt('say "hi"'), '"say \\"hi\\""');
   });
 });

@@ -1,1 +1,2 @@
 export * from './user-message.js';
+export * from './answer-line.js';

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
-import { renderUserMessage } from '@troupe/kernel';
+import { findAnswerLine, quoteExcerpt as quote, renderUserMessage } from '@troupe/kernel';
 import type { Fill, GridAnswer, SudokuAction } from './environment.js';
 import { SUDOKU_FILLS, SUDOKU_GRID } from './environment.js';
 import { formatFills, formatGridLine } from './grid.js';
@@ -56,10 +56,6 @@ export const SUDOKU_FILLER_SYSTEM_PROMPT = [
   'The last line that starts with #### is your answer; write nothing after it.',
 ].join('\n');
 
-function quote(text: string, max = 40): string {
-  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
-}
-
 function resolveConfig(raw: Record<string, unknown>): SudokuFillerConfig {
   const known = ['size', 'includeTask', 'terse', 'systemPrompt'];
   for (const key of Object.keys(raw)) {
@@ -86,17 +82,6 @@ export const SUDOKU_GRID_SYSTEM_PROMPT = [
   'Keep every given clue. The last line that starts with #### is your answer; write nothing after it.',
 ].join('\n');
 
-/** The ####-line of a text: the last line that starts with `####`, or a parse error naming what was found. */
-function answerLine(text: string, format: string): { ok: true; line: string } | { ok: false; error: string } {
-  const lines = (typeof text === 'string' ? text : String(text)).split(/\r?\n/);
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const l = lines[i]!.trim();
-    if (l.startsWith('####')) return { ok: true, line: l };
-  }
-  const last = lines.map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
-  return { ok: false, error: `expected "${format}", found ${last === undefined ? 'an empty answer' : `no "####" line (last line ${quote(last)})`}` };
-}
-
 /** The result of {@link parseGridAnswer}. */
 export type ParsedGrid = { readonly ok: true; readonly grid: number[][] } | { readonly ok: false; readonly error: string };
 
@@ -107,7 +92,7 @@ export type ParsedGrid = { readonly ok: true; readonly grid: number[][] } | { re
  */
 export function parseGridAnswer(text: string, size: number): ParsedGrid {
   const format = gridAnswerFormat(size);
-  const found = answerLine(text, format);
+  const found = findAnswerLine(text, format);
   if (!found.ok) return found;
   const rows = found.line.slice(4).trim().split(/\s+/).filter((r) => r.length > 0);
   if (rows.length !== size) return { ok: false, error: `expected "${format}", found ${rows.length} row${rows.length === 1 ? '' : 's'} in ${quote(found.line)}` };
@@ -126,7 +111,7 @@ export type ParsedFills = { readonly ok: true; readonly fills: Fill[] } | { read
  * with a number outside 1..size (an invalid action, which costs less than unparseable text). Never throws.
  */
 export function parseFills(text: string): ParsedFills {
-  const found = answerLine(text, SUDOKU_FILLER_FORMAT);
+  const found = findAnswerLine(text, SUDOKU_FILLER_FORMAT);
   if (!found.ok) return found;
   const line = found.line;
   const rest = line.slice(4).trim();

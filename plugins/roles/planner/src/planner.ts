@@ -2,7 +2,7 @@
  * `planner-v0`: a role whose seat states an action list `#### [U,R,D]` (the action type `moves`).
  */
 import { readFileSync } from 'node:fs';
-import { MOVE_NOTATIONS, formatMoveList, renderUserMessage, type ChatMessage, type JsonSchema, type Move, type MoveNotation, type Observation, type OutputGrammar, type Role, type RoleContribution, type SeatContext } from '@troupe/kernel';
+import { MOVE_NOTATIONS, findAnswerLine, formatMoveList, quoteExcerpt as quote, renderUserMessage, type ChatMessage, type JsonSchema, type Move, type MoveNotation, type Observation, type OutputGrammar, type Role, type RoleContribution, type SeatContext } from '@troupe/kernel';
 
 /** The contribution id. */
 export const PLANNER_ID = 'planner-v0';
@@ -72,11 +72,6 @@ export const PLANNER_RUNS_SYSTEM_PROMPT = [
 
 const WORDS: Readonly<Record<string, PlannerMove>> = { up: 'U', down: 'D', left: 'L', right: 'R' };
 
-/** A printable excerpt of a piece of text for error messages. */
-function quote(text: string, max = 40): string {
-  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
-}
-
 function resolveConfig(raw: Record<string, unknown>): PlannerConfig {
   const known = ['maxMoves', 'acceptWords', 'systemPrompt', 'includeTask', 'terse', 'notation'];
   for (const key of Object.keys(raw)) {
@@ -109,17 +104,9 @@ export type ParsedMoves = { readonly ok: true; readonly moves: PlannerMove[] } |
 export function parseMoveList(text: string, options: Pick<PlannerConfig, 'maxMoves' | 'acceptWords'> & { readonly notation?: MoveNotation } = DEFAULT_PLANNER_CONFIG): ParsedMoves {
   const runs = options.notation === 'runs';
   const FORMAT = formatOf(options.notation ?? 'moves');
-  const s = typeof text === 'string' ? text : String(text);
-  const lines = s.split(/\r?\n/);
-  let line: string | undefined;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const l = lines[i]!.trim();
-    if (l.startsWith('####')) { line = l; break; }
-  }
-  if (line === undefined) {
-    const last = lines.map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
-    return { ok: false, error: `expected "${FORMAT}", found ${last === undefined ? 'an empty answer' : `no "####" line (last line ${quote(last)})`}` };
-  }
+  const found = findAnswerLine(text, FORMAT);
+  if (!found.ok) return found;
+  const line = found.line;
   const rest = line.slice(4).trim();
   const m = /^\[([^[\]]*)\]$/.exec(rest);
   if (!m) return { ok: false, error: `expected "${FORMAT}", found ${quote(line)}` };
