@@ -321,10 +321,11 @@ export class Trainer {
     // 1. Rollouts: B train instances (fresh ones, and with algorithm.replay failed ones again); AT-GRPO plays each
     //    once as a K-branch tree, grpo-naive K times, K = 1.
     const planned = this.schedule.next(B);
+    const repeats = naive ? K : 1;
     const contexts = planned.flatMap((p) => planEpisodes({
       environment: this.environment, split: 'train', count: 1, startIndex: p.index, instanceSeed: this.spec.seed,
       seed: deriveSeed(this.spec.seed, 'rollout', step), uidPrefix: p.replays > 0 ? `step-${step}/replay-${p.replays}/` : `step-${step}/`,
-      repeats: naive ? K : 1, branches: naive ? 1 : K,
+      repeats, branches: naive ? 1 : K,
       seats: this.seats, reward: this.team.reward, grammar: c.constrainedDecoding,
     }));
     const summary = new SummaryAggregator();
@@ -332,8 +333,9 @@ export class Trainer {
     const order = new Map(contexts.map((ctx, i) => [ctx.episodeId ?? ctx.instanceUid, i]));
     const episodes = [...ended].sort((a, b) => order.get(a.episodeId)! - order.get(b.episodeId)!);
     const samples: SampleRecord[] = episodes.flatMap((e) => e.samples);
+    // An instance is solved when any of its episodes is (contexts hold `repeats` episodes per planned instance).
     const solved = new Set(episodes.filter((e) => e.end.success).map((e) => e.instanceUid));
-    this.schedule.record(planned.map((p, i) => ({ ...p, success: solved.has(contexts[i * (naive ? K : 1)]!.instanceUid) })));
+    this.schedule.record(planned.map((p, i) => ({ ...p, success: solved.has(contexts[i * repeats]!.instanceUid) })));
     const tRollout = performance.now();
 
     // 2. Advantages: per (instance, turn, seat) group, or per instance over last-turn samples (grpo-naive).

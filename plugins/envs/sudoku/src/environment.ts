@@ -496,10 +496,10 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
   randomAction(state: SudokuState, seat: string, rng: Rng): SudokuAction {
     this.seatIndexOf(seat);
     const n = state.instance.size;
+    const open: [number, number][] = []; // the puzzle's empty cells, 0-based
+    for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (state.instance.puzzle[r]![c] === 0) open.push([r, c]);
     if (this.config.action === 'grid') {
       const out = copyGrid(state.grid);
-      const open: [number, number][] = [];
-      for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (state.instance.puzzle[r]![c] === 0) open.push([r, c]);
       for (const [r, c] of open) if (out[r]![c] === 0) out[r]![c] = 1 + rng.int(n);
       for (let k = 1 + rng.int(n); k > 0; k--) {
         const [r, c] = open[rng.int(open.length)]!;
@@ -507,12 +507,10 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
       }
       return out;
     }
-    const open: [number, number][] = [];
-    for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (state.instance.puzzle[r]![c] === 0) open.push([r + 1, c + 1]);
     const count = 1 + rng.int(n);
     return Array.from({ length: count }, () => {
       const [r, c] = open[rng.int(open.length)]!;
-      return [r, c, 1 + rng.int(n)] as Fill;
+      return [r + 1, c + 1, 1 + rng.int(n)] as Fill;
     });
   }
 }
