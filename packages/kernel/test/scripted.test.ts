@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
 import { Container } from '../src/di.js';
-import { PolicyContribution, type GenerationRequest, type Policy, type SamplingParams } from '../src/contracts/index.js';
+import { PolicyContribution, type GenerationRequest, type Policy, type RenderContext, type SamplingParams, type SeatContext } from '../src/contracts/index.js';
 import { createRng } from '../src/util/index.js';
-import { isEvent, isScriptedPolicy, runEpisode, type EpisodeContext } from '../src/episode/index.js';
+import { isEvent, isScriptedPolicy, oracleRenderContext, runEpisode, type EpisodeContext } from '../src/episode/index.js';
 import {
   createOraclePolicy, createRandomPolicy, oraclePolicyContribution, randomPolicyContribution, scriptedPoliciesModule,
 } from '../src/policy/scripted/index.js';
@@ -27,6 +27,17 @@ function request(env: CounterEnv, n: number, seed: number, value = 0): Generatio
 }
 
 describe('scripted policies', () => {
+  it("oracle hands the role the environment's oracle program (oracleRenderContext), for roles that write programs", async () => {
+    const asked: { state: unknown; seat: string; language: string }[] = [];
+    const env: CounterEnv = { ...counterEnv(), oracleProgram: (state, seat, language) => (asked.push({ state, seat, language }), language === 'python' ? `print(${state.target - state.value})` : undefined) };
+    const writer = { ...counterRole(), render: (a: number, _seat: SeatContext, context?: RenderContext) => context?.oracleProgram?.('python') ?? `+${a}` };
+    const req = request(env, 2, 1, 2);
+    const [out] = await createOraclePolicy('o').generate([{ ...req, scripted: { ...req.scripted!, role: writer } }]);
+    assert.deepEqual(out!.map((c) => c.text), ['print(3)', 'print(3)']);
+    assert.deepEqual(asked[0], { state: { value: 2, target: 5, moves: [] }, seat: 'a', language: 'python' });
+    assert.deepEqual(oracleRenderContext(counterEnv(), { value: 0, target: 1, moves: [] }, 'a'), {}, 'no oracleProgram: an empty context');
+  });
+
   it('oracle renders the environment oracle with the role, n times, with empty tokens', async () => {
     const env = counterEnv();
     const oracle = createOraclePolicy('o');

@@ -1,4 +1,4 @@
-import type { JsonSchema, Move, Rng, Split } from './common.js';
+import type { JsonSchema, Move, ProgramLanguage, Rng, Split } from './common.js';
 
 /**
  * Contribution point for environments. A plugin binds a class implementing {@link EnvironmentContribution} and
@@ -121,6 +121,13 @@ export interface Environment<I = unknown, S = unknown, A = unknown> {
   step(state: S, seat: string, move: Move<A>): StepResult<S> | Promise<StepResult<S>>;
   /** An optimal action for `seat` in `state`, when the environment has an oracle. */
   oracle?(state: S, seat: string): A;
+  /**
+   * The oracle as a program: a self-contained program in `language` that computes the seat's oracle action for
+   * `state` (the state written into it as data) and prints it the way the coder role's output parser reads it, or
+   * `undefined` for a seat or language the environment has no such program for. Warm starts of a tool-using seat (the
+   * coder as the games' proposer) learn to write it; scripted oracle policies play it.
+   */
+  oracleProgram?(state: S, seat: string, language: ProgramLanguage): string | undefined;
   /** A uniformly random (usually poor) action for `seat`, for random baselines and tests. */
   randomAction(state: S, seat: string, rng: Rng): A;
 }

@@ -1,4 +1,4 @@
-import type { ChatMessage, JsonSchema, Move } from './common.js';
+import type { ChatMessage, JsonSchema, Move, ProgramLanguage } from './common.js';
 import type { Observation } from './environment.js';
 
 /** Contribution point for roles (planner, coder, tester, solver, ...). */
@@ -36,6 +36,15 @@ export interface SeatContext {
   readonly signal?: AbortSignal;
 }
 
+/** What a role may use when it renders an action (see {@link Role.render}). */
+export interface RenderContext {
+  /**
+   * A program that computes the rendered action from the current state (the environment's `oracleProgram`), by
+   * language; `undefined` when the environment has none.
+   */
+  readonly oracleProgram?: (language: ProgramLanguage) => string | undefined;
+}
+
 /** How a seat's policy is prompted and how its text becomes a typed action. */
 export interface Role<A = unknown> {
   /** The contribution id. */
@@ -49,8 +58,12 @@ export interface Role<A = unknown> {
    * with a human-readable error. May be async (a coder runs its program in the sandbox).
    */
   parse(text: string, seat: SeatContext): Move<A> | Promise<Move<A>>;
-  /** The canonical text for an action (used by scripted policies and for warm-start demonstrations). */
-  render(action: A, seat: SeatContext): string;
+  /**
+   * The canonical text for an action (used by scripted policies and for warm-start demonstrations). `context` carries
+   * what the environment knows about how the action was found (its oracle as a program), for roles that write
+   * programs.
+   */
+  render(action: A, seat: SeatContext, context?: RenderContext): string;
   /** The grammar of the role's output for a seat, for constrained decoding; absent when free-form. */
   grammar?(seat: SeatContext): OutputGrammar | undefined;
 }

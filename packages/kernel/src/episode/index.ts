@@ -3,3 +3,4 @@ export * from './events.js';
 export * from './context.js';
 export * from './select.js';
 export * from './run-episode.js';
+export * from './render-context.js';

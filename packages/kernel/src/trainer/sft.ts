@@ -5,6 +5,7 @@
  * model would have to write), followed by the end-of-sequence token.
  */
 import type { Environment } from '../contracts/environment.js';
+import { oracleRenderContext } from '../episode/render-context.js';
 import type { ChatMessage, Rng } from '../contracts/common.js';
 import type { SeatBinding } from '../episode/context.js';
 import { currentBackend } from '../policy/backend/index.js';
@@ -72,7 +73,7 @@ export async function collectDemonstrations(environment: Environment, seats: rea
         const ctx = { seat: seat.name, actionType: environment.seats[i]!.actionType };
         const messages = seat.role.prompt(environment.observe(state, seat.name), ctx);
         const action = environment.oracle(state, seat.name);
-        const text = seat.role.render(action, ctx);
+        const text = seat.role.render(action, ctx, oracleRenderContext(environment, state, seat.name));
         episode.push({ index, turn, seat: seat.name, policy: seat.policy.name, messages, text });
         const played = noise > 0 && rng.next() < noise ? environment.randomAction(state, seat.name, rng) : action;
         const playedText = played === action ? text : seat.role.render(played, ctx);

@@ -1,6 +1,8 @@
 import type { Environment } from '../../contracts/environment.js';
 import type { Completion, GenerationRequest, Policy, PolicyContribution, PolicyCreateContext, ScriptedContext } from '../../contracts/policy.js';
 import type { JsonSchema } from '../../contracts/common.js';
+import type { RenderContext } from '../../contracts/role.js';
+import { oracleRenderContext } from '../../episode/render-context.js';
 import { createRng, deriveSeed } from '../../util/rng.js';
 
 /** A scripted policy: declares `scripted: true` so the episode runner sends it the true state. */
@@ -39,6 +41,7 @@ function makeScripted(
   name: string,
   kind: string,
   actionsFor: (ctx: ScriptedContext, request: GenerationRequest, self: Policy) => unknown[],
+  renderContext: (ctx: ScriptedContext) => RenderContext = () => ({}),
 ): ScriptedPolicy {
   const policy: ScriptedPolicy = {
     name,
@@ -51,7 +54,8 @@ function makeScripted(
         options?.signal?.throwIfAborted();
         if (!Number.isInteger(request.n) || request.n < 1) throw new Error(`Policy '${name}' (${kind}): n must be an integer >= 1, got ${request.n}.`);
         const ctx = scriptedContextOf(policy, request);
-        out.push(actionsFor(ctx, request, policy).map((a) => scriptedCompletion(ctx.role.render(a, ctx.seat))));
+        const context = renderContext(ctx);
+        out.push(actionsFor(ctx, request, policy).map((a) => scriptedCompletion(ctx.role.render(a, ctx.seat, context))));
       }
       return out;
     },
@@ -71,7 +75,7 @@ export function createOraclePolicy(name: string): ScriptedPolicy {
     }
     const action = env.oracle(ctx.state, ctx.seat.seat);
     return Array.from({ length: request.n }, () => action);
-  });
+  }, (ctx) => oracleRenderContext(ctx.environment, ctx.state, ctx.seat.seat));
 }
 
 /**
