@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type {
-  ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
-  ToolDetails,
+  ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, ProgramLanguage, Rng, SeatSpec, Split,
+  StepResult, ToolDetails,
 } from '@troupe/kernel';
 import { formatMoveList, movesOf, movesSchema, toolDetailsOf, toolDetailsText } from '@troupe/kernel';
 import type { PlanPathConfig } from './config.js';
@@ -15,6 +15,7 @@ import type { Direction, Pos } from './grid.js';
 import { DIRECTIONS, canonicalPath, formatPos, renderGrid, samePos } from './grid.js';
 import type { PlanPathInstance } from './instance.js';
 import { generateInstance, planPathInstanceKey } from './instance.js';
+import { planPathOracleProgram } from './oracle-program.js';
 
 /** The contribution id. */
 export const PLAN_PATH_ID = 'plan-path-v0';
@@ -254,7 +255,11 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   observe(state: PlanPathState, seat: string): Observation {
     this.seatIndexOf(seat);
     const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t) }));
-    if (seat === 'executor' && state.proposal?.tool) context.push({ label: 'proposer program', text: toolDetailsText(state.proposal.tool) });
+    // The compact observation leaves the program out: its printed moves are the proposal line, and on a byte-level
+    // model a ~400-character program would quadruple the executor's prompt.
+    if (seat === 'executor' && state.proposal?.tool && this.config.observation !== 'compact') {
+      context.push({ label: 'proposer program', text: toolDetailsText(state.proposal.tool) });
+    }
     if (seat === 'executor' && state.proposal) context.push({ label: 'proposal', text: this.proposalText(state.proposal, state.position) });
     return deepFreeze({
       task: this.taskText(seat),
@@ -335,6 +340,15 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
   oracle(state: PlanPathState, seat: string): Direction[] {
     this.seatIndexOf(seat);
     return (canonicalPath(state.instance.grid, state.position, state.instance.goal) ?? []).slice(0, this.config.maxMoves);
+  }
+
+  /**
+   * The oracle as a Python program that prints exactly {@link PlanPathEnvironment.oracle}'s moves (the coder's
+   * demonstrations when it plays the proposer); `undefined` for another language, and on the goal.
+   */
+  oracleProgram(state: PlanPathState, seat: string, language: ProgramLanguage): string | undefined {
+    this.seatIndexOf(seat);
+    return planPathOracleProgram(state.instance.grid, state.position, state.instance.goal, this.config.maxMoves, language);
   }
 
   /** 1 to min(maxMoves, 2·size) uniformly random moves. */

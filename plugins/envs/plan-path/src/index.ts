@@ -6,3 +6,4 @@ export * from './config.js';
 export * from './dynamics.js';
 export * from './instance.js';
 export * from './environment.js';
+export * from './oracle-program.js';

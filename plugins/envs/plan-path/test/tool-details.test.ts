@@ -23,6 +23,19 @@ describe('plan-path: a tool-using proposer (the coder)', () => {
     assert.equal(env.observe(state, 'proposer').context.some((c) => c.label === 'proposer program'), false);
   });
 
+  it('leaves the program out of the compact observation (the proposal line carries its output)', async () => {
+    const env = new PlanPathEnvironment({ observation: 'compact' });
+    const s0 = env.reset(env.instance('test', 0, 1));
+    const moves = env.oracle!(s0, 'proposer');
+    const { state } = await env.step(s0, 'proposer', {
+      kind: 'action', action: moves, text: '',
+      details: { program: 'print("x")', language: 'python', stdout: `[${moves.join(',')}]\n`, stderr: '', verdict: 'ok' },
+    });
+    const obs = env.observe(state, 'executor');
+    assert.equal(obs.context.some((c) => c.label === 'proposer program'), false);
+    assert.ok(obs.context.some((c) => c.label === 'proposal'), 'the proposal is shown');
+  });
+
   it('shows no program block for a planner proposal (no tool details)', async () => {
     const env = new PlanPathEnvironment({});
     const s0 = env.reset(env.instance('test', 1, 1));
