@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
 import { composeTeam, loadTeamSpec, planEpisodes, runEpisodes, SummaryAggregator, type RolloutSummary } from '@troupe/kernel';
+import { collectDemonstrations } from '@troupe/kernel/model';
 
 const example = (name: string): string => fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
 
@@ -55,6 +56,26 @@ describe('code team end to end (examples, kernel, roles, sandbox)', () => {
     assert.equal(summary.parseFailureRate['proposer'], 0);
     const sample = events.find((e) => e.type === 'sample' && e['seat'] === 'proposer') as Record<string, unknown> | undefined;
     assert.ok(sample, 'a proposer sample');
-    assert.match(JSON.stringify(sample), /print\(\\"\[\\" \+ \\", \\"\.join\(moves\) \+ \\"\]\\"\)/);
+    // The oracle proposer writes the environment's search program (the grid as data), not a printed answer.
+    assert.match(JSON.stringify(sample), /heappop/);
+  });
+
+  it("warm-start demonstrations of the coder proposer are the environment's search program; run, it prints the oracle's moves", async function () {
+    this.timeout(120_000);
+    const team = await composeTeam(loadTeamSpec(example('plan-path-coder.yaml')));
+    try {
+      const env = team.environment;
+      const demos = (await collectDemonstrations(env, team.seats, { count: 12, seed: 4 })).filter((d) => d.seat === 'proposer');
+      assert.equal(demos.length, 12);
+      const coder = team.seats.find((s) => s.name === 'proposer')!.role;
+      for (const d of demos) {
+        assert.match(d.text, /^```python\nfrom heapq import\*\ng="""/);
+        const move = await coder.parse(d.text, { seat: 'proposer', actionType: 'moves' });
+        assert.equal(move.kind, 'action', d.text);
+        assert.deepEqual((move as { action: unknown }).action, env.oracle!(env.reset(env.instance('train', d.index, 4)), 'proposer'));
+      }
+    } finally {
+      await team.dispose();
+    }
   });
 });

@@ -10,7 +10,8 @@
  * `mode: auto` (default) picks `program` when the seat's action type is `program`, and `program-output-actions`
  * otherwise.
  */
-import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, RenderContext, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import { renderUserMessage } from '@troupe/kernel';
 import { Sandbox, type RunRequest, type RunResult, type SandboxLimits, type SandboxOptions } from '@troupe/sandbox';
 import { readFileSync } from 'node:fs';
 import { extractProgram, type ProgramLanguage } from './extract.js';
@@ -43,6 +44,13 @@ export interface CoderConfig {
   readonly limits: Partial<SandboxLimits>;
   /** Options of the sandbox the role creates when none is injected. */
   readonly sandbox: Pick<SandboxOptions, 'isolation' | 'allowUnisolated' | 'concurrency'>;
+  /**
+   * The barest user message: the state, then each context block as `label: text`; no task, no headings, no closing
+   * line (for tiny byte-level models trained from scratch, where every character is a token). Default false.
+   */
+  readonly terse: boolean;
+  /** Replaces the built-in system prompt (`{seat}` is substituted). */
+  readonly systemPrompt?: string;
 }
 
 /** Characters of stdout and stderr kept in a move's details. */
@@ -80,11 +88,17 @@ function resolveCoderConfig(raw: Record<string, unknown>): CoderConfig {
   }
   const language = (raw['language'] ?? 'python') as ProgramLanguage;
   if (language !== 'python' && language !== 'javascript') throw new Error(`coder role config language: must be python or javascript, got ${JSON.stringify(language)}`);
+  const terse = raw['terse'] ?? false;
+  if (typeof terse !== 'boolean') throw new Error(`coder role config terse: must be a boolean, got ${JSON.stringify(terse)}`);
+  const systemPrompt = raw['systemPrompt'];
+  if (systemPrompt !== undefined && typeof systemPrompt !== 'string') throw new Error(`coder role config systemPrompt: must be a string, got ${JSON.stringify(systemPrompt)}`);
   return {
     mode,
     language,
     limits: (raw['limits'] ?? {}) as Partial<SandboxLimits>,
     sandbox: (raw['sandbox'] ?? {}) as CoderConfig['sandbox'],
+    terse,
+    ...(systemPrompt === undefined ? {} : { systemPrompt }),
   };
 }
 
@@ -141,8 +155,8 @@ export class CoderRole implements Role<unknown> {
       closing = `Write your complete program in a \`\`\`${f} block.`;
     }
     return [
-      { role: 'system', content: system },
-      { role: 'user', content: `${renderObservation(observation)}\n\n${closing}` },
+      { role: 'system', content: this.config.systemPrompt === undefined ? system : this.config.systemPrompt.replaceAll('{seat}', seat.seat) },
+      { role: 'user', content: this.config.terse ? renderUserMessage(observation, { terse: true, format: '' }) : `${renderObservation(observation)}\n\n${closing}` },
     ];
   }
 
@@ -179,13 +193,22 @@ export class CoderRole implements Role<unknown> {
     return { kind: 'action', action: parsed.action, text, details };
   }
 
-  /** @inheritdoc */
-  render(action: unknown, seat: SeatContext): string {
+  /**
+   * A program action as its fenced block. In program-output-actions mode: the environment's oracle program when the
+   * context has one (in the configured language, else in Python), so demonstrations teach the search itself; else a
+   * Python program that prints `action`.
+   */
+  render(action: unknown, seat: SeatContext, context?: RenderContext): string {
+    const block = (language: ProgramLanguage, source: string): string => `\`\`\`${fence(language)}\n${source.replace(/\s+$/, '')}\n\`\`\``;
     if (!this.runsProgram(seat)) {
       const p = action as ProgramAction;
-      return `\`\`\`${fence(p.language)}\n${p.source.replace(/\s+$/, '')}\n\`\`\``;
+      return block(p.language, p.source);
     }
-    return `\`\`\`python\n${programPrinting(seat.actionType, action).replace(/\s+$/, '')}\n\`\`\``;
+    for (const language of new Set<ProgramLanguage>([this.config.language, 'python'])) {
+      const program = context?.oracleProgram?.(language);
+      if (program !== undefined) return block(language, program);
+    }
+    return block('python', programPrinting(seat.actionType, action));
   }
 
   /** @inheritdoc */

@@ -6,6 +6,7 @@
  * `py3`) or javascript (`javascript`, `js`, `node`, `nodejs`, `mjs`); when there is none, the last UNLABELLED block
  * (taken as python). Blocks with other labels (`text`, `cpp`, ...) are never programs.
  */
+import type { ProgramLanguage } from '@troupe/kernel';
 
 /** A fenced block found in a text. */
 export interface FencedBlock {
@@ -17,8 +18,8 @@ export interface FencedBlock {
   readonly closed: boolean;
 }
 
-/** Languages a program can be written in. */
-export type ProgramLanguage = 'python' | 'javascript';
+/** Languages a program can be written in (the kernel's). */
+export type { ProgramLanguage };
 
 /** Maps a block label to a program language (undefined when the label names something else). */
 export function languageOfLabel(label: string): ProgramLanguage | undefined {

@@ -123,6 +123,36 @@ describe('coder-v0 role', () => {
       assert.deepEqual((pm as { action: unknown }).action, ['U']);
     });
 
+    it("renders the environment's oracle program when the render context has one (configured language, then python)", async () => {
+      const search = 'print(*"UR")';
+      const asked: string[] = [];
+      const context = { oracleProgram: (language: 'python' | 'javascript') => (asked.push(language), language === 'python' ? search : undefined) };
+      const text = role.render(['U', 'R'], proposer, context);
+      assert.equal(text, '```python\nprint(*"UR")\n```');
+      assert.deepEqual(asked, ['python']);
+      assert.deepEqual(((await role.parse(text, proposer)) as { action: unknown }).action, ['U', 'R']);
+      asked.length = 0;
+      const js = new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ language: 'javascript' });
+      assert.equal(js.render(['U', 'R'], proposer, context), text, 'no javascript program: falls back to python');
+      assert.deepEqual(asked, ['javascript', 'python']);
+      const none = role.render(['U', 'R'], proposer, { oracleProgram: () => undefined });
+      assert.equal(none, role.render(['U', 'R'], proposer), 'no program at all: a program that prints the action');
+      assert.deepEqual(((await role.parse(none, proposer)) as { action: unknown }).action, ['U', 'R']);
+      assert.equal(role.render({ language: 'python', source: 'print(1)\n' }, program, context), '```python\nprint(1)\n```', 'program seats render their own program');
+    });
+
+    it('terse: the state and the context blocks only; systemPrompt replaces the system message', () => {
+      const terse = new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ terse: true, systemPrompt: 'you are the {seat}' });
+      const [system, user] = terse.prompt(obs, proposer);
+      assert.equal(system!.content, 'you are the proposer');
+      assert.ok(user!.content.startsWith(obs.state), user!.content);
+      assert.ok(user!.content.includes(obs.context[0]!.text));
+      assert.ok(!user!.content.includes(obs.task), 'no task text');
+      assert.ok(!user!.content.includes('```python block'), 'no closing line');
+      assert.throws(() => new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ terse: 'yes' }), /terse/);
+      assert.throws(() => new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ systemPrompt: 3 }), /systemPrompt/);
+    });
+
     it('an aborted seat signal stops the run', async () => {
       const ctl = new AbortController();
       ctl.abort(new Error('episode cancelled'));
