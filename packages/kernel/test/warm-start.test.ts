@@ -54,6 +54,27 @@ describe('warm start in worker threads', function () {
     }
   });
 
+  it('maxSamples caps the named policy to its first demonstration samples; an unknown policy name is a clear error', async () => {
+    const warm = { demonstrations: 6, epochs: 2, lr: 1e-2, miniBatchSize: 2, workers: 1, maxSamples: { proposer: 3 } };
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { warmStart: warm } });
+    const config = resolveTrainerConfig(spec);
+    const team = await composeTrainableTeam(spec);
+    try {
+      const demos = await collectDemonstrations(team.environment, team.seats, { count: 6, seed: 3 });
+      const all = (p: string): number => demos.filter((d) => d.policy === p).length;
+      assert.ok(all('proposer') > 3);
+      const handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), config);
+      const result = await warmStart(handles, demos, config.warmStart!, { seed: spec.seed, maxGradNorm: 1 });
+      assert.deepEqual(result.samples, { proposer: 3, executor: all('executor') });
+      assert.deepEqual(result.optimizerSteps, { proposer: 2 * 2, executor: 2 * Math.ceil(all('executor') / 2) });
+    } finally {
+      await team.dispose?.();
+    }
+    const bad = { ...spec, algorithm: { ...spec.algorithm, warmStart: { ...warm, maxSamples: { coder: 3 } } } };
+    assert.throws(() => resolveTrainerConfig(bad), /algorithm\.warmStart\.maxSamples\.coder: no policy 'coder' in 'policies' \(the team's policies: proposer, executor\)/);
+    assert.throws(() => resolveTrainerConfig({ ...bad, algorithm: { ...spec.algorithm, warmStart: { ...warm, maxSamples: { proposer: 0 } } } }), /algorithm\.warmStart\.maxSamples\.proposer: must be >= 1/);
+  });
+
   it('groupByLength reaches the worker threads: threaded and in-thread grouped runs agree, and differ from ungrouped ones', async () => {
     const seq = await warmStartWith(1, 'cosine', true);
     const par = await warmStartWith(2, 'cosine', true);

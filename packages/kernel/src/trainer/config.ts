@@ -51,6 +51,12 @@ export interface WarmStartConfig {
    */
   readonly groupByLength: boolean;
   /**
+   * At most this many demonstration samples for the named policy (the first ones, in play order), by policy name;
+   * the others train on all of theirs. For a seat whose samples are long (a coder's program is ~400 byte tokens, a
+   * planner's move list ~20), so one policy's warm start does not take most of the time. Default: no cap.
+   */
+  readonly maxSamples?: Readonly<Record<string, number>>;
+  /**
    * Policies trained at once, each in its own worker thread (tfjs-wasm runs one thread per isolate, so two full-model
    * policies use two cores). Default: {@link defaultWorkers}. 1 trains them one after the other in the
    * main thread. LoRA-adapter policies (L2) always train in the main thread. Results are identical either way.
@@ -196,6 +202,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
         warmupSteps: { type: 'integer', minimum: 0, default: 0 },
         noise: { type: 'number', minimum: 0, maximum: 0.95, default: 0 },
         groupByLength: { type: 'boolean', default: false },
+        maxSamples: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
         workers: { type: 'integer', minimum: 1 },
       },
     },
@@ -224,7 +231,7 @@ let validate: ReturnType<typeof compileSchema> | undefined;
  * Validates the spec's `algorithm` block and fills defaults. Throws {@link TrainerConfigError} listing every problem
  * with its key path (`algorithm.loss.aggregation: must be equal to one of the allowed values ...`).
  */
-export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'>, overrides: { steps?: number } = {}): TrainerConfig {
+export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> & Partial<Pick<TeamSpec, 'policies'>>, overrides: { steps?: number } = {}): TrainerConfig {
   validate ??= compileSchema(TRAINER_CONFIG_SCHEMA);
   const raw = JSON.parse(JSON.stringify(spec.algorithm ?? {})) as Record<string, unknown>;
   if (!validate(raw)) {
@@ -234,6 +241,10 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'>,
   const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers' | 'microBatchSize'> & { warmStart?: WarmStartConfig; workers?: number; microBatchSize?: number };
   const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
   const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? defaultWorkers(), microBatchSize: c.microBatchSize ?? c.miniBatchSize, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
+  const unknown = Object.keys(warm?.maxSamples ?? {}).filter((p) => spec.policies && !(p in spec.policies));
+  if (unknown.length > 0) {
+    throw new TrainerConfigError(spec.file, unknown.map((p) => `algorithm.warmStart.maxSamples.${p}: no policy '${p}' in 'policies' (the team's policies: ${Object.keys(spec.policies!).join(', ')})`));
+  }
   if (out.name === 'grpo-naive' && out.branches < 2) {
     throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);
   }

@@ -216,7 +216,7 @@ export async function warmStart(
   for (const h of handles) {
     const lm = h.trainable;
     if (!lm) continue;
-    const mine = demos.filter((d) => d.policy === h.name);
+    const mine = demos.filter((d) => d.policy === h.name).slice(0, config.maxSamples?.[h.name]);
     res.samples[h.name] = mine.length;
     if (mine.length === 0) continue;
     const eos = lm.tokenizer.eosTokenId ?? lm.model.config.eosTokenIds[0];
