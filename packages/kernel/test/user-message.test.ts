@@ -21,6 +21,7 @@ describe('renderUserMessage', () => {
 
   it('terse: only the state and label: text lines, nothing else', () => {
     assert.equal(renderUserMessage(observation, { format: 'F', terse: true }), 'A=(0,0) G=(1,1)\n..\n..\nturn 1: [R1] [D1] (0,0)->(1,0)\nproposal: [R1] -> (1,1) goal');
+    assert.equal(renderUserMessage(observation, { format: 'F', terse: true, stateLast: true }), 'turn 1: [R1] [D1] (0,0)->(1,0)\nproposal: [R1] -> (1,1) goal\nA=(0,0) G=(1,1)\n..\n..');
   });
 });
 

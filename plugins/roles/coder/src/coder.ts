@@ -45,8 +45,9 @@ export interface CoderConfig {
   /** Options of the sandbox the role creates when none is injected. */
   readonly sandbox: Pick<SandboxOptions, 'isolation' | 'allowUnisolated' | 'concurrency'>;
   /**
-   * The barest user message: the state, then each context block as `label: text`; no task, no headings, no closing
-   * line (for tiny byte-level models trained from scratch, where every character is a token). Default false.
+   * The barest user message: each context block as `label: text`, then the state, last (so the program's copy of the
+   * state is always the same distance after it); no task, no headings, no closing line (for tiny byte-level models
+   * trained from scratch, where every character is a token). Default false.
    */
   readonly terse: boolean;
   /** Replaces the built-in system prompt (`{seat}` is substituted). */
@@ -156,7 +157,7 @@ export class CoderRole implements Role<unknown> {
     }
     return [
       { role: 'system', content: this.config.systemPrompt === undefined ? system : this.config.systemPrompt.replaceAll('{seat}', seat.seat) },
-      { role: 'user', content: this.config.terse ? renderUserMessage(observation, { terse: true, format: '' }) : `${renderObservation(observation)}\n\n${closing}` },
+      { role: 'user', content: this.config.terse ? renderUserMessage(observation, { terse: true, stateLast: true, format: '' }) : `${renderObservation(observation)}\n\n${closing}` },
     ];
   }
 

@@ -145,8 +145,8 @@ describe('coder-v0 role', () => {
       const terse = new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ terse: true, systemPrompt: 'you are the {seat}' });
       const [system, user] = terse.prompt(obs, proposer);
       assert.equal(system!.content, 'you are the proposer');
-      assert.ok(user!.content.startsWith(obs.state), user!.content);
-      assert.ok(user!.content.includes(obs.context[0]!.text));
+      assert.ok(user!.content.endsWith(`\n${obs.state}`), `the state last: ${user!.content}`);
+      assert.ok(user!.content.startsWith(`${obs.context[0]!.label}: ${obs.context[0]!.text}`));
       assert.ok(!user!.content.includes(obs.task), 'no task text');
       assert.ok(!user!.content.includes('```python block'), 'no closing line');
       assert.throws(() => new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ terse: 'yes' }), /terse/);
