@@ -13,15 +13,18 @@ import type { ProgramLanguage } from '@troupe/kernel';
 import type { Pos } from './grid.js';
 import { renderGrid } from './grid.js';
 
-/** The Python search after the grid (see the module comment); `{maxMoves}` is replaced by the move-list limit. */
-const PYTHON_SEARCH = `s={(r,c):x for r,l in enumerate(g)for c,x in enumerate(l)}
-h=[(0,0,"",k)for k in s if s[k]=="A"];v=set()
-while s[h[0][3]]!="G":
- n,t,p,k=heappop(h);r,c=k
- if(k,p[-1:])in v:continue
- v.add((k,p[-1:]))
- for m,o in enumerate(((r-1,c),(r+1,c),(r,c-1),(r,c+1))):
-  if s.get(o,"#")!="#":heappush(h,(n+1,t+(p[-1:]not in("",str(m))),p+str(m),o))
+/**
+ * The Python search after the grid (see the module comment); `{maxMoves}` is replaced by the move-list limit. The grid
+ * is one string: a cell's neighbours are ±1 and ±w (w = row length + 1, the newline), and newlines and the ends of the
+ * string are walls like `#`.
+ */
+const PYTHON_SEARCH = `w=g.find("\\n")+1;h=[(0,0,"",g.find("A"))];v=set()
+while g[h[0][3]]!="G":
+ n,t,p,k=heappop(h);q=k,p[-1:]
+ if q in v:continue
+ v.add(q)
+ for m,d in enumerate((-w,w,-1,1)):
+  if-1<k+d<len(g)and g[k+d]in".G":heappush(h,(n+1,t+(p[-1:]not in("",str(m))),p+str(m),k+d))
 print(*["UDLR"[int(i)]for i in h[0][2][:{maxMoves}]])
 `;
 
@@ -32,5 +35,5 @@ print(*["UDLR"[int(i)]for i in h[0][2][:{maxMoves}]])
 export function planPathOracleProgram(grid: readonly string[], position: Pos, goal: Pos, maxMoves: number, language: ProgramLanguage): string | undefined {
   if (language !== 'python' || (position.row === goal.row && position.col === goal.col)) return undefined;
   const rows = renderGrid(grid, { agent: position, goal, coordinates: false }).replaceAll(' ', '');
-  return `from heapq import*\ng="""${rows}""".split()\n${PYTHON_SEARCH.replace('{maxMoves}', String(maxMoves))}`;
+  return `from heapq import*\ng="""${rows}"""\n${PYTHON_SEARCH.replace('{maxMoves}', String(maxMoves))}`;
 }
