@@ -54,7 +54,7 @@ describe('warm start in worker threads', function () {
     }
   });
 
-  it('maxSamples caps the named policy to its first demonstration samples; an unknown policy name is a clear error', async () => {
+  it('maxSamples caps the named seat to its first demonstration samples; an unknown seat is a clear error', async () => {
     const warm = { demonstrations: 6, epochs: 2, lr: 1e-2, miniBatchSize: 2, workers: 1, maxSamples: { proposer: 3 } };
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { warmStart: warm } });
     const config = resolveTrainerConfig(spec);
@@ -70,8 +70,20 @@ describe('warm start in worker threads', function () {
     } finally {
       await team.dispose?.();
     }
+    // The cap is the seat's, whatever policy plays it: one shared policy gets 3 proposer samples and every executor one.
+    const shared = await microTeamSpec({ mapping: 'shared', algorithm: { warmStart: warm } });
+    const sharedTeam = await composeTrainableTeam(shared);
+    try {
+      const sharedConfig = resolveTrainerConfig(shared);
+      const demos = await collectDemonstrations(sharedTeam.environment, sharedTeam.seats, { count: 6, seed: 3 });
+      const handles = policyHandles(shared, sharedTeam.policies, sharedTeam.seats.map((s) => s.name), sharedConfig);
+      const result = await warmStart(handles, demos, sharedConfig.warmStart!, { seed: shared.seed, maxGradNorm: 1 });
+      assert.deepEqual(result.samples, { shared: 3 + demos.filter((d) => d.seat === 'executor').length });
+    } finally {
+      await sharedTeam.dispose?.();
+    }
     const bad = { ...spec, algorithm: { ...spec.algorithm, warmStart: { ...warm, maxSamples: { coder: 3 } } } };
-    assert.throws(() => resolveTrainerConfig(bad), /algorithm\.warmStart\.maxSamples\.coder: no policy 'coder' in 'policies' \(the team's policies: proposer, executor\)/);
+    assert.throws(() => resolveTrainerConfig(bad), /algorithm\.warmStart\.maxSamples\.coder: no seat 'coder' in 'seats' \(the team's seats: proposer, executor\)/);
     assert.throws(() => resolveTrainerConfig({ ...bad, algorithm: { ...spec.algorithm, warmStart: { ...warm, maxSamples: { proposer: 0 } } } }), /algorithm\.warmStart\.maxSamples\.proposer: must be >= 1/);
   });
 

@@ -1,6 +1,6 @@
 /**
  * The arms of the paper's table (ATGRPO.md "Baselines"), derived from ONE base team spec per game: two or more seats
- * (e.g. proposer + executor) each mapped to its own policy (L3), like `presets/default-team.yaml`.
+ * (e.g. proposer + executor) each mapped to its own policy (L3), like `presets/plan-path-planner-team.yaml`.
  *
  * | arm | what it is | level | algorithm |
  * |---|---|---|---|
@@ -248,7 +248,7 @@ function checkBase(base: PlainSpec, where: string, singleSeat: string): void {
   const owners = new Map<string, string>();
   for (const [seat, entry] of seats) {
     const other = owners.get(entry.policy);
-    if (other) throw new ExperimentError(`${where}: the base spec must map each seat to its own policy (per-role, L3 like default-team); seats ${other} and ${seat} share policy '${entry.policy}'`);
+    if (other) throw new ExperimentError(`${where}: the base spec must map each seat to its own policy (per-role, L3 like plan-path-planner-team); seats ${other} and ${seat} share policy '${entry.policy}'`);
     owners.set(entry.policy, seat);
   }
   if (!base.seats[singleSeat]) throw new ExperimentError(`${where}: the single-agent arms play seat '${singleSeat}', which the base spec does not have (seats: ${seats.map(([s]) => s).join(', ')})`);
@@ -339,6 +339,9 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
     spec.policies = { [seat.policy]: spec.policies[seat.policy]! };
     const mix = spec.rewards.seats[singleSeat];
     spec.rewards = { ...spec.rewards, seats: mix ? { [singleSeat]: mix } : {} };
+    // Warm-start caps of the seats that are gone go with them.
+    const warm = spec.algorithm['warmStart'] as { maxSamples?: Record<string, number> } | undefined;
+    if (warm?.maxSamples) warm.maxSamples = Object.fromEntries(Object.entries(warm.maxSamples).filter(([s]) => s === singleSeat));
   } else if (name === 'mas-atgrpo-shared') {
     // One policy for every seat (L1): the single seat's policy config, named `shared`.
     const source = spec.policies[spec.seats[singleSeat]!.policy]!;

@@ -51,9 +51,9 @@ export interface WarmStartConfig {
    */
   readonly groupByLength: boolean;
   /**
-   * At most this many demonstration samples for the named policy (the first ones, in play order), by policy name;
-   * the others train on all of theirs. For a seat whose samples are long (a coder's program is ~400 byte tokens, a
-   * planner's move list ~20), so one policy's warm start does not take most of the time. Default: no cap.
+   * At most this many demonstration samples of the named seat (the first ones, in play order), by seat name; other
+   * seats keep all of theirs. For a seat whose samples are long (a coder's program is ~380 byte tokens, a planner's
+   * move list ~20), so its policy's warm start does not take most of the time. Default: no cap.
    */
   readonly maxSamples?: Readonly<Record<string, number>>;
   /**
@@ -231,7 +231,7 @@ let validate: ReturnType<typeof compileSchema> | undefined;
  * Validates the spec's `algorithm` block and fills defaults. Throws {@link TrainerConfigError} listing every problem
  * with its key path (`algorithm.loss.aggregation: must be equal to one of the allowed values ...`).
  */
-export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> & Partial<Pick<TeamSpec, 'policies'>>, overrides: { steps?: number } = {}): TrainerConfig {
+export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> & Partial<Pick<TeamSpec, 'seats'>>, overrides: { steps?: number } = {}): TrainerConfig {
   validate ??= compileSchema(TRAINER_CONFIG_SCHEMA);
   const raw = JSON.parse(JSON.stringify(spec.algorithm ?? {})) as Record<string, unknown>;
   if (!validate(raw)) {
@@ -241,9 +241,9 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
   const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers' | 'microBatchSize'> & { warmStart?: WarmStartConfig; workers?: number; microBatchSize?: number };
   const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
   const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? defaultWorkers(), microBatchSize: c.microBatchSize ?? c.miniBatchSize, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
-  const unknown = Object.keys(warm?.maxSamples ?? {}).filter((p) => spec.policies && !(p in spec.policies));
+  const unknown = Object.keys(warm?.maxSamples ?? {}).filter((seat) => spec.seats && !(seat in spec.seats));
   if (unknown.length > 0) {
-    throw new TrainerConfigError(spec.file, unknown.map((p) => `algorithm.warmStart.maxSamples.${p}: no policy '${p}' in 'policies' (the team's policies: ${Object.keys(spec.policies!).join(', ')})`));
+    throw new TrainerConfigError(spec.file, unknown.map((seat) => `algorithm.warmStart.maxSamples.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
   }
   if (out.name === 'grpo-naive' && out.branches < 2) {
     throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);

@@ -88,6 +88,16 @@ export async function collectDemonstrations(environment: Environment, seats: rea
   return out;
 }
 
+/** The demonstrations with at most `caps[seat]` samples of each capped seat (its first ones, in play order). */
+function capSamples(demos: readonly Demonstration[], caps: Readonly<Record<string, number>>): Demonstration[] {
+  const seen = new Map<string, number>();
+  return demos.filter((d) => {
+    const n = (seen.get(d.seat) ?? 0) + 1;
+    seen.set(d.seat, n);
+    return n <= (caps[d.seat] ?? Infinity);
+  });
+}
+
 /** Per-policy result of the warm start. */
 export interface WarmStartResult {
   /** Demonstration samples per policy. */
@@ -213,10 +223,11 @@ export async function warmStart(
     samples: {}, firstEpochLoss: {}, lastEpochLoss: {}, optimizerSteps: {},
   };
   const jobs: SftJob[] = [];
+  const kept = capSamples(demos, config.maxSamples ?? {});
   for (const h of handles) {
     const lm = h.trainable;
     if (!lm) continue;
-    const mine = demos.filter((d) => d.policy === h.name).slice(0, config.maxSamples?.[h.name]);
+    const mine = kept.filter((d) => d.policy === h.name);
     res.samples[h.name] = mine.length;
     if (mine.length === 0) continue;
     const eos = lm.tokenizer.eosTokenId ?? lm.model.config.eosTokenIds[0];
