@@ -1,8 +1,9 @@
 /**
  * Training smoke tests per game: a short `troupe train` (warm start on two oracle demonstrations, AT-GRPO with K = 2,
  * B = 1, one or two steps, a final evaluation of two episodes) of the trainable team presets of Plan-Path (the
- * embedded default team), Sokoban (`sokoban-team`) and Sudoku (`sudoku-team`), and of the Plan-Path single-agent
- * variant (`environment.config.seats: [executor]`), from the fixture specs test/fixtures/game-*.yaml. The CLI runs
+ * all-planner team `plan-path-planner-team` and the coder-proposer team `plan-path-coder-team`, the embedded default,
+ * whose programs run in the sandbox), Sokoban (`sokoban-team`) and Sudoku (`sudoku-team`), and of the Plan-Path
+ * single-agent variant (`environment.config.seats: [executor]`), from the fixture specs test/fixtures/game-*.yaml. The CLI runs
  * in-process (one tfjs backend for all runs); each run's outputs are checked for what AT-GRPO promises: rollout and
  * loss metrics for every policy, groups of exactly K samples sharing one prompt per (instance, turn, seat), a
  * checkpoint per policy, and the final evaluation.
@@ -31,6 +32,8 @@ interface Game {
   readonly seats: readonly string[];
   /** Extra checks on the trace. */
   readonly trace?: (records: Row[]) => void;
+  /** Extra checks on the warm-start row of metrics.jsonl. */
+  readonly warmStart?: (row: Row) => void;
 }
 
 const GAMES: readonly Game[] = [
@@ -45,6 +48,16 @@ const GAMES: readonly Game[] = [
         assert.equal(r.parseError, null, `a grammatical completion parses: ${String(r.completion)}`);
       }
     },
+  },
+  {
+    fixture: 'game-plan-path-coder.yaml',
+    seats: ['proposer', 'executor'],
+    trace: (records) => {
+      for (const r of records.filter((x) => x.seat === 'proposer')) {
+        assert.match(String(r.completion), /^```(?:python|javascript)\n/, 'constrained decoding opens a program block');
+      }
+    },
+    warmStart: (row) => assert.equal(row['warmstart/proposer/samples'], 1, 'maxSamples caps the coder at one program'),
   },
   {
     fixture: 'game-plan-path-single.yaml',
@@ -104,6 +117,7 @@ describe('troupe train per game (in-process, tiny models, minute-sized specs)', 
           assert.ok((m[`loss/${p}/samples`] as number) > 0, `loss/${p}/samples at step ${String(m.step)}`);
         }
       }
+      game.warmStart?.(metrics.find((m) => m.kind === 'warm-start')!);
       const final = metrics.find((m) => m.kind === 'final');
       assert.ok(final && typeof final['time/eval'] === 'number', 'a final eval row in metrics.jsonl');
       for (const [k, v] of Object.entries(final)) if (k.endsWith('/episodes')) assert.equal(v, episodes, `${k} of the final eval`);

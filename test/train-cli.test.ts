@@ -14,7 +14,7 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   });
   after(() => rmSync(out, { recursive: true, force: true }));
 
-  it('validates the smoke spec (it extends the embedded default team)', async () => {
+  it('validates the smoke spec (it extends the all-planner Plan-Path team)', async () => {
     const r = await troupe(['validate', spec]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
   });

@@ -16,10 +16,10 @@ import { checkTeamAgainstPlugins, formatIssue, loadTeamSpec, parseTeamSpec, PRES
 import { CAUSAL_LM_BUILTIN, composeTrainableTeam, defaultWorkers, mappingLevel, policyHandles, resolveTrainerConfig, Trainer } from '../src/trainer/index.js';
 
 /**
- * The default team with its turn limit pinned to 2, so that the budget arithmetic below (B·K·N·T samples per step)
+ * The all-planner Plan-Path team (the paper table's Plan-Path base) with its turn limit pinned to 2, so that the budget arithmetic below (B·K·N·T samples per step)
  * stays the same when the preset's T changes.
  */
-const DEFAULT_TEAM: TeamSpec = loadTeamSpec(join(PRESETS_DIR, 'default-team.yaml'));
+const DEFAULT_TEAM: TeamSpec = loadTeamSpec(join(PRESETS_DIR, 'plan-path-planner-team.yaml'));
 const BASE: TeamSpec = { ...DEFAULT_TEAM, environment: { ...DEFAULT_TEAM.environment, config: { ...DEFAULT_TEAM.environment.config, maxTurns: 2 } } };
 
 /** Writes a derived spec to a file and loads it back through the team-spec loader. */
@@ -36,7 +36,7 @@ describe('experiment: arms derived from a base team', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('every arm of every shipped game preset validates: schema, trainer settings and plugins (seats, configs)', async () => {
-    for (const preset of ['default-team', 'sokoban-team', 'sudoku-team']) {
+    for (const preset of ['default-team', 'plan-path-planner-team', 'plan-path-coder-team', 'sokoban-team', 'sudoku-team']) {
       const file = join(PRESETS_DIR, `${preset}.yaml`);
       if (!existsSync(file)) continue; // a game preset that is not shipped yet
       const base = loadTeamSpec(file);
@@ -127,7 +127,7 @@ describe('experiment: arms derived from a base team', function () {
   });
 
   it('a shared warm start is exactly the one the arm would run: same demonstrations seed, policy seeds and settings (every shipped preset)', () => {
-    for (const preset of ['default-team', 'sokoban-team', 'sudoku-team']) {
+    for (const preset of ['default-team', 'plan-path-planner-team', 'plan-path-coder-team', 'sokoban-team', 'sudoku-team']) {
       const file = join(PRESETS_DIR, `${preset}.yaml`);
       if (!existsSync(file)) continue;
       const base = loadTeamSpec(file);
@@ -250,7 +250,7 @@ describe('experiment: arms derived from a base team', function () {
   it('episodes override the evaluation; relative policy paths of the base become absolute', () => {
     assert.equal(deriveArm(BASE, 'mas-prompt', { seed: 0, episodes: 7 }).spec.evaluation.episodes, 7);
     const file = join(dir, 'rel.yaml');
-    writeFileSync(file, 'extends: default-team\npolicies:\n  proposer: { kind: tfjs-causal-lm, model: ./ckpt/p, preset: null }\n');
+    writeFileSync(file, 'extends: plan-path-planner-team\npolicies:\n  proposer: { kind: tfjs-causal-lm, model: ./ckpt/p, preset: null }\n');
     const spec = parseTeamSpec(readFileSync(file, 'utf8'), file);
     assert.equal(plainSpec(spec).policies.proposer!.model, join(dir, 'ckpt', 'p'));
     assert.equal(plainSpec(spec).policies.executor!.tokenizer, 'tiny');
@@ -271,7 +271,7 @@ describe('experiment: arms derived from a base team', function () {
     assert.equal(swap.algorithm.steps, 0);
     assert.equal(swap.algorithm.warmStart, undefined);
     assert.equal(swap.seed, perRole.seed, 'the same held-out instances as the per-role run');
-    assert.equal(swap.name, 'default-team.swap.seed-1');
+    assert.equal(swap.name, 'plan-path-planner-team.swap.seed-1');
     const control = deriveSwapSpec(perRole, 'ck', { exchange: false });
     assert.equal(control.seats.proposer!.policy, 'proposer');
     assert.equal(control.seats.executor!.policy, 'executor');

@@ -28,7 +28,7 @@ export function loadSpecOrDefault(file: string | undefined): TeamSpec {
 export function register(program: Command): void {
   program
     .command('train')
-    .description('train a team (AT-GRPO); without SPEC, the embedded default team (Plan-Path, two tiny models, warm start + AT-GRPO)')
+    .description('train a team (AT-GRPO); without SPEC, the embedded default team (Plan-Path, a coder proposer and a planner executor, two tiny models, warm start + AT-GRPO)')
     .argument('[spec]', 'team spec file (YAML); default: the embedded default team')
     .option('-o, --out <dir>', 'output folder (default: runs/<spec name>)')
     .option('--steps <n>', 'training steps (default: the spec\'s algorithm.steps)', positiveInt('--steps'))
