@@ -33,9 +33,12 @@ export function toyEnvironment(bugs: ToyBugs = {}): EnvironmentContribution {
     instance(split: Split, index: number, seed: number): ToyInstance {
       for (let attempt = 0; ; attempt++) {
         const rng = createRng(deriveSeed(seed, bugs.ignoreSplit ? 'any' : split, index, attempt));
-        const start = rng.int(1000);
+        // With randomInstances both numbers come from Math.random, so two draws of one instance coincide with
+        // probability 1/11,000 (a target alone coincided 1 time in 11 and let the determinism checks pass by chance).
+        const draw = (n: number): number => (bugs.randomInstances ? Math.floor(Math.random() * n) : rng.int(n));
+        const start = draw(1000);
         // Targets within 5 of the start, so the oracle (±3 per turn, 5 turns) always solves them.
-        const inst = { start, target: bugs.randomInstances ? start + Math.floor(Math.random() * 11) - 5 : start + rng.int(11) - 5 };
+        const inst = { start, target: start + draw(11) - 5 };
         if (bugs.ignoreSplit || splitOfContent(contentHash(inst)) === split) return inst;
       }
     },
