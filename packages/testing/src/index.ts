@@ -8,6 +8,7 @@ export * from './core.js';
 export * from './schema.js';
 export * from './environment.js';
 export * from './single-seat.js';
+export * from './oracle-program.js';
 export * from './role.js';
 export * from './reward.js';
 export * from './module.js';

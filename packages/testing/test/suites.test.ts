@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import type { Observation, Transition } from '@troupe/kernel';
 import type { ConformanceFailure } from '../src/index.js';
 import {
-  checkEnvironmentConformance, checkModuleConformance, checkRewardConformance, checkRoleConformance, checkSingleSeatConformance, deepFreeze, playEpisode,
+  checkEnvironmentConformance, checkModuleConformance, checkOracleProgramConformance, checkRewardConformance, checkRoleConformance,
+  checkSingleSeatConformance, deepFreeze, playEpisode, runPythonPrograms,
 } from '../src/index.js';
 import type { ToyState } from './toy.js';
 import { toyEnvironment, toyGame, toyReward, toyRole } from './toy.js';
@@ -78,6 +79,36 @@ describe('single-agent variant suite', () => {
       assert.deepEqual(failedChecks(await checkSingleSeatConformance(toyGame(bugs))), [expected]);
     });
   }
+});
+
+describe('oracle-program suite', () => {
+  const parse = (stdout: string): unknown => JSON.parse(stdout.trim());
+  const name = "run by Python, each oracle program prints the oracle's action (starting and later states)";
+
+  it('programs that print the oracle\'s action pass', async () => {
+    assert.deepEqual(await checkOracleProgramConformance(toyEnvironment(), { instances: 10, parse }), []);
+  });
+  const cases: [string, NonNullable<Parameters<typeof toyEnvironment>[0]>['programBug'], RegExp][] = [
+    ['a program that prints another action', 'wrong', /printed -?\d+, the oracle's action is -?\d+/],
+    ['a program that raises', 'crash', /raised ZeroDivisionError/],
+    ['an environment that gives no programs', 'missing', /only 0 of \d+ \(state, seat\) pairs have a Python program/],
+  ];
+  for (const [what, bug, message] of cases) {
+    it(`catches ${what}`, async () => {
+      const failures = await checkOracleProgramConformance(toyEnvironment({ programBug: bug }), { instances: 10, parse });
+      assert.deepEqual(failedChecks(failures), [name]);
+      assert.match(failures[0]!.message, message);
+      assert.match(failures[0]!.message, /train instance \d+ \(seed 3\)|pairs/);
+    });
+  }
+
+  it('runs programs in fresh namespaces; a clean exit() is not an error, exit(2) is', async () => {
+    const runs = await runPythonPrograms(['x = 1\nprint(x)', 'print(x)', 'print(7)\nexit()', 'exit(2)']);
+    assert.deepEqual(runs[0], { stdout: '1\n' });
+    assert.match(runs[1]!.error!, /NameError/);
+    assert.deepEqual(runs[2], { stdout: '7\n' });
+    assert.equal(runs[3]!.error, 'SystemExit: 2');
+  });
 });
 
 describe('role suite', () => {

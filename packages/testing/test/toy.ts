@@ -18,6 +18,8 @@ export interface ToyBugs {
   badRandomAction?: boolean;
   undeclaredActionType?: boolean;
   wrongSignals?: boolean;
+  /** The oracle program prints the oracle's step plus one / raises / is never given. */
+  programBug?: 'wrong' | 'crash' | 'missing';
 }
 
 export interface ToyInstance { readonly start: number; readonly target: number }
@@ -73,6 +75,11 @@ export function toyEnvironment(bugs: ToyBugs = {}): EnvironmentContribution {
       return Math.max(-3, Math.min(3, state.instance.target - state.n));
     },
     randomAction: (_s, _seat, rng) => (bugs.badRandomAction ? 7 : rng.int(7) - 3),
+    oracleProgram(state, _seat, language) {
+      if (language !== 'python' || bugs.programBug === 'missing') return undefined;
+      if (bugs.programBug === 'crash') return 'print(1 / 0)\n';
+      return `t, n = ${state.instance.target}, ${state.n}\nprint(max(-3, min(3, t - n))${bugs.programBug === 'wrong' ? ' + 1' : ''})\n`;
+    },
   });
   return {
     id: 'toy-v0',

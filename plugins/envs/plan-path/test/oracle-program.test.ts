@@ -3,59 +3,24 @@
  * starting and mid-episode states of several sizes, it prints exactly the oracle's moves.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createRng } from '@troupe/kernel';
-import { PlanPathEnvironment, planPathOracleProgram, type PlanPathState } from '../src/index.js';
+import { oracleProgramConformance, startAndLaterStates } from '@troupe/testing';
+import { PlanPathContribution, PlanPathEnvironment, planPathOracleProgram, type PlanPathState } from '../src/index.js';
 
-/** Runs every program in one Python process (each in a fresh namespace) and returns what each printed. */
-function runPrograms(programs: readonly string[]): string[] {
-  const driver = [
-    'import contextlib, io, json, sys',
-    'out = []',
-    'for p in json.load(sys.stdin):',
-    '    buf = io.StringIO()',
-    '    with contextlib.redirect_stdout(buf):',
-    '        exec(p, {})',
-    '    out.append(buf.getvalue())',
-    'print(json.dumps(out))',
-  ].join('\n');
-  return JSON.parse(execFileSync('python3', ['-c', driver], { input: JSON.stringify(programs), encoding: 'utf8', timeout: 60_000 })) as string[];
-}
+/** The moves a program printed (`U R D`), as the coder's parser reads a bare line. */
+const moves = (stdout: string): string[] => stdout.trim().split(/\s+/).filter((t) => t !== '');
 
-/** Starting states of `count` train instances and, for each, the state after a random proposal and execution. */
-async function states(env: PlanPathEnvironment, count: number): Promise<PlanPathState[]> {
-  const rng = createRng(5);
-  const out: PlanPathState[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const s0 = env.reset(env.instance('train', i, 3));
-    out.push(s0);
-    const proposed = await env.step(s0, 'proposer', { kind: 'action', action: env.randomAction(s0, 'proposer', rng), text: '' });
-    const executed = await env.step(proposed.state, 'executor', { kind: 'action', action: env.randomAction(proposed.state, 'executor', rng), text: '' });
-    if (!executed.state.done) out.push(executed.state);
-  }
-  return out;
+const CONFIGS = [{ size: 5, maxMoves: 12 }, { size: 8, maxMoves: 24 }, { size: 10, maxMoves: 5 }] as const;
+for (const config of CONFIGS) {
+  oracleProgramConformance(new PlanPathContribution(), { config: { ...config, wallProbability: 0.25 }, instances: 60, parse: moves });
 }
 
 describe('plan-path: the oracle as a Python program', () => {
-  for (const config of [{ size: 5, maxMoves: 12 }, { size: 8, maxMoves: 24 }, { size: 10, maxMoves: 5 }]) {
-    it(`prints the oracle's moves on starting and mid-episode states (size ${config.size}, maxMoves ${config.maxMoves})`, async function () {
-      this.timeout(120_000);
-      const env = new PlanPathEnvironment({ ...config, wallProbability: 0.25 });
-      const all = await states(env, 60);
-      assert.ok(all.length > 60, 'mid-episode states too');
-      assert.ok(all.some((s) => s.history.length > 0 && (s.position.row !== s.instance.start.row || s.position.col !== s.instance.start.col)), 'a walker that moved');
-      const programs = all.map((s) => env.oracleProgram(s, 'proposer', 'python'));
-      assert.ok(programs.every((p) => p !== undefined));
-      const printed = runPrograms(programs as string[]);
-      let truncated = 0;
-      all.forEach((s, i) => {
-        const oracle = env.oracle!(s, 'proposer');
-        assert.deepEqual(printed[i]!.trim().split(/\s+/), oracle, `state ${i}: ${programs[i]}`);
-        if (oracle.length === config.maxMoves) truncated += 1;
-      });
-      if (config.maxMoves === 5) assert.ok(truncated > 0, 'some paths are cut at maxMoves');
-    });
-  }
+  it('the checked states include walkers that moved and paths cut at maxMoves', async () => {
+    const env = new PlanPathEnvironment({ ...CONFIGS[2], wallProbability: 0.25 });
+    const states = (await startAndLaterStates(env, 60, 3)).map((s) => s.state as PlanPathState);
+    assert.ok(states.some((s) => s.history.length > 0 && (s.position.row !== s.instance.start.row || s.position.col !== s.instance.start.col)), 'a walker that moved');
+    assert.ok(states.some((s) => env.oracle(s, 'proposer').length === CONFIGS[2].maxMoves), 'some paths are cut at maxMoves');
+  });
 
   it('writes the grid, the walker and the goal as data, one row per line', () => {
     const env = new PlanPathEnvironment({ size: 5 });
