@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContainerModule } from 'inversify';
-import { PolicyContribution, type PolicyContribution as PolicyContributionT } from '../src/contracts/index.js';
+import { ANY_ACTION_TYPE, PolicyContribution, producesActionType, type PolicyContribution as PolicyContributionT } from '../src/contracts/index.js';
 import { PluginHost } from '../src/plugins/index.js';
 import {
   SpecError,
@@ -297,6 +297,16 @@ describe('team specs: checks against plugins', () => {
     assert.deepEqual(lines(await checkTeamAgainstPlugins(swapped, host)), [
       'swapped.yaml:5:21 seats.proposer.role: role talker-v0 produces text, but seat "proposer" of grid-v0 needs moves (use a role that produces moves: mover-v0)',
     ]);
+  });
+});
+
+describe('team specs: which roles can play a seat', () => {
+  it('a role plays a seat whose action type it names, or any seat when it produces ANY_ACTION_TYPE', () => {
+    assert.equal(ANY_ACTION_TYPE, '*');
+    assert.equal(producesActionType(['moves'], 'moves'), true);
+    assert.equal(producesActionType(['moves', 'answer'], 'sudoku-grid'), false);
+    assert.equal(producesActionType(['moves', ANY_ACTION_TYPE], 'sudoku-grid'), true);
+    assert.equal(producesActionType([], 'moves'), false);
   });
 });
 

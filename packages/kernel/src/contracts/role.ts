@@ -4,13 +4,24 @@ import type { Observation } from './environment.js';
 /** Contribution point for roles (planner, coder, tester, solver, ...). */
 export const RoleContribution = Symbol.for('troupe.RoleContribution');
 
+/**
+ * In a role's `produces`: it can produce an action of any type (the coder as a tool agent: its program prints the
+ * action, which its output parser reads as JSON when the type is not one it knows); the environment's `step` checks it.
+ */
+export const ANY_ACTION_TYPE = '*';
+
+/** Whether a role's `produces` list covers `actionType` (named in it, or {@link ANY_ACTION_TYPE}). */
+export function producesActionType(produces: readonly string[], actionType: string): boolean {
+  return produces.includes(actionType) || produces.includes(ANY_ACTION_TYPE);
+}
+
 /** A factory for one role id (e.g. `planner-v0`). */
 export interface RoleContribution {
   /** Versioned id, `name-vN`. */
   readonly id: string;
   /** One line for `troupe plugins ls`. */
   readonly description: string;
-  /** The action types this role can produce (matched against the environment's seat specs). */
+  /** The action types this role can produce (matched against the environment's seat specs; see {@link ANY_ACTION_TYPE}). */
   readonly produces: readonly string[];
   /** JSON schema of the role's config (from the team spec's `seats.<seat>.roleConfig`). */
   readonly configSchema: JsonSchema;

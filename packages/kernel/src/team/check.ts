@@ -6,7 +6,7 @@
 import { dirname } from 'node:path';
 import type { Environment, SeatSpec } from '../contracts/environment.js';
 import type { RewardContribution } from '../contracts/reward.js';
-import type { RoleContribution } from '../contracts/role.js';
+import { producesActionType, type RoleContribution } from '../contracts/role.js';
 import type { ContributionKind } from '../contracts/manifest.js';
 import type { SchemaIssue } from '../plugins/ajv.js';
 import { PluginError } from '../plugins/errors.js';
@@ -109,8 +109,8 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
     configIssues('roles', role.id, entry.roleConfig, ['seats', seat, 'roleConfig']);
     const needed = envSeats?.find((s) => s.name === seat)?.actionType;
     const produces = (role.contribution as RoleContribution).produces ?? [];
-    if (needed !== undefined && !produces.includes(needed)) {
-      const able = host.registry.list('roles').filter((r) => ((r.contribution as RoleContribution).produces ?? []).includes(needed)).map((r) => r.id);
+    if (needed !== undefined && !producesActionType(produces, needed)) {
+      const able = host.registry.list('roles').filter((r) => producesActionType((r.contribution as RoleContribution).produces ?? [], needed)).map((r) => r.id);
       issues.push(specIssue(spec, ['seats', seat, 'role'],
         `role ${role.id} produces ${produces.join(', ') || 'nothing'}, but seat "${seat}" of ${envId} needs ${needed}`,
         able.length ? `use a role that produces ${needed}: ${able.join(', ')}` : `use a role that produces ${needed}`));

@@ -11,7 +11,7 @@
  * otherwise.
  */
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, RenderContext, Role, RoleContribution, SeatContext } from '@troupe/kernel';
-import { renderUserMessage } from '@troupe/kernel';
+import { ANY_ACTION_TYPE, renderUserMessage } from '@troupe/kernel';
 import { Sandbox, type RunRequest, type RunResult, type SandboxLimits, type SandboxOptions } from '@troupe/sandbox';
 import { readFileSync } from 'node:fs';
 import { extractProgram, type ProgramLanguage } from './extract.js';
@@ -60,8 +60,11 @@ export const DETAIL_CHARS = 2000;
 /** JSON schema of the coder's config (also in schemas/coder.config.json). */
 export const CODER_CONFIG_SCHEMA: JsonSchema = JSON.parse(readFileSync(new URL('../schemas/coder.config.json', import.meta.url), 'utf8')) as JsonSchema;
 
-/** Action types the coder produces: `program`, and (by running the program) `moves` and `answer`. */
-export const CODER_PRODUCES: readonly string[] = Object.freeze(['program', 'moves', 'answer']);
+/**
+ * Action types the coder produces: `program`, and by running the program `moves`, `answer` and any other type
+ * (`*`, the kernel's `ANY_ACTION_TYPE`: the program prints it as JSON, e.g. Sudoku's fills or grid).
+ */
+export const CODER_PRODUCES: readonly string[] = Object.freeze(['program', 'moves', 'answer', ANY_ACTION_TYPE]);
 
 /** Renders an observation as the user message: task, current state, then each context block under its label. */
 export function renderObservation(observation: Observation): string {
@@ -256,7 +259,7 @@ export class CoderProposerRoleContribution implements RoleContribution {
   /** @inheritdoc */
   readonly description = 'Coder as proposer / tool agent: runs its program in the sandbox; the printed output ([U, R, D], an answer, JSON) is the action';
   /** @inheritdoc */
-  readonly produces: readonly string[] = Object.freeze(['moves', 'answer']);
+  readonly produces: readonly string[] = Object.freeze(['moves', 'answer', ANY_ACTION_TYPE]);
   /** @inheritdoc */
   readonly configSchema = CODER_CONFIG_SCHEMA;
 

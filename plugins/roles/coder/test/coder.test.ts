@@ -115,7 +115,7 @@ describe('coder-v0 role', () => {
       const m = await forced.parse('```python\nprint("[U]")\n```', proposer);
       assert.deepEqual((m as { action: unknown }).action, { language: 'python', source: 'print("[U]")\n' });
       const prop = new CoderProposerRoleContribution({ sandbox: sharedSandbox() });
-      assert.deepEqual(prop.produces, ['moves', 'answer']);
+      assert.deepEqual(prop.produces, ['moves', 'answer', '*']);
       const p = prop.create({});
       assert.equal(p.id, 'coder-proposer-v0');
       assert.match(p.prompt(obs, proposer)[0]!.content, /Print the list of moves on the last line, for example \[U, R, D\]/);
