@@ -4,9 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import type {
-  ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
+  ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, ProgramLanguage, Rng, SeatSpec, Split,
+  StepResult, ToolDetails,
 } from '@troupe/kernel';
-import { formatMoveList, movesOf, movesSchema } from '@troupe/kernel';
+import { formatMoveList, movesOf, movesSchema, toolDetailsOf, toolDetailsText } from '@troupe/kernel';
 import type { Board, Direction, Placement, Pos } from './board.js';
 import {
   DIRECTIONS, boxesOnGoals, cornerDeadlocks, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve,
@@ -15,6 +16,7 @@ import type { SokobanConfig, SokobanSeatName } from './config.js';
 import { resolveSokobanConfig } from './config.js';
 import type { SokobanInstance } from './instance.js';
 import { SokobanStream, sokobanInstanceKey } from './instance.js';
+import { sokobanOracleProgram } from './oracle-program.js';
 
 /** The contribution id. */
 export const SOKOBAN_ID = 'sokoban-v0';
@@ -41,6 +43,8 @@ export interface ProposalRecord {
   readonly deadlocked: readonly Pos[];
   /** The simulated reward (the proposer's `proposal_reward`). */
   readonly reward: number;
+  /** The program that printed the proposal and its output, when the proposer used a tool (the coder). */
+  readonly tool?: ToolDetails;
 }
 
 /** What happened in one finished turn. */
@@ -276,6 +280,11 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
   observe(state: SokobanState, seat: string): Observation {
     this.seatIndexOf(seat);
     const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t) }));
+    // The compact observation leaves the program out: its printed moves are the proposal line (a byte-level model
+    // would read a ~450-character program before every answer).
+    if (seat === 'executor' && state.proposal?.tool && this.config.observation !== 'compact') {
+      context.push({ label: 'proposer program', text: toolDetailsText(state.proposal.tool) });
+    }
     if (seat === 'executor' && state.proposal) context.push({ label: 'proposal', text: this.proposalText(state.proposal) });
     return deepFreeze({
       task: this.taskText(seat),
@@ -312,6 +321,8 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
           deadlocked: cornerDeadlocks(board, sim.end.boxes), reward: sim.reward,
         };
       }
+      const tool = toolDetailsOf(move.details);
+      if (tool) proposal = { ...proposal, tool };
       const next = deepFreeze({ ...state, seatIndex: 1, proposal });
       return deepFreeze({
         state: next,
@@ -370,6 +381,17 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
     this.seatIndexOf(seat);
     const result = solve(state.instance, state.placement, this.config.oracleNodeCap);
     return result.status === 'solved' ? result.moves.slice(0, this.config.maxMoves) : [];
+  }
+
+  /**
+   * The oracle as a Python program that prints exactly {@link SokobanEnvironment.oracle}'s moves (the coder's
+   * demonstrations when it plays the proposer); `undefined` for another language and where the oracle has no moves
+   * (solved, deadlocked, unsolvable, beyond `oracleNodeCap`).
+   */
+  oracleProgram(state: SokobanState, seat: string, language: ProgramLanguage): string | undefined {
+    if (this.oracle(state, seat).length === 0) return undefined;
+    const { maxMoves, floorSymbol: floor } = this.config;
+    return sokobanOracleProgram(state.instance, state.placement, { maxMoves, floor }, language);
   }
 
   /** 1 to min(maxMoves, 2·size) uniformly random moves. */

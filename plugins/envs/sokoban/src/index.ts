@@ -5,3 +5,4 @@ export * from './board.js';
 export * from './config.js';
 export * from './instance.js';
 export * from './environment.js';
+export * from './oracle-program.js';

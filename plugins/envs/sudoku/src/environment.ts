@@ -4,14 +4,17 @@
  */
 import { readFileSync } from 'node:fs';
 import type {
-  ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, Rng, SeatSpec, Split, StepResult,
+  ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, ProgramLanguage, Rng, SeatSpec, Split,
+  StepResult, ToolDetails,
 } from '@troupe/kernel';
+import { toolDetailsOf, toolDetailsText } from '@troupe/kernel';
 import type { SudokuConfig, SudokuSeatName } from './config.js';
 import { resolveSudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
-import { conflictCount, copyGrid, filledCount, formatFills, formatGridLine, isSolvedGrid, renderGrid } from './grid.js';
+import { conflictCount, copyGrid, filledCount, formatCompactGrid, formatFills, formatGridLine, isSolvedGrid, renderGrid } from './grid.js';
 import type { SudokuInstance } from './instance.js';
 import { SudokuStream, sudokuInstanceKey } from './instance.js';
+import { sudokuOracleProgram } from './oracle-program.js';
 
 /** The contribution id. */
 export const SUDOKU_ID = 'sudoku-v0';
@@ -158,6 +161,8 @@ export interface ProposalRecord {
   readonly solves: boolean;
   /** The simulated reward (the proposer's `proposal_reward`). */
   readonly reward: number;
+  /** The program that printed the proposal and its output, when the proposer used a tool (the coder). */
+  readonly tool?: ToolDetails;
 }
 
 /** What happened in one finished turn. */
@@ -198,11 +203,6 @@ export interface SudokuState {
   readonly success: boolean;
   /** Whether the episode is over (solved, or the turn limit). */
   readonly done: boolean;
-}
-
-/** The bare rows of a grid (`.` empty, no labels or box rules), for the compact observation. */
-function compactGrid(grid: Grid): string {
-  return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join('')).join('\n');
 }
 
 /**
@@ -348,7 +348,7 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
   /** The current state as text: turn, counts, the clues and the grid as it is NOW. */
   stateText(state: SudokuState): string {
     const { instance, grid } = state;
-    if (this.config.observation === 'compact') return compactGrid(grid);
+    if (this.config.observation === 'compact') return formatCompactGrid(grid);
     const n = instance.size;
     const conflicts = conflictCount(grid);
     return [
@@ -398,6 +398,10 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
   observe(state: SudokuState, seat: string): Observation {
     this.seatIndexOf(seat);
     const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t, state.instance.puzzle) }));
+    // The compact observation leaves the program out: the proposal line carries what it printed.
+    if (seat === 'executor' && state.proposal?.tool && this.config.observation !== 'compact') {
+      context.push({ label: 'proposer program', text: toolDetailsText(state.proposal.tool) });
+    }
     if (seat === 'executor' && state.proposal) context.push({ label: 'proposal', text: this.proposalText(state.proposal) });
     return deepFreeze({
       task: this.taskText(seat),
@@ -435,9 +439,10 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     const e = this.evaluate(state, move);
     const malformed = e.status === 'ok' ? 0 : 1;
     if (seat === 'proposer') {
+      const tool = toolDetailsOf(move.details);
       const proposal: ProposalRecord = {
         fills: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }), grid: e.grid,
-        solves: e.status === 'ok' && isSolvedGrid(e.grid), reward: e.reward,
+        solves: e.status === 'ok' && isSolvedGrid(e.grid), reward: e.reward, ...(tool ? { tool } : {}),
       };
       return deepFreeze({
         state: deepFreeze({ ...state, seatIndex: 1, proposal }),
@@ -487,6 +492,16 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     this.seatIndexOf(seat);
     if (this.config.action === 'grid') return copyGrid(state.instance.solution);
     return this.fillsToSolve(state.instance, state.grid);
+  }
+
+  /**
+   * The oracle as a Python program that prints exactly {@link SudokuEnvironment.oracle}'s action (the coder's
+   * demonstrations when it plays the proposer): it completes the current grid by backtracking. `undefined` for another
+   * language and where the current grid holds a wrong fill (no completion exists) or is full.
+   */
+  oracleProgram(state: SudokuState, seat: string, language: ProgramLanguage): string | undefined {
+    this.seatIndexOf(seat);
+    return sudokuOracleProgram(state.grid, state.instance.solution, this.config.action, language);
   }
 
   /**

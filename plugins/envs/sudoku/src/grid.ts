@@ -222,3 +222,8 @@ export function formatFills(fills: readonly (readonly number[])[]): string {
 export function formatGridLine(grid: Grid): string {
   return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join('')).join(' ');
 }
+
+/** The bare rows of a grid, one per line (`.` empty, no labels or box rules): the compact observation's state. */
+export function formatCompactGrid(grid: Grid): string {
+  return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join('')).join('\n');
+}

@@ -5,4 +5,5 @@ export * from './grid.js';
 export * from './config.js';
 export * from './instance.js';
 export * from './environment.js';
+export * from './oracle-program.js';
 export * from './role.js';
