@@ -9,6 +9,7 @@ export * from './schema.js';
 export * from './environment.js';
 export * from './single-seat.js';
 export * from './oracle-program.js';
+export * from './tool-proposal.js';
 export * from './role.js';
 export * from './reward.js';
 export * from './module.js';

@@ -4,7 +4,7 @@ import type { Observation, Transition } from '@troupe/kernel';
 import type { ConformanceFailure } from '../src/index.js';
 import {
   checkEnvironmentConformance, checkModuleConformance, checkOracleProgramConformance, checkRewardConformance, checkRoleConformance,
-  checkSingleSeatConformance, deepFreeze, playEpisode, runPythonPrograms,
+  checkSingleSeatConformance, checkToolProposalConformance, deepFreeze, playEpisode, runPythonPrograms,
 } from '../src/index.js';
 import type { ToyState } from './toy.js';
 import { toyEnvironment, toyGame, toyReward, toyRole } from './toy.js';
@@ -109,6 +109,21 @@ describe('oracle-program suite', () => {
     assert.deepEqual(runs[2], { stdout: '7\n' });
     assert.equal(runs[3]!.error, 'SystemExit: 2');
   });
+});
+
+describe('tool-proposal suite', () => {
+  it('a game that shows the program in the full observation only passes', async () => {
+    assert.deepEqual(await checkToolProposalConformance(toyGame()), []);
+  });
+  const cases: [string, Parameters<typeof toyGame>[0], string][] = [
+    ['a program never shown', { hideProgram: true }, "the executor's full observation shows the proposer's program and its output next to the proposal"],
+    ['a program shown in the compact observation', { programInCompact: true }, 'the compact observation leaves the program out (the proposal line carries its output)'],
+  ];
+  for (const [what, bugs, expected] of cases) {
+    it(`catches ${what}`, async () => {
+      assert.deepEqual(failedChecks(await checkToolProposalConformance(toyGame(bugs))), [expected]);
+    });
+  }
 });
 
 describe('role suite', () => {

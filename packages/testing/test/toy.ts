@@ -5,7 +5,7 @@
 import type {
   Environment, EnvironmentContribution, Move, Observation, RewardContribution, Role, RoleContribution, Split, StepResult, Transition,
 } from '@troupe/kernel';
-import { contentHash, createRng, deriveSeed, splitOfContent } from '@troupe/kernel';
+import { contentHash, createRng, deriveSeed, splitOfContent, toolDetailsOf, toolDetailsText, type ToolDetails } from '@troupe/kernel';
 
 export interface ToyBugs {
   mutateState?: boolean;
@@ -132,8 +132,15 @@ export function toyReward(bugs: RewardBugs = {}): RewardContribution {
 }
 
 /** Bugs the single-seat suite must catch in a two-seat game. */
-export interface ToyGameBugs { acceptAnySeats?: boolean; proposalAlone?: boolean; otherInstancesAlone?: boolean; neverTruncate?: boolean }
-interface ToyGameState { readonly instance: ToyInstance; readonly n: number; readonly turn: number; readonly proposal: number | null; readonly done: boolean }
+export interface ToyGameBugs {
+  acceptAnySeats?: boolean; proposalAlone?: boolean; otherInstancesAlone?: boolean; neverTruncate?: boolean;
+  /** The executor never sees the proposer's program / sees it in the compact observation too. */
+  hideProgram?: boolean; programInCompact?: boolean;
+}
+interface ToyGameState {
+  readonly instance: ToyInstance; readonly n: number; readonly turn: number; readonly proposal: number | null; readonly done: boolean;
+  readonly tool?: ToolDetails;
+}
 
 /**
  * A two-seat counter game in the shape of the game teams: the proposer's step is only simulated, the executor's is
@@ -146,6 +153,7 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
     const known = JSON.stringify(seats) === JSON.stringify(team) || JSON.stringify(seats) === '["executor"]';
     if (!known && !bugs.acceptAnySeats) throw new Error(`toy-game-v0: environment.config.seats must be ["proposer", "executor"] or ["executor"], got ${JSON.stringify(seats)}`);
     const names = known ? (seats as string[]) : team;
+    const compact = config.observation === 'compact';
     const alone = names.length === 1;
     const seatCheck = (seat: string): void => {
       if (!names.includes(seat)) throw new Error(`toy-game-v0: unknown seat "${seat}"`);
@@ -173,7 +181,10 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
         return {
           task: alone ? 'Reach the target alone.' : 'Reach the target as a team: the proposer proposes, the executor moves.',
           state: `n=${state.n} target=${state.instance.target}`,
-          context: shown ? [{ label: 'proposal', text: String(state.proposal ?? 0) }] : [],
+          context: [
+            ...(shown && state.tool && !bugs.hideProgram && (!compact || bugs.programInCompact) ? [{ label: 'proposer program', text: toolDetailsText(state.tool) }] : []),
+            ...(shown ? [{ label: 'proposal', text: String(state.proposal ?? 0) }] : []),
+          ],
           turn: state.turn,
         };
       },
@@ -183,7 +194,7 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
         const target = state.instance.target;
         if (seat === 'proposer') {
           return {
-            state: { ...state, proposal: delta }, done: { terminated: false, truncated: false }, success: false,
+            state: { ...state, proposal: delta, ...(toolDetailsOf(move.details) ? { tool: toolDetailsOf(move.details)! } : {}) }, done: { terminated: false, truncated: false }, success: false,
             signals: { proposal_reward: -Math.abs(state.n + delta - target), executed_reward: 0, success: 0 },
           };
         }
@@ -205,7 +216,10 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
     description: 'toy two-seat game',
     configSchema: {
       type: 'object', additionalProperties: false,
-      properties: { seats: { type: 'array', items: { enum: team }, minItems: 1, maxItems: 2, uniqueItems: true, default: team } },
+      properties: {
+        seats: { type: 'array', items: { enum: team }, minItems: 1, maxItems: 2, uniqueItems: true, default: team },
+        observation: { enum: ['full', 'compact'] },
+      },
     },
     create,
   };
