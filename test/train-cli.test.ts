@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { json, ROOT, troupe } from './helpers/cli.js';
@@ -59,6 +59,30 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     assert.equal(solved.size, report.successes, 'the trace shows the reported successes');
   });
 
+  it('eval without SPEC plays the team the run was trained from; a checkpoint of another team that does not record its spec is refused', async () => {
+    const last = join(out, 'checkpoints', readdirSync(join(out, 'checkpoints')).filter((d) => /^step-\d+$/.test(d)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))).at(-1)!);
+    const state = JSON.parse(readFileSync(join(last, 'trainer-state.json'), 'utf8')) as { run: { name: string; spec?: string } };
+    assert.deepEqual(state.run.spec, spec, 'the checkpoint records the spec file it was trained from');
+    const r = await troupe(['eval', '--checkpoint', out, '-n', '2', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((json(r) as { spec: string }).spec, spec);
+
+    const old = mkdtempSync(join(tmpdir(), 'troupe-old-checkpoint-'));
+    try {
+      cpSync(last, old, { recursive: true });
+      const { spec: _recorded, ...run } = state.run;
+      writeFileSync(join(old, 'trainer-state.json'), JSON.stringify({ ...state, run }));
+      const refused = await troupe(['eval', '--checkpoint', old, '-n', '2']);
+      assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+      assert.match(refused.stderr, new RegExp(`written by a run of '${state.run.name}'.*pass that spec: troupe eval SPEC --checkpoint`));
+      assert.doesNotMatch(refused.stderr, /\n\s+at /);
+      const given = await troupe(['eval', spec, '--checkpoint', old, '-n', '2', '--json']);
+      assert.equal(given.code, 0, given.stderr);
+    } finally {
+      rmSync(old, { recursive: true, force: true });
+    }
+  });
+
   it('resume continues from the last checkpoint', async () => {
     const r = await troupe(['train', spec, '--out', out, '--steps', '3', '--resume', '--json', '--no-progress', '--no-final-eval']);
     assert.equal(r.code, 0, r.stderr);
@@ -84,7 +108,6 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   it('a bad algorithm key is a clear error naming the key path (exit 1)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'troupe-train-bad-'));
     try {
-      const { writeFileSync } = await import('node:fs');
       writeFileSync(join(dir, 'team.yaml'), `extends: ${JSON.stringify(spec)}\nalgorithm:\n  loss: { aggregation: mean-of-everything }\n`);
       const r = await troupe(['train', join(dir, 'team.yaml'), '--out', join(dir, 'out'), '--steps', '1', '--no-progress']);
       assert.equal(r.code, 1, r.stdout + r.stderr);

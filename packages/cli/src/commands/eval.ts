@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { SPLITS, TraceWriter, type Split } from '@troupe/kernel';
+import { loadTeamSpec, SPLITS, TraceWriter, type Split, type TeamSpec } from '@troupe/kernel';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
 import { loadSpecOrDefault } from './train.js';
 
@@ -28,6 +28,34 @@ async function resolveCheckpoint(dir: string): Promise<string> {
 }
 
 /**
+ * The team spec to evaluate: SPEC when given (a note on stderr when the checkpoint's run had another name), else the
+ * spec file the checkpoint's run was trained from (recorded in its trainer-state.json), else the embedded default
+ * team — but never the default for a run of another team (its weights would load and be played in the wrong game).
+ */
+async function evaluationSpec(file: string | undefined, checkpoint: string | undefined, flag: string | undefined): Promise<TeamSpec> {
+  const { readTrainerState } = await import('@troupe/kernel/model');
+  const run = checkpoint ? (await readTrainerState(checkpoint)).run : undefined;
+  if (file !== undefined || !run) {
+    const spec = loadSpecOrDefault(file);
+    if (run && run.name !== spec.name) {
+      process.stderr.write(`note: --checkpoint ${flag} was written by a run of '${run.name}'${run.spec ? ` (${run.spec})` : ''}; evaluating it with the spec '${spec.name}' (${spec.file})\n`);
+    }
+    return spec;
+  }
+  if (run.spec !== undefined) {
+    if (!existsSync(run.spec)) {
+      throw new CliError(`--checkpoint ${flag}: its run was trained from ${run.spec}, which no longer exists; pass the team spec to evaluate it with: troupe eval SPEC --checkpoint ${flag}`);
+    }
+    return loadTeamSpec(run.spec);
+  }
+  const spec = loadSpecOrDefault(undefined);
+  if (run.name !== spec.name) {
+    throw new CliError(`--checkpoint ${flag}: it was written by a run of '${run.name}' (seed ${run.seed}), not of the default team, and does not record its spec file; pass that spec: troupe eval SPEC --checkpoint ${flag}`);
+  }
+  return spec;
+}
+
+/**
  * `troupe eval SPEC`: independent rollouts (K = 1) with fixed decoding on a held-out split; success rate with a 95%
  * Wilson interval and per-seat rewards. `--checkpoint` loads trained weights (a step folder or a run folder).
  */
@@ -35,7 +63,7 @@ export function register(program: Command): void {
   program
     .command('eval')
     .description('evaluate a team: independent K = 1 rollouts, fixed decoding, success rate with a 95% Wilson interval')
-    .argument('[spec]', 'team spec file (YAML); default: the embedded default team')
+    .argument('[spec]', 'team spec file (YAML); default: the spec the --checkpoint run was trained from, else the embedded default team')
     .option('--checkpoint <dir>', 'load trained weights: a checkpoints/step-N folder, or a run folder (its newest checkpoint)')
     .option('--split <split>', `split: ${SPLITS.join(', ')}`, 'test')
     .option('-n, --episodes <n>', 'episodes (default: the spec\'s evaluation.episodes)', positiveInt('--episodes'))
@@ -47,10 +75,10 @@ export function register(program: Command): void {
     .action(async (file: string | undefined, opts: EvalOptions) => {
       if (!(SPLITS as readonly string[]).includes(opts.split)) throw new UsageError(`--split must be one of ${SPLITS.join(', ')}, got "${opts.split}"`);
       if (opts.decoding !== 'greedy' && opts.decoding !== 'spec') throw new UsageError(`--decoding must be greedy or spec, got "${opts.decoding}"`);
-      const spec = loadSpecOrDefault(file);
+      const checkpoint = opts.checkpoint ? await resolveCheckpoint(opts.checkpoint) : undefined;
+      const spec = await evaluationSpec(file, checkpoint, opts.checkpoint);
       const { composeTrainableTeam, evaluateTeam, policyHandles, resolveTrainerConfig, restoreWeights } = await import('@troupe/kernel/model');
       const config = resolveTrainerConfig(spec);
-      const checkpoint = opts.checkpoint ? await resolveCheckpoint(opts.checkpoint) : undefined;
       const team = await composeTrainableTeam(spec);
       let trace: TraceWriter | undefined;
       try {

@@ -45,8 +45,12 @@ export interface TrainerState {
   readonly rng: number[];
   /** Whether the warm start has run. */
   readonly warmStarted: boolean;
-  /** The team spec's name and seed (resume refuses a different run). */
-  readonly run: { readonly name: string; readonly seed: number };
+  /**
+   * The team spec's name and seed (resume refuses a different run), and the spec file the run was trained from
+   * (absolute; absent for a spec without a file, and in checkpoints written before it was recorded): `troupe eval
+   * --checkpoint` without a SPEC evaluates the run's own team.
+   */
+  readonly run: { readonly name: string; readonly seed: number; readonly spec?: string };
   /** The train-instance schedule (fresh index and replay queue); absent in checkpoints written before it existed. */
   readonly instances?: InstanceScheduleState;
 }

@@ -21,7 +21,7 @@
  * ≤ B·K·N (last turn of each of its B·K episodes).
  */
 import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { lastValueFrom, tap, toArray } from 'rxjs';
 import type { Environment } from '../contracts/environment.js';
 import type { Rng } from '../contracts/common.js';
@@ -555,7 +555,7 @@ export class Trainer {
       optimizerSteps: Object.fromEntries(this.handles.filter((h) => h.optimizer).map((h) => [h.name, h.optimizer!.stepCount])),
       rng: this.rng.state(),
       warmStarted: this.warmStarted,
-      run: { name: this.spec.name, seed: this.spec.seed },
+      run: { name: this.spec.name, seed: this.spec.seed, ...(isAbsolute(this.spec.file) ? { spec: this.spec.file } : {}) },
       instances: this.schedule.state(),
     };
     const dir = await saveTrainerCheckpoint(this.out, this.handles, state, this.config.keepCheckpoints);
