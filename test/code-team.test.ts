@@ -1,7 +1,7 @@
 /**
  * The code environment with its roles, end to end through the kernel (team spec → plugins → turn streams → sandbox):
- * the shipped examples played by the scripted oracle and random policies, and the coder as the Plan-Path proposer
- * (the paper's tool agent) whose program runs in the sandbox.
+ * the shipped examples played by the scripted oracle and random policies, and the coder as the proposer of the games
+ * (Plan-Path, Sokoban, Sudoku: the paper's tool agent) whose program runs in the sandbox.
  */
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -50,32 +50,41 @@ describe('code team end to end (examples, kernel, roles, sandbox)', () => {
     assert.deepEqual(Object.keys(summary.meanReward), ['coder']);
   });
 
-  it('examples/plan-path-coder.yaml: the coder proposes by running a program; its details reach the trace', async () => {
-    const { summary, events } = await play(example('plan-path-coder.yaml'), 2);
-    assert.equal(summary.successRate, 1);
-    assert.equal(summary.parseFailureRate['proposer'], 0);
-    const sample = events.find((e) => e.type === 'sample' && e['seat'] === 'proposer') as Record<string, unknown> | undefined;
-    assert.ok(sample, 'a proposer sample');
-    // The oracle proposer writes the environment's search program (the grid as data), not a printed answer.
-    assert.match(JSON.stringify(sample), /heappop/);
-  });
+  // The coder as the games' proposer: the oracle plays the environment's search program, which the sandbox runs.
+  const CODER_GAMES = [
+    { file: 'plan-path-coder.yaml', actionType: 'moves', program: /^```python\nfrom heapq import\*\ng="""/, search: /heappop/ },
+    { file: 'sokoban-coder.yaml', actionType: 'moves', program: /^```python\ng="""#+\n/, search: /for p,b,m in q:/ },
+    { file: 'sudoku-coder.yaml', actionType: 'sudoku-fills', program: /^```python\ng=\[\[int\(c\)for c in r\]for r in"""/, search: /def s\(k\):/ },
+  ] as const;
 
-  it("warm-start demonstrations of the coder proposer are the environment's search program; run, it prints the oracle's moves", async function () {
-    this.timeout(120_000);
-    const team = await composeTeam(loadTeamSpec(example('plan-path-coder.yaml')));
-    try {
-      const env = team.environment;
-      const demos = (await collectDemonstrations(env, team.seats, { count: 12, seed: 4 })).filter((d) => d.seat === 'proposer');
-      assert.equal(demos.length, 12);
-      const coder = team.seats.find((s) => s.name === 'proposer')!.role;
-      for (const d of demos) {
-        assert.match(d.text, /^```python\nfrom heapq import\*\ng="""/);
-        const move = await coder.parse(d.text, { seat: 'proposer', actionType: 'moves' });
-        assert.equal(move.kind, 'action', d.text);
-        assert.deepEqual((move as { action: unknown }).action, env.oracle!(env.reset(env.instance('train', d.index, 4)), 'proposer'));
+  for (const game of CODER_GAMES) {
+    it(`examples/${game.file}: the coder proposes by running a program; its details reach the trace`, async () => {
+      const { summary, events } = await play(example(game.file), 2);
+      assert.equal(summary.successRate, 1);
+      assert.equal(summary.parseFailureRate['proposer'], 0);
+      const sample = events.find((e) => e.type === 'sample' && e['seat'] === 'proposer') as Record<string, unknown> | undefined;
+      assert.ok(sample, 'a proposer sample');
+      // The oracle proposer writes the environment's search program (the state as data), not a printed answer.
+      assert.match(JSON.stringify(sample), game.search);
+    });
+
+    it(`examples/${game.file}: warm-start demonstrations of the coder are the environment's search program; run, it prints the oracle's action`, async function () {
+      this.timeout(120_000);
+      const team = await composeTeam(loadTeamSpec(example(game.file)));
+      try {
+        const env = team.environment;
+        const demos = (await collectDemonstrations(env, team.seats, { count: 12, seed: 4 })).filter((d) => d.seat === 'proposer');
+        assert.equal(demos.length, 12);
+        const coder = team.seats.find((s) => s.name === 'proposer')!.role;
+        for (const d of demos) {
+          assert.match(d.text, game.program);
+          const move = await coder.parse(d.text, { seat: 'proposer', actionType: game.actionType });
+          assert.equal(move.kind, 'action', d.text);
+          assert.deepEqual((move as { action: unknown }).action, env.oracle!(env.reset(env.instance('train', d.index, 4)), 'proposer'));
+        }
+      } finally {
+        await team.dispose();
       }
-    } finally {
-      await team.dispose();
-    }
-  });
+    });
+  }
 });

@@ -2,7 +2,8 @@
  * Training smoke tests per game: a short `troupe train` (warm start on two oracle demonstrations, AT-GRPO with K = 2,
  * B = 1, one or two steps, a final evaluation of two episodes) of the trainable team presets of Plan-Path (the
  * all-planner team `plan-path-planner-team` and the coder-proposer team `plan-path-coder-team`, the embedded default,
- * whose programs run in the sandbox), Sokoban (`sokoban-team`) and Sudoku (`sudoku-team`), and of the Plan-Path
+ * whose programs run in the sandbox), Sokoban (`sokoban-team`, `sokoban-coder-team`) and Sudoku (`sudoku-team`,
+ * `sudoku-coder-team`), and of the Plan-Path
  * single-agent variant (`environment.config.seats: [executor]`), from the fixture specs test/fixtures/game-*.yaml. The CLI runs
  * in-process (one tfjs backend for all runs); each run's outputs are checked for what AT-GRPO promises: rollout and
  * loss metrics for every policy, groups of exactly K samples sharing one prompt per (instance, turn, seat), a
@@ -49,8 +50,9 @@ const GAMES: readonly Game[] = [
       }
     },
   },
-  {
-    fixture: 'game-plan-path-coder.yaml',
+  // the coder-proposer teams: programs run in the sandbox
+  ...(['game-plan-path-coder.yaml', 'game-sokoban-coder.yaml', 'game-sudoku-coder.yaml'] as const).map((fixture): Game => ({
+    fixture,
     seats: ['proposer', 'executor'],
     trace: (records) => {
       for (const r of records.filter((x) => x.seat === 'proposer')) {
@@ -58,7 +60,7 @@ const GAMES: readonly Game[] = [
       }
     },
     warmStart: (row) => assert.equal(row['warmstart/proposer/samples'], 1, 'maxSamples caps the coder at one program'),
-  },
+  })),
   {
     fixture: 'game-plan-path-single.yaml',
     seats: ['executor'],
