@@ -20,6 +20,8 @@ import { CAUSAL_LM_BUILTIN, composeTrainableTeam, defaultWorkers, mappingLevel, 
  * stays the same when the preset's T changes.
  */
 const DEFAULT_TEAM: TeamSpec = loadTeamSpec(join(PRESETS_DIR, 'plan-path-planner-team.yaml'));
+/** The shipped two-seat game presets (every arm of each must derive, validate and share warm starts exactly). */
+const SHIPPED_GAME_PRESETS = ['default-team', 'plan-path-planner-team', 'plan-path-coder-team', 'sokoban-team', 'sokoban-coder-team', 'sudoku-team', 'sudoku-coder-team'];
 const BASE: TeamSpec = { ...DEFAULT_TEAM, environment: { ...DEFAULT_TEAM.environment, config: { ...DEFAULT_TEAM.environment.config, maxTurns: 2 } } };
 
 /** Writes a derived spec to a file and loads it back through the team-spec loader. */
@@ -36,7 +38,7 @@ describe('experiment: arms derived from a base team', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('every arm of every shipped game preset validates: schema, trainer settings and plugins (seats, configs)', async () => {
-    for (const preset of ['default-team', 'plan-path-planner-team', 'plan-path-coder-team', 'sokoban-team', 'sudoku-team']) {
+    for (const preset of SHIPPED_GAME_PRESETS) {
       const file = join(PRESETS_DIR, `${preset}.yaml`);
       if (!existsSync(file)) continue; // a game preset that is not shipped yet
       const base = loadTeamSpec(file);
@@ -127,7 +129,7 @@ describe('experiment: arms derived from a base team', function () {
   });
 
   it('a shared warm start is exactly the one the arm would run: same demonstrations seed, policy seeds and settings (every shipped preset)', () => {
-    for (const preset of ['default-team', 'plan-path-planner-team', 'plan-path-coder-team', 'sokoban-team', 'sudoku-team']) {
+    for (const preset of SHIPPED_GAME_PRESETS) {
       const file = join(PRESETS_DIR, `${preset}.yaml`);
       if (!existsSync(file)) continue;
       const base = loadTeamSpec(file);

@@ -12,9 +12,9 @@ import { renderChartsTo } from './train.js';
 
 /** The games of the paper's table and the preset of each one's base (per-role) team spec. */
 export const GAME_PRESETS: Readonly<Record<string, string>> = Object.freeze({
-  'plan-path': 'plan-path-planner-team',
-  sokoban: 'sokoban-team',
-  sudoku: 'sudoku-team',
+  'plan-path': 'plan-path-coder-team',
+  sokoban: 'sokoban-coder-team',
+  sudoku: 'sudoku-coder-team',
 });
 
 interface PaperTableOptions {
