@@ -26,7 +26,7 @@ const MARK = 'tool-proposal-suite-mark';
 
 /** The checks of the tool-proposal suite. */
 export function toolProposalChecks(contribution: EnvironmentContribution, options: ToolProposalConformanceOptions = {}): ConformanceCheck[] {
-  const suite = `tool proposals of ${contribution.id}`;
+  const suite = toolProposalSuiteName(contribution);
   const config = options.config ?? {};
   const compact = options.compactConfig ?? { ...config, observation: 'compact' };
   const proposer = options.proposer ?? 'proposer';
@@ -70,14 +70,19 @@ export function toolProposalChecks(contribution: EnvironmentContribution, option
   ];
 }
 
+/** The suite's name for a contribution. */
+function toolProposalSuiteName(contribution: EnvironmentContribution): string {
+  return `tool proposals of ${contribution.id}`;
+}
+
 /** Registers the tool-proposal suite as mocha tests. */
 export function toolProposalConformance(contribution: EnvironmentContribution, options: ToolProposalConformanceOptions = {}): void {
-  const suite = `tool proposals of ${contribution.id}`;
+  const suite = toolProposalSuiteName(contribution);
   registerChecks(suite, () => guardedChecks(suite, () => toolProposalChecks(contribution, options)));
 }
 
 /** Runs the tool-proposal suite and returns every failure. */
 export async function checkToolProposalConformance(contribution: EnvironmentContribution, options: ToolProposalConformanceOptions = {}): Promise<ConformanceFailure[]> {
-  const suite = `tool proposals of ${contribution.id}`;
+  const suite = toolProposalSuiteName(contribution);
   return runChecks(guardedChecks(suite, () => toolProposalChecks(contribution, options)));
 }
