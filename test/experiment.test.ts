@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { register as registerExperiment } from '../packages/cli/src/commands/experiment.js';
@@ -11,6 +12,17 @@ const experimentInProcess = commandRunner(registerExperiment, 'experiment');
 const troupeInProcess = (args: readonly string[]): Promise<CliResult> => experimentInProcess(...args.slice(1));
 
 const spec = join(ROOT, 'test', 'fixtures', 'experiment-smoke.yaml');
+
+/** Pids of the processes whose command line mentions `text` (read from /proc). */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+    } catch {
+      return false; // it exited meanwhile
+    }
+  }).map(Number);
+}
 
 describe('troupe experiment paper-table (end to end, from source)', function () {
   this.timeout(600_000);
@@ -75,6 +87,29 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     assert.match(again.stderr, /--arms: added mas-prompt \(needed by mas-atgrpo-per-role\), mas-atgrpo-per-role \(needed by swap\)/);
     assert.match(again.stderr, /\[3\/3\] plan-path swap seed 0: done earlier/);
     assert.doesNotMatch(again.stderr, /: start →/);
+  });
+
+  it('SIGTERM to the runner stops its running child and exits 143; the run is recorded as interrupted', async () => {
+    const dir = join(out, 'stopped');
+    let runner: ChildProcess | undefined;
+    const pending = troupe([
+      'experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'mas-prompt',
+      '--seeds', '1', '--episodes', '2', '--out', dir, '--no-progress',
+    ], { onSpawn: (c) => (runner = c) });
+    const log = join(dir, 'runs', 'plan-path', 'mas-prompt', 'seed-0', 'troupe.log');
+    const until = Date.now() + 60_000;
+    while (!(existsSync(log) && readFileSync(log, 'utf8').includes('$ troupe train')) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 1000)); // the child is up
+    assert.ok(processesMentioning(dir).length >= 2, 'the runner and its troupe train child run');
+    runner!.kill('SIGTERM');
+    const r = await pending;
+    assert.equal(r.code, 143, r.stdout + r.stderr);
+    assert.match(r.stderr, /paper-table: SIGTERM: stopping the running runs/);
+    assert.match(r.stderr, /interrupted: 1 running run stopped \(recorded in their failure\.json\), 0 not started; the same command again resumes/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+    assert.deepEqual(processesMentioning(dir), [], 'no child left training');
+    const failure = JSON.parse(readFileSync(join(dir, 'runs', 'plan-path', 'mas-prompt', 'seed-0', 'failure.json'), 'utf8')) as { error: string };
+    assert.match(failure.error, /^interrupted: the experiment was stopped; troupe train was killed/);
   });
 
   it('names unknown games and arms (usage errors, exit 2)', async () => {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -16,7 +16,7 @@ export interface CliResult {
 }
 
 /** Runs the `troupe` CLI from source (the same code `npx troupe` runs once built). */
-export function troupe(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+export function troupe(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; onSpawn?: (child: ChildProcess) => void } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--conditions=troupe:source', '--import', TSX, join(ROOT, 'packages/cli/src/main.ts'), ...args], {
       cwd: options.cwd ?? ROOT,
@@ -29,6 +29,7 @@ export function troupe(args: readonly string[], options: { cwd?: string; env?: N
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    options.onSpawn?.(child);
   });
 }
 

@@ -5,7 +5,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import {
-  ARM_NAMES, ARMS, childEnv, deriveArm, deriveSwapSpec, ExperimentError, formatCell, formatTable, meanStd, measureRun, newestCheckpoint,
+  ARM_NAMES, ARMS, childEnv, deriveArm, deriveSwapSpec, ExperimentError, ExperimentInterrupted, formatCell, formatTable, meanStd, measureRun, newestCheckpoint,
   parseArmList, planExperiment, plainSpec, runExperiment, SEED_STRIDE, startsFrom, tableCells, tableCharts, topUpSteps, warmStartInputs,
   withSources, writeExperimentReport, type ArmName, type ExperimentEvent, type PlainSpec, type RunResult,
 } from '../src/experiment/index.js';
@@ -392,6 +392,7 @@ log([cmd, where, ...rest.filter((a) => a === '--steps' || /^\\d+$/.test(a))].joi
 const spec = parse(fs.readFileSync(specFile, 'utf8'));
 if (process.env.FAIL_ON && spec.name.includes(process.env.FAIL_ON)) { console.error('boom: simulated crash'); process.exit(1); }
 if (process.env.HANG_ON && spec.name.includes(process.env.HANG_ON)) {
+  log('hangs ' + where + ' ' + process.pid);
   if (process.env.IGNORE_TERM) process.on('SIGTERM', () => console.error('ignoring SIGTERM'));
   setInterval(() => {}, 1000);
   return;
@@ -582,6 +583,37 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
     assert.match(log, /SIGKILL/);
     assert.ok(performance.now() - started < 30_000);
     await assert.rejects(runExperiment({ games: [{ name: 'plan-path', spec: BASE }], arms: ['single'], seeds: 1, outDir: out, launcher, runTimeout: 0 }), /run timeout must be a positive number of seconds/);
+  });
+
+  it('an aborted signal stops every running child, starts no further run, and a rerun resumes the stopped runs', async () => {
+    const launcher = fakeTroupe(dir);
+    const out = join(dir, 'interrupt');
+    const calls = join(dir, 'calls.log');
+    const hanging = (): number[] => (existsSync(calls) ? readFileSync(calls, 'utf8') : '').split('\n')
+      .filter((l) => l.startsWith('hangs ')).map((l) => Number(l.split(' ').at(-1)));
+    rmSync(calls, { force: true });
+    const controller = new AbortController();
+    const base = { games: [{ name: 'plan-path', spec: BASE }], arms: ['single', 'single-grpo', 'mas-prompt'] as ArmName[], seeds: 1, episodes: 4, jobs: 2, outDir: out, launcher, killGrace: 0.5 };
+    const pending = runExperiment({ ...base, env: { ...process.env, HANG_ON: 'seed-0' }, signal: controller.signal });
+    const waitUntil = Date.now() + 20_000;
+    while (hanging().length < 2 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 50));
+    const pids = hanging();
+    assert.equal(pids.length, 2, 'both warm starts (single, mas-prompt) are running');
+    controller.abort();
+    await assert.rejects(pending, (err: Error) => {
+      assert.ok(err instanceof ExperimentInterrupted);
+      assert.equal(err.stopped, 2);
+      assert.equal(err.notStarted, 1, 'single-grpo waited for single and never started');
+      assert.match(err.message, /^interrupted: 2 running runs stopped .*1 not started; the same command again resumes/);
+      return true;
+    });
+    for (const pid of pids) assert.throws(() => process.kill(pid, 0), /ESRCH/, `child ${pid} has exited`);
+    const failure = JSON.parse(readFileSync(join(out, 'runs', 'plan-path', 'single', 'seed-0', 'failure.json'), 'utf8')) as RunResult;
+    assert.match(failure.error!, /^interrupted: the experiment was stopped; troupe train was killed\. A rerun resumes it/);
+    assert.match(readFileSync(join(out, 'runs', 'plan-path', 'mas-prompt', 'seed-0', 'troupe.log'), 'utf8'), /the experiment was stopped: SIGTERM to troupe train/);
+    assert.equal(existsSync(join(out, 'runs', 'plan-path', 'single-grpo', 'seed-0')), false);
+    const rerun = await runExperiment(base);
+    assert.deepEqual(Object.fromEntries(rerun.runs.map((r) => [r.arm, r.status])), { single: 'ok', 'single-grpo': 'ok', 'mas-prompt': 'ok' });
   });
 });
 

@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
 import {
-  ARM_NAMES, ARMS, ExperimentError, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
+  ARM_NAMES, ARMS, ExperimentError, ExperimentInterrupted, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
   type ArmName, type ExperimentEvent, type GameInput, type RunResult,
 } from '@troupe/kernel/experiment';
 import { CliError, finiteNumber, positiveInt, printJson, UsageError } from '../errors.js';
@@ -39,6 +39,37 @@ export function troupeLauncher(): string[] {
     return [process.execPath, '--conditions=troupe:source', '--import', import.meta.resolve('tsx'), join(dirname(self), '..', 'main.ts')];
   }
   return [process.execPath, join(dirname(self), '..', 'main.js')];
+}
+
+/** Exit status of a process ended by these signals (128 + the signal number). */
+const STOP_SIGNALS = { SIGINT: 130, SIGHUP: 129, SIGTERM: 143 } as const;
+
+/**
+ * Runs `body` with an AbortSignal that SIGINT, SIGTERM or SIGHUP to this process aborts (the experiment then stops its
+ * children instead of leaving them to train as orphans, see `ExperimentOptions.signal`); an interrupted experiment
+ * becomes a CliError with the signal's exit status.
+ */
+async function withStopSignals<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let received: keyof typeof STOP_SIGNALS | undefined;
+  const handlers = (Object.keys(STOP_SIGNALS) as (keyof typeof STOP_SIGNALS)[]).map((name) => {
+    const handler = (): void => {
+      if (received) return;
+      received = name;
+      process.stderr.write(`paper-table: ${name}: stopping the running runs (SIGTERM to each child)…\n`);
+      controller.abort();
+    };
+    process.on(name, handler);
+    return [name, handler] as const;
+  });
+  try {
+    return await body(controller.signal);
+  } catch (err) {
+    if (err instanceof ExperimentInterrupted) throw new CliError(err.message, STOP_SIGNALS[received ?? 'SIGINT']);
+    throw err;
+  } finally {
+    for (const [name, handler] of handlers) process.off(name, handler);
+  }
 }
 
 /** Parses `--run-timeout SECONDS`: a positive number. */
@@ -161,10 +192,10 @@ export function register(program: Command): void {
         process.stderr.write(`paper-table: --arms: added ${added.map((a) => `${a} (needed by ${needs(a)})`).join(', ')}\n`);
       }
       const budgets = Object.fromEntries(gameNames.map((g) => [g, plan.find((r) => r.game === g && ARMS[r.arm].rl)?.derived.budget.budget ?? 0]).filter(([, b]) => (b as number) > 0));
-      const result = await runExperiment({
+      const result = await withStopSignals((signal) => runExperiment({
         ...settings, games, outDir: out, launcher: troupeLauncher(), onEvent: progress(opts.progress && !opts.json, () => plan.length),
-        ...(opts.runTimeout !== undefined ? { runTimeout: opts.runTimeout } : {}),
-      });
+        ...(opts.runTimeout !== undefined ? { runTimeout: opts.runTimeout } : {}), signal,
+      }));
       const report = writeExperimentReport(out, result.runs, { ...settings, budgets, specs: Object.fromEntries(games.map((g) => [g.name, g.spec.file])) });
       const plots = await renderChartsTo(join(out, 'plots'), report.charts);
       const failed = result.runs.filter((r) => r.status !== 'ok');

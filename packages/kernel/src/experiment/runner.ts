@@ -89,6 +89,23 @@ export interface ExperimentOptions {
   readonly killGrace?: number;
   /** Progress observer. */
   readonly onEvent?: (event: ExperimentEvent) => void;
+  /**
+   * Stops the experiment when aborted (the CLI aborts on SIGINT, SIGTERM and SIGHUP): no further run starts, every
+   * running child gets SIGTERM (SIGKILL `killGrace` seconds later), each stopped run is recorded as failed
+   * (`interrupted: …`, a rerun resumes it from its newest checkpoint), and `runExperiment` rejects with an
+   * {@link ExperimentInterrupted} once every child has exited. Without it a signal to the runner alone would leave its
+   * children training as orphans.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** `runExperiment` was stopped through `options.signal`; `stopped` and `notStarted` count the runs it left undone. */
+export class ExperimentInterrupted extends Error {
+  constructor(readonly stopped: number, readonly notStarted: number, outDir: string) {
+    super(`interrupted: ${stopped} running run${stopped === 1 ? '' : 's'} stopped (recorded in their failure.json), `
+      + `${notStarted} not started; the same command again resumes the experiment from the runs' newest checkpoints (${outDir})`);
+    this.name = 'ConfigError'; // user-facing: the CLI prints the message without a stack
+  }
 }
 
 /** One planned run (game × arm × seed). */
@@ -320,6 +337,9 @@ export function topUpSteps(measured: { generated: number; steps: number; lastSte
 }
 
 /** A child process that failed: its command and the tail of its output. */
+/** How the error of a run stopped through `options.signal` begins. */
+const INTERRUPTED = 'interrupted:';
+
 class ChildError extends Error {
   constructor(message: string) {
     super(message);
@@ -394,13 +414,15 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
   const queue = [...plan];
   const jobs = Math.max(1, Math.min(options.jobs ?? 1, plan.length));
   const running = new Set<Promise<void>>();
+  const stopped = new Set<PlannedRun>();
   for (;;) {
-    while (running.size < jobs) {
+    while (running.size < jobs && !options.signal?.aborted) {
       const i = queue.findIndex((r) => !r.source || results.has(r.source));
       if (i < 0) break;
       const run = queue.splice(i, 1)[0]!;
       const p: Promise<void> = execute(run).then((r) => {
         results.set(run, r);
+        if (options.signal?.aborted && r.error?.startsWith(INTERRUPTED)) stopped.add(run);
         running.delete(p);
       });
       running.add(p);
@@ -408,6 +430,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
     if (running.size === 0) break;
     await Promise.race(running);
   }
+  if (options.signal?.aborted) throw new ExperimentInterrupted(stopped.size, queue.length, out);
   // planExperiment plans every source, before its dependents: nothing can be left.
   if (queue.length > 0) throw new Error(`experiment runner: ${queue.length} runs never became ready`);
   return { runs: plan.map((run) => results.get(run)!), plan };
@@ -453,10 +476,17 @@ function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOpt
   const started = performance.now();
   const timedOut = (): string => `timed out: the run took more than ${clock.limit} s (--run-timeout ${clock.limit}); `
     + `troupe ${args[0]} was killed. A rerun resumes it from its newest checkpoint. (full log: ${log})`;
+  const interrupted = (): string => `${INTERRUPTED} the experiment was stopped; troupe ${args[0]} was killed. A rerun resumes it `
+    + `from its newest checkpoint. (full log: ${log})`;
   return new Promise((resolvePromise, reject) => {
     const [cmd, ...pre] = options.launcher;
     if (!cmd) {
       reject(new ChildError('no launcher command for the troupe CLI'));
+      return;
+    }
+    if (options.signal?.aborted) {
+      appendFileSync(log, '(not started: the experiment was stopped)\n');
+      reject(new ChildError(interrupted()));
       return;
     }
     if (clock.deadline !== undefined && performance.now() >= clock.deadline) {
@@ -475,31 +505,40 @@ function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOpt
       stderrTail = (stderrTail + d.toString()).slice(-4000);
       appendFileSync(log, d);
     });
-    let killed = false;
+    let killed: 'timeout' | 'interrupt' | undefined;
     let termTimer: NodeJS.Timeout | undefined;
     let killTimer: NodeJS.Timeout | undefined;
+    /** SIGTERM now, SIGKILL `killGrace` seconds later if it is still running. */
+    const kill = (why: 'timeout' | 'interrupt', note: string): void => {
+      if (killed) return;
+      killed = why;
+      clearTimeout(termTimer);
+      appendFileSync(log, `\n(${note}: SIGTERM to troupe ${args[0]})\n`);
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => {
+        appendFileSync(log, `(still running ${options.killGrace ?? 10} s after SIGTERM: SIGKILL)\n`);
+        child.kill('SIGKILL');
+      }, (options.killGrace ?? 10) * 1000);
+    };
     if (clock.deadline !== undefined) {
-      termTimer = setTimeout(() => {
-        killed = true;
-        appendFileSync(log, `\n(run timeout of ${clock.limit} s: SIGTERM to troupe ${args[0]})\n`);
-        child.kill('SIGTERM');
-        killTimer = setTimeout(() => {
-          appendFileSync(log, `(still running ${options.killGrace ?? 10} s after SIGTERM: SIGKILL)\n`);
-          child.kill('SIGKILL');
-        }, (options.killGrace ?? 10) * 1000);
-      }, Math.max(0, clock.deadline - performance.now()));
+      termTimer = setTimeout(() => kill('timeout', `run timeout of ${clock.limit} s`), Math.max(0, clock.deadline - performance.now()));
     }
-    child.on('error', (err) => {
+    const onAbort = (): void => kill('interrupt', 'the experiment was stopped');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const settle = (): void => {
       clearTimeout(termTimer);
       clearTimeout(killTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+    };
+    child.on('error', (err) => {
+      settle();
       reject(new ChildError(`cannot start the troupe CLI (${options.launcher.join(' ')}): ${err.message}`));
     });
     child.on('close', (code, signal) => {
-      clearTimeout(termTimer);
-      clearTimeout(killTimer);
+      settle();
       clock.seconds += (performance.now() - started) / 1000;
       if (killed) {
-        reject(new ChildError(timedOut()));
+        reject(new ChildError(killed === 'timeout' ? timedOut() : interrupted()));
         return;
       }
       if (code === 0) {
