@@ -336,10 +336,10 @@ export function topUpSteps(measured: { generated: number; steps: number; lastSte
   return measured.lastStep + extra;
 }
 
-/** A child process that failed: its command and the tail of its output. */
 /** How the error of a run stopped through `options.signal` begins. */
 const INTERRUPTED = 'interrupted:';
 
+/** A child process that failed: its command and the tail of its output. */
 class ChildError extends Error {
   constructor(message: string) {
     super(message);
