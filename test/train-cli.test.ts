@@ -90,6 +90,17 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step?: number });
     const trained = metrics.map((m) => m.step).filter((s): s is number => typeof s === 'number' && s >= 1);
     assert.deepEqual([...new Set(trained)].sort(), [1, 2, 3], 'each step once after resume');
+    const generated = (metrics as { kind?: string; 'rollout/samples'?: number }[]).filter((m) => m.kind === 'train').reduce((n, m) => n + m['rollout/samples']!, 0);
+    const doc = json(r) as { steps: number; samples_generated: number; stopped_by: string };
+    assert.deepEqual([doc.steps, doc.samples_generated, doc.stopped_by], [3, generated, 'steps']);
+    // --sample-budget: the resumed steps' samples already reach it, so no step runs though --steps allows 6
+    const capped = await troupe(['train', spec, '--out', out, '--steps', '6', '--sample-budget', String(generated), '--resume', '--json', '--no-progress', '--no-final-eval']);
+    assert.equal(capped.code, 0, capped.stderr);
+    assert.deepEqual((({ steps, samples_generated, stopped_by }) => [steps, samples_generated, stopped_by])(json(capped) as typeof doc), [3, generated, 'sample-budget']);
+    assert.ok(!existsSync(join(out, 'checkpoints', 'step-4')));
+    const bad = await troupe(['train', spec, '--out', out, '--sample-budget', '0', '--resume']);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /--sample-budget must be a positive integer, got "0"/);
   });
 
   it('sft warm-starts the team on oracle demonstrations and evaluates it', async () => {

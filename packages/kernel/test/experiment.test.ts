@@ -331,8 +331,8 @@ describe('experiment: sample top-ups and run folders', () => {
   it('tops up to the budget from the measured mean per step', () => {
     assert.equal(topUpSteps({ generated: 1024, steps: 16, lastStep: 16 }, 1024, 0.05), undefined);
     assert.equal(topUpSteps({ generated: 980, steps: 16, lastStep: 16 }, 1024, 0.05), undefined, 'within 5% below');
-    // 16 steps gave 832 (52 per step): 192 missing → round(3.69) = 4 more steps.
-    assert.equal(topUpSteps({ generated: 832, steps: 16, lastStep: 16 }, 1024, 0.05), 20);
+    // 16 steps gave 832 (52 per step): 192 missing → 3.69 steps, twice that rounded up = 8 more (the trainer stops at the budget).
+    assert.equal(topUpSteps({ generated: 832, steps: 16, lastStep: 16 }, 1024, 0.05), 24);
     assert.equal(topUpSteps({ generated: 900, steps: 3, lastStep: 3 }, 1000, 0.05), 4, 'at least one step');
   });
 
@@ -388,7 +388,7 @@ const [cmd, specFile, ...rest] = process.argv.slice(2);
 const opt = (k) => { const i = rest.indexOf(k); return i >= 0 ? rest[i + 1] : undefined; };
 const log = (line) => fs.appendFileSync(path.join(${JSON.stringify(dir)}, 'calls.log'), line + '\\n');
 const where = path.basename(path.dirname(path.dirname(specFile))) + ' ' + path.basename(path.dirname(specFile)).replace('seed-', '');
-log([cmd, where, ...rest.filter((a) => a === '--steps' || /^\\d+$/.test(a))].join(' '));
+log([cmd, where, ...rest.filter((a, i) => a === '--steps' || a === '--sample-budget' || (/^\\d+$/.test(a) && /^--(steps|sample-budget)$/.test(rest[i - 1])))].join(' '));
 const spec = parse(fs.readFileSync(specFile, 'utf8'));
 if (process.env.FAIL_ON && spec.name.includes(process.env.FAIL_ON)) { console.error('boom: simulated crash'); process.exit(1); }
 if (process.env.HANG_ON && spec.name.includes(process.env.HANG_ON)) {
@@ -412,11 +412,13 @@ if (cmd === 'train') {
   const metrics = path.join(out, 'metrics.jsonl');
   const done = fs.existsSync(metrics) ? fs.readFileSync(metrics, 'utf8').trim().split('\\n').filter((l) => l).map((l) => JSON.parse(l)).filter((m) => m.kind === 'train').length : 0;
   if (!fs.existsSync(metrics)) fs.writeFileSync(metrics, a.warmStart ? JSON.stringify({ step: 0, kind: 'warm-start', 'warmstart/samples': 8 }) + '\\n' : '');
-  for (let s = done + 1; s <= steps; s++) {
-    const n = a.batchSize * a.branches * seats * T * 3 / 4;
+  const n = a.batchSize * a.branches * seats * T * 3 / 4, budget = opt('--sample-budget');
+  let last = done;
+  for (let s = done + 1; s <= steps && !(budget !== undefined && (s - 1) * n >= Number(budget)); s++) {
     fs.appendFileSync(metrics, JSON.stringify({ step: s, kind: 'train', 'rollout/samples': n, 'loss/p/samples': n }) + '\\n');
+    last = s;
   }
-  for (const s of done === 0 ? [0, steps] : [steps]) {
+  for (const s of done === 0 ? [0, last] : [last]) {
     const ck = path.join(out, 'checkpoints', 'step-' + s); fs.mkdirSync(ck, { recursive: true });
     for (const p of Object.keys(spec.policies)) { fs.mkdirSync(path.join(ck, p), { recursive: true }); fs.writeFileSync(path.join(ck, p, 'model.safetensors'), spec.name); }
     fs.writeFileSync(path.join(ck, 'trainer-state.json'), '{}');
@@ -502,12 +504,16 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
     assert.match(calls1, /^loads mas-atgrpo-per-role 1 proposer=\.\.\/\.\.\/mas-prompt\/seed-1\/checkpoints\/step-0\/proposer$/m);
     assert.match(calls1, /^loads mas-naive-grpo 1 executor=\.\.\/\.\.\/mas-prompt\/seed-1\/checkpoints\/step-0\/executor$/m);
     assert.match(calls1, /^loads single-grpo 0 executor=\.\.\/\.\.\/single\/seed-0\/checkpoints\/step-0\/executor$/m);
+    // RL runs stop at the budget on every call; the one top-up asks for twice the steps the mean needs.
+    assert.deepEqual(calls1.split('\n').filter((l) => l.startsWith('train mas-atgrpo-per-role 1')),
+      ['train mas-atgrpo-per-role 1 --sample-budget 640', 'train mas-atgrpo-per-role 1 --sample-budget 640 --steps 17']);
     const ok = first.runs.filter((r) => r.status === 'ok');
     assert.equal(ok.length, 8);
-    // 48 samples per step (3/4 of 64): 10 planned steps give 480, top-ups to 13 → 624, within 5% of 640.
+    // 48 samples per step (3/4 of 64): 10 planned steps give 480; the top-up (to at most 17) stops at the budget: 14 → 672.
     for (const r of ok.filter((x) => ARMS[x.arm].rl)) {
       assert.equal(r.samples.plannedSteps, 10);
-      assert.equal(r.samples.generated, 624, `${r.arm} ${r.seed}`);
+      assert.equal(r.samples.generated, 672, `${r.arm} ${r.seed}`);
+      assert.equal(r.samples.steps, 14);
       assert.equal(r.samples.topUps, 1);
       assert.equal(r.warmStartSamples, undefined, `${r.arm}: no warm start of its own`);
       const src = ARMS[r.arm].dependsOn!;
@@ -518,8 +524,8 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
     const swap = ok.find((r) => r.arm === 'swap' && r.seed === 1)!;
     assert.equal(swap.eval!.successRate, 0.2);
     assert.equal(swap.control!.successes, 2);
-    assert.deepEqual(swap.source, { arm: 'mas-atgrpo-per-role', uses: 'final', dir: 'runs/plan-path/mas-atgrpo-per-role/seed-1', checkpoint: 'runs/plan-path/mas-atgrpo-per-role/seed-1/checkpoints/step-13' });
-    const ck = '../../mas-atgrpo-per-role/seed-1/checkpoints/step-13';
+    assert.deepEqual(swap.source, { arm: 'mas-atgrpo-per-role', uses: 'final', dir: 'runs/plan-path/mas-atgrpo-per-role/seed-1', checkpoint: 'runs/plan-path/mas-atgrpo-per-role/seed-1/checkpoints/step-14' });
+    const ck = '../../mas-atgrpo-per-role/seed-1/checkpoints/step-14';
     assert.ok(calls1.includes(`models proposer=${ck}/executor,executor=${ck}/proposer\n`), calls1);
     assert.ok(calls1.includes(`models proposer=${ck}/proposer,executor=${ck}/executor\n`), 'the control');
     const swapSpec = readFileSync(join(out, 'runs', 'plan-path', 'swap', 'seed-1', 'swap.yaml'), 'utf8');
@@ -539,12 +545,12 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
 
     const report = writeExperimentReport(out, second.runs, { games: ['plan-path'], arms, seeds: 2 });
     const table = readFileSync(report.table, 'utf8');
-    assert.match(table, /\| MAS \+ AT-GRPO per-role \(`mas-atgrpo-per-role`\) \| 20\.0 ± 0\.0 \| 624 \| 2 \|/);
-    assert.match(table, /\| single agent \+ GRPO \(`single-grpo`\) \| 10\.0 ± 0\.0 \| 624 \| 2 \|/);
+    assert.match(table, /\| MAS \+ AT-GRPO per-role \(`mas-atgrpo-per-role`\) \| 20\.0 ± 0\.0 \| 672 \| 2 \|/);
+    assert.match(table, /\| single agent \+ GRPO \(`single-grpo`\) \| 10\.0 ± 0\.0 \| 672 \| 2 \|/);
     assert.match(table, /Shared warm starts \(the RL run loads the source run's checkpoints\/step-0\): `single-grpo` ← `single`, `mas-naive-grpo` ← `mas-prompt`, `mas-atgrpo-per-role` ← `mas-prompt`\./);
     assert.match(table, /\| plan-path \| mas-atgrpo-per-role \| 1 \| L3 \| mas-prompt step-0 \| 2\/10 = 20\.0% /);
     assert.match(table, /\| plan-path \| mas-prompt \| 1 \| L3 \| own warm start \| /);
-    assert.match(table, /\| plan-path \| swap \| 1 \| L3 \| mas-atgrpo-per-role step-13 \| /);
+    assert.match(table, /\| plan-path \| swap \| 1 \| L3 \| mas-atgrpo-per-role step-14 \| /);
     const results = JSON.parse(readFileSync(report.results, 'utf8')) as { runs: RunResult[]; cells: unknown[] };
     assert.equal(results.runs.length, 12);
     assert.equal(results.runs.find((r) => r.arm === 'mas-naive-grpo' && r.seed === 0)!.source!.dir, 'runs/plan-path/mas-prompt/seed-0');

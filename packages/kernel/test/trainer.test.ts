@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,7 @@ import type { TeamSpec } from '../src/team/index.js';
 import { CausalLmPolicy } from '../src/policy/lm/index.js';
 import {
   BASELINE_FILE, buildReport, InstanceSchedule, listCheckpoints, pairedComparison, resolveTrainerConfig, samplerGap, Trainer, TrainerConfigError, wilsonInterval,
-  type BaselineEval, type MetricsRecord,
+  type BaselineEval, type MetricsRecord, type TrainingResult,
 } from '../src/trainer/index.js';
 import { microTeamSpec } from './trainer-helpers.js';
 
@@ -24,11 +24,14 @@ const same = (a: Float32Array[], b: Float32Array[]): boolean => a.length === b.l
 /** Metrics without the wall-clock fields (time/*, perf/*), which differ between runs. */
 const stable = (m: MetricsRecord): Record<string, unknown> => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('perf/')));
 
-async function train(spec: TeamSpec, options: { out?: string; steps?: number; resume?: boolean } = {}): Promise<{ trainer: Trainer; out: string }> {
+async function train(spec: TeamSpec, options: { out?: string; steps?: number; resume?: boolean; sampleBudget?: number } = {}): Promise<{ trainer: Trainer; out: string; result: TrainingResult }> {
   const out = options.out ?? outDir();
-  const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true, ...(options.steps !== undefined ? { steps: options.steps } : {}), ...(options.resume ? { resume: true } : {}) });
-  await trainer.run();
-  return { trainer, out };
+  const trainer = await Trainer.create(spec, {
+    outDir: out, skipFinalEval: true, ...(options.steps !== undefined ? { steps: options.steps } : {}), ...(options.resume ? { resume: true } : {}),
+    ...(options.sampleBudget !== undefined ? { sampleBudget: options.sampleBudget } : {}),
+  });
+  const result = await trainer.run();
+  return { trainer, out, result };
 }
 
 describe('trainer: configuration', () => {
@@ -392,6 +395,48 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.deepEqual(a.filter((m) => m.kind === 'train').map((m) => m['rollout/replayed']), [0, 1, 1, 1]);
     // a fresh run refuses a folder that holds one
     await assert.rejects(Trainer.create(spec, { outDir: part.out }).then(async (t) => { try { await t.run(); } finally { await t.dispose(); } }), /--resume/);
+  });
+
+  it('stops at the sample budget: the first step boundary at or past it, checkpointed between checkpoint steps, counted across a resume (also from metrics.jsonl for older checkpoints)', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, checkpointEvery: 2, keepCheckpoints: 10 } });
+    const full = await train(spec);
+    await full.trainer.dispose();
+    const perStep = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl')).filter((m) => m.kind === 'train').map((m) => m['rollout/samples'] as number);
+    assert.equal(perStep.length, 4);
+    assert.equal(full.result.stoppedBy, 'steps');
+    assert.equal(full.result.samplesGenerated, perStep.reduce((a, b) => a + b, 0));
+    const upTo = (n: number): number => perStep.slice(0, n).reduce((a, b) => a + b, 0);
+    const budget = upTo(2) + 1; // step 3 is needed to reach it, step 4 is not
+
+    const capped = await train(spec, { sampleBudget: budget });
+    await capped.trainer.dispose();
+    assert.equal(capped.result.stoppedBy, 'sample-budget');
+    assert.equal(capped.result.steps, 3);
+    assert.equal(capped.result.samplesGenerated, upTo(3));
+    assert.deepEqual(await listCheckpoints(capped.out), [0, 2, 3], 'step 3 is checkpointed though checkpointEvery is 2');
+    const state = JSON.parse(readFileSync(join(capped.out, 'checkpoints', 'step-3', 'trainer-state.json'), 'utf8'));
+    assert.equal(state.samplesGenerated, upTo(3));
+    // exactly the budget is reached: no further step
+    const exact = await train(spec, { sampleBudget: upTo(3) });
+    await exact.trainer.dispose();
+    assert.equal(exact.result.steps, 3);
+
+    // resumed: the samples of the steps before count, also from a checkpoint that does not record them
+    const part = await train(spec, { steps: 2 });
+    await part.trainer.dispose();
+    const statePath = join(part.out, 'checkpoints', 'step-2', 'trainer-state.json');
+    const { samplesGenerated: recorded, ...older } = JSON.parse(readFileSync(statePath, 'utf8'));
+    assert.equal(recorded, upTo(2));
+    writeFileSync(statePath, JSON.stringify(older));
+    const resumed = await train(spec, { out: part.out, resume: true, sampleBudget: budget });
+    await resumed.trainer.dispose();
+    assert.equal(resumed.result.steps, 3);
+    assert.equal(resumed.result.samplesGenerated, upTo(3));
+    // a budget above what the steps generate: they all run
+    const all = await train(spec, { steps: 2, sampleBudget: upTo(4) });
+    await all.trainer.dispose();
+    assert.equal(all.result.stoppedBy, 'steps');
+    assert.equal(all.result.steps, 2);
   });
 
   it('evaluates the start of RL on the final evaluation\'s episodes and compares the final model with it episode by episode, also after a resume', async () => {

@@ -10,6 +10,7 @@ import { positiveInt, printJson } from '../errors.js';
 interface TrainOptions {
   out?: string;
   steps?: number;
+  sampleBudget?: number;
   resume?: boolean;
   json?: boolean;
   progress: boolean;
@@ -32,6 +33,7 @@ export function register(program: Command): void {
     .argument('[spec]', 'team spec file (YAML); default: the embedded default team')
     .option('-o, --out <dir>', 'output folder (default: runs/<spec name>)')
     .option('--steps <n>', 'training steps (default: the spec\'s algorithm.steps)', positiveInt('--steps'))
+    .option('--sample-budget <n>', 'stop before the next step once the steps have generated this many rollout samples (resumed steps count; --steps stays the most steps)', positiveInt('--sample-budget'))
     .option('--resume', 'continue from the newest checkpoint in --out (optimizer, RNG, step counter restored)')
     .option('--no-final-eval', 'skip the final evaluation on the held-out split')
     .option('--json', 'print one JSON document (the run summary) on stdout')
@@ -42,7 +44,8 @@ export function register(program: Command): void {
       const progress = new TrainProgress(opts.progress && !opts.json);
       const { Trainer } = await import('@troupe/kernel/model');
       const trainer = await Trainer.create(spec, {
-        outDir: out, ...(opts.steps !== undefined ? { steps: opts.steps } : {}), ...(opts.resume ? { resume: true } : {}),
+        outDir: out, ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
+        ...(opts.sampleBudget !== undefined ? { sampleBudget: opts.sampleBudget } : {}), ...(opts.resume ? { resume: true } : {}),
         skipFinalEval: !opts.finalEval, onEvent: (e) => progress.next(e),
       });
       try {
@@ -50,9 +53,10 @@ export function register(program: Command): void {
         progress.done();
         const plots = await writeReport(out, spec.name);
         if (opts.json) {
-          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ? (({ instanceKeys: _keys, outcomes: _o, ...rest }) => rest)(result.finalEval) : null, warm_start: result.warmStart ?? null, baseline: result.baseline ? { ...(({ outcomes: _o, ...rest }) => rest)(result.baseline.eval), comparison: result.baseline.comparison } : null });
+          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, samples_generated: result.samplesGenerated, stopped_by: result.stoppedBy, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ? (({ instanceKeys: _keys, outcomes: _o, ...rest }) => rest)(result.finalEval) : null, warm_start: result.warmStart ?? null, baseline: result.baseline ? { ...(({ outcomes: _o, ...rest }) => rest)(result.baseline.eval), comparison: result.baseline.comparison } : null });
         } else {
-          process.stdout.write(`${spec.name}: ${result.steps} steps (${result.level}) in ${result.seconds.toFixed(1)} s → ${out}\n`);
+          const budget = result.stoppedBy === 'sample-budget' ? `, sample budget ${opts.sampleBudget} reached` : '';
+          process.stdout.write(`${spec.name}: ${result.steps} steps (${result.level}; ${result.samplesGenerated} samples generated${budget}) in ${result.seconds.toFixed(1)} s → ${out}\n`);
           if (result.finalEval) {
             const e = result.finalEval;
             process.stdout.write(`  ${e.split} success ${e.successRate.toFixed(3)} (95% CI ${e.ci95[0].toFixed(3)}–${e.ci95[1].toFixed(3)}, ${e.episodes} episodes)\n`);

@@ -326,13 +326,15 @@ export function measureRun(dir: string): { generated: number; trained: number; s
 }
 
 /**
- * The total steps to resume a run to so that its generated samples reach the budget, or undefined when they are
- * within `tolerance` below it (or above): done + round(missing / measured mean per step), at least one more step.
+ * The most steps to resume a run to so that its generated samples reach the budget, or undefined when they are
+ * within `tolerance` below it (or above): done + twice the steps the measured mean per step needs (at least one). The
+ * trainer itself stops at the budget (`troupe train --sample-budget`), so the margin costs nothing; it covers steps
+ * that grow longer than the mean (a policy that breaks plays longer episodes).
  */
 export function topUpSteps(measured: { generated: number; steps: number; lastStep: number }, budget: number, tolerance: number): number | undefined {
   if (measured.generated >= budget * (1 - tolerance) || measured.steps === 0) return undefined;
   const mean = measured.generated / measured.steps;
-  const extra = mean > 0 ? Math.max(1, Math.round((budget - measured.generated) / mean)) : 1;
+  const extra = mean > 0 ? Math.max(1, Math.ceil((2 * (budget - measured.generated)) / mean)) : 1;
   return measured.lastStep + extra;
 }
 
@@ -587,14 +589,16 @@ async function runArm(run: PlannedRun, out: string, options: ExperimentOptions, 
     const doc = parseJson(await troupe(run, ['train', specFile, ...common], options, clock, emit), `${run.dir}: troupe train`);
     evaluation = evalOf(doc, `${run.dir}: troupe train`);
   } else {
-    await troupe(run, ['train', specFile, ...common, '--no-final-eval'], options, clock, emit);
+    // Every call stops at the budget (at most one step's samples past it): equal budgets, whatever the episode lengths.
+    const budget = ['--sample-budget', String(b.budget)];
+    await troupe(run, ['train', specFile, ...common, ...budget, '--no-final-eval'], options, clock, emit);
     const tolerance = options.tolerance ?? 0.05;
     for (;;) {
       const m = measureRun(run.dir);
       const next = topUpSteps(m, b.budget, tolerance);
       if (next === undefined || topUps >= (options.maxTopUps ?? 4)) break;
       topUps++;
-      await troupe(run, ['train', specFile, ...common, '--no-final-eval', '--steps', String(next)], options, clock, emit);
+      await troupe(run, ['train', specFile, ...common, ...budget, '--no-final-eval', '--steps', String(next)], options, clock, emit);
     }
     const doc = parseJson(await troupe(run, [
       'eval', specFile, '--checkpoint', run.dir, '--split', spec.evaluation.split, '-n', String(spec.evaluation.episodes),
