@@ -87,6 +87,13 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     assert.match(again.stderr, /--arms: added mas-prompt \(needed by mas-atgrpo-per-role\), mas-atgrpo-per-role \(needed by swap\)/);
     assert.match(again.stderr, /\[3\/3\] plan-path swap seed 0: done earlier/);
     assert.doesNotMatch(again.stderr, /: start →/);
+    // with --json the note is still on stderr, and the document lists the arms added
+    const asJson = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'swap', '--seeds', '1', '--episodes', '2', '--out', out, '--json']);
+    assert.equal(asJson.code, 0, asJson.stderr);
+    assert.match(asJson.stderr, /--arms: added mas-prompt \(needed by mas-atgrpo-per-role\), mas-atgrpo-per-role \(needed by swap\)/);
+    const added = JSON.parse(asJson.stdout) as { arms: string[]; arms_added: { arm: string; needed_by: string[] }[] };
+    assert.deepEqual(added.arms_added, [{ arm: 'mas-prompt', needed_by: ['mas-atgrpo-per-role'] }, { arm: 'mas-atgrpo-per-role', needed_by: ['swap'] }]);
+    assert.deepEqual(added.arms, ['mas-prompt', 'mas-atgrpo-per-role', 'swap']);
   });
 
   it('SIGTERM to the runner stops its running child and exits 143; the run is recorded as interrupted', async () => {

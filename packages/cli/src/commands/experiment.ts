@@ -187,10 +187,9 @@ export function register(program: Command): void {
         ...(opts.episodes !== undefined ? { episodes: opts.episodes } : {}),
       };
       const plan = planExperiment({ ...settings, games, outDir: out }); // derivation errors surface before anything runs
-      if (added.length > 0 && opts.progress && !opts.json) {
-        const needs = (a: ArmName): string => arms.filter((x) => ARMS[x].dependsOn === a).join(', ');
-        process.stderr.write(`paper-table: --arms: added ${added.map((a) => `${a} (needed by ${needs(a)})`).join(', ')}\n`);
-      }
+      // Said on stderr also with --json and --no-progress: the runs are more than the user named.
+      const neededBy = (a: ArmName): ArmName[] => arms.filter((x) => ARMS[x].dependsOn === a);
+      if (added.length > 0) process.stderr.write(`paper-table: --arms: added ${added.map((a) => `${a} (needed by ${neededBy(a).join(', ')})`).join(', ')}\n`);
       const budgets = Object.fromEntries(gameNames.map((g) => [g, plan.find((r) => r.game === g && ARMS[r.arm].rl)?.derived.budget.budget ?? 0]).filter(([, b]) => (b as number) > 0));
       const result = await withStopSignals((signal) => runExperiment({
         ...settings, games, outDir: out, launcher: troupeLauncher(), onEvent: progress(opts.progress && !opts.json, () => plan.length),
@@ -201,7 +200,7 @@ export function register(program: Command): void {
       const failed = result.runs.filter((r) => r.status !== 'ok');
       if (opts.json) {
         printJson({
-          out, table: report.table, results: report.results, plots: plots.rendered ? plots.files : report.chartSpecs, plots_rendered: plots.rendered,
+          out, arms, arms_added: added.map((a) => ({ arm: a, needed_by: neededBy(a) })), table: report.table, results: report.results, plots: plots.rendered ? plots.files : report.chartSpecs, plots_rendered: plots.rendered,
           runs: result.runs.length, failed: failed.map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, dir: join(out, r.dir), error: r.error })),
           cells: tableCells(result.runs, { ...settings, budgets }).map((c) => ({ game: c.game, arm: c.arm, mean: c.mean ?? null, std: c.std ?? null, seeds: c.n, failed: c.failed, samples: c.samples, values: c.values })),
         });
