@@ -117,7 +117,8 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
   }
   if (settings.budgets && Object.keys(settings.budgets).length) {
     lines.push('', `Sample budget per RL run (generated samples): ${Object.entries(settings.budgets).map(([g, b]) => `${g} ${int(b)}`).join(', ')}; `
-      + 'every RL run generates the same samples per step (B scaled by the seat count) and is topped up to the budget by measured samples.');
+      + 'every RL run generates at most the same samples per step (B scaled by the seat count), stops once it has generated the budget '
+      + '(`troupe train --sample-budget`: at most one step past it) and is topped up when its planned steps fall short.');
   }
   const shared = settings.arms.filter((a) => ARMS[a].uses === 'warm-start' && settings.arms.includes(ARMS[a].dependsOn!));
   if (shared.length) {
