@@ -103,6 +103,20 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     assert.match(bad.stderr, /--sample-budget must be a positive integer, got "0"/);
   });
 
+  it('a run folder another running troupe train holds is refused with its pid (exit 1, no stack), and nothing is written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-train-locked-'));
+    try {
+      writeFileSync(join(dir, '.lock'), JSON.stringify({ pid: process.pid, token: 't', command: 'troupe train other.yaml', since: '2026-12-02T10:00:00.000Z' }));
+      const r = await troupe(['train', spec, '--out', dir, '--steps', '1', '--no-progress']);
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stderr, new RegExp(`troupe: ${dir} is in use by process ${process.pid} \\(troupe train other\\.yaml\\) since 2026-12-02T10:00:00\\.000Z: troupe train refuses to write it too`));
+      assert.doesNotMatch(r.stderr, /internal error|\n\s+at /);
+      assert.deepEqual(readdirSync(dir), ['.lock']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('sft warm-starts the team on oracle demonstrations and evaluates it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'troupe-sft-'));
     try {

@@ -24,7 +24,7 @@ export function buildProgram(): Command {
 
 /** Messages of errors thrown by kernel and plugins that are meant for users (they carry their own context). */
 function isUserFacing(err: unknown): err is Error {
-  return err instanceof Error && ['SpecError', 'PluginError', 'CliError', 'UsageError', 'ConfigError', 'CheckpointError', 'DatasetError'].includes(err.name);
+  return err instanceof Error && ['SpecError', 'PluginError', 'CliError', 'UsageError', 'ConfigError', 'CheckpointError', 'DatasetError', 'FolderLockError'].includes(err.name);
 }
 
 /** Runs the CLI with `argv` (as in process.argv) and resolves with the exit code: 0 ok, 1 failure, 2 usage. */

@@ -558,6 +558,20 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
     assert.ok(report.chartSpecs.every((f) => existsSync(f)));
   });
 
+  it('one runner per experiment folder: a folder another running runner holds is refused before any run starts', async () => {
+    const out = join(dir, 'locked');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, '.lock'), JSON.stringify({ pid: process.pid, token: 'x', command: 'troupe experiment paper-table', since: 'now' }));
+    const log = eventLog();
+    await assert.rejects(runExperiment({ games: [{ name: 'plan-path', spec: BASE }], arms: ['mas-prompt'], seeds: 1, outDir: out, launcher: fakeTroupe(dir), onEvent: log.onEvent }),
+      /locked is in use by this process since now: troupe experiment refuses/);
+    assert.ok(!log.events.some((e) => e.type === 'start'));
+    rmSync(join(out, '.lock'));
+    const ran = await runExperiment({ games: [{ name: 'plan-path', spec: BASE }], arms: ['mas-prompt'], seeds: 1, outDir: out, launcher: fakeTroupe(dir) });
+    assert.equal(ran.runs[0]!.status, 'ok');
+    assert.ok(!existsSync(join(out, '.lock')), 'released when done');
+  });
+
   it('a dependent\'s plan digest covers its source\'s plan (a changed warm start is a different plan for the RL arms too)', () => {
     const other = plainSpec(BASE);
     (other.algorithm.warmStart as { epochs: number }).epochs += 1;

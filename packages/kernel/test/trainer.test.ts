@@ -439,6 +439,24 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.equal(all.result.steps, 2);
   });
 
+  it('one trainer per run folder: a second one on the folder is refused until the first is disposed', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 1 } });
+    const out = outDir();
+    const first = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
+    const second = await Trainer.create(spec, { outDir: out, skipFinalEval: true, resume: true });
+    try {
+      await first.prepare();
+      await assert.rejects(second.run(), (err: Error) => err.name === 'FolderLockError' && err.message.includes(`${out} is in use by this process`));
+    } finally {
+      await second.dispose();
+      await first.dispose();
+    }
+    assert.ok(!existsSync(join(out, '.lock')), 'disposed: unlocked');
+    const again = await train(spec, { out, resume: true });
+    await again.trainer.dispose();
+    assert.equal(again.result.steps, 1);
+  });
+
   it('evaluates the start of RL on the final evaluation\'s episodes and compares the final model with it episode by episode, also after a resume', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 2, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } } });
     const run = async (out: string, steps: number, resume = false) => {

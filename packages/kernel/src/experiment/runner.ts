@@ -40,6 +40,7 @@ import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { TeamSpec } from '../team/types.js';
 import { readMetrics } from '../trainer/report.js';
+import { lockFolder } from '../util/folder-lock.js';
 import { ARMS, dependencyVerb, deriveArm, deriveSwapSpec, ExperimentError, type ArmLevel, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
 
 /** One game of the experiment: a label and its base (per-role) team spec. */
@@ -368,8 +369,16 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
   const emit = (e: ExperimentEvent): void => options.onEvent?.(e);
   emit({ type: 'plan', runs: plan });
   const out = resolve(options.outDir);
-  mkdirSync(out, { recursive: true });
+  const lock = lockFolder(out, 'troupe experiment'); // one runner per experiment folder
+  try {
+    return await runPlan(plan, out, options, emit);
+  } finally {
+    lock.release();
+  }
+}
 
+/** Runs the planned runs (up to `jobs` at once, each after its source), reusing the results of finished ones. */
+async function runPlan(plan: PlannedRun[], out: string, options: ExperimentOptions, emit: (e: ExperimentEvent) => void): Promise<ExperimentResult> {
   const results = new Map<PlannedRun, RunResult>();
 
   const execute = async (run: PlannedRun): Promise<RunResult> => {

@@ -38,6 +38,7 @@ import { toTraceRecord } from '../rollout/trace.js';
 import { composeTeam, createHostFor, type TeamRuntime } from '../runtime/compose.js';
 import type { TeamSpec } from '../team/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
+import { lockFolder, type FolderLock } from '../util/folder-lock.js';
 import { createRng, deriveSeed } from '../util/rng.js';
 import { resolveTrainerConfig, TrainingSettingError, type TrainerConfig } from './config.js';
 import { BASELINE_FILE, comparisonMetrics, pairedComparison, readBaseline, type BaselineEval, type PairedComparison } from './compare.js';
@@ -153,6 +154,8 @@ export class Trainer {
   samplesGenerated = 0;
   /** The step of the newest checkpoint written (-1: none yet). */
   private checkpointedStep = -1;
+  /** The output folder's lock, from {@link prepare} to {@link dispose}: one writer per run folder. */
+  private lock: FolderLock | undefined;
   /** Which train instances each step plays (fresh, and failed ones again with `algorithm.replay`; checkpointed). */
   schedule: InstanceSchedule;
   /** Whether the warm start has run (here or in the run resumed from). */
@@ -204,6 +207,7 @@ export class Trainer {
    */
   async prepare(): Promise<number | undefined> {
     mkdirSync(this.out, { recursive: true });
+    this.lock ??= lockFolder(this.out, 'troupe train');
     const metrics = join(this.out, 'metrics.jsonl');
     const ckpts = await listCheckpoints(this.out);
     if (this.options.resume && ckpts.length > 0) {
@@ -598,11 +602,15 @@ export class Trainer {
     });
   }
 
-  /** Ends the update worker threads and frees the trainer's tensors and the team's policies. */
+  /** Ends the update worker threads, frees the trainer's tensors and the team's policies, and unlocks the output folder. */
   async dispose(): Promise<void> {
-    await this.stopUpdateWorkers();
-    disposeHandles(this.handles);
-    if (!this.options.team) await this.team.dispose();
+    try {
+      await this.stopUpdateWorkers();
+      disposeHandles(this.handles);
+      if (!this.options.team) await this.team.dispose();
+    } finally {
+      this.lock?.release();
+    }
   }
 }
 
