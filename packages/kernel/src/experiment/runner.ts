@@ -39,7 +39,7 @@ import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { TeamSpec } from '../team/types.js';
-import { readMetrics } from '../trainer/report.js';
+import { generatedSamples, readMetrics } from '../trainer/report.js';
 import { lockFolder } from '../util/folder-lock.js';
 import { ARMS, dependencyVerb, deriveArm, deriveSwapSpec, ExperimentError, type ArmLevel, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
 
@@ -316,9 +316,9 @@ export function newestCheckpoint(dir: string): string | undefined {
 export function measureRun(dir: string): { generated: number; trained: number; steps: number; lastStep: number; warmStartSamples?: number } {
   const metrics = readMetrics(dir);
   const train = metrics.filter((m) => m.kind === 'train');
-  let generated = 0, trained = 0;
+  const generated = generatedSamples(train);
+  let trained = 0;
   for (const m of train) {
-    if (typeof m['rollout/samples'] === 'number') generated += m['rollout/samples'];
     for (const [k, v] of Object.entries(m)) if (/^loss\/[^/]+\/samples$/.test(k) && typeof v === 'number') trained += v;
   }
   const warm = metrics.find((m) => m.kind === 'warm-start');

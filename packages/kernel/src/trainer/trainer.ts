@@ -47,7 +47,7 @@ import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
 import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
 import { InstanceSchedule } from './instances.js';
-import { readMetrics } from './report.js';
+import { generatedSamples, readMetrics } from './report.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import {
   checkpointName, listCheckpoints, RunFolderError, readTrainerState, restoreOptimizers, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
@@ -229,8 +229,7 @@ export class Trainer {
       this.checkpointedStep = state.step;
       await truncateJsonl(metrics, state.step, ['final']); // a final eval is redone at the end
       await truncateJsonl(join(this.out, 'trace.jsonl'), state.step);
-      this.samplesGenerated = state.samplesGenerated ?? readMetrics(this.out)
-        .reduce((n, m) => n + (m.kind === 'train' && typeof m['rollout/samples'] === 'number' ? m['rollout/samples'] : 0), 0);
+      this.samplesGenerated = state.samplesGenerated ?? generatedSamples(readMetrics(this.out));
       return state.step;
     }
     if (!this.options.resume && existsSync(metrics)) {
