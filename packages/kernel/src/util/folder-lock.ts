@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -36,20 +36,92 @@ function alive(pid: number): boolean {
   }
 }
 
-function readHolder(file: string): Holder | undefined {
+/** Sleeps this thread (the lock is taken before any event loop work matters). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Error codes of file systems without hard links: creation falls back to an exclusive open. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Creates `file` holding `holder` only if it does not exist, with its whole content at once: written to a private
+ * file first and hard-linked into place (an exclusive open would leave an empty file for a moment, which a second
+ * process would read as an unreadable, stale lock and remove). False when it exists.
+ */
+function createExclusive(file: string, holder: Holder): boolean {
+  const text = JSON.stringify(holder) + '\n';
+  const tmp = `${file}.${holder.token}.tmp`;
+  writeFileSync(tmp, text);
   try {
-    const h = JSON.parse(readFileSync(file, 'utf8')) as Partial<Holder>;
+    linkSync(tmp, file);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    if (code === 'EEXIST') return false;
+    if (!NO_LINKS.has(code)) throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  try {
+    writeFileSync(file, text, { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function parseHolder(text: string | undefined): Holder | undefined {
+  try {
+    const h = JSON.parse(text ?? '') as Partial<Holder>;
     return typeof h.pid === 'number' && typeof h.token === 'string' ? (h as Holder) : undefined;
   } catch {
     return undefined;
   }
 }
 
+const readHolder = (file: string): Holder | undefined => parseHolder(readText(file));
+
+/**
+ * Removes the stale lock `file` if it still holds `staleText`, under `<file>.takeover` (created like a lock): two
+ * processes that both found the stale lock would otherwise both remove it, the later one removing the lock the
+ * earlier one had just taken. False when another process is taking over right now (try again).
+ */
+function removeStale(dir: string, file: string, staleText: string, me: Holder): boolean {
+  const mutex = `${file}.takeover`;
+  if (!createExclusive(mutex, me)) {
+    const other = readHolder(mutex);
+    if (other && alive(other.pid)) return false;
+    throw new FolderLockError(`${dir}: ${mutex} was left by a process that stopped while taking over a stale lock; if no troupe process writes ${dir}, delete ${mutex} (and ${file}).`);
+  }
+  try {
+    if (readText(file) === staleText) rmSync(file, { force: true });
+  } finally {
+    rmSync(mutex, { force: true });
+  }
+  return true;
+}
+
+/** How often a lock that other processes keep changing is tried before giving up. */
+const ATTEMPTS = 50;
+
 /**
  * Takes the folder for this process: creates `<dir>/.lock` exclusively, holding the pid and command line. A lock
  * whose process no longer runs (a crash, a SIGKILL) is stale and taken over; one whose process runs — this one
  * included — is a FolderLockError naming the folder, the process and what to do. Two trainers or two experiment
- * runners writing one folder would interleave their logs and race their checkpoints; this refuses the second.
+ * runners writing one folder would interleave their logs and race their checkpoints; this refuses the second, also
+ * when both start at the same instant (the lock file appears with its content at once, and a stale one is removed
+ * by one process at a time, only while it still holds what was found stale).
  *
  * The check is by pid, not by a refreshed timestamp: a training step can keep the event loop busy for longer than
  * any refresh interval, and the folders are local.
@@ -58,25 +130,17 @@ export function lockFolder(dir: string, what: string): FolderLock {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, LOCK_FILE);
   const me: Holder = { pid: process.pid, token: randomBytes(8).toString('hex'), command: process.argv.slice(1).join(' '), since: new Date().toISOString() };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(file, 'wx');
-      try {
-        writeSync(fd, JSON.stringify(me) + '\n');
-      } finally {
-        closeSync(fd);
-      }
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = readHolder(file);
-      if (holder && alive(holder.pid)) {
-        const who = holder.pid === process.pid ? 'this process' : `process ${holder.pid} (${holder.command})`;
-        throw new FolderLockError(`${dir} is in use by ${who} since ${holder.since}: ${what} refuses to write it too; wait for that run to finish or stop it, or choose another --out. If no such process runs, delete ${file}.`);
-      }
-      if (attempt > 0) throw new FolderLockError(`${dir}: cannot take ${file} (another process keeps taking it); choose another --out.`);
-      rmSync(file, { force: true }); // stale (or unreadable): its process is gone
+  for (let attempt = 0; !createExclusive(file, me); attempt++) {
+    if (attempt >= ATTEMPTS) throw new FolderLockError(`${dir}: cannot take ${file} (other processes keep changing it); choose another --out.`);
+    const text = readText(file);
+    if (text === undefined) continue; // released meanwhile: try again
+    const holder = parseHolder(text);
+    if (holder && alive(holder.pid)) {
+      const who = holder.pid === process.pid ? 'this process' : `process ${holder.pid} (${holder.command})`;
+      throw new FolderLockError(`${dir} is in use by ${who} since ${holder.since}: ${what} refuses to write it too; wait for that run to finish or stop it, or choose another --out. If no such process runs, delete ${file}.`);
     }
+    // stale (or unreadable: creation is atomic, so it was not being written): its process is gone
+    if (!removeStale(dir, file, text, me)) sleepSync(10);
   }
   let held = true;
   const release = (): void => {
