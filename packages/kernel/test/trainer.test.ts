@@ -439,6 +439,29 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.equal(all.result.steps, 2);
   });
 
+  it('a decaying lr schedule runs over the sample budget when there is one (the warm-up over steps)', async () => {
+    const lrSchedule = { kind: 'linear', warmupSteps: 1, minLr: 0 };
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 20, lr: 1e-2, lrSchedule } });
+    const probe = await train(spec, { steps: 3 });
+    await probe.trainer.dispose();
+    const first = readJsonl<MetricsRecord>(join(probe.out, 'metrics.jsonl')).filter((m) => m.kind === 'train').map((m) => m['rollout/samples'] as number);
+    const budget = first[0]! + first[1]! + 1; // three steps
+    const { out, result, trainer } = await train(spec, { sampleBudget: budget });
+    await trainer.dispose();
+    assert.equal(result.steps, 3);
+    const train3 = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
+    const before = [0, first[0]!, first[0]! + first[1]!];
+    for (const [i, m] of train3.entries()) {
+      // step 1 warms up (1e-2 · 1/1); steps 2, 3 decay linearly over the budget from the samples generated before them
+      const want = i === 0 ? 1e-2 : 1e-2 * (1 - before[i]! / budget);
+      assert.ok(Math.abs((m['loss/proposer/lr'] as number) - want) < 1e-9, `step ${i + 1}: lr ${m['loss/proposer/lr']} vs ${want}`);
+      assert.equal(m['loss/executor/lr'], m['loss/proposer/lr']);
+    }
+    // without a budget the decay runs over the steps (--steps 3: step 3 is half way)
+    const steps = readJsonl<MetricsRecord>(join(probe.out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
+    assert.deepEqual(steps.map((m) => m['loss/proposer/lr']), [1e-2, 1e-2, 0.5e-2]);
+  });
+
   it('one trainer per run folder: a second one on the folder is refused until the first is disposed', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 1 } });
     const out = outDir();

@@ -68,9 +68,24 @@ export function peakLr(h: PolicyHandle, config: TrainerConfig): number {
   return typeof own === 'number' ? own : config.lr;
 }
 
-/** Sets the handle's learning rate for training step `step` (1-based) from the trainer's schedule. */
-export function scheduleLr(h: PolicyHandle, config: TrainerConfig, step: number): number {
-  const lr = lrAt({ kind: config.lrSchedule.kind, lr: peakLr(h, config), warmupSteps: config.lrSchedule.warmupSteps, totalSteps: Math.max(config.steps, config.lrSchedule.warmupSteps + 1), minLr: config.lrSchedule.minLr }, step - 1);
+/** A run's sample budget and the samples its steps before this one generated (`troupe train --sample-budget`). */
+export interface BudgetProgress {
+  readonly generated: number;
+  readonly budget: number;
+}
+
+/**
+ * Sets the handle's learning rate for training step `step` (1-based) from the trainer's schedule. The warm-up is
+ * counted in steps; a decay runs over the steps, or, in a run with a sample budget, over the budget: at the fraction
+ * of it generated before this step, so that it ends where the budget stops the run, not at a step the run may never
+ * reach.
+ */
+export function scheduleLr(h: PolicyHandle, config: TrainerConfig, step: number, progress?: BudgetProgress): number {
+  const { kind, warmupSteps, minLr } = config.lrSchedule;
+  const totalSteps = Math.max(config.steps, warmupSteps + 1);
+  let at = step - 1;
+  if (progress && kind !== 'constant' && at >= warmupSteps) at = warmupSteps + Math.min(1, progress.generated / progress.budget) * (totalSteps - warmupSteps);
+  const lr = lrAt({ kind, lr: peakLr(h, config), warmupSteps, totalSteps, minLr }, at);
   h.optimizerOptions.lr = lr;
   return lr;
 }

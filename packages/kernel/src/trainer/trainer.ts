@@ -471,7 +471,8 @@ export class Trainer {
     const out: Record<string, number> = { samples: current.length, stale_samples: samples.length - current.length };
     if (current.length === 0) return { handle: h, out };
     ensureOptimizer(h);
-    const lr = scheduleLr(h, c, step);
+    const budget = this.options.sampleBudget;
+    const lr = scheduleLr(h, c, step, budget !== undefined ? { generated: this.samplesGenerated, budget } : undefined);
     out.lr = lr;
     // Rows grouped by shared prompt (the K branches of one (instance, turn, seat)): each prompt is encoded once.
     const groups = promptGroups(current.map((i) => samples[i]!));
