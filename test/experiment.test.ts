@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { register as registerExperiment } from '../packages/cli/src/commands/experiment.js';
@@ -94,6 +94,16 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     const added = JSON.parse(asJson.stdout) as { arms: string[]; arms_added: { arm: string; needed_by: string[] }[] };
     assert.deepEqual(added.arms_added, [{ arm: 'mas-prompt', needed_by: ['mas-atgrpo-per-role'] }, { arm: 'mas-atgrpo-per-role', needed_by: ['swap'] }]);
     assert.deepEqual(added.arms, ['mas-prompt', 'mas-atgrpo-per-role', 'swap']);
+
+    // --reuse: another folder takes the results file's runs (same plan) without running them
+    const other = join(out, 'reused');
+    const reused = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'swap', '--seeds', '1', '--episodes', '2',
+      '--reuse', join(out, 'results.json'), '--out', other]);
+    assert.equal(reused.code, 0, reused.stderr);
+    assert.match(reused.stderr, new RegExp(`\\[1/3\\] plan-path mas-prompt seed 0: done earlier \\(reused from ${join(out, 'results.json').replaceAll('/', '\\/')}\\)`));
+    assert.doesNotMatch(reused.stderr, /: start →/);
+    assert.match(reused.stdout, /paper-table: 3 runs \(0 failed, 3 reused\)/);
+    assert.match(readFileSync(join(other, 'table.md'), 'utf8'), /Reused \(not run again.*\): 3 runs, marked \* below/);
   });
 
   it('SIGTERM to the runner stops its running child and exits 143; the run is recorded as interrupted', async () => {
@@ -129,7 +139,15 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     const timeout = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--run-timeout', '0', '--out', join(out, 'x')]);
     assert.equal(timeout.code, 2);
     assert.match(timeout.stderr, /--run-timeout must be a positive number of seconds, got "0"/);
-    assert.doesNotMatch(game.stderr + arm.stderr + timeout.stderr, /\n\s+at /);
+    const missing = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--reuse', join(out, 'none.json'), '--out', join(out, 'x')]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--reuse .*none\.json: cannot read it as JSON \(no such file\); give the results\.json an earlier troupe experiment paper-table wrote/);
+    const notResults = join(out, 'not-results.json');
+    writeFileSync(notResults, JSON.stringify({ runs: [{ game: 'plan-path', arm: 'single' }] }));
+    const bad = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--reuse', notResults, '--out', join(out, 'x')]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /not-results\.json: runs\[0\] is not a run result \(it needs game, arm, seed, digest and status\)/);
+    assert.doesNotMatch(game.stderr + arm.stderr + timeout.stderr + missing.stderr + bad.stderr, /\n\s+at /);
     assert.equal(existsSync(join(out, 'x')), false, 'nothing written');
   });
 });

@@ -558,6 +558,49 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
     assert.ok(report.chartSpecs.every((f) => existsSync(f)));
   });
 
+  it('--reuse: the runs of an earlier results file with the same plan are not run again, only with the runs that need their checkpoints', async () => {
+    const launcher = fakeTroupe(dir);
+    const calls = join(dir, 'calls.log');
+    const ran = (): string[] => {
+      const lines = existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n').filter((l) => /^(train|eval) /.test(l)) : [];
+      rmSync(calls, { force: true });
+      return [...new Set(lines.map((l) => l.split(' ').slice(1, 3).join(' ')))].sort();
+    };
+    const base = { games: [{ name: 'plan-path', spec: BASE }], arms: ['mas-prompt', 'mas-atgrpo-per-role', 'swap'] as ArmName[], budget: 640, episodes: 10, launcher };
+    const first = await runExperiment({ ...base, seeds: 1, outDir: join(dir, 'reuse-a') });
+    ran();
+    const earlier = { file: 'a/results.json', runs: first.runs };
+
+    const log = eventLog();
+    const more = await runExperiment({ ...base, seeds: 2, outDir: join(dir, 'reuse-b'), reuse: earlier, onEvent: log.onEvent });
+    assert.deepEqual(ran(), ['mas-atgrpo-per-role 1', 'mas-prompt 1', 'swap 1'], 'seed 0 is not run again');
+    const seed0 = more.runs.filter((r) => r.seed === 0);
+    assert.equal(seed0.length, 3);
+    for (const r of seed0) {
+      assert.equal(r.reusedFrom, 'a/results.json');
+      assert.deepEqual({ ...r, reusedFrom: undefined }, { ...first.runs.find((x) => x.arm === r.arm)!, reusedFrom: undefined });
+      assert.equal(JSON.parse(readFileSync(join(dir, 'reuse-b', r.dir, 'result.json'), 'utf8')).reusedFrom, 'a/results.json');
+    }
+    assert.ok(more.runs.filter((r) => r.seed === 1).every((r) => r.status === 'ok' && r.reusedFrom === undefined));
+    assert.equal(log.events.filter((e) => e.type === 'cached').length, 3);
+    const md = formatTable(more.runs, { games: ['plan-path'], arms: base.arms, seeds: 2 });
+    assert.match(md, /Reused \(not run again.*\): 3 runs, marked \* below, from `a\/results\.json`/);
+    assert.match(md, /\| plan-path \| mas-prompt \| 0\* \|/);
+    assert.match(md, /\| plan-path \| mas-prompt \| 1 \|/);
+
+    // without the swap's result, the per-role run is not reused (the swap needs its checkpoints), nor its source
+    const noSwap = { file: 'a/results.json', runs: first.runs.filter((r) => r.arm !== 'swap') };
+    await runExperiment({ ...base, seeds: 1, outDir: join(dir, 'reuse-c'), reuse: noSwap });
+    assert.deepEqual(ran(), ['mas-atgrpo-per-role 0', 'mas-prompt 0', 'swap 0']);
+
+    // another plan under the same game, arm and seed (here: another digest) is said and run anew
+    const changed = { file: 'a/results.json', runs: first.runs.map((r) => (r.arm === 'swap' ? { ...r, digest: 'other' } : r)) };
+    const log2 = eventLog();
+    await runExperiment({ ...base, seeds: 1, outDir: join(dir, 'reuse-d'), reuse: changed, onEvent: log2.onEvent });
+    assert.deepEqual(log2.events.filter((e) => e.type === 'reuse-mismatch').map((e) => 'run' in e && e.run.arm), ['swap']);
+    assert.deepEqual(ran(), ['mas-atgrpo-per-role 0', 'mas-prompt 0', 'swap 0']);
+  });
+
   it('one runner per experiment folder: a folder another running runner holds is refused before any run starts', async () => {
     const out = join(dir, 'locked');
     mkdirSync(out, { recursive: true });

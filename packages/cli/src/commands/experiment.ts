@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
@@ -28,6 +28,7 @@ interface PaperTableOptions {
   runTimeout?: number;
   out?: string;
   spec: string[];
+  reuse?: string;
   json?: boolean;
   progress: boolean;
 }
@@ -108,6 +109,29 @@ export function loadGames(games: readonly string[], overrides: readonly string[]
   });
 }
 
+/**
+ * Reads `--reuse FILE`: an earlier experiment's results.json (its `runs`). Errors name the file, the key and what to
+ * give instead.
+ */
+export function loadReuse(file: string): { file: string; runs: RunResult[] } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    throw new UsageError(`--reuse ${file}: cannot read it as JSON (${why}); give the results.json an earlier troupe experiment paper-table wrote`);
+  }
+  const runs = (doc as { runs?: unknown } | null)?.runs;
+  if (!Array.isArray(runs)) throw new UsageError(`--reuse ${file}: no "runs" list; give the results.json an earlier troupe experiment paper-table wrote`);
+  for (const [i, r] of runs.entries()) {
+    const x = r as Partial<RunResult> | null;
+    if (!x || typeof x.game !== 'string' || typeof x.arm !== 'string' || typeof x.seed !== 'number' || typeof x.digest !== 'string' || typeof x.status !== 'string') {
+      throw new UsageError(`--reuse ${file}: runs[${i}] is not a run result (it needs game, arm, seed, digest and status); give the results.json an earlier troupe experiment paper-table wrote`);
+    }
+  }
+  return { file, runs: runs as RunResult[] };
+}
+
 /** One line per run on stderr. */
 function progress(enabled: boolean, total: () => number): (e: ExperimentEvent) => void {
   let finished = 0;
@@ -127,7 +151,10 @@ function progress(enabled: boolean, total: () => number): (e: ExperimentEvent) =
         return;
       case 'cached':
         finished++;
-        say(`[${finished}/${total()}] ${tag(e.run)}: done earlier — ${outcome(e.result)}`);
+        say(`[${finished}/${total()}] ${tag(e.run)}: done earlier${e.result.reusedFrom !== undefined ? ` (reused from ${e.result.reusedFrom})` : ''} — ${outcome(e.result)}`);
+        return;
+      case 'reuse-mismatch':
+        say(`      ${tag(e.run)}: ${e.file} holds this run under another plan (spec, budget, episodes or its source changed): running it anew`);
         return;
       case 'start':
         say(`      ${tag(e.run)}: start → ${e.run.dir}${e.run.source && ARMS[e.run.arm].uses === 'warm-start' ? ` (from the ${e.run.source.arm} warm start)` : ''}`);
@@ -164,9 +191,11 @@ export function register(program: Command): void {
     .option('--run-timeout <seconds>', 'most wall seconds of one run: past it its child is killed and the run recorded as failed (default: no limit)', positiveSeconds('--run-timeout'))
     .option('-o, --out <dir>', 'output folder', join('runs', 'paper-table'))
     .option('--spec <game=file>', 'base spec of a game instead of its preset (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--reuse <results.json>', 'reuse the finished runs of an earlier experiment\'s results.json that have the same plan (game, arm, seed, digest) instead of running them, e.g. to add seeds to a committed table')
     .option('--json', 'print one JSON document (where everything is, and the cells)')
     .option('--no-progress', 'no progress lines on stderr')
     .action(async (opts: PaperTableOptions) => {
+      const reuse = opts.reuse !== undefined ? loadReuse(opts.reuse) : undefined;
       if (opts.budget !== undefined && opts.steps !== undefined) throw new UsageError('give --budget or --steps, not both');
       const gameNames = [...new Set(opts.games.split(',').map((g) => g.trim()).filter((g) => g.length > 0))];
       if (gameNames.length === 0) throw new UsageError('--games: no game given');
@@ -193,7 +222,7 @@ export function register(program: Command): void {
       const budgets = Object.fromEntries(gameNames.map((g) => [g, plan.find((r) => r.game === g && ARMS[r.arm].rl)?.derived.budget.budget ?? 0]).filter(([, b]) => (b as number) > 0));
       const result = await withStopSignals((signal) => runExperiment({
         ...settings, games, outDir: out, launcher: troupeLauncher(), onEvent: progress(opts.progress && !opts.json, () => plan.length),
-        ...(opts.runTimeout !== undefined ? { runTimeout: opts.runTimeout } : {}), signal,
+        ...(opts.runTimeout !== undefined ? { runTimeout: opts.runTimeout } : {}), ...(reuse ? { reuse } : {}), signal,
       }));
       const report = writeExperimentReport(out, result.runs, { ...settings, budgets, specs: Object.fromEntries(games.map((g) => [g.name, g.spec.file])) });
       const plots = await renderChartsTo(join(out, 'plots'), report.charts);
@@ -201,12 +230,13 @@ export function register(program: Command): void {
       if (opts.json) {
         printJson({
           out, arms, arms_added: added.map((a) => ({ arm: a, needed_by: neededBy(a) })), table: report.table, results: report.results, plots: plots.rendered ? plots.files : report.chartSpecs, plots_rendered: plots.rendered,
-          runs: result.runs.length, failed: failed.map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, dir: join(out, r.dir), error: r.error })),
+          runs: result.runs.length, reused: result.runs.filter((r) => r.reusedFrom !== undefined).length, failed: failed.map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, dir: join(out, r.dir), error: r.error })),
           cells: tableCells(result.runs, { ...settings, budgets }).map((c) => ({ game: c.game, arm: c.arm, mean: c.mean ?? null, std: c.std ?? null, seeds: c.n, failed: c.failed, samples: c.samples, values: c.values })),
         });
       } else {
         const w = (s: string): void => void process.stdout.write(`${s}\n`);
-        w(`paper-table: ${result.runs.length} runs (${failed.length} failed) → ${out}`);
+        const reused = result.runs.filter((r) => r.reusedFrom !== undefined).length;
+        w(`paper-table: ${result.runs.length} runs (${failed.length} failed${reused ? `, ${reused} reused` : ''}) → ${out}`);
         const cells = tableCells(result.runs, { ...settings, budgets });
         const width = Math.max(...arms.map((a) => a.length));
         w(`  ${''.padEnd(width)}  ${gameNames.map((g) => g.padEnd(16)).join('')}`);

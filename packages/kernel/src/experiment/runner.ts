@@ -98,6 +98,14 @@ export interface ExperimentOptions {
    * children training as orphans.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Finished runs of an earlier experiment to reuse (the `runs` of its results.json, e.g. a committed table's): a
+   * planned run whose game, arm, seed and plan digest match one with status `ok` is not run again, and its result is
+   * written to its run folder, so that a table can gain seeds after its run folders are gone. A run is reused only
+   * with every run that starts from it or evaluates it (those need its checkpoints, which a results file does not
+   * hold). A match in game, arm and seed with another digest is a different plan: run anew (a `reuse-mismatch` event).
+   */
+  readonly reuse?: { readonly file: string; readonly runs: readonly RunResult[] };
 }
 
 /** `runExperiment` was stopped through `options.signal`; `stopped` and `notStarted` count the runs it left undone. */
@@ -180,6 +188,8 @@ export interface RunResult {
   readonly source?: RunSource;
   /** Wall seconds of this run's child processes. */
   readonly seconds: number;
+  /** The results file this result was reused from (`ExperimentOptions.reuse`): the run was not run again. */
+  readonly reusedFrom?: string;
   /** Run folder, relative to the experiment's output folder. */
   readonly dir: string;
   /** Plan digest (see {@link PlannedRun.digest}). */
@@ -204,6 +214,7 @@ export interface RunSource {
 export type ExperimentEvent =
   | { readonly type: 'plan'; readonly runs: readonly PlannedRun[] }
   | { readonly type: 'cached'; readonly run: PlannedRun; readonly result: RunResult }
+  | { readonly type: 'reuse-mismatch'; readonly run: PlannedRun; readonly file: string }
   | { readonly type: 'start'; readonly run: PlannedRun }
   | { readonly type: 'child'; readonly run: PlannedRun; readonly args: readonly string[] }
   | { readonly type: 'done'; readonly run: PlannedRun; readonly result: RunResult };
@@ -300,6 +311,31 @@ function cachedResult(run: PlannedRun): RunResult | undefined {
   }
 }
 
+/**
+ * The planned runs that `reuse` holds finished (same game, arm, seed and digest), each with its result: only those
+ * whose dependents are reused too. Emits `reuse-mismatch` for a run the file holds under another plan.
+ */
+function reusableRuns(plan: readonly PlannedRun[], reuse: ExperimentOptions['reuse'], emit: (e: ExperimentEvent) => void): Map<PlannedRun, RunResult> {
+  const found = new Map<PlannedRun, RunResult>();
+  if (!reuse) return found;
+  for (const run of plan) {
+    const same = reuse.runs.filter((r) => r.game === run.game && r.arm === run.arm && r.seed === run.seed && r.status === 'ok');
+    const hit = same.find((r) => r.digest === run.digest);
+    if (hit) found.set(run, hit);
+    else if (same.length > 0) emit({ type: 'reuse-mismatch', run, file: reuse.file });
+  }
+  for (let dropped = true; dropped;) {
+    dropped = false;
+    for (const run of found.keys()) {
+      if (plan.some((d) => d.source === run && !found.has(d))) {
+        found.delete(run);
+        dropped = true;
+      }
+    }
+  }
+  return found;
+}
+
 /** The newest complete step checkpoint of a run folder (`checkpoints/step-N` with its trainer-state.json). */
 export function newestCheckpoint(dir: string): string | undefined {
   const base = join(dir, 'checkpoints');
@@ -380,12 +416,21 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
 /** Runs the planned runs (up to `jobs` at once, each after its source), reusing the results of finished ones. */
 async function runPlan(plan: PlannedRun[], out: string, options: ExperimentOptions, emit: (e: ExperimentEvent) => void): Promise<ExperimentResult> {
   const results = new Map<PlannedRun, RunResult>();
+  const reusable = reusableRuns(plan, options.reuse, emit);
 
   const execute = async (run: PlannedRun): Promise<RunResult> => {
     const cached = cachedResult(run);
     if (cached) {
       emit({ type: 'cached', run, result: cached });
       return cached;
+    }
+    const earlier = reusable.get(run);
+    if (earlier) {
+      const reused: RunResult = { ...earlier, reusedFrom: earlier.reusedFrom ?? options.reuse!.file };
+      mkdirSync(run.dir, { recursive: true });
+      writeFileSync(join(run.dir, RESULT), JSON.stringify(reused, null, 2) + '\n');
+      emit({ type: 'cached', run, result: reused });
+      return reused;
     }
     const source = run.source ? results.get(run.source) : undefined;
     let result: RunResult;

@@ -129,6 +129,12 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
     lines.push('', 'Swap control (the per-role policies loaded the same way, on their own seats; must equal the per-role row): '
       + swaps.map((r) => `${r.game} seed ${r.seed}: ${r.control!.successes}/${r.control!.episodes}`).join(', ') + '.');
   }
+  const reused = runs.filter((r) => r.reusedFrom !== undefined);
+  if (reused.length) {
+    const files = [...new Set(reused.map((r) => r.reusedFrom!))];
+    lines.push('', `Reused (not run again; the results of an earlier experiment with the same plan, \`--reuse\`): ${reused.length} run${reused.length === 1 ? '' : 's'}, `
+      + `marked * below, from ${files.map((f) => `\`${f}\``).join(', ')}.`);
+  }
   lines.push('', '## Runs', '', '| game | arm | seed | level | starts from | success (95% CI) | generated samples | trained samples | steps (planned) | B × K | wall s |', '|---|---|---|---|---|---|---|---|---|---|---|');
   for (const arm of settings.arms) {
     for (const game of settings.games) {
@@ -137,7 +143,7 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
         const success = r.status !== 'ok' || !e ? `failed: ${(r.error ?? '').split('\n')[0]!.slice(0, 120).replaceAll('|', '\\|')}` : `${e.successes}/${e.episodes} = ${pct(e.successRate)}% (${pct(e.ci95[0])}–${pct(e.ci95[1])})`;
         const s = r.samples;
         const rl = ARMS[r.arm].rl;
-        lines.push(`| ${game} | ${arm} | ${r.seed} | ${r.level} | ${startsFrom(r)} | ${success} | ${rl ? int(s.generated) : '–'} | ${rl ? int(s.trained) : '–'} | ${rl ? `${s.steps} (${s.plannedSteps})` : '–'} | ${rl ? `${s.batchSize} × ${s.branches}` : '–'} | ${r.seconds.toFixed(0)} |`);
+        lines.push(`| ${game} | ${arm} | ${r.seed}${r.reusedFrom !== undefined ? '*' : ''} | ${r.level} | ${startsFrom(r)} | ${success} | ${rl ? int(s.generated) : '–'} | ${rl ? int(s.trained) : '–'} | ${rl ? `${s.steps} (${s.plannedSteps})` : '–'} | ${rl ? `${s.batchSize} × ${s.branches}` : '–'} | ${r.seconds.toFixed(0)} |`);
       }
     }
   }
