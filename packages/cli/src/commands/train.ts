@@ -33,7 +33,7 @@ export function register(program: Command): void {
     .argument('[spec]', 'team spec file (YAML); default: the embedded default team')
     .option('-o, --out <dir>', 'output folder (default: runs/<spec name>)')
     .option('--steps <n>', 'training steps (default: the spec\'s algorithm.steps)', positiveInt('--steps'))
-    .option('--sample-budget <n>', 'stop before the next step once the steps have generated this many rollout samples (resumed steps count; --steps stays the most steps)', positiveInt('--sample-budget'))
+    .option('--sample-budget <n>', 'stop before the next step once the steps have generated this many rollout samples (resumed steps count; --steps stays the most steps; a decaying lrSchedule decays over the budget)', positiveInt('--sample-budget'))
     .option('--resume', 'continue from the newest checkpoint in --out (optimizer, RNG, step counter restored)')
     .option('--no-final-eval', 'skip the final evaluation on the held-out split')
     .option('--json', 'print one JSON document (the run summary) on stdout')
