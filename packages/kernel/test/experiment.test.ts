@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import {
-  ARM_NAMES, ARMS, childEnv, deriveArm, deriveSwapSpec, ExperimentError, ExperimentInterrupted, formatCell, formatTable, meanStd, measureRun, newestCheckpoint,
-  parseArmList, planExperiment, plainSpec, runExperiment, SEED_STRIDE, startsFrom, tableCells, tableCharts, topUpSteps, warmStartInputs,
+  ARM_NAMES, ARMS, childEnv, collectResults, deriveArm, deriveSwapSpec, ExperimentError, ExperimentInterrupted, formatCell, formatTable, meanStd, measureRun, newestCheckpoint,
+  NOT_RUN_YET, parseArmList, planExperiment, plainSpec, runExperiment, SEED_STRIDE, startsFrom, tableCells, tableCharts, topUpSteps, warmStartInputs,
   withSources, writeExperimentReport, type ArmName, type ExperimentEvent, type PlainSpec, type RunResult,
 } from '../src/experiment/index.js';
 import type { HostTensor } from '../src/policy/lm/model.js';
@@ -599,6 +599,31 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
     await runExperiment({ ...base, seeds: 1, outDir: join(dir, 'reuse-d'), reuse: changed, onEvent: log2.onEvent });
     assert.deepEqual(log2.events.filter((e) => e.type === 'reuse-mismatch').map((e) => 'run' in e && e.run.arm), ['swap']);
     assert.deepEqual(ran(), ['mas-atgrpo-per-role 0', 'mas-prompt 0', 'swap 0']);
+  });
+
+  it('collectResults (--report-only): the runs finished so far, failures as recorded, the rest not run yet; runs and writes nothing', async () => {
+    const launcher = fakeTroupe(dir);
+    const out = join(dir, 'report-only');
+    const base = { games: [{ name: 'plan-path', spec: BASE }], arms: ['single', 'mas-prompt', 'mas-atgrpo-per-role'] as ArmName[], budget: 640, episodes: 10, launcher, outDir: out };
+    process.env.FAIL_ON = 'mas-prompt';
+    try {
+      await runExperiment({ ...base, seeds: 1 });
+    } finally {
+      delete process.env.FAIL_ON;
+    }
+    rmSync(join(dir, 'calls.log'), { force: true });
+    const listing = (): string[] => readdirSync(out, { recursive: true }).map(String).sort();
+    const before = listing();
+    const { runs } = collectResults({ ...base, seeds: 2 });
+    assert.deepEqual(listing(), before, 'nothing written');
+    assert.ok(!existsSync(join(dir, 'calls.log')), 'nothing run');
+    const by = (arm: string, seed: number): RunResult => runs.find((r) => r.arm === arm && r.seed === seed)!;
+    assert.equal(by('single', 0).status, 'ok');
+    assert.match(by('mas-prompt', 0).error!, /boom: simulated crash/);
+    assert.match(by('mas-atgrpo-per-role', 0).error!, /^not run: the mas-prompt run it starts from/);
+    for (const arm of base.arms) assert.equal(by(arm, 1).error, NOT_RUN_YET);
+    const cells = tableCells(runs, { games: ['plan-path'], arms: base.arms, seeds: 2 });
+    assert.deepEqual(cells.map((c) => [c.arm, c.n, c.failed]), [['single', 1, 1], ['mas-prompt', 0, 2], ['mas-atgrpo-per-role', 0, 2]]);
   });
 
   it('one runner per experiment folder: a folder another running runner holds is refused before any run starts', async () => {

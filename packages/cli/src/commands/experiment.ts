@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
 import {
-  ARM_NAMES, ARMS, ExperimentError, ExperimentInterrupted, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
+  ARM_NAMES, ARMS, collectResults, ExperimentError, ExperimentInterrupted, NOT_RUN_YET, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
   type ArmName, type ExperimentEvent, type GameInput, type RunResult,
 } from '@troupe/kernel/experiment';
 import { CliError, finiteNumber, positiveInt, printJson, UsageError } from '../errors.js';
@@ -29,6 +29,7 @@ interface PaperTableOptions {
   out?: string;
   spec: string[];
   reuse?: string;
+  reportOnly?: boolean;
   json?: boolean;
   progress: boolean;
 }
@@ -192,6 +193,7 @@ export function register(program: Command): void {
     .option('-o, --out <dir>', 'output folder', join('runs', 'paper-table'))
     .option('--spec <game=file>', 'base spec of a game instead of its preset (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--reuse <results.json>', 'reuse the finished runs of an earlier experiment\'s results.json that have the same plan (game, arm, seed, digest) instead of running them, e.g. to add seeds to a committed table')
+    .option('--report-only', 'run nothing: write the table of the runs finished so far (the others are shown as not run yet or failed)')
     .option('--json', 'print one JSON document (where everything is, and the cells)')
     .option('--no-progress', 'no progress lines on stderr')
     .action(async (opts: PaperTableOptions) => {
@@ -220,7 +222,7 @@ export function register(program: Command): void {
       const neededBy = (a: ArmName): ArmName[] => arms.filter((x) => ARMS[x].dependsOn === a);
       if (added.length > 0) process.stderr.write(`paper-table: --arms: added ${added.map((a) => `${a} (needed by ${neededBy(a).join(', ')})`).join(', ')}\n`);
       const budgets = Object.fromEntries(gameNames.map((g) => [g, plan.find((r) => r.game === g && ARMS[r.arm].rl)?.derived.budget.budget ?? 0]).filter(([, b]) => (b as number) > 0));
-      const result = await withStopSignals((signal) => runExperiment({
+      const result = opts.reportOnly ? collectResults({ ...settings, games, outDir: out, ...(reuse ? { reuse } : {}) }) : await withStopSignals((signal) => runExperiment({
         ...settings, games, outDir: out, launcher: troupeLauncher(), onEvent: progress(opts.progress && !opts.json, () => plan.length),
         ...(opts.runTimeout !== undefined ? { runTimeout: opts.runTimeout } : {}), ...(reuse ? { reuse } : {}), signal,
       }));
@@ -246,6 +248,6 @@ export function register(program: Command): void {
         w(`  plots             ${join(out, 'plots')}${plots.rendered ? '' : ` (not rendered: ${plots.reason})`}`);
         for (const r of failed) w(`  failed: ${r.game} ${r.arm} seed ${r.seed} (${relative(process.cwd(), join(out, r.dir))}/failure.json, troupe.log)`);
       }
-      if (failed.length > 0) process.exitCode = 1;
+      if (failed.some((r) => r.error !== NOT_RUN_YET)) process.exitCode = 1;
     });
 }

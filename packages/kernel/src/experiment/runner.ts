@@ -413,6 +413,41 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
   }
 }
 
+/** A result taken from a results file: marked with where it came from (the first file, when reused again). */
+function asReused(earlier: RunResult, file: string): RunResult {
+  return { ...earlier, reusedFrom: earlier.reusedFrom ?? file };
+}
+
+/** The error of a planned run that {@link collectResults} found neither finished nor failed. */
+export const NOT_RUN_YET = 'not run yet (the table of the runs finished so far, --report-only)';
+
+/**
+ * The results of the plan as they stand, running nothing and writing nothing: each run's result.json (or the run
+ * `options.reuse` holds), else its failure.json, else a failed result `not run yet`. For the table of a long
+ * experiment so far, or of one stopped before its end (`troupe experiment paper-table --report-only`).
+ */
+export function collectResults(options: Pick<ExperimentOptions, 'games' | 'arms' | 'seeds' | 'budget' | 'steps' | 'episodes' | 'outDir' | 'singleSeat' | 'reuse'>): ExperimentResult {
+  const plan = planExperiment(options);
+  const out = resolve(options.outDir);
+  const reusable = reusableRuns(plan, options.reuse, () => {});
+  const runs = plan.map((run): RunResult => {
+    const cached = cachedResult(run);
+    if (cached) return cached;
+    const earlier = reusable.get(run);
+    if (earlier) return asReused(earlier, options.reuse!.file);
+    const failure = join(run.dir, FAILURE);
+    if (existsSync(failure)) {
+      try {
+        return JSON.parse(readFileSync(failure, 'utf8')) as RunResult;
+      } catch {
+        return baseResult(run, out, 0, 'failed', `unreadable ${failure}`);
+      }
+    }
+    return baseResult(run, out, 0, 'failed', NOT_RUN_YET);
+  });
+  return { runs, plan };
+}
+
 /** Runs the planned runs (up to `jobs` at once, each after its source), reusing the results of finished ones. */
 async function runPlan(plan: PlannedRun[], out: string, options: ExperimentOptions, emit: (e: ExperimentEvent) => void): Promise<ExperimentResult> {
   const results = new Map<PlannedRun, RunResult>();
@@ -426,7 +461,7 @@ async function runPlan(plan: PlannedRun[], out: string, options: ExperimentOptio
     }
     const earlier = reusable.get(run);
     if (earlier) {
-      const reused: RunResult = { ...earlier, reusedFrom: earlier.reusedFrom ?? options.reuse!.file };
+      const reused = asReused(earlier, options.reuse!.file);
       mkdirSync(run.dir, { recursive: true });
       writeFileSync(join(run.dir, RESULT), JSON.stringify(reused, null, 2) + '\n');
       emit({ type: 'cached', run, result: reused });
