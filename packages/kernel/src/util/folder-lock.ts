@@ -100,7 +100,9 @@ const readHolder = (file: string): Holder | undefined => parseHolder(readText(fi
 function removeStale(dir: string, file: string, staleText: string, me: Holder): boolean {
   const mutex = `${file}.takeover`;
   if (!createExclusive(mutex, me)) {
-    const other = readHolder(mutex);
+    const text = readText(mutex);
+    if (text === undefined) return false; // the other process finished its takeover meanwhile: try again
+    const other = parseHolder(text);
     if (other && alive(other.pid)) return false;
     throw new FolderLockError(`${dir}: ${mutex} was left by a process that stopped while taking over a stale lock; if no troupe process writes ${dir}, delete ${mutex} (and ${file}).`);
   }
