@@ -13,16 +13,34 @@ const writeLock = (dir: string, pid: number, file = LOCK_FILE): void =>
 /** The pid of a process that has exited. */
 const gonePid = (): number => Number(spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim());
 
-/** Starts `n` processes that all take the folder's lock at the same instant; resolves to what each printed. */
+/**
+ * Starts `n` processes that all take the folder's lock at the same instant; resolves to what each printed. The one
+ * that took it holds it until every other has answered, so a child that starts late on a loaded machine still meets
+ * the held lock.
+ */
 async function race(dir: string, n: number): Promise<string[]> {
   const child = fileURLToPath(new URL('./folder-lock-child.ts', import.meta.url));
-  const at = Date.now() + 2500; // after every child has started
-  return Promise.all(Array.from({ length: n }, () => new Promise<string>((done) => {
-    const c = spawn(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', child, dir, String(at), '1500']);
+  const at = Date.now() + 2500; // after every child has started, on an idle machine
+  const children = Array.from({ length: n }, () => spawn(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', child, dir, String(at)]));
+  const answered = new Set<number>();
+  return Promise.all(children.map((c, i) => new Promise<string>((done) => {
     let out = '';
-    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    c.on('close', () => done(out.trim()));
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (out.includes('\n') && !answered.has(i)) {
+        answered.add(i);
+        if (answered.size === n) for (const other of children) other.stdin.end(); // release
+      }
+    };
+    c.stdout.on('data', onData);
+    c.stderr.on('data', onData);
+    c.on('close', () => {
+      if (!answered.has(i)) {
+        answered.add(i);
+        if (answered.size === n) for (const other of children) other.stdin.end();
+      }
+      done(out.trim());
+    });
   })));
 }
 
