@@ -79,6 +79,39 @@ describe('generation', () => {
     assert.equal(sampleToken(logits, { temperature: 0, topP: 1, topK: 0, allowed: [0, 2] }, rng).token, 2);
   });
 
+  it('sampleToken returns the log-prob of the distribution it samples from: logits / T over the whole vocabulary', () => {
+    const logits = new Float32Array([0, 1, 2, 3, 4]);
+    const rng = createRng(2);
+    for (const T of [0.3, 0.7, 2]) {
+      const lseT = Math.log([0, 1, 2, 3, 4].reduce((s, x) => s + Math.exp(x / T), 0));
+      const counts = [0, 0, 0, 0, 0];
+      for (let i = 0; i < 4000; i++) {
+        const r = sampleToken(logits, { temperature: T, topP: 1, topK: 0 }, rng);
+        counts[r.token]!++;
+        assert.ok(Math.abs(r.logprob - (r.token / T - lseT)) < 1e-9, `T ${T} token ${r.token}: ${r.logprob}`);
+      }
+      // the frequencies are exp(logprob): the recorded log-probs are of the sampled distribution
+      counts.forEach((c, t) => assert.ok(Math.abs(c / 4000 - Math.exp(t / T - lseT)) < 0.03, `T ${T} token ${t}: ${c / 4000}`));
+      // truncation and grammar masks do not change the recorded distribution (they are not part of the scored policy)
+      const masked = sampleToken(logits, { temperature: T, topP: 1, topK: 0, allowed: [1] }, rng);
+      assert.equal(masked.token, 1);
+      assert.ok(Math.abs(masked.logprob - (1 / T - lseT)) < 1e-9);
+    }
+    // greedy records the model's own (temperature 1) log-prob
+    const lse = Math.log([0, 1, 2, 3, 4].reduce((s, x) => s + Math.exp(x), 0));
+    assert.ok(Math.abs(sampleToken(logits, { temperature: 0, topP: 1, topK: 0 }, rng).logprob - (4 - lse)) < 1e-9);
+  });
+
+  it('recomputes the sampler\'s log-probs at its temperature (and differs from them at temperature 1)', async () => {
+    const [s] = await generateIds(m, prompt, { maxNewTokens: 8, seed: 4, temperature: 0.4, eosTokenIds: [] });
+    const pair = { promptIds: prompt, completionIds: s!.tokenIds };
+    const [atT] = await recomputeLogprobs(m, [{ ...pair, temperature: 0.4 }, pair]);
+    atT!.forEach((lp, i) => assert.ok(Math.abs(lp - s!.logprobs[i]!) < 1e-4, `token ${i}: ${lp} vs ${s!.logprobs[i]}`));
+    const [, atOne] = await recomputeLogprobs(m, [{ ...pair, temperature: 0.4 }, pair]);
+    assert.ok(atOne!.some((lp, i) => Math.abs(lp - s!.logprobs[i]!) > 1e-2), 'temperature 1 scores another distribution');
+    await assert.rejects(recomputeLogprobs(m, [{ ...pair, temperature: 0 }]), /row 0 has temperature 0; it must be positive/);
+  });
+
   it('stops after a stop string (kept in the text) and on EOS', async () => {
     const grammarish = await generateIds(m, prompt, { maxNewTokens: 12, n: 4, seed: 3, temperature: 1, tokenizer: tok, grammar: { kind: 'regex', pattern: '[ab]{3}x.*' }, stop: ['x'] });
     for (const s of grammarish) {

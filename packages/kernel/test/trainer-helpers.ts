@@ -34,6 +34,8 @@ export interface MicroTeamOptions {
   readonly algorithm?: Record<string, unknown>;
   /** Max new tokens per seat. */
   readonly maxTokens?: number;
+  /** Sampling temperature of a seat (default 1). */
+  readonly temperatures?: Readonly<Partial<Record<'proposer' | 'executor', number>>>;
 }
 
 /** Writes a Plan-Path team spec using the micro model into a fresh folder and loads it. */
@@ -58,7 +60,10 @@ export async function microTeamSpec(options: MicroTeamOptions): Promise<TeamSpec
       roleConfig: { maxMoves: 4, includeTask: false, systemPrompt: '{seat}' },
       sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: options.maxTokens ?? 16 },
     },
-    seats: { proposer: { policy: seatPolicy('proposer') }, executor: { policy: seatPolicy('executor') } },
+    seats: Object.fromEntries((['proposer', 'executor'] as const).map((seat) => {
+      const T = options.temperatures?.[seat];
+      return [seat, { policy: seatPolicy(seat), ...(T !== undefined ? { sampling: { temperature: T, topP: 1, topK: 0, maxTokens: options.maxTokens ?? 16 } } : {}) }];
+    })),
     rewards: {
       id: 'signals', config: { team: 'executed_reward' },
       seats: { proposer: { alpha: 1, config: { local: 'proposal_reward' } }, executor: { alpha: 1, config: { local: 'executed_reward' } } },

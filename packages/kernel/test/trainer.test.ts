@@ -75,13 +75,20 @@ describe('trainer: grouped scoring', () => {
         { promptIds: [11], completions: [[12, 13]] },
       ];
       const pairs = groups.flatMap((g) => g.completions.map((c) => ({ promptIds: g.promptIds, completionIds: c })));
-      const a = await recomputeGroupLogprobs(model, groups, 0, 3);
-      const b = await recomputeLogprobs(model, pairs, { padId: 0 });
-      assert.equal(a.length, b.length);
-      a.forEach((row, r) => {
-        assert.equal(row.length, b[r]!.length);
-        row.forEach((x, j) => assert.ok(Math.abs(x - b[r]![j]!) < 1e-4, `row ${r} token ${j}: ${x} vs ${b[r]![j]}`));
-      });
+      const agree = (a: number[][], b: number[][]): void => {
+        assert.equal(a.length, b.length);
+        a.forEach((row, r) => {
+          assert.equal(row.length, b[r]!.length);
+          row.forEach((x, j) => assert.ok(Math.abs(x - b[r]![j]!) < 1e-4, `row ${r} token ${j}: ${x} vs ${b[r]![j]}`));
+        });
+      };
+      agree(await recomputeGroupLogprobs(model, groups, 0, 3), await recomputeLogprobs(model, pairs, { padId: 0 }));
+      // a group's temperature scores softmax(logits / T), like pairs with that temperature
+      const hot = [{ ...groups[0]!, temperature: 0.3 }, groups[1]!];
+      const hotPairs = pairs.map((p, i) => (i < 4 ? { ...p, temperature: 0.3 } : p));
+      const scaled = await recomputeGroupLogprobs(model, hot, 0, 3);
+      agree(scaled, await recomputeLogprobs(model, hotPairs, { padId: 0 }));
+      assert.ok(Math.abs(scaled[0]![0]! - (await recomputeGroupLogprobs(model, groups, 0))[0]![0]!) > 1e-3, 'temperature changes the scores');
     } finally {
       model.dispose();
     }
@@ -196,7 +203,7 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
   this.timeout(300_000);
 
   it('runs steps end to end: weights move, versions advance, trace and metrics are written, the zero-variance fraction is reported', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role' });
+    const spec = await microTeamSpec({ mapping: 'per-role', temperatures: { proposer: 0.5 } });
     const out = outDir();
     const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
     try {
@@ -228,7 +235,8 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
         assert.equal(m['rollout/groups'], groups.size);
         assert.ok(Math.abs((m['rollout/zero_variance_fraction'] as number) - zero / groups.size) < 1e-12);
         assert.equal(m['rollout/samples'], trace.filter((t) => t.step === m.step).length);
-        // on-policy: the trainer scores exactly the tokens and contexts the sampler generated
+        // on-policy: the trainer scores exactly the tokens, contexts and distribution (the proposer's at T = 0.5) the
+        // sampler generated
         for (const p of ['proposer', 'executor']) {
           assert.ok((m[`loss/${p}/sampler_gap_max`] as number) < 1e-4, `${p} sampler gap ${m[`loss/${p}/sampler_gap_max`]}`);
           assert.ok((m[`loss/${p}/sampler_gap_mean`] as number) <= (m[`loss/${p}/sampler_gap_max`] as number));
@@ -240,6 +248,32 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     } finally {
       await trainer.dispose();
     }
+  });
+
+  it('scores each seat at its sampling temperature (loss.logprobTemperature: sampling), or at 1 with `model`', async () => {
+    const runOne = async (mode: 'sampling' | 'model') => {
+      const spec = await microTeamSpec({ mapping: 'per-role', temperatures: { proposer: 0.5 }, algorithm: { steps: 1, loss: { logprobTemperature: mode } } });
+      const out = outDir();
+      const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
+      try {
+        assert.equal(trainer.config.loss.logprobTemperature, mode);
+        await trainer.run();
+        const params = (seat: string): Float32Array[] => paramsOf(trainer.team.policies.get(seat) as CausalLmPolicy);
+        const trace = readJsonl<TraceRecord>(join(out, 'trace.jsonl'));
+        return { proposer: params('proposer'), executor: params('executor'), metrics: readJsonl<MetricsRecord>(join(out, 'metrics.jsonl'))[0]!, trace };
+      } finally {
+        await trainer.dispose();
+      }
+    };
+    const scaled = await runOne('sampling');
+    const raw = await runOne('model');
+    assert.deepEqual(raw.trace.map((t) => [t.completion, t.reward]), scaled.trace.map((t) => [t.completion, t.reward]), 'the same rollouts');
+    assert.ok(same(raw.executor, scaled.executor), 'the executor samples at T = 1: the same update either way');
+    assert.ok(!same(raw.proposer, scaled.proposer), 'the proposer samples at T = 0.5: its update depends on the scored distribution');
+    // the sampler gap is reported where the trainer scores the sampled distribution, and is then float rounding
+    assert.ok((scaled.metrics['loss/proposer/sampler_gap_max'] as number) < 1e-4);
+    assert.equal(raw.metrics['loss/proposer/sampler_gap_max'], undefined);
+    assert.ok((raw.metrics['loss/executor/sampler_gap_max'] as number) < 1e-4);
   });
 
   it('satisfies the AT-GRPO trace invariants for every group, and no train instance is in an eval split', async () => {

@@ -55,7 +55,11 @@ export interface Completion {
   readonly promptIds: readonly number[];
   /** Token ids of the completion. */
   readonly tokenIds: readonly number[];
-  /** Natural-log probability of each completion token under the sampling policy (same length as `tokenIds`). */
+  /**
+   * Natural-log probability of each completion token under the sampling policy (same length as `tokenIds`): for the
+   * tfjs model, its softmax at the sampling temperature (temperature 1 when greedy), before top-k/top-p and grammar
+   * masks; an HTTP server reports what it reports.
+   */
   readonly logprobs: readonly number[];
   /** Why generation stopped. */
   readonly finishReason: 'stop' | 'length' | 'abort';

@@ -78,8 +78,10 @@ export interface SampleEvent extends SeatEventBase {
   readonly promptIds: readonly number[];
   /** Token ids of the completion. */
   readonly tokenIds: readonly number[];
-  /** Log-probabilities of the completion tokens under the sampling policy. */
+  /** Log-probabilities of the completion tokens under the sampling policy (see `Completion.logprobs`). */
   readonly logprobs: readonly number[];
+  /** The sampling temperature the completion was drawn at (0: greedy); the trainer scores it at this temperature. */
+  readonly temperature: number;
   /** Why generation stopped. */
   readonly finishReason: 'stop' | 'length' | 'abort';
   /** The typed action, when the text parsed (otherwise absent). */

@@ -83,7 +83,7 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
         const event: Mutable<SampleEvent> = {
           type: 'sample', episodeId, instanceUid: ctx.instanceUid, split: ctx.split, turn, seat: seatName, role: binding.role.id,
           policy: binding.policy.name, policyVersion, branch, prompt, completion: c.text, promptIds: c.promptIds, tokenIds: c.tokenIds,
-          logprobs: c.logprobs, finishReason: c.finishReason,
+          logprobs: c.logprobs, temperature: binding.sampling.temperature, finishReason: c.finishReason,
         };
         if (move.kind === 'action') event.action = move.action;
         else event.parseError = move.error;

@@ -107,6 +107,12 @@ export interface TrainerConfig {
     readonly klCoef: number;
     /** Coefficient of the entropy bonus; 0 = off (default). */
     readonly entropyCoef: number;
+    /**
+     * The distribution the loss scores: `sampling` (default) = each seat's softmax at its sampling temperature (1 when
+     * greedy), the distribution its samples came from, so the objective is on-policy at any temperature; `model` = the
+     * model's own softmax (temperature 1) whatever the seat sampled at (off-policy for a seat that samples at T ≠ 1).
+     */
+    readonly logprobTemperature: 'sampling' | 'model';
   };
   /** Advantage normalisation: unbiased / biased std, or dr-grpo (no division). */
   readonly advantage: { readonly std: 'unbiased' | 'biased' | 'dr-grpo'; readonly epsilon: number };
@@ -168,6 +174,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
         aggregation: { enum: ['token-mean', 'seq-mean-token-mean', 'dr-grpo'], default: 'token-mean' },
         klCoef: { type: 'number', minimum: 0, default: 0 },
         entropyCoef: { type: 'number', minimum: 0, default: 0 },
+        logprobTemperature: { enum: ['sampling', 'model'], default: 'sampling' },
       },
     },
     replay: {

@@ -29,6 +29,11 @@ export interface PromptGroup {
   readonly promptIds: readonly number[];
   /** The completions' token ids, one row each. */
   readonly completions: readonly (readonly number[])[];
+  /**
+   * The temperature of the distribution scored: log-probs are of `softmax(logits / temperature)`, the distribution
+   * the completions were sampled from (the seat's sampling temperature). Absent: 1, the model's own distribution.
+   */
+  readonly temperature?: number;
 }
 
 /**
@@ -57,7 +62,9 @@ export function scoreGroups(model: CausalLM, groups: readonly PromptGroup[], cma
       const out = model.forward(idsT.slice([0, 0], [K, C - 1]), { cache, start: P });
       logits = tf.concat([first, out.logits], 1);
     }
-    const lp = tf.logSoftmax(logits); // [K, C, V]
+    const T = g.temperature ?? 1;
+    if (!(T > 0)) throw new Error(`scoreGroups: a group's temperature must be positive, got ${T}`);
+    const lp = tf.logSoftmax(T === 1 ? logits : logits.div(T)); // [K, C, V]
     const logp = lp.mul(oneHotF32(idsT.reshape([-1]), V).reshape([K, C, V])).sum(-1);
     logps.push(C < cmax ? tf.pad(logp, [[0, 0], [0, cmax - C]]) : logp);
     if (withEntropy) {
@@ -198,7 +205,7 @@ export interface PpoStepResult {
 export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: PpoSettings): PpoStepResult {
   const rowStart: number[] = [];
   const rowCount = batch.groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
-  const indexed = batch.groups.map((g, i) => ({ promptIds: g.promptIds, completions: g.completions, first: rowStart[i]! }));
+  const indexed = batch.groups.map((g, i) => ({ ...g, first: rowStart[i]! }));
   const tokens = batch.groups.reduce((n, g) => n + g.completions.reduce((m, c) => m + c.length, 0), 0);
   const tokenDenom = Math.max(1, tokens);
   const divisor = s.aggregation === 'token-mean' ? tokenDenom : Math.max(1, rowCount);

@@ -476,11 +476,16 @@ export class Trainer {
     out.lr = lr;
     // Rows grouped by shared prompt (the K branches of one (instance, turn, seat)): each prompt is encoded once.
     const groups = promptGroups(current.map((i) => samples[i]!));
+    // The loss scores each group at its seat's sampling temperature (the distribution its samples came from), or at
+    // the model's own (1) with `loss.logprobTemperature: model`; the sampler recorded log-probs at the former.
+    const sampled = groups.map((g) => samplingTemperature(samples[current[g.rows[0]!]!]!.temperature));
+    const scored = c.loss.logprobTemperature === 'sampling' ? sampled : sampled.map(() => 1);
     const plan: PpoUpdatePlan = {
-      groups: groups.map((g) => ({ promptIds: g.promptIds, completions: g.completions })),
+      groups: groups.map((g, i) => ({ promptIds: g.promptIds, completions: g.completions, ...(scored[i] !== 1 ? { temperature: scored[i]! } : {}) })),
       advantages: groups.flatMap((g) => g.rows.map((r) => advantages[current[r]!]!)),
       epochs: planMiniBatches(groups, c.miniBatchSize, c.epochs, this.rng),
-      samplerLogprobs: groups.flatMap((g) => g.rows.map((r) => samples[current[r]!]!.logprobs)),
+      // the gap to the sampler's log-probs is a check only where both score one distribution
+      ...(scored.every((t, i) => t === sampled[i]) ? { samplerLogprobs: groups.flatMap((g) => g.rows.map((r) => samples[current[r]!]!.logprobs)) } : {}),
     };
     const settings: PpoUpdateSettings = {
       clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef,
@@ -630,6 +635,9 @@ export function promptGroups(samples: readonly SampleRecord[]): (PromptGroup & {
   });
   return [...byKey.values()];
 }
+
+/** The temperature of the distribution a seat samples from: its sampling temperature, 1 when greedy (0). */
+export const samplingTemperature = (temperature: number): number => (temperature > 0 ? temperature : 1);
 
 /** Flattens an evaluation into `<prefix>/*` metrics. */
 export function evalMetrics(prefix: string, ev: EvaluationResult): Record<string, number> {

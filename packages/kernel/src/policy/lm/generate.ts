@@ -42,8 +42,9 @@ export interface GeneratedSample {
   /** Completion token ids (including a final EOS token when generation ended on one). */
   readonly tokenIds: number[];
   /**
-   * Natural-log probability of each token under the model's own distribution (temperature 1, before top-k/top-p or
-   * grammar masking): the quantity `recomputeLogprobs` reproduces, so PPO ratios start at 1.
+   * Natural-log probability of each token under the sampling distribution: the model's softmax at the sampling
+   * temperature (temperature 1 when greedy), over the whole vocabulary, before top-k/top-p or grammar masking. The
+   * trainer's recomputed old log-probs score the same distribution (`PromptGroup.temperature`), so PPO ratios start at 1.
    */
   readonly logprobs: number[];
   /** The decoded text without special tokens (cut after a stop string); empty without a tokenizer. */
@@ -66,12 +67,13 @@ export function sampleToken(
   rng: Rng,
 ): { token: number; logprob: number } {
   const V = logits.length;
-  // model log-softmax normaliser over the full vocabulary
+  // log-softmax normaliser of the sampling distribution (logits / T; T = 1 when greedy) over the full vocabulary
+  const scale = opts.temperature > 0 ? 1 / opts.temperature : 1;
   let max = -Infinity;
   for (let i = 0; i < V; i++) if (logits[i]! > max) max = logits[i]!;
   let sum = 0;
-  for (let i = 0; i < V; i++) sum += Math.exp(logits[i]! - max);
-  const lse = max + Math.log(sum);
+  for (let i = 0; i < V; i++) sum += Math.exp((logits[i]! - max) * scale);
+  const lse = max * scale + Math.log(sum);
   const cand = opts.allowed ? Array.from(opts.allowed) : null;
   let token: number;
   if (opts.temperature <= 0) {
@@ -107,7 +109,7 @@ export function sampleToken(
     token = ids[keep - 1]!;
     for (let j = 0; j < keep; j++) { u -= w[j]!; if (u < 0) { token = ids[j]!; break; } }
   }
-  return { token, logprob: logits[token]! - lse };
+  return { token, logprob: logits[token]! * scale - lse };
 }
 
 function disposeCache(cache: KvCache | undefined): void {

@@ -16,6 +16,11 @@ export interface SequencePair {
   readonly promptIds: readonly number[];
   /** Completion token ids. */
   readonly completionIds: readonly number[];
+  /**
+   * Temperature of the distribution scored, `softmax(logits / temperature)`: the one the completion was sampled at
+   * (as `generate` records its log-probs). Absent: 1.
+   */
+  readonly temperature?: number;
 }
 
 /** A right-padded batch in the shifted layout. */
@@ -32,6 +37,8 @@ export interface PackedBatch {
   readonly offsets: readonly number[];
   /** Completion lengths. */
   readonly lengths: readonly number[];
+  /** Each row's scoring temperature (1 unless its pair gave one). */
+  readonly temperatures: readonly number[];
 }
 
 /** Packs pairs into the shifted layout. Throws naming the row for an empty prompt. */
@@ -41,6 +48,7 @@ export function packBatch(pairs: readonly SequencePair[], padId = 0): PackedBatc
   let L = 2;
   pairs.forEach((p, b) => {
     if (p.promptIds.length === 0) throw new Error(`packBatch: row ${b} has an empty prompt`);
+    if (p.temperature !== undefined && !(p.temperature > 0)) throw new Error(`packBatch: row ${b} has temperature ${p.temperature}; it must be positive`);
     L = Math.max(L, p.promptIds.length + p.completionIds.length);
   });
   const ids: number[][] = [];
@@ -56,7 +64,7 @@ export function packBatch(pairs: readonly SequencePair[], padId = 0): PackedBatc
     lengths.push(p.completionIds.length);
     for (let j = 0; j < p.completionIds.length; j++) mask[b * (L - 1) + off + j] = 1;
   });
-  return { B, L, ids, mask, offsets, lengths };
+  return { B, L, ids, mask, offsets, lengths, temperatures: pairs.map((p) => p.temperature ?? 1) };
 }
 
 /** Spreads per-completion-token values (`values[b][j]`) or per-row scalars into the shifted layout `[B, L-1]`. */
@@ -76,15 +84,17 @@ export function scatterToLayout(packed: PackedBatch, values: readonly (readonly 
 }
 
 /**
- * Log-prob of every next token in the shifted layout, `[B, L-1]` (differentiable; call inside `tf.tidy` or a
- * gradient function). Pads are scored too; mask them.
+ * Log-prob of every next token in the shifted layout, `[B, L-1]`, under each row's temperature (differentiable; call
+ * inside `tf.tidy` or a gradient function). Pads are scored too; mask them.
  */
 export function tokenLogprobs(model: CausalLM, packed: PackedBatch): tf.Tensor2D {
   const { B, L } = packed;
   const V = model.config.vocabSize;
   const ids = tf.tensor2d(packed.ids, [B, L], 'int32');
   const { logits } = model.forward(ids);
-  const lp = tf.logSoftmax(logits.slice([0, 0, 0], [B, L - 1, V]));
+  const scored = logits.slice([0, 0, 0], [B, L - 1, V]);
+  const T = packed.temperatures;
+  const lp = tf.logSoftmax(T.every((t) => t === 1) ? scored : scored.div(tf.tensor3d(Array.from(T), [B, 1, 1])));
   const targets = ids.slice([0, 1], [B, L - 1]);
   return lp.mul(oneHotF32(targets.reshape([-1]), V).reshape([B, L - 1, V])).sum(-1) as tf.Tensor2D;
 }
