@@ -169,7 +169,7 @@ describe('rollout: trace writer and summary', () => {
       const want = groupAdvantages(g.map((r) => r.reward), { std: 'biased' });
       g.forEach((r, i) => assert.ok(Math.abs(r.advantage! - want[i]!) < 1e-9));
     }
-    assert.ok(records.every((r) => Array.isArray(r.tokenIds) && Array.isArray(r.logprobs)));
+    assert.ok(records.every((r) => Array.isArray(r.tokenIds) && Array.isArray(r.logprobs) && r.temperature === SAMPLING.temperature));
     assert.ok(records.some((r) => r.advantage! > 0));
   });
 

@@ -50,8 +50,10 @@ export interface TraceRecord {
   readonly success: boolean;
   /** Completion token ids (only with `tokens: true`). */
   readonly tokenIds?: readonly number[];
-  /** Completion log-probs (only with `tokens: true`). */
+  /** Completion log-probs under the sampling distribution (only with `tokens: true`). */
   readonly logprobs?: readonly number[];
+  /** The sampling temperature the log-probs are of (0: greedy, log-probs at 1) (only with `tokens: true`). */
+  readonly temperature?: number;
 }
 
 /** Builds the trace record of one sample. */
@@ -77,7 +79,7 @@ export function toTraceRecord(sample: SampleRecord, options: { step?: number | n
     selected: sample.selected,
     done: sample.done,
     success: sample.success,
-    ...(options.tokens ? { tokenIds: sample.tokenIds, logprobs: sample.logprobs } : {}),
+    ...(options.tokens ? { tokenIds: sample.tokenIds, logprobs: sample.logprobs, temperature: sample.temperature } : {}),
   };
 }
 
