@@ -101,7 +101,18 @@ describe('experiment: arms derived from a base team', function () {
     const perRole = deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 0, ownWarmStart: true }).spec;
     const { name: _n, file: _f, ...base } = BASE as TeamSpec & Record<string, unknown>;
     const { name: _m, ...derived } = perRole;
-    assert.deepEqual({ ...derived, algorithm: { ...derived.algorithm, evalEvery: BASE.algorithm.evalEvery } }, JSON.parse(JSON.stringify(base)));
+    const expected = JSON.parse(JSON.stringify(base)) as TeamSpec;
+    assert.deepEqual({ ...derived, algorithm: { ...derived.algorithm, evalEvery: BASE.algorithm.evalEvery } }, { ...expected, algorithm: { ...expected.algorithm, loss: { logprobTemperature: 'sampling' } } });
+  });
+
+  it('RL arms state the distribution their loss scores (so results of the old default are another plan); a base\'s own choice stays', () => {
+    for (const arm of ARM_NAMES) {
+      const loss = deriveArm(BASE, arm, { seed: 0 }).spec.algorithm['loss'] as Record<string, unknown> | undefined;
+      assert.equal(loss?.['logprobTemperature'], ARMS[arm].rl || arm === 'swap' ? 'sampling' : undefined, arm);
+    }
+    const old = JSON.parse(JSON.stringify(BASE)) as TeamSpec;
+    (old.algorithm as Record<string, unknown>)['loss'] = { clipHigh: 0.28, logprobTemperature: 'model' };
+    assert.deepEqual(deriveArm(old, 'mas-atgrpo-per-role', { seed: 0 }).spec.algorithm['loss'], { clipHigh: 0.28, logprobTemperature: 'model' });
   });
 
   it('arms with a shared warm start load their source\'s step-0 checkpoint and have no warmStart; everything else is their own spec', () => {

@@ -359,6 +359,12 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
   const algorithm: PlainSpec['algorithm'] = { ...spec.algorithm, name: specArm.algorithm, batchSize: B, branches: K, steps };
   // The table needs no validation evals during training; evaluation is the runner's, on the held-out split.
   algorithm.evalEvery = 0;
+  if (specArm.rl) {
+    // Stated in the run's spec (and so in its plan digest): the distribution the loss scores changed its default
+    // (it was the raw model's, `model`); a results file or run folder of the old default is then another plan.
+    const loss = (algorithm['loss'] ?? {}) as Record<string, unknown>;
+    algorithm['loss'] = { ...loss, logprobTemperature: loss['logprobTemperature'] ?? 'sampling' };
+  }
   spec.algorithm = algorithm;
   if (options.episodes !== undefined) spec.evaluation = { ...spec.evaluation, episodes: options.episodes };
   return {
