@@ -11,6 +11,13 @@ export type PlanPathRewardKind = 'shaped' | 'sparse';
  */
 export type PlanPathObservationKind = 'full' | 'compact';
 
+/**
+ * What moves listed after the walker reached the goal cost: `ignored` (nothing: they are not executed; the default) or
+ * `penalized` (each costs what an invalid move costs, and the list gets no optimal-path bonus), so that a list that
+ * overshoots scores below the exact one. Shaped reward only; the sparse reward counts success alone.
+ */
+export type PlanPathMovesAfterGoal = 'ignored' | 'penalized';
+
 /** A seat name of Plan-Path. */
 export type PlanPathSeatName = 'proposer' | 'executor';
 
@@ -54,6 +61,8 @@ export interface PlanPathConfig {
    * `[U2,R1]`. Match the planner role's `notation`, so the executor sees a proposal the way it writes its answer.
    */
   readonly notation: MoveNotation;
+  /** What moves listed after the goal cost (see {@link PlanPathMovesAfterGoal}). Default `ignored`. */
+  readonly movesAfterGoal: PlanPathMovesAfterGoal;
 }
 
 /** The defaults, as in the config schema. */
@@ -68,6 +77,7 @@ export const DEFAULT_PLAN_PATH_CONFIG: PlanPathConfig = Object.freeze({
   observation: 'full',
   seats: PLAN_PATH_SEAT_LISTS[0]!,
   notation: 'moves',
+  movesAfterGoal: 'ignored',
 });
 
 const KEYS = Object.keys(DEFAULT_PLAN_PATH_CONFIG);
@@ -108,6 +118,7 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
   if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
   const seats = seatListOf(c.seats);
   if (!MOVE_NOTATIONS.includes(c.notation as MoveNotation)) fail('notation', `must be "moves" or "runs", got ${JSON.stringify(c.notation)}`);
+  if (c.movesAfterGoal !== 'ignored' && c.movesAfterGoal !== 'penalized') fail('movesAfterGoal', `must be "ignored" or "penalized", got ${JSON.stringify(c.movesAfterGoal)}`);
   const m = c.malformedPenalty;
   if (typeof m !== 'number' || !Number.isFinite(m)) fail('malformedPenalty', `must be a finite number, got ${JSON.stringify(m)}`);
   const f = c.splitFractions as Record<string, unknown> | undefined;
@@ -121,5 +132,6 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
     size, wallProbability: p as number, maxTurns, maxMoves, reward: c.reward as PlanPathRewardKind,
     malformedPenalty: m as number, splitFractions: Object.freeze(fractions) as SplitFractions,
     observation: c.observation as PlanPathObservationKind, seats, notation: c.notation as MoveNotation,
+    movesAfterGoal: c.movesAfterGoal as PlanPathMovesAfterGoal,
   });
 }

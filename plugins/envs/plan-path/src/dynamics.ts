@@ -1,7 +1,7 @@
 /**
  * The dynamics and the reward of Plan-Path: executing (or simulating) a move list from a position.
  */
-import type { PlanPathRewardKind } from './config.js';
+import type { PlanPathMovesAfterGoal, PlanPathRewardKind } from './config.js';
 import type { Direction, Pos } from './grid.js';
 import { manhattan, moveTarget, samePos } from './grid.js';
 
@@ -45,7 +45,7 @@ export interface RunOutcome {
   readonly optimal: boolean;
   /** The reward of this move list (shaped: the sum of per-move rewards; sparse: 1 if the goal is reached, else 0). */
   readonly reward: number;
-  /** The per-move shaped rewards, in order (for traces and tests). */
+  /** The per-move shaped rewards, in order (for traces and tests); with `afterGoal: 'penalized'`, also the unexecuted moves'. */
   readonly perMove: readonly number[];
 }
 
@@ -60,9 +60,13 @@ export function potential(pos: Pos, goal: Pos): number {
  *
  * Shaped reward of one move: −0.01 if valid, −0.1 if invalid (the walker stays), plus 0.99·φ(next) − φ(cur); reaching
  * the goal adds +1, and +0.5 more if the episode's total number of moves equals the shortest path length. Moves after
- * the goal are ignored.
+ * the goal are not executed; with `afterGoal: 'penalized'` each of them costs what an invalid move costs (−0.1) and a
+ * list that has any gets no +0.5 (it was not a shortest plan), so a list that overshoots the goal scores below the
+ * exact one; with `'ignored'` (the default) they cost nothing.
  */
-export function runMoves(board: Board, start: Pos, movesUsed: number, moves: readonly Direction[], kind: PlanPathRewardKind): RunOutcome {
+export function runMoves(
+  board: Board, start: Pos, movesUsed: number, moves: readonly Direction[], kind: PlanPathRewardKind, afterGoal: PlanPathMovesAfterGoal = 'ignored',
+): RunOutcome {
   let pos = start;
   let processed = 0;
   let invalid = 0;
@@ -86,6 +90,13 @@ export function runMoves(board: Board, start: Pos, movesUsed: number, moves: rea
       }
     }
     perMove.push(r);
+  }
+  if (afterGoal === 'penalized' && processed < moves.length) {
+    if (optimal) {
+      optimal = false;
+      perMove[perMove.length - 1]! -= SHAPED.optimal;
+    }
+    for (let i = processed; i < moves.length; i++) perMove.push(SHAPED.invalidMove);
   }
   // Rounded to 1e-9 so that mathematically equal rewards compare equal (branch selection breaks ties explicitly).
   const shaped = roundReward(perMove.reduce((a, b) => a + b, 0));

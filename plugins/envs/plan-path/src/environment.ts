@@ -200,7 +200,8 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
       'Legend: A walker (current position), G goal, * walker on the goal, # wall, . free cell.',
       'Coordinates are (row, col): row 0 is the top row, col 0 the left column.',
       'Moves: U = up (row - 1), D = down (row + 1), L = left (col - 1), R = right (col + 1).',
-      'A move into a wall or off the grid is invalid: the walker stays where it is. Moves after the goal is reached are ignored.',
+      'A move into a wall or off the grid is invalid: the walker stays where it is. ' +
+        (this.config.movesAfterGoal === 'penalized' ? 'Moves after the goal is reached are not made and cost as much as invalid moves.' : 'Moves after the goal is reached are ignored.'),
       alone ? `You have at most ${maxTurns} turns.` : `The team has at most ${maxTurns} turns; each turn the proposer speaks first, then the executor.`,
       duty,
       `Answer with a list of at most ${maxMoves} moves.`,
@@ -288,7 +289,7 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
       if ('error' in parsed) {
         proposal = { moves: null, error: parsed.error, end: state.position, reachesGoal: false, invalid: 0, reward: penalty };
       } else {
-        const sim = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward);
+        const sim = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward, config.movesAfterGoal);
         proposal = { moves: parsed.moves.slice(), end: sim.end, reachesGoal: sim.reachedGoal, invalid: sim.invalid, reward: sim.reward };
       }
       const tool = toolDetailsOf(move.details);
@@ -308,7 +309,7 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
     if ('error' in parsed) {
       record = { turn: state.turn, proposal, executed: null, error: parsed.error, from: state.position, to: state.position, invalid: 0, ignored: 0, reward: penalty };
     } else {
-      const run = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward);
+      const run = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward, config.movesAfterGoal);
       record = {
         turn: state.turn, proposal, executed: parsed.moves.slice(), from: state.position, to: run.end, invalid: run.invalid,
         ignored: run.ignored, reward: run.reward,

@@ -58,6 +58,40 @@ describe('plan-path rewards (hand-computed)', () => {
     const b = runMoves(open, { row: 2, col: 4 }, 0, ['L', 'U', 'L', 'U'], 'shaped').reward;
     assert.equal(a, b);
   });
+  it("movesAfterGoal 'penalized': each move after the goal costs -0.1 and the list loses the optimal bonus", () => {
+    // 3.49 exact; two extra moves: 3.49 - 0.5 - 2 * 0.1 = 2.79
+    const r = runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R', 'D', 'D'], 'shaped', 'penalized');
+    close(r.reward, 2.79);
+    assert.equal(r.optimal, false);
+    assert.equal(r.ignored, 2);
+    assert.ok(samePos(r.end, { row: 0, col: 2 }), 'the extra moves are still not made');
+    assert.deepEqual(r.perMove.length, 4);
+    close(runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R'], 'shaped', 'penalized').reward, 3.49); // an exact list is unchanged
+    // a detour (no bonus to lose) that overshoots pays for the extra move only: 2.91 - 0.1
+    close(runMoves(open, { row: 0, col: 0 }, 0, ['U', 'R', 'R', 'R'], 'shaped', 'penalized').reward, 2.81);
+    assert.equal(runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R', 'D'], 'sparse', 'penalized').reward, 1, 'sparse counts success alone');
+  });
+  it("movesAfterGoal 'penalized' reaches the executed and the proposal rewards, and the task text says so", () => {
+    const env = new PlanPathEnvironment({ size: 5, movesAfterGoal: 'penalized' });
+    const plain = new PlanPathEnvironment({ size: 5 });
+    const inst = env.instance('train', 3, 7);
+    const path = env.oracle(env.reset(inst), 'executor');
+    const over: Direction[] = [...path, 'U', 'U'];
+    for (const e of [env, plain]) {
+      let s = e.reset(inst);
+      const prop = e.step(s, 'proposer', act(over));
+      s = prop.state;
+      const exec = e.step(s, 'executor', act(over));
+      assert.equal(exec.success, true, 'the overshooting list still reaches the goal');
+      const exact = runMoves(inst, inst.start, 0, path, 'shaped').reward;
+      const want = e === env ? exact - 0.5 - 0.2 : exact;
+      close(prop.signals.proposal_reward as number, want);
+      close(exec.signals.executed_reward as number, want);
+    }
+    assert.match(env.taskText('executor'), /after the goal is reached are not made and cost as much as invalid moves/);
+    assert.match(plain.taskText('executor'), /after the goal is reached are ignored/);
+    assert.throws(() => new PlanPathEnvironment({ movesAfterGoal: 'free' }), /environment\.config\.movesAfterGoal must be "ignored" or "penalized"/);
+  });
   it('an empty list earns 0 and does not move', () => {
     const r = runMoves(open, { row: 0, col: 0 }, 0, [], 'shaped');
     assert.equal(r.reward, 0);
