@@ -178,6 +178,12 @@ describe('generation', () => {
       }
       const [again] = await policy.generate([req]);
       assert.deepEqual(again, out);
+      // requests merged by lockstep batching decode as one batch: the same samples per request (up to float rounding)
+      const other = { ...req, messages: [{ role: 'user' as const, content: 'And now, which way to go?' }], seed: 9, n: 3 };
+      const alone = [...(await policy.generate([req])), ...(await policy.generate([other]))];
+      const merged = await policy.generate([req, other], { batch: true });
+      assert.deepEqual(merged.map((r) => r.map((x) => x.text)), alone.map((r) => r.map((x) => x.text)));
+      merged.flat().forEach((x, i) => x.logprobs.forEach((lp, j) => assert.ok(Math.abs(lp - alone.flat()[i]!.logprobs[j]!) < 1e-4)));
       const before = policy.version;
       const pairs = out!.map((s) => ({ promptIds: s.promptIds, completionIds: s.tokenIds }));
       const r = policy.update({ pairs, oldLogprobs: out!.map((s) => s.logprobs), advantages: [1, -1] });

@@ -43,7 +43,7 @@ export function register(program: Command): void {
         const progress = new EpisodeProgress(opts.episodes, { enabled: opts.progress && !opts.json, label: 'episodes' });
         const trace = opts.trace ? new TraceWriter(opts.trace) : undefined;
         const started = Date.now();
-        const events = runEpisodes(contexts, { concurrency: opts.concurrency }).pipe(tap(summary), tap(progress));
+        const events = runEpisodes(contexts, { concurrency: opts.concurrency, lockstep: true }).pipe(tap(summary), tap(progress));
         await lastValueFrom(trace ? events.pipe(tap(trace)) : events, { defaultValue: undefined });
         await trace?.close();
         progress.complete();

@@ -65,6 +65,14 @@ export interface Completion {
   readonly finishReason: 'stop' | 'length' | 'abort';
 }
 
+/** Options of one {@link Policy.generate} call. */
+export interface GenerateCallOptions {
+  /** Aborts the call. */
+  readonly signal?: AbortSignal;
+  /** The requests were merged deterministically from several callers: decoding them as one batch is allowed. */
+  readonly batch?: boolean;
+}
+
 /** Anything that answers prompts. */
 export interface Policy {
   /** Name of the policy in the team spec (e.g. `shared`, `planner`). */
@@ -75,9 +83,11 @@ export interface Policy {
   readonly version: number;
   /**
    * Samples `n` completions per request. Resolves with one array per request, in order. Rejects with an
-   * `AbortError` when `signal` fires.
+   * `AbortError` when `signal` fires. `batch: true` says the caller merged these requests in an order that does not
+   * depend on timing (lockstep batching, rollout/lockstep.ts): a policy may decode them together as one batch, even
+   * where that changes float rounding against decoding each alone.
    */
-  generate(requests: readonly GenerationRequest[], options?: { signal?: AbortSignal }): Promise<Completion[][]>;
+  generate(requests: readonly GenerationRequest[], options?: GenerateCallOptions): Promise<Completion[][]>;
   /** Releases resources (tensors, workers, sockets). */
   dispose?(): void | Promise<void>;
 }

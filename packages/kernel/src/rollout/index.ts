@@ -3,4 +3,4 @@ export * from './run-episodes.js';
 export * from './records.js';
 export * from './trace.js';
 export * from './summary.js';
-export * from './batching.js';
+export * from './lockstep.js';

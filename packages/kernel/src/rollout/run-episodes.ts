@@ -1,15 +1,22 @@
-import { defer, from, mergeMap, type Observable, type ObservableInput } from 'rxjs';
+import { defer, finalize, from, mergeMap, type Observable, type ObservableInput } from 'rxjs';
 import type { Split } from '../contracts/common.js';
 import type { Environment } from '../contracts/environment.js';
 import type { RewardFunction } from '../contracts/reward.js';
 import type { EpisodeContext, SeatBinding } from '../episode/context.js';
 import type { EpisodeEvent } from '../episode/events.js';
 import { runEpisode } from '../episode/run-episode.js';
+import { LockstepBatcher, type LockstepOptions } from './lockstep.js';
 
 /** Options of {@link runEpisodes}. */
 export interface RunEpisodesOptions {
   /** At most this many episodes run at once (an integer >= 1). */
   readonly concurrency: number;
+  /**
+   * Lockstep batching (rollout/lockstep.ts): the running episodes' generations are merged into one call per policy
+   * whenever all of them wait on a policy, in episode order, so a model decodes them as one batch and the merged
+   * calls do not depend on timing. Needs the contexts as an array. `true` takes the default options.
+   */
+  readonly lockstep?: boolean | LockstepOptions;
 }
 
 /**
@@ -20,6 +27,19 @@ export interface RunEpisodesOptions {
 export function runEpisodes(contexts: Iterable<EpisodeContext> | ObservableInput<EpisodeContext>, options: RunEpisodesOptions): Observable<EpisodeEvent> {
   const n = options.concurrency;
   if (!Number.isInteger(n) || n < 1) throw new Error(`runEpisodes: concurrency must be an integer >= 1, got ${String(n)}.`);
+  if (options.lockstep) {
+    if (!Array.isArray(contexts)) throw new Error('runEpisodes: lockstep batching needs the episode contexts as an array.');
+    const list = contexts as readonly EpisodeContext[];
+    const lockstepOptions = options.lockstep === true ? {} : options.lockstep;
+    return defer(() => {
+      // one batcher per subscription: each subscription plays the episodes afresh
+      const batcher = new LockstepBatcher(list.length, n, lockstepOptions);
+      return from(list.map((ctx, i) => ({ ctx, i }))).pipe(mergeMap(({ ctx, i }) => {
+        const seats = ctx.seats.map((s) => ({ ...s, policy: batcher.wrap(i, s.policy) }));
+        return runEpisode({ ...ctx, seats }).pipe(finalize(() => batcher.leave(i)));
+      }, n));
+    });
+  }
   return defer(() => from(contexts as ObservableInput<EpisodeContext>)).pipe(mergeMap((ctx) => runEpisode(ctx), n));
 }
 

@@ -85,7 +85,7 @@ export async function evaluateTeam(
   const record = (e: EpisodeEvent): void => {
     if (e.type === 'end' && e.success) outcomes[index.get(e.episodeId)!] = true;
   };
-  await lastValueFrom(runEpisodes(contexts, { concurrency: options.concurrency ?? 4 }).pipe(tap((e) => { summary.next(e); record(e); onEvent?.(e); })), { defaultValue: undefined });
+  await lastValueFrom(runEpisodes(contexts, { concurrency: options.concurrency ?? 4, lockstep: true }).pipe(tap((e) => { summary.next(e); record(e); onEvent?.(e); })), { defaultValue: undefined });
   const r = summary.result();
   const successes = Math.round(r.successRate * r.episodes);
   return {

@@ -357,7 +357,7 @@ export class Trainer {
       seats: this.seats, reward: this.team.reward, grammar: c.constrainedDecoding,
     }));
     const summary = new SummaryAggregator();
-    const ended = await lastValueFrom(runEpisodes(contexts, { concurrency: c.concurrency }).pipe(tap(summary), toEpisodes(), toArray()), { defaultValue: [] as EpisodeRecord[] });
+    const ended = await lastValueFrom(runEpisodes(contexts, { concurrency: c.concurrency, lockstep: true }).pipe(tap(summary), toEpisodes(), toArray()), { defaultValue: [] as EpisodeRecord[] });
     const order = new Map(contexts.map((ctx, i) => [ctx.episodeId ?? ctx.instanceUid, i]));
     const episodes = [...ended].sort((a, b) => order.get(a.episodeId)! - order.get(b.episodeId)!);
     const samples: SampleRecord[] = episodes.flatMap((e) => e.samples);

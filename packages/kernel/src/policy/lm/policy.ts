@@ -5,7 +5,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { ContainerModule } from '../../di.js';
-import { PolicyContribution, type Completion, type GenerationRequest, type Policy, type PolicyCreateContext } from '../../contracts/policy.js';
+import { PolicyContribution, type Completion, type GenerateCallOptions, type GenerationRequest, type Policy, type PolicyCreateContext } from '../../contracts/policy.js';
 import type { JsonSchema } from '../../contracts/common.js';
 import { initBackend, type BackendName, type BackendReport } from '../backend/index.js';
 import { loadTokenizer, type Tokenizer } from '../tokenizer/index.js';
@@ -117,10 +117,11 @@ export class CausalLmPolicy implements Policy {
   /**
    * Samples `n` completions per request (see `Policy.generate`). By default each request decodes on its own (its
    * `n` samples batched), so results are bit-for-bit independent of how callers group requests. With
-   * `batchPrompts`, all requests decode together in one left-padded batch: faster, but float rounding (and so,
-   * rarely, a sampled token) can then depend on which prompts share the batch.
+   * `batchPrompts`, or when the caller merged the requests deterministically (`options.batch`, lockstep batching),
+   * all requests decode together in one left-padded batch: several times faster, but float rounding (and so, rarely,
+   * a sampled token) can then depend on which prompts share the batch.
    */
-  async generate(requests: readonly GenerationRequest[], options: { signal?: AbortSignal } = {}): Promise<Completion[][]> {
+  async generate(requests: readonly GenerationRequest[], options: GenerateCallOptions = {}): Promise<Completion[][]> {
     const prompts = requests.map((req) => this.promptIds(req.messages));
     const items = requests.map((req, i) => {
       let grammar = req.grammar;
@@ -148,7 +149,7 @@ export class CausalLmPolicy implements Policy {
     });
     const shared = { tokenizer: this.tokenizer, ...(options.signal ? { signal: options.signal } : {}) };
     let samples: Awaited<ReturnType<typeof generateBatch>>;
-    if (this.settings.batchPrompts) samples = await generateBatch(this.model, items, shared);
+    if (this.settings.batchPrompts || options.batch) samples = await generateBatch(this.model, items, shared);
     else {
       samples = [];
       for (const it of items) samples.push((await generateBatch(this.model, [it], shared))[0]!);
