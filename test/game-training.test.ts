@@ -115,8 +115,12 @@ describe('troupe train per game (in-process, tiny models, minute-sized specs)', 
         assert.ok((m['rollout/groups'] as number) >= game.seats.length, `groups at step ${String(m.step)}`);
         for (const seat of game.seats) assert.equal(typeof m[`rollout/reward/${seat}`], 'number', `rollout/reward/${seat}`);
         for (const p of policies) {
-          assert.ok(Number.isFinite(m[`loss/${p}/loss`]), `loss/${p}/loss at step ${String(m.step)}`);
           assert.ok((m[`loss/${p}/samples`] as number) > 0, `loss/${p}/samples at step ${String(m.step)}`);
+          // groups whose rewards were all equal are skipped (zeroVarianceGroups: skip): a policy with none else has no loss
+          const trained = m[`loss/${p}/trained_samples`] as number;
+          assert.ok(trained >= 0 && trained <= (m[`loss/${p}/samples`] as number));
+          if (trained > 0) assert.ok(Number.isFinite(m[`loss/${p}/loss`]), `loss/${p}/loss at step ${String(m.step)}`);
+          else assert.equal(m[`loss/${p}/optimizer_steps`], undefined, `loss/${p}: no optimizer step at step ${String(m.step)}`);
         }
       }
       game.warmStart?.(metrics.find((m) => m.kind === 'warm-start')!);

@@ -115,6 +115,22 @@ describe('episode: runEpisode', () => {
     await assertAtGrpoInvariants(events, { environment: counterEnv(), instanceOf: () => ({ start: 0, target: 100 }), roleOf: () => counterRole(), branches: 3 });
   });
 
+  it("a seat's own branches replace the episode's K for that seat (algorithm.seatBranches)", async () => {
+    const env = counterEnv();
+    const a = listPolicy('pa', (r) => ['+0', '+2', '+1'].slice(0, r.n));
+    const b = listPolicy('pb', (r) => ['-1', '+1', '+0'].slice(0, r.n));
+    const c = ctx(env, { a, b }, { maxTurns: 2 });
+    const events = await play({ ...c, seats: c.seats.map((s) => (s.name === 'a' ? { ...s, branches: 1 } : s)) });
+    assert.deepEqual(a.requests.map((r) => r.n), [1, 1], 'seat a samples once per turn');
+    assert.deepEqual(b.requests.map((r) => r.n), [3, 3]);
+    const samples = events.filter(isEvent('sample'));
+    assert.equal(samples.filter((e) => e.seat === 'a').length, 2);
+    assert.equal(samples.filter((e) => e.seat === 'b').length, 6);
+    assert.ok(events.filter(isEvent('select')).filter((e) => e.seat === 'a').every((e) => e.branch === 0 && e.rewards.length === 1));
+    const bad = { ...c, seats: c.seats.map((s) => (s.name === 'b' ? { ...s, branches: 0 } : s)) };
+    await assert.rejects(play(bad), /seat 'b' branches must be an integer >= 1, got 0/);
+  });
+
   it("seats act sequentially: the next seat sees the previous seat's SELECTED result in the same turn", async () => {
     const env = counterEnv();
     const a = listPolicy('pa', () => ['+0', '+2', '+1']);

@@ -91,6 +91,16 @@ describe('experiment: arms derived from a base team', function () {
     assert.deepEqual(Object.values(shared.seats).map((s) => s.policy), ['shared', 'shared']);
   });
 
+  it('per-seat branches follow the seats: single arms keep their seat\'s, grpo-naive (no tree) drops them, the tree arms keep them', () => {
+    const base: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, seatBranches: { proposer: 1, executor: 3 } } };
+    assert.deepEqual(deriveArm(base, 'single-grpo', { seed: 0 }).spec.algorithm.seatBranches, { executor: 3 });
+    assert.equal(deriveArm(base, 'mas-naive-grpo', { seed: 0 }).spec.algorithm.seatBranches, undefined);
+    for (const arm of ['mas-atgrpo-per-role', 'mas-atgrpo-shared'] as const) {
+      assert.deepEqual(deriveArm(base, arm, { seed: 0 }).spec.algorithm.seatBranches, { proposer: 1, executor: 3 }, arm);
+    }
+    for (const arm of ARM_NAMES) resolveTrainerConfig({ ...deriveArm(base, arm, { seed: 0 }).spec, file: 'x.yaml' });
+  });
+
   it('the arms without a source run the base warm start; the per-role arm with its own warm start is the base', () => {
     for (const arm of ['single', 'mas-prompt', 'mas-atgrpo-shared'] as const) {
       const d = deriveArm(BASE, arm, { seed: 0 });

@@ -188,6 +188,60 @@ describe('trainer: loss aggregation, KL and entropy', () => {
     });
   }
 
+  for (const aggregation of ['token-mean', 'seq-mean-token-mean', 'dr-grpo'] as const) {
+    it(`groups whose advantages are all 0 are not scored, and the update is the same (${aggregation})`, async () => {
+      const { loadCheckpoint } = await import('../src/checkpoint/index.js');
+      const { AdamW } = await import('../src/policy/lm/index.js');
+      const { ppoUpdate } = await import('../src/trainer/ppo-update.js');
+      const { microCheckpoint } = await import('./trainer-helpers.js');
+      // Groups 0 and 2 have rewards that were all equal (advantages 0); a mini-batch of group 2 alone has nothing to
+      // score; epoch 2 moves the policy, so its ratios are off 1 and clip.
+      const groups = [
+        { promptIds: [5, 9, 33], completions: [[3, 4], [6, 7, 8]] },
+        { promptIds: [40, 41], completions: [[9], [10, 11, 12, 13], [14, 15]] },
+        { promptIds: [7, 8, 9, 10, 11], completions: [[20, 21, 22], [23]] },
+        { promptIds: [12, 13], completions: [[30, 31], [32]] },
+      ];
+      const advantages = [0, 0, 1.2, -0.6, -0.6, 0, 0, 1, -1];
+      const epochs = [[[0, 1], [2], [3]], [[3, 0], [1, 2]]];
+      const runUpdate = async (scoreZeroAdvantageGroups: boolean) => {
+        const model = await loadCheckpoint(await microCheckpoint());
+        const opt = new AdamW(model.trainableVariables(), { lr: 5e-2, maxGradNorm: 1 });
+        try {
+          const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation, klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0, microBatchSize: 3, scoreZeroAdvantageGroups };
+          const out = await ppoUpdate(model, opt, { groups, advantages, epochs }, settings);
+          return { out, weights: model.trainableVariables().map((v) => Array.from(v.dataSync())), steps: opt.stepCount };
+        } finally {
+          opt.dispose();
+          model.dispose();
+        }
+      };
+      const all = await runUpdate(true);
+      const skipped = await runUpdate(false);
+      assert.equal(skipped.steps, all.steps, 'one optimizer step per mini-batch, the unscored one too');
+      assert.equal(skipped.out.optimizer_steps, 5);
+      for (const k of ['loss', 'policy_loss', 'grad_norm', 'tokens'] as const) {
+        assert.ok(Math.abs(skipped.out[k]! - all.out[k]!) < 1e-6, `${k}: ${skipped.out[k]} vs ${all.out[k]}`);
+      }
+      assert.equal(all.out.scored_samples, 9);
+      assert.equal(skipped.out.scored_samples, 5, 'groups 1 and 3 only');
+      assert.equal(skipped.out.scored_tokens, 2 * (1 + 4 + 2 + 2 + 1), 'their tokens, in both epochs');
+      assert.ok(all.out.clip_fraction! > 0, 'the check covers clipped tokens');
+      const maxDiff = Math.max(...all.weights.flatMap((w, i) => w.map((x, j) => Math.abs(x - skipped.weights[i]![j]!))));
+      assert.ok(maxDiff < 1e-6, `weights differ by ${maxDiff}`);
+    });
+  }
+
+  it('a loss with a KL or entropy term scores every group (their terms are not 0)', async () => {
+    const { skipsGroup } = await import('../src/trainer/index.js');
+    const base = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean' as const, klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0 };
+    assert.equal(skipsGroup(base, [1, 0, 0, 0], 1, 3), true);
+    assert.equal(skipsGroup(base, [1, 0, 0, 0], 0, 3), false, 'a nonzero advantage');
+    assert.equal(skipsGroup({ ...base, klCoef: 0.1 }, [0, 0], 0, 2), false);
+    assert.equal(skipsGroup({ ...base, entropyCoef: 0.01 }, [0, 0], 0, 2), false);
+    assert.equal(skipsGroup({ ...base, scoreZeroAdvantageGroups: true }, [0, 0], 0, 2), false);
+  });
+
   it('an RL update that ran out of wasm memory names the spec file and algorithm.microBatchSize', async () => {
     const { outOfMemoryHint } = await import('../src/trainer/trainer.js');
     const hint = outOfMemoryHint(new Error("RL update of policy 'proposer' failed in its worker thread: memory access out of bounds"), '/x/team.yaml', 16) as Error;
@@ -245,6 +299,75 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       assert.deepEqual(await listCheckpoints(out), [1, 2], 'keeps the 2 newest checkpoints');
       assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'proposer', 'model.safetensors')));
       assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'trainer', 'executor.optimizer.safetensors')));
+    } finally {
+      await trainer.dispose();
+    }
+  });
+
+  it('zeroVarianceGroups: skip trains only on groups with a signal; train also feeds the zero-advantage ones to the optimizer', async () => {
+    const runOne = async (mode: 'skip' | 'train') => {
+      // the proposer samples once per turn: its groups of one have no signal
+      const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 1, branches: 3, seatBranches: { proposer: 1 }, miniBatchSize: 3, zeroVarianceGroups: mode } });
+      const { trainer, out } = await train(spec);
+      try {
+        return { trace: readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl')), m: readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')! };
+      } finally {
+        await trainer.dispose();
+      }
+    };
+    const skip = await runOne('skip');
+    const all = await runOne('train');
+    assert.deepEqual(skip.trace.map((r) => r.completion), all.trace.map((r) => r.completion), 'the same rollouts');
+    for (const p of ['proposer', 'executor']) {
+      const groups = new Map<string, number[]>();
+      for (const r of skip.trace.filter((t) => t.policy === p)) groups.set(JSON.stringify([r.instanceUid, r.turn]), [...(groups.get(JSON.stringify([r.instanceUid, r.turn])) ?? []), r.advantage!]);
+      const signal = [...groups.values()].filter((a) => a.some((x) => x !== 0));
+      const size = p === 'proposer' ? 1 : 3;
+      assert.ok(groups.size > 0 && [...groups.values()].every((a) => a.length === size));
+      assert.equal(skip.m[`loss/${p}/trained_samples`], signal.flat().length);
+      assert.equal(skip.m[`loss/${p}/optimizer_steps`], signal.length > 0 ? Math.ceil(signal.length / (3 / size)) : undefined, 'mini-batches of 3 sequences');
+      assert.equal(all.m[`loss/${p}/trained_samples`], [...groups.values()].flat().length);
+      assert.equal(all.m[`loss/${p}/optimizer_steps`], Math.ceil(groups.size / (3 / size)));
+    }
+    assert.equal(skip.m['loss/proposer/trained_samples'], 0, 'groups of one never have a signal');
+    assert.ok((skip.m['loss/executor/trained_samples'] as number) > 0, 'the check covers groups with a signal');
+  });
+
+  it('why zero-advantage steps are skipped: after many zero-gradient AdamW steps one real gradient moves a weight ~12× the learning rate', async () => {
+    const { AdamW } = await import('../src/policy/lm/index.js');
+    const displacement = (zeroStepsBefore: number, zeroStepsAfter: number): number => {
+      const x = tf.variable(tf.scalar(0), true, `x${zeroStepsBefore}-${zeroStepsAfter}`);
+      const opt = new AdamW([x], { lr: 1e-3 });
+      const step = (g: number) => tf.tidy(() => { opt.apply({ [x.name]: tf.scalar(g) }); });
+      for (let i = 0; i < zeroStepsBefore; i++) step(0);
+      step(1);
+      for (let i = 0; i < zeroStepsAfter; i++) step(0);
+      const d = -x.dataSync()[0]!;
+      opt.dispose();
+      x.dispose();
+      return d;
+    };
+    // skip: the one mini-batch with a signal is the only optimizer step: the weight moves by the learning rate
+    assert.ok(Math.abs(displacement(0, 0) - 1e-3) < 1e-6);
+    // train: 150 zero-gradient steps before it (steps whose groups had equal rewards) and 40 after it
+    const late = displacement(150, 40);
+    assert.ok(late > 1e-2, `the same gradient moves it ${late / 1e-3}× the learning rate`);
+  });
+
+  it('algorithm.seatBranches: the proposer samples once per turn and its groups of one train nothing; the executor keeps K', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 1, branches: 3, seatBranches: { proposer: 1 } } });
+    const { trainer, out } = await train(spec);
+    try {
+      const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
+      const groups = new Map<string, (TraceRecord & { step: number })[]>();
+      for (const r of trace) groups.set(JSON.stringify([r.instanceUid, r.turn, r.seat]), [...(groups.get(JSON.stringify([r.instanceUid, r.turn, r.seat])) ?? []), r]);
+      const bySeat = (seat: string) => [...groups.values()].filter((g) => g[0]!.seat === seat);
+      assert.ok(bySeat('proposer').length > 0 && bySeat('proposer').every((g) => g.length === 1 && g[0]!.advantage === 0));
+      assert.ok(bySeat('executor').length > 0 && bySeat('executor').every((g) => g.length === 3));
+      const m = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')!;
+      assert.equal(m['loss/proposer/trained_samples'], 0, 'nothing of the proposer is trained on');
+      assert.equal(m['loss/proposer/optimizer_steps'], undefined, 'and it takes no optimizer step');
+      assert.equal(m['rollout/samples'], trace.length);
     } finally {
       await trainer.dispose();
     }

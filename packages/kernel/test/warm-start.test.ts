@@ -85,6 +85,11 @@ describe('warm start in worker threads', function () {
     const bad = { ...spec, algorithm: { ...spec.algorithm, warmStart: { ...warm, maxSamples: { coder: 3 } } } };
     assert.throws(() => resolveTrainerConfig(bad), /algorithm\.warmStart\.maxSamples\.coder: no seat 'coder' in 'seats' \(the team's seats: proposer, executor\)/);
     assert.throws(() => resolveTrainerConfig({ ...bad, algorithm: { ...spec.algorithm, warmStart: { ...warm, maxSamples: { proposer: 0 } } } }), /algorithm\.warmStart\.maxSamples\.proposer: must be >= 1/);
+    // per-seat branches: known seats only, at least 1, AT-GRPO only
+    assert.deepEqual(resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, seatBranches: { proposer: 1 } } }).seatBranches, { proposer: 1 });
+    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, seatBranches: { coder: 1 } } }), /algorithm\.seatBranches\.coder: no seat 'coder' in 'seats' \(the team's seats: proposer, executor\)/);
+    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, seatBranches: { proposer: 0 } } }), /algorithm\.seatBranches\.proposer: must be >= 1/);
+    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, name: 'grpo-naive', seatBranches: { proposer: 1 } } }), /algorithm\.seatBranches: per-seat branches are AT-GRPO's .*'grpo-naive' has none/);
   });
 
   it('groupByLength reaches the worker threads: threaded and in-thread grouped runs agree, and differ from ungrouped ones', async () => {

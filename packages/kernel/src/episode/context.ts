@@ -33,6 +33,8 @@ export interface SeatBinding {
    * to them: it holds functions that cannot cross a worker boundary.
    */
   readonly scriptedContext?: boolean;
+  /** Branches K of this seat, in place of the episode's `branches` (AT-GRPO's `algorithm.seatBranches`). */
+  readonly branches?: number;
 }
 
 /** Everything one episode needs. */
@@ -51,7 +53,7 @@ export interface EpisodeContext<I = unknown> {
   readonly seats: readonly SeatBinding[];
   /** The reward function. */
   readonly reward: RewardFunction;
-  /** Branches K per (turn, seat): 1 for plain runs and evaluation. Default 1. */
+  /** Branches K per (turn, seat): 1 for plain runs and evaluation. Default 1. A seat's own `branches` wins. */
   readonly branches?: number;
   /** Seed: sample seeds and tie-breaks derive from (seed, episodeId, turn, seat). */
   readonly seed: number;

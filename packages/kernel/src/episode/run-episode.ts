@@ -33,15 +33,15 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
   const env = ctx.environment;
   const episodeId = ctx.episodeId ?? ctx.instanceUid;
   const base: EpisodeEventBase = { episodeId, instanceUid: ctx.instanceUid, split: ctx.split };
-  const K = ctx.branches ?? 1;
+  const episodeK = ctx.branches ?? 1;
   const maxTurns = ctx.maxTurns ?? env.maxTurns;
-  validateContext(ctx, K, maxTurns);
+  validateContext(ctx, episodeK, maxTurns);
   const freeze = ctx.freezeStates === true ? <T>(x: T): T => deepFreeze(x) : <T>(x: T): T => x;
   const where = (): string => `episode '${episodeId}' (environment '${env.id}', instance '${ctx.instanceUid}')`;
 
   signal?.throwIfAborted();
   let state: unknown = freeze(env.reset(ctx.instance));
-  emit({ ...base, type: 'reset', environment: env.id, seats: ctx.seats.map((s) => s.name), branches: K, maxTurns, seed: ctx.seed });
+  emit({ ...base, type: 'reset', environment: env.id, seats: ctx.seats.map((s) => s.name), branches: episodeK, maxTurns, seed: ctx.seed });
 
   const sums: Record<string, number> = Object.fromEntries(ctx.seats.map((s) => [s.name, 0]));
   let success = false;
@@ -57,6 +57,7 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
       const seatName = binding.name;
       const seatWhere = (): string => `${where()}, turn ${turn}, seat '${seatName}'`;
       const seatCtx: SeatContext = { seat: seatName, actionType: env.seats[seatIndex]!.actionType, signal };
+      const K = binding.branches ?? episodeK;
 
       // 1. One prompt from the current (selected) state, shared by all K branches.
       const observation = env.observe(state, seatName);
@@ -185,6 +186,11 @@ function validateContext(ctx: EpisodeContext, K: number, maxTurns: number): void
     );
   }
   if (!Number.isInteger(K) || K < 1) throw new Error(`Episode for environment '${env.id}': branches must be an integer >= 1, got ${K}.`);
+  for (const s of ctx.seats) {
+    if (s.branches !== undefined && (!Number.isInteger(s.branches) || s.branches < 1)) {
+      throw new Error(`Episode for environment '${env.id}': seat '${s.name}' branches must be an integer >= 1, got ${s.branches}.`);
+    }
+  }
   if (!Number.isInteger(maxTurns) || maxTurns < 1 || maxTurns > env.maxTurns) {
     throw new Error(`Episode for environment '${env.id}': maxTurns must be an integer in [1, ${env.maxTurns}] (the environment's limit), got ${maxTurns}.`);
   }

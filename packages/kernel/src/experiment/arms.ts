@@ -342,6 +342,8 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
     // Warm-start caps of the seats that are gone go with them.
     const warm = spec.algorithm['warmStart'] as { maxSamples?: Record<string, number> } | undefined;
     if (warm?.maxSamples) warm.maxSamples = Object.fromEntries(Object.entries(warm.maxSamples).filter(([s]) => s === singleSeat));
+    const seatBranches = spec.algorithm['seatBranches'] as Record<string, number> | undefined;
+    if (seatBranches) spec.algorithm['seatBranches'] = Object.fromEntries(Object.entries(seatBranches).filter(([s]) => s === singleSeat));
   } else if (name === 'mas-atgrpo-shared') {
     // One policy for every seat (L1): the single seat's policy config, named `shared`.
     const source = spec.policies[spec.seats[singleSeat]!.policy]!;
@@ -357,6 +359,8 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
   const perStep = B * K * seats * T;
   const steps = specArm.rl ? Math.max(1, Math.round(budget / perStep)) : 0;
   const algorithm: PlainSpec['algorithm'] = { ...spec.algorithm, name: specArm.algorithm, batchSize: B, branches: K, steps };
+  // per-seat branches are the tree's: grpo-naive plays K whole rollouts per instance
+  if (specArm.algorithm !== 'at-grpo') delete algorithm['seatBranches'];
   // The table needs no validation evals during training; evaluation is the runner's, on the held-out split.
   algorithm.evalEvery = 0;
   if (specArm.rl) {

@@ -70,6 +70,12 @@ export interface TrainerConfig {
   readonly name: 'at-grpo' | 'grpo-naive' | 'none';
   /** K: branches per (instance, turn, seat) (AT-GRPO) or independent rollouts per instance (grpo-naive). */
   readonly branches: number;
+  /**
+   * AT-GRPO only: another K for some seats, by seat name (the others keep `branches`). A seat whose samples are long
+   * and whose groups rarely differ (a coder sampling programs at a low temperature) can be sampled once per (turn,
+   * seat): a group of one gets advantage 0 and trains nothing, and the tree continues from that one branch.
+   */
+  readonly seatBranches?: Readonly<Record<string, number>>;
   /** B: instances per step. */
   readonly batchSize: number;
   /** Training steps. */
@@ -116,6 +122,15 @@ export interface TrainerConfig {
   };
   /** Advantage normalisation: unbiased / biased std, or dr-grpo (no division). */
   readonly advantage: { readonly std: 'unbiased' | 'biased' | 'dr-grpo'; readonly epsilon: number };
+  /**
+   * What the update does with groups whose advantages are all 0 (equal rewards, or a group of one): `skip` (default)
+   * leaves them out, so mini-batches hold only groups with a signal and a policy none of whose groups has one takes
+   * no optimizer step; `train` puts them in mini-batches as well, where their terms are exactly 0 but they count in
+   * the aggregation's denominator, and a mini-batch of nothing else still takes an AdamW step with a zero gradient —
+   * which moves the weights along the moments, and after many such steps turns the next real gradient into a step of
+   * ~12× the learning rate (bias correction against a second moment that stayed at 0; docs/training.md).
+   */
+  readonly zeroVarianceGroups: 'skip' | 'train';
   /** Replay of failed train instances (trainer/instances.ts); `fraction: 0` (the default) plays fresh instances only. */
   readonly replay: ReplaySettings;
   /** Enforce each role's output grammar while sampling (constrained decoding). */
@@ -146,6 +161,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
   properties: {
     name: { enum: ['at-grpo', 'grpo-naive', 'none'], default: 'at-grpo' },
     branches: { type: 'integer', minimum: 1, default: 4 },
+    seatBranches: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
     batchSize: { type: 'integer', minimum: 1, default: 8 },
     steps: { type: 'integer', minimum: 0, default: 100 },
     concurrency: { type: 'integer', minimum: 1, default: 4 },
@@ -177,6 +193,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
         logprobTemperature: { enum: ['sampling', 'model'], default: 'sampling' },
       },
     },
+    zeroVarianceGroups: { enum: ['skip', 'train'], default: 'skip' },
     replay: {
       type: 'object', additionalProperties: false, default: {},
       properties: {
@@ -251,6 +268,13 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
   const unknown = Object.keys(warm?.maxSamples ?? {}).filter((seat) => spec.seats && !(seat in spec.seats));
   if (unknown.length > 0) {
     throw new TrainerConfigError(spec.file, unknown.map((seat) => `algorithm.warmStart.maxSamples.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
+  }
+  const unknownSeats = Object.keys(out.seatBranches ?? {}).filter((seat) => spec.seats && !(seat in spec.seats));
+  if (unknownSeats.length > 0) {
+    throw new TrainerConfigError(spec.file, unknownSeats.map((seat) => `algorithm.seatBranches.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
+  }
+  if (out.seatBranches && Object.keys(out.seatBranches).length > 0 && out.name !== 'at-grpo') {
+    throw new TrainerConfigError(spec.file, [`algorithm.seatBranches: per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`]);
   }
   if (out.name === 'grpo-naive' && out.branches < 2) {
     throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);

@@ -171,6 +171,24 @@ export interface PpoSettings {
    * mini-batch size is a training choice and this a memory one. Absent: the whole mini-batch in one pass.
    */
   readonly microBatchSize?: number;
+  /**
+   * Score every group, also those whose advantages are all 0. By default such groups are not run through the model
+   * when the loss has neither a KL nor an entropy term: their terms are exactly 0, so leaving them out (while the
+   * aggregation still divides by the whole mini-batch's tokens or sequences) gives the same gradient and the same
+   * optimizer step at a fraction of the cost (most AT-GRPO groups of a well warm-started team have equal rewards).
+   * For checks of that equality.
+   */
+  readonly scoreZeroAdvantageGroups?: boolean;
+}
+
+/**
+ * Whether a group of `rows` rows starting at `first` can be left out of the PPO loss: all its advantages are 0 and
+ * the loss has no KL and no entropy term, so every one of its terms (and their gradients) is exactly 0.
+ */
+export function skipsGroup(s: PpoSettings, advantages: readonly number[], first: number, rows: number): boolean {
+  if (s.scoreZeroAdvantageGroups || s.klCoef > 0 || s.entropyCoef > 0) return false;
+  for (let r = first; r < first + rows; r++) if (advantages[r] !== 0) return false;
+  return true;
 }
 
 /** What one PPO optimizer step reports. */
@@ -193,6 +211,11 @@ export interface PpoStepResult {
   readonly lr: number;
   /** Completion tokens in the batch. */
   readonly tokens: number;
+  /**
+   * Completion tokens run through the model: those of the groups not left out as all-zero-advantage (see
+   * {@link PpoSettings.scoreZeroAdvantageGroups}); `clipFraction` and `approxKl` are means over these tokens.
+   */
+  readonly scoredTokens: number;
 }
 
 /**
@@ -205,9 +228,14 @@ export interface PpoStepResult {
 export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: PpoSettings): PpoStepResult {
   const rowStart: number[] = [];
   const rowCount = batch.groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
-  const indexed = batch.groups.map((g, i) => ({ ...g, first: rowStart[i]! }));
-  const tokens = batch.groups.reduce((n, g) => n + g.completions.reduce((m, c) => m + c.length, 0), 0);
+  const countTokens = (gs: readonly PromptGroup[]): number => gs.reduce((n, g) => n + g.completions.reduce((m, c) => m + c.length, 0), 0);
+  // Groups whose terms are all exactly 0 are not scored; the aggregation still divides by the whole mini-batch.
+  const indexed = batch.groups.map((g, i) => ({ ...g, first: rowStart[i]! }))
+    .filter((g) => !skipsGroup(s, batch.advantages, g.first, g.completions.length));
+  const tokens = countTokens(batch.groups);
+  const scoredTokens = countTokens(indexed);
   const tokenDenom = Math.max(1, tokens);
+  const scoredDenom = Math.max(1, scoredTokens);
   const divisor = s.aggregation === 'token-mean' ? tokenDenom : Math.max(1, rowCount);
   let policyLoss = 0, kl = 0, entropy = 0, clipFraction = 0, approxKl = 0;
   const parts = chunkGroups(indexed, s.microBatchSize ?? Infinity).map((chunk) => () => {
@@ -227,8 +255,8 @@ export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: P
     const pl = agg(obj.neg().mul(mask));
     let total: tf.Scalar = pl;
     policyLoss += pl.dataSync()[0]!;
-    clipFraction += tf.notEqual(unclipped, obj).cast('float32').mul(mask).sum().dataSync()[0]! / tokenDenom;
-    approxKl += diff.neg().mul(mask).sum().dataSync()[0]! / tokenDenom;
+    clipFraction += tf.notEqual(unclipped, obj).cast('float32').mul(mask).sum().dataSync()[0]! / scoredDenom;
+    approxKl += diff.neg().mul(mask).sum().dataSync()[0]! / scoredDenom;
     if (s.klCoef > 0 && batch.refLogprobs) {
       const d = tf.tensor2d(layout.scatter(pick(batch.refLogprobs)), shape).sub(logp); // log(ref / new)
       const k3 = d.exp().sub(d).sub(1).mul(mask);
@@ -243,8 +271,9 @@ export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: P
     }
     return total;
   });
-  const res = accumulatedTrainStep(optimizer, parts);
-  return { loss: res.loss, policyLoss, kl, entropy: s.entropyCoef > 0 ? entropy : NaN, clipFraction, approxKl, gradNorm: res.gradNorm, lr: res.lr, tokens };
+  // Nothing to score: the step's gradient is 0, and AdamW still takes its step (its moments decay and carry on).
+  const res = parts.length > 0 ? accumulatedTrainStep(optimizer, parts) : { loss: 0, ...optimizer.applyZeroGradient() };
+  return { loss: res.loss, policyLoss, kl, entropy: s.entropyCoef > 0 ? entropy : NaN, clipFraction, approxKl, gradNorm: res.gradNorm, lr: res.lr, tokens, scoredTokens };
 }
 
 /** One AdamW step on the token-mean negative log-likelihood of the completions (warm-start SFT). */

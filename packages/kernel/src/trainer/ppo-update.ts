@@ -14,7 +14,7 @@ import type { Rng } from '../contracts/common.js';
 import type { CausalLM } from '../policy/lm/model.js';
 import type { AdamW } from '../policy/lm/train.js';
 import { shuffled } from '../util/rng.js';
-import { ppoStep, recomputeGroupLogprobs, type PpoSettings, type PpoStepResult, type PromptGroup } from './loss.js';
+import { ppoStep, recomputeGroupLogprobs, skipsGroup, type PpoSettings, type PpoStepResult, type PromptGroup } from './loss.js';
 
 /** What one policy trains on in one step, and in which order. */
 export interface PpoUpdatePlan {
@@ -66,9 +66,11 @@ export function planMiniBatches(groups: readonly PromptGroup[], miniBatchSize: n
 /**
  * Runs a planned update on `model` with `optimizer` (whose options carry the step's learning rate): recomputes the
  * old log-probs under the current weights, the reference log-probs when `settings.klCoef > 0` (through `reference`),
- * then one {@link ppoStep} per planned mini-batch. Returns the per-step means of `loss`, `policy_loss`, `kl` (KL
- * only), `entropy` (entropy bonus only), `clip_fraction`, `approx_kl`, `grad_norm`, the summed `tokens`, and
- * `optimizer_steps`. Throws naming the plan's problem when it does not match its groups.
+ * then one {@link ppoStep} per planned mini-batch. Groups whose advantages are all 0 are left out of both when the
+ * loss has no KL and no entropy term (their terms are exactly 0; see {@link PpoSettings.scoreZeroAdvantageGroups}).
+ * Returns the per-step means of `loss`, `policy_loss`, `kl` (KL only), `entropy` (entropy bonus only),
+ * `clip_fraction`, `approx_kl` (both over the scored tokens), `grad_norm`, the summed `tokens` and `scored_tokens`,
+ * `scored_samples` and `optimizer_steps`. Throws naming the plan's problem when it does not match its groups.
  */
 export async function ppoUpdate(
   model: CausalLM,
@@ -81,14 +83,19 @@ export async function ppoUpdate(
   const rowStart: number[] = [];
   const rows = groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
   if (plan.advantages.length !== rows) throw new Error(`PPO update: ${plan.advantages.length} advantages for ${rows} sequences`);
-  const old = await recomputeGroupLogprobs(model, groups, settings.padId, settings.microBatchSize);
-  const gap = plan.samplerLogprobs ? samplerGap(old, plan.samplerLogprobs) : undefined;
+  // Groups whose advantages are all 0 (under a loss without KL and entropy) are never scored: no old log-probs either.
+  const scored = groups.map((g, i) => !skipsGroup(settings, plan.advantages, rowStart[i]!, g.completions.length));
+  const scoredRows = groups.flatMap((g, i) => (scored[i] ? g.completions.map((_, j) => rowStart[i]! + j) : []));
+  const recomputed = await recomputeGroupLogprobs(model, groups.filter((_, i) => scored[i]), settings.padId, settings.microBatchSize);
+  const old: (readonly number[])[] = Array.from({ length: rows }, () => []);
+  scoredRows.forEach((row, k) => { old[row] = recomputed[k]!; });
+  const gap = plan.samplerLogprobs && scoredRows.length > 0 ? samplerGap(recomputed, scoredRows.map((r) => plan.samplerLogprobs![r]!)) : undefined;
   let ref: number[][] | undefined;
   if (settings.klCoef > 0) {
     if (!reference) throw new Error('PPO update: a KL coefficient is set but there is no reference model');
     ref = await reference(groups);
   }
-  const sums = { loss: 0, policy_loss: 0, kl: 0, entropy: 0, clip_fraction: 0, approx_kl: 0, grad_norm: 0, tokens: 0 };
+  const sums = { loss: 0, policy_loss: 0, kl: 0, entropy: 0, clip_fraction: 0, approx_kl: 0, grad_norm: 0, tokens: 0, scored_tokens: 0 };
   let n = 0;
   for (const batches of plan.epochs) {
     for (const mb of batches) {
@@ -101,12 +108,14 @@ export async function ppoUpdate(
       }, settings);
       sums.loss += r.loss; sums.policy_loss += r.policyLoss; sums.kl += r.kl; sums.entropy += r.entropy;
       sums.clip_fraction += r.clipFraction; sums.approx_kl += r.approxKl; sums.grad_norm += r.gradNorm; sums.tokens += r.tokens;
+      sums.scored_tokens += r.scoredTokens;
       n++;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
   const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(sums)) out[k] = k === 'tokens' ? v : v / Math.max(1, n);
+  for (const [k, v] of Object.entries(sums)) out[k] = k === 'tokens' || k === 'scored_tokens' ? v : v / Math.max(1, n);
+  out.scored_samples = scoredRows.length;
   if (!(settings.entropyCoef > 0)) delete out.entropy;
   if (!(settings.klCoef > 0)) delete out.kl;
   out.optimizer_steps = n;

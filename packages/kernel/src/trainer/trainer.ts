@@ -10,7 +10,8 @@
  *               → ONE group per instance over its episodes' LAST-turn samples
  *   advantages per group: (r − mean) / (std + 1e-6)   (or biased std, or dr-grpo: no division)
  *   for each trainable policy:
- *     its samples = those of the seats mapped to it (L2: its adapter's seat only), current version only
+ *     its samples = those of the seats mapped to it (L2: its adapter's seat only), current version only, in groups
+ *                   whose advantages are not all 0 (zeroVarianceGroups: skip; none → no update, no new version)
  *     old log-probs recomputed under the current weights (the sampling log-probs may be grammar-masked)
  *     epochs × mini-batches (16 sequences): PPO-clip (ε 0.2/0.2), token-mean, grad clip 1.0, AdamW, LR schedule
  *     version += 1
@@ -354,7 +355,8 @@ export class Trainer {
       environment: this.environment, split: 'train', count: 1, startIndex: p.index, instanceSeed: this.spec.seed,
       seed: deriveSeed(this.spec.seed, 'rollout', step), uidPrefix: p.replays > 0 ? `step-${step}/replay-${p.replays}/` : `step-${step}/`,
       repeats, branches: naive ? 1 : K,
-      seats: this.seats, reward: this.team.reward, grammar: c.constrainedDecoding,
+      seats: naive ? this.seats : this.seats.map((s) => (c.seatBranches?.[s.name] !== undefined ? { ...s, branches: c.seatBranches[s.name] } : s)),
+      reward: this.team.reward, grammar: c.constrainedDecoding,
     }));
     const summary = new SummaryAggregator();
     const ended = await lastValueFrom(runEpisodes(contexts, { concurrency: c.concurrency, lockstep: true }).pipe(tap(summary), toEpisodes(), toArray()), { defaultValue: [] as EpisodeRecord[] });
@@ -467,14 +469,18 @@ export class Trainer {
   private planUpdate(h: PolicyHandle, step: number, samples: readonly SampleRecord[], advantages: readonly number[]): PolicyUpdate {
     const lm = h.trainable!;
     const c = this.config;
-    const current = samples.flatMap((s, i) => (s.policyVersion === lm.version ? [i] : []));
-    const out: Record<string, number> = { samples: current.length, stale_samples: samples.length - current.length };
+    const fresh = samples.flatMap((s, i) => (s.policyVersion === lm.version ? [i] : []));
+    // Rows grouped by shared prompt (the K branches of one (instance, turn, seat)): each prompt is encoded once.
+    // With `zeroVarianceGroups: skip`, groups whose advantages are all 0 carry no signal and are left out.
+    const all = promptGroups(fresh.map((i) => samples[i]!));
+    const kept = c.zeroVarianceGroups === 'skip' ? all.filter((g) => g.rows.some((r) => advantages[fresh[r]!] !== 0)) : all;
+    const current = kept.flatMap((g) => g.rows.map((r) => fresh[r]!));
+    const out: Record<string, number> = { samples: fresh.length, stale_samples: samples.length - fresh.length, trained_samples: current.length };
     if (current.length === 0) return { handle: h, out };
     ensureOptimizer(h);
     const budget = this.options.sampleBudget;
     const lr = scheduleLr(h, c, step, budget !== undefined ? { generated: this.samplesGenerated, budget } : undefined);
     out.lr = lr;
-    // Rows grouped by shared prompt (the K branches of one (instance, turn, seat)): each prompt is encoded once.
     const groups = promptGroups(current.map((i) => samples[i]!));
     // The loss scores each group at its seat's sampling temperature (the distribution its samples came from), or at
     // the model's own (1) with `loss.logprobTemperature: model`; the sampler recorded log-probs at the former.

@@ -255,6 +255,20 @@ export class AdamW {
     return { gradNorm, lr };
   }
 
+  /**
+   * One step with a gradient of exactly 0 for every variable (what a loss whose terms are all 0 gives): the moments
+   * decay and the update carries on from them, as in {@link apply} with zero gradients, without computing any.
+   */
+  applyZeroGradient(): { gradNorm: number; lr: number } {
+    const zeros: tf.NamedTensorMap = {};
+    try {
+      for (const x of this.vars) zeros[x.name] = tf.zerosLike(x);
+      return this.apply(zeros);
+    } finally {
+      for (const z of Object.values(zeros)) z.dispose();
+    }
+  }
+
   /** The first and second moment buffers, aligned with `vars` (for saving and restoring optimizer state). */
   moments(): { readonly m: readonly tf.Variable[]; readonly v: readonly tf.Variable[] } {
     return { m: this.m, v: this.v };
