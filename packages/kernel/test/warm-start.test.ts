@@ -132,6 +132,35 @@ describe('warm start in worker threads', function () {
       await team.dispose?.();
     }
   });
+
+  it('demonstration noise per seat: only the named seats play random actions; the others are shown oracle play only', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role' });
+    const team = await composeTrainableTeam(spec);
+    try {
+      const scalar = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: 0.5 });
+      const asMap = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: { proposer: 0.5, executor: 0.5 } });
+      assert.deepEqual(asMap, scalar, 'a map with every seat at p is the number p');
+      const executorOnly = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: { executor: 0.5 } });
+      // The executor's random actions leave the walker short of the goal, so later turns are demonstrated to both
+      // seats; the proposer always plays the oracle, so every proposal the executor is shown is the oracle's.
+      assert.ok(executorOnly.some((d) => d.seat === 'proposer' && d.turn >= 1), 'the proposer is shown later turns');
+      const offOracle = (demos: typeof scalar) => demos.filter((d) => {
+        if (d.seat !== 'executor') return false;
+        const target = demos.find((p) => p.seat === 'proposer' && p.index === d.index && p.turn === d.turn)!.text.replace('#### ', '');
+        return !d.messages.at(-1)!.content.includes(`Proposed moves: ${target}\n`);
+      }).length;
+      assert.equal(offOracle(executorOnly), 0, 'the executor is shown the oracle\'s proposals only');
+      assert.ok(offOracle(scalar) > 0, 'with noise on both seats it is shown others');
+      const none = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: {} });
+      assert.deepEqual(none, await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3 }), 'an empty map is no noise');
+      const config = (noise: unknown) => resolveTrainerConfig({ file: 'x.yaml', seats: { proposer: {}, executor: {} }, algorithm: { name: 'at-grpo', warmStart: { noise } } } as never);
+      assert.deepEqual(config({ executor: 0.3 }).warmStart!.noise, { executor: 0.3 });
+      assert.throws(() => config({ coder: 0.3 }), /algorithm\.warmStart\.noise\.coder: no seat 'coder'/);
+      assert.throws(() => config({ executor: 2 }), /warmStart\.noise/);
+    } finally {
+      await team.dispose?.();
+    }
+  });
 });
 
 describe('SFT mini-batches (epochBatches)', () => {

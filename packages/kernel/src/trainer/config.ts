@@ -40,9 +40,11 @@ export interface WarmStartConfig {
   readonly warmupSteps: number;
   /**
    * Probability of a random action instead of the oracle's at each (turn, seat) of a demonstration play-through
-   * (the target stays the oracle's action): demonstrations of recoveries. Default 0.
+   * (the target stays the oracle's action): demonstrations of recoveries. Default 0. A map `{<seat>: p}` sets it per
+   * seat (seats not named: 0): noise on the executor seat shows the proposer later turns (their history lines)
+   * without ever showing the executor a wrong proposal.
    */
-  readonly noise: number;
+  readonly noise: number | Readonly<Record<string, number>>;
   /**
    * Mini-batches of sequences of similar length (like Hugging Face's `group_by_length`): each epoch's shuffle is cut
    * into megabatches of 64 mini-batches, each sorted by length before it is sliced, and the mini-batches are shuffled
@@ -224,7 +226,13 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
         miniBatchSize: { type: 'integer', minimum: 1, default: 16 },
         schedule: { enum: ['constant', 'linear', 'cosine'], default: 'constant' },
         warmupSteps: { type: 'integer', minimum: 0, default: 0 },
-        noise: { type: 'number', minimum: 0, maximum: 0.95, default: 0 },
+        noise: {
+          anyOf: [
+            { type: 'number', minimum: 0, maximum: 0.95 },
+            { type: 'object', additionalProperties: { type: 'number', minimum: 0, maximum: 0.95 } },
+          ],
+          default: 0,
+        },
         groupByLength: { type: 'boolean', default: false },
         maxSamples: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
         workers: { type: 'integer', minimum: 1 },
@@ -265,14 +273,13 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
   const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers' | 'microBatchSize'> & { warmStart?: WarmStartConfig; workers?: number; microBatchSize?: number };
   const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
   const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? defaultWorkers(), microBatchSize: c.microBatchSize ?? c.miniBatchSize, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
-  const unknown = Object.keys(warm?.maxSamples ?? {}).filter((seat) => spec.seats && !(seat in spec.seats));
-  if (unknown.length > 0) {
-    throw new TrainerConfigError(spec.file, unknown.map((seat) => `algorithm.warmStart.maxSamples.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
-  }
-  const unknownSeats = Object.keys(out.seatBranches ?? {}).filter((seat) => spec.seats && !(seat in spec.seats));
-  if (unknownSeats.length > 0) {
-    throw new TrainerConfigError(spec.file, unknownSeats.map((seat) => `algorithm.seatBranches.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
-  }
+  const seatMaps: [string, object | undefined][] = [
+    ['warmStart.maxSamples', warm?.maxSamples],
+    ['warmStart.noise', typeof warm?.noise === 'object' ? warm.noise : undefined],
+    ['seatBranches', out.seatBranches],
+  ];
+  const unknown = seatMaps.flatMap(([key, map]) => Object.keys(map ?? {}).filter((seat) => spec.seats && !(seat in spec.seats)).map((seat) => `algorithm.${key}.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
+  if (unknown.length > 0) throw new TrainerConfigError(spec.file, unknown);
   if (out.seatBranches && Object.keys(out.seatBranches).length > 0 && out.name !== 'at-grpo') {
     throw new TrainerConfigError(spec.file, [`algorithm.seatBranches: per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`]);
   }

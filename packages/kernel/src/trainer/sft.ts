@@ -39,15 +39,16 @@ export interface DemonstrationOptions {
   readonly count: number;
   /** Seed of the demonstration instance stream (train split). */
   readonly seed: number;
-  /** Keep only play-throughs that ended in success. Default true (false when `noise` > 0). */
+  /** Keep only play-throughs that ended in success. Default true (false when any seat's `noise` > 0). */
   readonly successfulOnly?: boolean;
   /**
    * Probability that the play-through takes a random action (the environment's `randomAction`) instead of the
    * oracle's at a (turn, seat); the recorded TARGET is always the oracle's action from the state reached. Default 0.
    * With noise the demonstrations also cover what pure oracle play never shows: a wrong proposal to correct, a
-   * second turn from where a bad move left the walker (DART-style demonstrations).
+   * second turn from where a bad move left the walker (DART-style demonstrations). A map gives each seat its own
+   * probability (seats not named: 0); a number is every seat's.
    */
-  readonly noise?: number;
+  readonly noise?: number | Readonly<Record<string, number>>;
 }
 
 /**
@@ -59,8 +60,9 @@ export async function collectDemonstrations(environment: Environment, seats: rea
     throw new Error(`warm start: environment '${environment.id}' has no oracle, so there are no demonstrations; remove 'algorithm.warmStart' from the team spec.`);
   }
   const noise = options.noise ?? 0;
+  const noiseOf = (seat: string): number => (typeof noise === 'number' ? noise : noise[seat] ?? 0);
   const rng = createRng(deriveSeed(options.seed, 'demonstration-noise'));
-  const successfulOnly = options.successfulOnly ?? noise === 0;
+  const successfulOnly = options.successfulOnly ?? seats.every((seat) => noiseOf(seat.name) === 0);
   const out: Demonstration[] = [];
   for (let index = 0; index < options.count; index++) {
     const instance = environment.instance('train', index, options.seed);
@@ -75,7 +77,8 @@ export async function collectDemonstrations(environment: Environment, seats: rea
         const action = environment.oracle(state, seat.name);
         const text = seat.role.render(action, ctx, oracleRenderContext(environment, state, seat.name));
         episode.push({ index, turn, seat: seat.name, policy: seat.policy.name, messages, text });
-        const played = noise > 0 && rng.next() < noise ? environment.randomAction(state, seat.name, rng) : action;
+        const p = noiseOf(seat.name);
+        const played = p > 0 && rng.next() < p ? environment.randomAction(state, seat.name, rng) : action;
         const playedText = played === action ? text : seat.role.render(played, ctx);
         const r = await environment.step(state, seat.name, { kind: 'action', action: played, text: playedText });
         state = r.state;
