@@ -339,11 +339,13 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
     spec.policies = { [seat.policy]: spec.policies[seat.policy]! };
     const mix = spec.rewards.seats[singleSeat];
     spec.rewards = { ...spec.rewards, seats: mix ? { [singleSeat]: mix } : {} };
-    // Warm-start caps of the seats that are gone go with them.
-    const warm = spec.algorithm['warmStart'] as { maxSamples?: Record<string, number> } | undefined;
-    if (warm?.maxSamples) warm.maxSamples = Object.fromEntries(Object.entries(warm.maxSamples).filter(([s]) => s === singleSeat));
+    // Per-seat settings (warm-start caps and noise, tree branches) of the seats that are gone go with them.
+    const onlySeat = (map: Record<string, number>) => Object.fromEntries(Object.entries(map).filter(([s]) => s === singleSeat));
+    const warm = spec.algorithm['warmStart'] as { maxSamples?: Record<string, number>; noise?: number | Record<string, number> } | undefined;
+    if (warm?.maxSamples) warm.maxSamples = onlySeat(warm.maxSamples);
+    if (warm && typeof warm.noise === 'object') warm.noise = onlySeat(warm.noise);
     const seatBranches = spec.algorithm['seatBranches'] as Record<string, number> | undefined;
-    if (seatBranches) spec.algorithm['seatBranches'] = Object.fromEntries(Object.entries(seatBranches).filter(([s]) => s === singleSeat));
+    if (seatBranches) spec.algorithm['seatBranches'] = onlySeat(seatBranches);
   } else if (name === 'mas-atgrpo-shared') {
     // One policy for every seat (L1): the single seat's policy config, named `shared`.
     const source = spec.policies[spec.seats[singleSeat]!.policy]!;
