@@ -470,28 +470,28 @@ export class Trainer {
     const lm = h.trainable!;
     const c = this.config;
     const fresh = samples.flatMap((s, i) => (s.policyVersion === lm.version ? [i] : []));
-    // Rows grouped by shared prompt (the K branches of one (instance, turn, seat)): each prompt is encoded once.
-    // With `zeroVarianceGroups: skip`, groups whose advantages are all 0 carry no signal and are left out.
-    const all = promptGroups(fresh.map((i) => samples[i]!));
-    const kept = c.zeroVarianceGroups === 'skip' ? all.filter((g) => g.rows.some((r) => advantages[fresh[r]!] !== 0)) : all;
-    const current = kept.flatMap((g) => g.rows.map((r) => fresh[r]!));
-    const out: Record<string, number> = { samples: fresh.length, stale_samples: samples.length - fresh.length, trained_samples: current.length };
-    if (current.length === 0) return { handle: h, out };
+    // Rows grouped by shared prompt (the K branches of one (instance, turn, seat)): each prompt is encoded once. A
+    // group's rows index `samples`. With `zeroVarianceGroups: skip`, groups whose advantages are all 0 carry no signal
+    // and are left out.
+    const all = promptGroups(fresh.map((i) => samples[i]!)).map((g) => ({ ...g, rows: g.rows.map((r) => fresh[r]!) }));
+    const groups = c.zeroVarianceGroups === 'skip' ? all.filter((g) => g.rows.some((r) => advantages[r] !== 0)) : all;
+    const trained = groups.reduce((n, g) => n + g.rows.length, 0);
+    const out: Record<string, number> = { samples: fresh.length, stale_samples: samples.length - fresh.length, trained_samples: trained };
+    if (trained === 0) return { handle: h, out };
     ensureOptimizer(h);
     const budget = this.options.sampleBudget;
     const lr = scheduleLr(h, c, step, budget !== undefined ? { generated: this.samplesGenerated, budget } : undefined);
     out.lr = lr;
-    const groups = promptGroups(current.map((i) => samples[i]!));
     // The loss scores each group at its seat's sampling temperature (the distribution its samples came from), or at
     // the model's own (1) with `loss.logprobTemperature: model`; the sampler recorded log-probs at the former.
-    const sampled = groups.map((g) => samplingTemperature(samples[current[g.rows[0]!]!]!.temperature));
+    const sampled = groups.map((g) => samplingTemperature(samples[g.rows[0]!]!.temperature));
     const scored = c.loss.logprobTemperature === 'sampling' ? sampled : sampled.map(() => 1);
     const plan: PpoUpdatePlan = {
       groups: groups.map((g, i) => ({ promptIds: g.promptIds, completions: g.completions, ...(scored[i] !== 1 ? { temperature: scored[i]! } : {}) })),
-      advantages: groups.flatMap((g) => g.rows.map((r) => advantages[current[r]!]!)),
+      advantages: groups.flatMap((g) => g.rows.map((r) => advantages[r]!)),
       epochs: planMiniBatches(groups, c.miniBatchSize, c.epochs, this.rng),
       // the gap to the sampler's log-probs is a check only where both score one distribution
-      ...(scored.every((t, i) => t === sampled[i]) ? { samplerLogprobs: groups.flatMap((g) => g.rows.map((r) => samples[current[r]!]!.logprobs)) } : {}),
+      ...(scored.every((t, i) => t === sampled[i]) ? { samplerLogprobs: groups.flatMap((g) => g.rows.map((r) => samples[r]!.logprobs)) } : {}),
     };
     const settings: PpoUpdateSettings = {
       clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef,
