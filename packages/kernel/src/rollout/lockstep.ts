@@ -72,7 +72,8 @@ export class LockstepBatcher {
 
   /**
    * The policy as episode `episode` sees it: `name`, `kind`, `version` and the scripted marker are the wrapped
-   * policy's; its `generate` waits for the next merged call.
+   * policy's; its `generate` waits for the next merged call. It has no `dispose`: the episodes share the policy, and
+   * whoever built it disposes it.
    */
   wrap(episode: number, policy: Policy): Policy {
     const self = this;
@@ -102,9 +103,6 @@ export class LockstepBatcher {
           self.waiting.set(episode, w);
           self.scheduleCheck();
         });
-      },
-      dispose() {
-        return policy.dispose?.();
       },
     };
     return wrapper;
