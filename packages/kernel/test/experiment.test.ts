@@ -391,9 +391,11 @@ describe('experiment: sample top-ups and run folders', () => {
         { step: 0, kind: 'warm-start', 'warmstart/samples': 64 },
         { step: 1, kind: 'train', 'rollout/samples': 60, 'loss/proposer/samples': 30, 'loss/executor/samples': 28 },
         { step: 2, kind: 'train', 'rollout/samples': 50, 'loss/shared/samples': 50 },
-        { step: 2, kind: 'final', 'eval_test/success_rate': 0.5 },
+        // Groups without a signal are taken but not trained on: only trained_samples count where it is written.
+        { step: 3, kind: 'train', 'rollout/samples': 40, 'loss/proposer/samples': 20, 'loss/proposer/trained_samples': 0, 'loss/executor/samples': 20, 'loss/executor/trained_samples': 12 },
+        { step: 3, kind: 'final', 'eval_test/success_rate': 0.5 },
       ].map((r) => JSON.stringify(r)).join('\n') + '\n{"torn');
-      assert.deepEqual(measureRun(dir), { generated: 110, trained: 108, steps: 2, lastStep: 2, warmStartSamples: 64 });
+      assert.deepEqual(measureRun(dir), { generated: 150, trained: 120, steps: 3, lastStep: 3, warmStartSamples: 64 });
       assert.equal(newestCheckpoint(dir), undefined);
       for (const s of [0, 2, 10]) mkdirSync(join(dir, 'checkpoints', `step-${s}`), { recursive: true });
       mkdirSync(join(dir, 'checkpoints', '.step-11.tmp-1'));

@@ -166,7 +166,10 @@ export interface RunResult {
     readonly budget: number;
     /** Generated RL samples (sum of `rollout/samples`). */
     readonly generated: number;
-    /** Samples trained on (sum of `loss/<policy>/samples`; grpo-naive trains on last-turn samples only). */
+    /**
+     * Samples trained on: those in groups with a signal (sum of `loss/<policy>/trained_samples`; runs from before that
+     * key count every sample the update took, `loss/<policy>/samples`). grpo-naive trains on last-turn samples only.
+     */
     readonly trained: number;
     /** Steps run. */
     readonly steps: number;
@@ -355,7 +358,12 @@ export function measureRun(dir: string): { generated: number; trained: number; s
   const generated = generatedSamples(train);
   let trained = 0;
   for (const m of train) {
-    for (const [k, v] of Object.entries(m)) if (/^loss\/[^/]+\/samples$/.test(k) && typeof v === 'number') trained += v;
+    for (const [k, v] of Object.entries(m)) {
+      const policy = /^loss\/([^/]+)\/samples$/.exec(k)?.[1];
+      if (policy === undefined || typeof v !== 'number') continue;
+      const withSignal = m[`loss/${policy}/trained_samples`];
+      trained += typeof withSignal === 'number' ? withSignal : v;
+    }
   }
   const warm = metrics.find((m) => m.kind === 'warm-start');
   const ws = warm?.['warmstart/samples'];

@@ -135,7 +135,7 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
     lines.push('', `Reused (not run again; the results of an earlier experiment with the same plan, \`--reuse\`): ${reused.length} run${reused.length === 1 ? '' : 's'}, `
       + `marked * below, from ${files.map((f) => `\`${f}\``).join(', ')}.`);
   }
-  lines.push('', '## Runs', '', '| game | arm | seed | level | starts from | success (95% CI) | generated samples | trained samples | steps (planned) | B × K | wall s |', '|---|---|---|---|---|---|---|---|---|---|---|');
+  lines.push('', '## Runs', '', '| game | arm | seed | level | starts from | success (95% CI) | generated samples | trained samples (with a signal) | steps (planned) | B × K | wall s |', '|---|---|---|---|---|---|---|---|---|---|---|');
   for (const arm of settings.arms) {
     for (const game of settings.games) {
       for (const r of runs.filter((x) => x.game === game && x.arm === arm).sort((a, b) => a.seed - b.seed)) {
