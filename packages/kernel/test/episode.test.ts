@@ -131,6 +131,40 @@ describe('episode: runEpisode', () => {
     await assert.rejects(play(bad), /seat 'b' branches must be an integer >= 1, got 0/);
   });
 
+  it('a greedy branch (algorithm.greedyBranch): branch 0 is decoded at T = 0 in its own request, the other K − 1 are sampled', async () => {
+    const env = counterEnv();
+    // the fake answers '+2' greedily and '+1' when sampling, so the greedy branch is visible in the group
+    const a = listPolicy('pa', (r) => Array.from({ length: r.n }, () => (r.sampling.temperature === 0 ? '+2' : '+1')));
+    const b = listPolicy('pb', (r) => Array.from({ length: r.n }, () => (r.sampling.temperature === 0 ? '+0' : '+1')));
+    const c = ctx(env, { a, b }, { maxTurns: 2 });
+    const warm: SamplingParams = { ...SAMPLING, temperature: 0.7 };
+    const events = await play({ ...c, seats: c.seats.map((s) => (s.name === 'a' ? { ...s, sampling: warm, greedyBranch: true } : s)) });
+    // seat a: per turn one greedy request (n = 1, log-probs at its T) and one sampled request (n = K − 1), same prompt and seed
+    assert.deepEqual(a.requests.map((r) => [r.n, r.sampling.temperature, r.logprobTemperature]), [[1, 0, 0.7], [2, 0.7, undefined], [1, 0, 0.7], [2, 0.7, undefined]]);
+    assert.deepEqual(a.requests[0]!.messages, a.requests[1]!.messages);
+    assert.equal(a.requests[0]!.seed, a.requests[1]!.seed);
+    assert.deepEqual(b.requests.map((r) => [r.n, r.sampling.temperature]), [[3, 1], [3, 1]], 'a seat without it is unchanged');
+    const samples = events.filter(isEvent('sample'));
+    const ofA = samples.filter((s) => s.seat === 'a');
+    assert.deepEqual(ofA.map((s) => [s.branch, s.completion, s.greedy ?? false, s.temperature]), [
+      [0, '+2', true, 0.7], [1, '+1', false, 0.7], [2, '+1', false, 0.7],
+      [0, '+2', true, 0.7], [1, '+1', false, 0.7], [2, '+1', false, 0.7],
+    ]);
+    assert.ok(samples.filter((s) => s.seat === 'b').every((s) => s.greedy === undefined));
+    await assertAtGrpoInvariants(events, { environment: counterEnv(), instanceOf: () => ({ start: 0, target: 100 }), roleOf: () => counterRole(), branches: 3 });
+    // with K = 1 there is no greedy branch: the one branch is sampled
+    const a1 = listPolicy('pa', (r) => Array.from({ length: r.n }, () => '+1'));
+    await play({ ...c, seats: ctx(env, { a: a1, b }).seats.map((s) => (s.name === 'a' ? { ...s, branches: 1, greedyBranch: true } : s)), maxTurns: 1 });
+    assert.deepEqual(a1.requests.map((r) => [r.n, r.sampling.temperature]), [[1, 1]]);
+  });
+
+  it('a policy that answers a greedy-branch call with too few results fails with the seat named', async () => {
+    const env = counterEnv();
+    const one: Policy = { name: 'one', kind: 'fake', version: 0, generate: async (reqs) => [reqs.map(() => ({ text: '+1', promptIds: [], tokenIds: [], logprobs: [], finishReason: 'stop' as const }))] };
+    const c = ctx(env, { a: one, b: one }, { maxTurns: 1 });
+    await assert.rejects(play({ ...c, seats: c.seats.map((s) => ({ ...s, greedyBranch: true })) }), /turn 0, seat 'a': policy 'one' \(fake\) returned 1 results for 2 requests/);
+  });
+
   it("seats act sequentially: the next seat sees the previous seat's SELECTED result in the same turn", async () => {
     const env = counterEnv();
     const a = listPolicy('pa', () => ['+0', '+2', '+1']);

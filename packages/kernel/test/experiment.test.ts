@@ -13,7 +13,7 @@ import type { HostTensor } from '../src/policy/lm/model.js';
 import type { CausalLmPolicy } from '../src/policy/lm/policy.js';
 import { createHostFor } from '../src/runtime/index.js';
 import { checkTeamAgainstPlugins, formatIssue, loadTeamSpec, parseTeamSpec, PRESETS_DIR, type TeamSpec } from '../src/team/index.js';
-import { CAUSAL_LM_BUILTIN, composeTrainableTeam, defaultWorkers, mappingLevel, policyHandles, resolveTrainerConfig, Trainer } from '../src/trainer/index.js';
+import { CAUSAL_LM_BUILTIN, composeTrainableTeam, defaultWorkers, mappingLevel, policyHandles, resolveTrainerConfig, Trainer, type TrainerConfig } from '../src/trainer/index.js';
 
 /**
  * The all-planner Plan-Path team (the paper table's Plan-Path base) with its turn limit pinned to 2, so that the budget arithmetic below (B·K·N·T samples per step)
@@ -30,6 +30,9 @@ function roundTrip(spec: PlainSpec, dir: string, name = 'spec.yaml'): TeamSpec {
   writeFileSync(file, stringify(spec));
   return loadTeamSpec(file);
 }
+
+/** The trainer settings of a derived arm's spec (throws what `troupe train` would). */
+const resolveArm = (spec: PlainSpec): TrainerConfig => resolveTrainerConfig({ ...spec, file: 'x.yaml' } as unknown as TeamSpec);
 
 describe('experiment: arms derived from a base team', function () {
   this.timeout(120_000);
@@ -98,7 +101,19 @@ describe('experiment: arms derived from a base team', function () {
     for (const arm of ['mas-atgrpo-per-role', 'mas-atgrpo-shared'] as const) {
       assert.deepEqual(deriveArm(base, arm, { seed: 0 }).spec.algorithm.seatBranches, { proposer: 1, executor: 3 }, arm);
     }
-    for (const arm of ARM_NAMES) resolveTrainerConfig({ ...deriveArm(base, arm, { seed: 0 }).spec, file: 'x.yaml' });
+    for (const arm of ARM_NAMES) resolveArm(deriveArm(base, arm, { seed: 0 }).spec);
+  });
+
+  it('the greedy branch follows the seats too: single arms keep their seat\'s entry, grpo-naive drops the key', () => {
+    const base: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, greedyBranch: { proposer: true, executor: true } } };
+    assert.deepEqual(deriveArm(base, 'single-grpo', { seed: 0 }).spec.algorithm.greedyBranch, { executor: true });
+    assert.equal(deriveArm(base, 'mas-naive-grpo', { seed: 0 }).spec.algorithm.greedyBranch, undefined);
+    assert.deepEqual(deriveArm(base, 'mas-atgrpo-shared', { seed: 0 }).spec.algorithm.greedyBranch, { proposer: true, executor: true });
+    const all: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, greedyBranch: true } };
+    assert.equal(deriveArm(all, 'single-grpo', { seed: 0 }).spec.algorithm.greedyBranch, true);
+    for (const arm of ARM_NAMES) {
+      for (const b of [base, all]) resolveArm(deriveArm(b, arm, { seed: 0 }).spec);
+    }
   });
 
   it('per-seat warm-start noise and caps follow the seats: single arms keep their seat\'s entries; a number stays a number', () => {
@@ -112,7 +127,7 @@ describe('experiment: arms derived from a base team', function () {
     assert.deepEqual((deriveArm(base, 'mas-prompt', { seed: 0 }).spec.algorithm.warmStart as typeof warmStart).noise, warmStart.noise);
     const scalar: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, warmStart: { ...warmStart, noise: 0.1 } } };
     assert.equal((deriveArm(scalar, 'single', { seed: 0 }).spec.algorithm.warmStart as { noise: number }).noise, 0.1);
-    for (const arm of ARM_NAMES) resolveTrainerConfig({ ...deriveArm(base, arm, { seed: 0 }).spec, file: 'x.yaml' });
+    for (const arm of ARM_NAMES) resolveArm(deriveArm(base, arm, { seed: 0 }).spec);
   });
 
   it('the arms without a source run the base warm start; the per-role arm with its own warm start is the base', () => {

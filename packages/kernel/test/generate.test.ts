@@ -43,6 +43,17 @@ describe('generation', () => {
     for (const lp of g1!.logprobs) assert.ok(lp >= Math.log(1 / 300) - 1e-6);
   });
 
+  it('logprobTemperature: greedy tokens with log-probs of softmax(logits / T), as the trainer scores a greedy branch', async () => {
+    const [g] = await generateIds(m, prompt, { maxNewTokens: 6, seed: 1, temperature: 0, eosTokenIds: [] });
+    const [h] = await generateIds(m, prompt, { maxNewTokens: 6, seed: 1, temperature: 0, logprobTemperature: 0.5, eosTokenIds: [] });
+    assert.deepEqual(h!.tokenIds, g!.tokenIds, 'the same greedy tokens');
+    const at = (temperature: number) => recomputeLogprobs(m, [{ promptIds: prompt, completionIds: g!.tokenIds, temperature }]).then((r) => r[0]!);
+    const [half, one] = [await at(0.5), await at(1)];
+    half.forEach((lp, i) => assert.ok(Math.abs(lp - h!.logprobs[i]!) < 1e-4, `token ${i}: ${h!.logprobs[i]} vs ${lp} at T = 0.5`));
+    assert.ok(one.some((lp, i) => Math.abs(lp - h!.logprobs[i]!) > 1e-3), 'and not those at T = 1');
+    await assert.rejects(generateIds(m, prompt, { maxNewTokens: 2, temperature: 0, logprobTemperature: 0, eosTokenIds: [] }), /logprobTemperature must be positive, got 0/);
+  });
+
   it('batches prompts of different lengths (left padding) with the same results as one prompt at a time', async () => {
     const p2 = tok.encode(tok.applyChatTemplate([{ role: 'user', content: 'A much longer prompt about grids, walls and goals.' }]));
     const p3 = tok.encode('hi');

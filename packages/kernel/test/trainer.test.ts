@@ -373,6 +373,28 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     }
   });
 
+  it('algorithm.greedyBranch: branch 0 of each executor group is its greedy decision, scored with the group at the seat temperature', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', temperatures: { executor: 0.5 }, algorithm: { steps: 1, branches: 3, greedyBranch: { executor: true }, zeroVarianceGroups: 'train' } });
+    const { trainer, out } = await train(spec);
+    try {
+      const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
+      const executor = trace.filter((r) => r.seat === 'executor');
+      assert.ok(executor.length > 0 && executor.every((r) => (r.greedy === true) === (r.branch === 0)), 'branch 0, and only it, is greedy');
+      assert.ok(trace.filter((r) => r.seat === 'proposer').every((r) => r.greedy === undefined));
+      const m = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')!;
+      assert.equal(m['loss/executor/trained_samples'], executor.length, 'the greedy branch is trained on with its group');
+      // its log-probs are of the distribution its group is scored at (T = 0.5), like the sampled branches'
+      assert.ok((m['loss/executor/sampler_gap_max'] as number) < 1e-4, `sampler gap ${m['loss/executor/sampler_gap_max']}`);
+    } finally {
+      await trainer.dispose();
+    }
+    const plain = { ...spec, algorithm: { ...spec.algorithm } };
+    assert.equal(resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: undefined } }).greedyBranch, false, 'default: no greedy branch');
+    assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: { coder: true } } }), /algorithm\.greedyBranch\.coder: no seat 'coder' in 'seats'/);
+    assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, name: 'grpo-naive', greedyBranch: true } }), /algorithm\.greedyBranch: the greedy branch is a branch of AT-GRPO's tree; 'grpo-naive' has none/);
+    assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: 'yes' } }), /algorithm\.greedyBranch: must be boolean/);
+  });
+
   it('scores each seat at its sampling temperature (loss.logprobTemperature: sampling), or at 1 with `model`', async () => {
     const runOne = async (mode: 'sampling' | 'model') => {
       const spec = await microTeamSpec({ mapping: 'per-role', temperatures: { proposer: 0.5 }, algorithm: { steps: 1, loss: { logprobTemperature: mode } } });

@@ -43,6 +43,13 @@ export interface GenerationRequest {
   readonly seed: number;
   /** Output grammar to enforce, when the policy supports constrained decoding. */
   readonly grammar?: OutputGrammar;
+  /**
+   * The temperature of the distribution the returned log-probs are of; default the sampling temperature (1 when
+   * greedy). The tree's greedy branch (`algorithm.greedyBranch`) decodes at temperature 0 and asks for log-probs at its
+   * seat's sampling temperature, the distribution its group is trained at. The tfjs model honours it; a policy that
+   * cannot may ignore it (the log-probs are a check only: the trainer recomputes them).
+   */
+  readonly logprobTemperature?: number;
   /** For scripted policies only. */
   readonly scripted?: ScriptedContext;
 }

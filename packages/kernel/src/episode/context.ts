@@ -35,6 +35,12 @@ export interface SeatBinding {
   readonly scriptedContext?: boolean;
   /** Branches K of this seat, in place of the episode's `branches` (AT-GRPO's `algorithm.seatBranches`). */
   readonly branches?: number;
+  /**
+   * With K ≥ 2: branch 0 is the seat's greedy decision (temperature 0) and branches 1..K−1 are sampled as usual
+   * (AT-GRPO's `algorithm.greedyBranch`). The group then holds what evaluation would play, so its advantages say
+   * whether a sample beats it. Default false; ignored with K = 1.
+   */
+  readonly greedyBranch?: boolean;
 }
 
 /** Everything one episode needs. */

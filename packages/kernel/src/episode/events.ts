@@ -80,8 +80,13 @@ export interface SampleEvent extends SeatEventBase {
   readonly tokenIds: readonly number[];
   /** Log-probabilities of the completion tokens under the sampling policy (see `Completion.logprobs`). */
   readonly logprobs: readonly number[];
-  /** The sampling temperature the completion was drawn at (0: greedy); the trainer scores it at this temperature. */
+  /**
+   * The seat's sampling temperature (0: greedy); the trainer scores the completion at this temperature. A greedy
+   * branch (`greedy`) records its seat's temperature too: it was decoded at 0 but is trained with its group.
+   */
   readonly temperature: number;
+  /** Set on the tree's greedy branch (branch 0 with `algorithm.greedyBranch`): decoded at temperature 0. */
+  readonly greedy?: boolean;
   /** Why generation stopped. */
   readonly finishReason: 'stop' | 'length' | 'abort';
   /** The typed action, when the text parsed (otherwise absent). */

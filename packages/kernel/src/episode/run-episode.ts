@@ -69,9 +69,17 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
       }
       if (wantsScripted(binding)) request.scripted = { environment: env, state, role: binding.role, seat: seatCtx };
 
-      // 2. K samples in one request.
+      // 2. K samples in one request; with a greedy branch, branch 0 comes from a second, greedy request (its log-probs
+      //    at the seat's sampling temperature, the distribution the group is trained at) and K − 1 are sampled.
       const policyVersion = binding.policy.version;
-      const completions = await generate(binding, request, signal, seatWhere);
+      const greedy = binding.greedyBranch === true && K >= 2;
+      const requests: GenerationRequest[] = greedy
+        ? [
+          { ...request, sampling: { ...binding.sampling, temperature: 0 }, n: 1, logprobTemperature: binding.sampling.temperature > 0 ? binding.sampling.temperature : 1 },
+          { ...request, n: K - 1 },
+        ]
+        : [request];
+      const completions = await generate(binding, requests, signal, seatWhere);
       signal?.throwIfAborted();
 
       // 3. Parse every branch (roles may run tools, so in parallel).
@@ -86,6 +94,7 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
           policy: binding.policy.name, policyVersion, branch, prompt, completion: c.text, promptIds: c.promptIds, tokenIds: c.tokenIds,
           logprobs: c.logprobs, temperature: binding.sampling.temperature, finishReason: c.finishReason,
         };
+        if (greedy && branch === 0) event.greedy = true;
         if (move.kind === 'action') event.action = move.action;
         else event.parseError = move.error;
         if (move.details !== undefined) event.details = move.details;
@@ -200,21 +209,26 @@ function wantsScripted(binding: SeatBinding): boolean {
   return binding.scriptedContext ?? isScriptedPolicy(binding.policy);
 }
 
-async function generate(binding: SeatBinding, request: GenerationRequest, signal: AbortSignal | undefined, where: () => string): Promise<readonly Completion[]> {
+/** The completions of `requests`, in request order (one policy call). */
+async function generate(binding: SeatBinding, requests: readonly GenerationRequest[], signal: AbortSignal | undefined, where: () => string): Promise<readonly Completion[]> {
   let out: Completion[][];
   try {
-    out = await binding.policy.generate([request], signal ? { signal } : {});
+    out = await binding.policy.generate(requests, signal ? { signal } : {});
   } catch (err) {
     signal?.throwIfAborted();
     throw new Error(`${where()}: policy '${binding.policy.name}' (${binding.policy.kind}) failed to generate: ${messageOf(err)}`, { cause: err });
   }
-  const completions = out?.[0];
-  if (!Array.isArray(completions) || completions.length !== request.n) {
-    throw new Error(
-      `${where()}: policy '${binding.policy.name}' (${binding.policy.kind}) returned ${Array.isArray(completions) ? completions.length : 'no'} completions for a request with n = ${request.n}.`,
-    );
+  const policy = `policy '${binding.policy.name}' (${binding.policy.kind})`;
+  if (!Array.isArray(out) || out.length !== requests.length) {
+    throw new Error(`${where()}: ${policy} returned ${Array.isArray(out) ? out.length : 'no'} results for ${requests.length} requests.`);
   }
-  return completions;
+  return requests.flatMap((request, i) => {
+    const completions = out[i];
+    if (!Array.isArray(completions) || completions.length !== request.n) {
+      throw new Error(`${where()}: ${policy} returned ${Array.isArray(completions) ? completions.length : 'no'} completions for a request with n = ${request.n}.`);
+    }
+    return completions;
+  });
 }
 
 async function parseSafely(role: Role, text: string, seat: SeatContext): Promise<Move> {

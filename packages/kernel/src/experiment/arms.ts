@@ -340,12 +340,14 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
     const mix = spec.rewards.seats[singleSeat];
     spec.rewards = { ...spec.rewards, seats: mix ? { [singleSeat]: mix } : {} };
     // Per-seat settings (warm-start caps and noise, tree branches) of the seats that are gone go with them.
-    const onlySeat = (map: Record<string, number>) => Object.fromEntries(Object.entries(map).filter(([s]) => s === singleSeat));
+    const onlySeat = <V>(map: Record<string, V>) => Object.fromEntries(Object.entries(map).filter(([s]) => s === singleSeat));
     const warm = spec.algorithm['warmStart'] as { maxSamples?: Record<string, number>; noise?: number | Record<string, number> } | undefined;
     if (warm?.maxSamples) warm.maxSamples = onlySeat(warm.maxSamples);
     if (warm && typeof warm.noise === 'object') warm.noise = onlySeat(warm.noise);
     const seatBranches = spec.algorithm['seatBranches'] as Record<string, number> | undefined;
     if (seatBranches) spec.algorithm['seatBranches'] = onlySeat(seatBranches);
+    const greedy = spec.algorithm['greedyBranch'];
+    if (greedy !== null && typeof greedy === 'object') spec.algorithm['greedyBranch'] = onlySeat(greedy as Record<string, boolean>);
   } else if (name === 'mas-atgrpo-shared') {
     // One policy for every seat (L1): the single seat's policy config, named `shared`.
     const source = spec.policies[spec.seats[singleSeat]!.policy]!;
@@ -361,8 +363,11 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
   const perStep = B * K * seats * T;
   const steps = specArm.rl ? Math.max(1, Math.round(budget / perStep)) : 0;
   const algorithm: PlainSpec['algorithm'] = { ...spec.algorithm, name: specArm.algorithm, batchSize: B, branches: K, steps };
-  // per-seat branches are the tree's: grpo-naive plays K whole rollouts per instance
-  if (specArm.algorithm !== 'at-grpo') delete algorithm['seatBranches'];
+  // per-seat branches and the greedy branch are the tree's: grpo-naive plays K whole rollouts per instance
+  if (specArm.algorithm !== 'at-grpo') {
+    delete algorithm['seatBranches'];
+    delete algorithm['greedyBranch'];
+  }
   // The table needs no validation evals during training; evaluation is the runner's, on the held-out split.
   algorithm.evalEvery = 0;
   if (specArm.rl) {

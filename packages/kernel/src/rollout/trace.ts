@@ -44,6 +44,8 @@ export interface TraceRecord {
   readonly advantage: number | null;
   /** Whether the episode continued from this branch. */
   readonly selected: boolean;
+  /** Present (true) on the tree's greedy branch (`algorithm.greedyBranch`). */
+  readonly greedy?: true;
   /** Termination flags of this branch's step. */
   readonly done: Termination;
   /** Whether this branch's state is solved. */
@@ -52,7 +54,10 @@ export interface TraceRecord {
   readonly tokenIds?: readonly number[];
   /** Completion log-probs under the sampling distribution (only with `tokens: true`). */
   readonly logprobs?: readonly number[];
-  /** The sampling temperature the log-probs are of (0: greedy, log-probs at 1) (only with `tokens: true`). */
+  /**
+   * The sampling temperature the log-probs are of (0: greedy, log-probs at 1; a greedy branch records its seat's
+   * temperature, which its log-probs are of) (only with `tokens: true`).
+   */
   readonly temperature?: number;
 }
 
@@ -77,6 +82,7 @@ export function toTraceRecord(sample: SampleRecord, options: { step?: number | n
     reward: sample.reward,
     advantage: options.advantage ?? null,
     selected: sample.selected,
+    ...(sample.greedy === true ? { greedy: true as const } : {}),
     done: sample.done,
     success: sample.success,
     ...(options.tokens ? { tokenIds: sample.tokenIds, logprobs: sample.logprobs, temperature: sample.temperature } : {}),

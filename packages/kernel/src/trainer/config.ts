@@ -78,6 +78,14 @@ export interface TrainerConfig {
    * seat): a group of one gets advantage 0 and trains nothing, and the tree continues from that one branch.
    */
   readonly seatBranches?: Readonly<Record<string, number>>;
+  /**
+   * AT-GRPO only: branch 0 of each group is the seat's greedy decision, the other K − 1 are sampled (`true`: every
+   * seat; `{ seat: true }`: those seats). Evaluation plays greedily, and a group of samples alone rarely holds the
+   * greedy decision, so a greedy decision that fails while a sample succeeds gives no signal against it; with the
+   * greedy branch it is in the group and gets a negative advantage (SCST's greedy baseline, inside the group). Default
+   * false. A seat with K = 1 has no greedy branch (its one branch is sampled).
+   */
+  readonly greedyBranch?: boolean | Readonly<Record<string, boolean>>;
   /** B: instances per step. */
   readonly batchSize: number;
   /** Training steps. */
@@ -164,6 +172,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     name: { enum: ['at-grpo', 'grpo-naive', 'none'], default: 'at-grpo' },
     branches: { type: 'integer', minimum: 1, default: 4 },
     seatBranches: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
+    greedyBranch: { anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: { type: 'boolean' } }], default: false },
     batchSize: { type: 'integer', minimum: 1, default: 8 },
     steps: { type: 'integer', minimum: 0, default: 100 },
     concurrency: { type: 'integer', minimum: 1, default: 4 },
@@ -277,16 +286,31 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
     ['warmStart.maxSamples', warm?.maxSamples],
     ['warmStart.noise', typeof warm?.noise === 'object' ? warm.noise : undefined],
     ['seatBranches', out.seatBranches],
+    ['greedyBranch', typeof out.greedyBranch === 'object' ? out.greedyBranch : undefined],
   ];
   const unknown = seatMaps.flatMap(([key, map]) => Object.keys(map ?? {}).filter((seat) => spec.seats && !(seat in spec.seats)).map((seat) => `algorithm.${key}.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
   if (unknown.length > 0) throw new TrainerConfigError(spec.file, unknown);
   if (out.seatBranches && Object.keys(out.seatBranches).length > 0 && out.name !== 'at-grpo') {
     throw new TrainerConfigError(spec.file, [`algorithm.seatBranches: per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`]);
   }
+  if (greedySeats(out).length > 0 && out.name !== 'at-grpo') {
+    throw new TrainerConfigError(spec.file, [`algorithm.greedyBranch: the greedy branch is a branch of AT-GRPO's tree; '${out.name}' has none, remove the key`]);
+  }
   if (out.name === 'grpo-naive' && out.branches < 2) {
     throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);
   }
   return out;
+}
+
+/** Whether the seat's tree groups hold a greedy branch (`algorithm.greedyBranch`). */
+export function hasGreedyBranch(config: Pick<TrainerConfig, 'greedyBranch'>, seat: string): boolean {
+  const g = config.greedyBranch ?? false;
+  return typeof g === 'boolean' ? g : g[seat] === true;
+}
+
+function greedySeats(config: Pick<TrainerConfig, 'greedyBranch'>): string[] {
+  const g = config.greedyBranch ?? false;
+  return typeof g === 'boolean' ? (g ? ['*'] : []) : Object.keys(g).filter((seat) => g[seat]);
 }
 
 /**

@@ -41,7 +41,7 @@ import type { TeamSpec } from '../team/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { lockFolder, type FolderLock } from '../util/folder-lock.js';
 import { createRng, deriveSeed } from '../util/rng.js';
-import { resolveTrainerConfig, TrainingSettingError, type TrainerConfig } from './config.js';
+import { hasGreedyBranch, resolveTrainerConfig, TrainingSettingError, type TrainerConfig } from './config.js';
 import { BASELINE_FILE, comparisonMetrics, pairedComparison, readBaseline, type BaselineEval, type PairedComparison } from './compare.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
@@ -355,7 +355,11 @@ export class Trainer {
       environment: this.environment, split: 'train', count: 1, startIndex: p.index, instanceSeed: this.spec.seed,
       seed: deriveSeed(this.spec.seed, 'rollout', step), uidPrefix: p.replays > 0 ? `step-${step}/replay-${p.replays}/` : `step-${step}/`,
       repeats, branches: naive ? 1 : K,
-      seats: naive ? this.seats : this.seats.map((s) => (c.seatBranches?.[s.name] !== undefined ? { ...s, branches: c.seatBranches[s.name] } : s)),
+      seats: naive ? this.seats : this.seats.map((s) => ({
+        ...s,
+        ...(c.seatBranches?.[s.name] !== undefined ? { branches: c.seatBranches[s.name] } : {}),
+        ...(hasGreedyBranch(c, s.name) ? { greedyBranch: true } : {}),
+      })),
       reward: this.team.reward, grammar: c.constrainedDecoding,
     }));
     const summary = new SummaryAggregator();

@@ -17,6 +17,8 @@ export interface GenerateOptions {
   readonly maxNewTokens: number;
   /** Softmax temperature; 0 is greedy (argmax). Default 1. */
   readonly temperature?: number;
+  /** Temperature of the distribution the returned log-probs are of (> 0). Default: `temperature` (1 when greedy). */
+  readonly logprobTemperature?: number;
   /** Nucleus mass in (0, 1]; 1 disables it. Default 1. */
   readonly topP?: number;
   /** Keep the k most likely tokens; 0 disables it. Default 0. */
@@ -43,8 +45,9 @@ export interface GeneratedSample {
   readonly tokenIds: number[];
   /**
    * Natural-log probability of each token under the sampling distribution: the model's softmax at the sampling
-   * temperature (temperature 1 when greedy), over the whole vocabulary, before top-k/top-p or grammar masking. The
-   * trainer's recomputed old log-probs score the same distribution (`PromptGroup.temperature`), so PPO ratios start at 1.
+   * temperature (temperature 1 when greedy; `logprobTemperature` when given), over the whole vocabulary, before
+   * top-k/top-p or grammar masking. The trainer's recomputed old log-probs score the same distribution
+   * (`PromptGroup.temperature`), so PPO ratios start at 1.
    */
   readonly logprobs: number[];
   /** The decoded text without special tokens (cut after a stop string); empty without a tokenizer. */
@@ -63,12 +66,13 @@ export function abortError(): Error {
 /** Picks a token from one row of logits. Exported for tests. */
 export function sampleToken(
   logits: Float32Array,
-  opts: { temperature: number; topP: number; topK: number; allowed?: readonly number[] },
+  opts: { temperature: number; topP: number; topK: number; allowed?: readonly number[]; logprobTemperature?: number },
   rng: Rng,
 ): { token: number; logprob: number } {
   const V = logits.length;
-  // log-softmax normaliser of the sampling distribution (logits / T; T = 1 when greedy) over the full vocabulary
-  const scale = opts.temperature > 0 ? 1 / opts.temperature : 1;
+  // log-softmax normaliser of the scored distribution (logits / T; T = 1 when greedy, or `logprobTemperature`) over
+  // the full vocabulary
+  const scale = 1 / (opts.logprobTemperature ?? (opts.temperature > 0 ? opts.temperature : 1));
   let max = -Infinity;
   for (let i = 0; i < V; i++) if (logits[i]! > max) max = logits[i]!;
   let sum = 0;
@@ -160,6 +164,7 @@ export async function generateBatch(
     const n = o.n ?? 1;
     if (it.promptIds.length === 0) throw new Error(`generate: prompt ${i} is empty (give at least one token)`);
     if (!Number.isInteger(n) || n < 1) throw new Error(`generate: n must be a positive integer, got ${n}`);
+    if (o.logprobTemperature !== undefined && !(o.logprobTemperature > 0)) throw new Error(`generate: logprobTemperature must be positive, got ${o.logprobTemperature}`);
     if ((o.stop?.length || o.grammar) && !tok) throw new Error('generate: stop strings and grammars need a tokenizer');
     for (const id of it.promptIds) if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`generate: prompt token id ${id} is outside the vocabulary [0, ${V})`);
     eosSets.push(new Set(o.eosTokenIds ?? [...model.config.eosTokenIds, ...(tok?.eosTokenId !== undefined ? [tok.eosTokenId] : [])]));
@@ -214,6 +219,7 @@ export async function generateBatch(
         }
         const { token, logprob } = sampleToken(lg, {
           temperature: o.temperature ?? 1, topP: o.topP ?? 1, topK: o.topK ?? 0, ...(allowed ? { allowed } : {}),
+          ...(o.logprobTemperature !== undefined ? { logprobTemperature: o.logprobTemperature } : {}),
         }, row.rng);
         row.tokenIds.push(token);
         row.logprobs.push(logprob);

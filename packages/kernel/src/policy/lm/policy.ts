@@ -143,6 +143,7 @@ export class CausalLmPolicy implements Policy {
           maxNewTokens: req.sampling.maxTokens, temperature: req.sampling.temperature, topP: req.sampling.topP,
           topK: req.sampling.topK, n: req.n, seed: req.seed,
           ...(req.sampling.stop ? { stop: req.sampling.stop } : {}),
+          ...(req.logprobTemperature !== undefined ? { logprobTemperature: req.logprobTemperature } : {}),
           ...(grammar ? { grammar } : {}),
         },
       };
