@@ -158,6 +158,28 @@ describe('episode: runEpisode', () => {
     assert.deepEqual(a1.requests.map((r) => [r.n, r.sampling.temperature]), [[1, 1]]);
   });
 
+  it('continueFromGreedy (algorithm.selection: greedy): the seat continues from its greedy branch even when a sample is better', async () => {
+    const env = counterEnv();
+    const a = listPolicy('pa', (r) => Array.from({ length: r.n }, (_, i) => (r.sampling.temperature === 0 ? '+0' : `+${i + 1}`)));
+    const b = listPolicy('pb', (r) => ['+0', '+1', '+2'].slice(0, r.n));
+    const c = ctx(env, { a, b }, { maxTurns: 2 });
+    const greedySeatA = (over: Partial<SeatBinding>) => ({ ...c, seats: c.seats.map((s) => (s.name === 'a' ? { ...s, greedyBranch: true, ...over } : s)) });
+    const best = await play(greedySeatA({}));
+    const greedy = await play(greedySeatA({ continueFromGreedy: true }));
+    const selectsOf = (events: EpisodeEvent[], seat: string) => events.filter(isEvent('select')).filter((e) => e.seat === seat).map((e) => [e.branch, e.reason]);
+    assert.deepEqual(selectsOf(best, 'a'), [[2, 'max'], [2, 'max']], "without it seat a continues from its best sample ('+2')");
+    assert.deepEqual(selectsOf(greedy, 'a'), [[0, 'greedy'], [0, 'greedy']]);
+    assert.deepEqual(selectsOf(greedy, 'b'), [[2, 'max'], [2, 'max']], 'a seat without a greedy branch still selects its best');
+    // seat b observes the state of a's greedy branch: its prompt shows the counter a's '+0' left
+    const promptsOfB = (events: EpisodeEvent[]) => events.filter(isEvent('sample')).filter((e) => e.seat === 'b' && e.branch === 0).map((e) => e.prompt);
+    assert.notDeepEqual(promptsOfB(greedy), promptsOfB(best));
+    const stepsOfB = env.steps.filter((s) => s.seat === 'b').slice(-6);
+    assert.deepEqual(stepsOfB.map((s) => (s.state as { value: number }).value), [0, 0, 0, 2, 2, 2], 'b steps on 0, then on 0 + 2 (its own best)');
+    // without a greedy branch there is nothing to continue from: the flag alone changes nothing
+    const plain = await play({ ...c, seats: c.seats.map((s) => (s.name === 'a' ? { ...s, continueFromGreedy: true } : s)) });
+    assert.ok(plain.filter(isEvent('select')).every((e) => e.reason !== 'greedy'));
+  });
+
   it('a policy that answers a greedy-branch call with too few results fails with the seat named', async () => {
     const env = counterEnv();
     const one: Policy = { name: 'one', kind: 'fake', version: 0, generate: async (reqs) => [reqs.map(() => ({ text: '+1', promptIds: [], tokenIds: [], logprobs: [], finishReason: 'stop' as const }))] };

@@ -104,15 +104,21 @@ describe('experiment: arms derived from a base team', function () {
     for (const arm of ARM_NAMES) resolveArm(deriveArm(base, arm, { seed: 0 }).spec);
   });
 
-  it('the greedy branch follows the seats too: single arms keep their seat\'s entry, grpo-naive drops the key', () => {
+  it('the greedy branch and greedy selection follow the seats: single arms keep their seat\'s entry, grpo-naive drops both keys', () => {
     const base: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, greedyBranch: { proposer: true, executor: true } } };
     assert.deepEqual(deriveArm(base, 'single-grpo', { seed: 0 }).spec.algorithm.greedyBranch, { executor: true });
     assert.equal(deriveArm(base, 'mas-naive-grpo', { seed: 0 }).spec.algorithm.greedyBranch, undefined);
     assert.deepEqual(deriveArm(base, 'mas-atgrpo-shared', { seed: 0 }).spec.algorithm.greedyBranch, { proposer: true, executor: true });
-    const all: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, greedyBranch: true } };
+    const all: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, greedyBranch: true, selection: 'greedy' } };
     assert.equal(deriveArm(all, 'single-grpo', { seed: 0 }).spec.algorithm.greedyBranch, true);
+    assert.equal(deriveArm(all, 'single-grpo', { seed: 0 }).spec.algorithm.selection, 'greedy');
+    assert.equal(deriveArm(all, 'mas-naive-grpo', { seed: 0 }).spec.algorithm.selection, undefined, 'no tree, no selection');
+    // greedy selection on the proposer alone: the executor-only arm has no greedy seat left and selects the best branch
+    const proposerOnly: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, greedyBranch: { proposer: true }, selection: 'greedy' } };
+    assert.deepEqual(deriveArm(proposerOnly, 'single-grpo', { seed: 0 }).spec.algorithm.greedyBranch, {});
+    assert.equal(deriveArm(proposerOnly, 'single-grpo', { seed: 0 }).spec.algorithm.selection, undefined);
     for (const arm of ARM_NAMES) {
-      for (const b of [base, all]) resolveArm(deriveArm(b, arm, { seed: 0 }).spec);
+      for (const b of [base, all, proposerOnly]) resolveArm(deriveArm(b, arm, { seed: 0 }).spec);
     }
   });
 

@@ -393,6 +393,22 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: { coder: true } } }), /algorithm\.greedyBranch\.coder: no seat 'coder' in 'seats'/);
     assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, name: 'grpo-naive', greedyBranch: true } }), /algorithm\.greedyBranch: the greedy branch is a branch of AT-GRPO's tree; 'grpo-naive' has none/);
     assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: 'yes' } }), /algorithm\.greedyBranch: must be boolean/);
+    assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: false, selection: 'greedy' } }), /algorithm\.selection: 'greedy' continues each seat from its greedy branch; set algorithm\.greedyBranch/);
+  });
+
+  it('algorithm.selection: greedy: the tree continues from the executor\'s greedy branch, the proposer from its best', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 1, branches: 3, greedyBranch: { executor: true }, selection: 'greedy' } });
+    const { trainer, out } = await train(spec);
+    try {
+      const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
+      const selected = (seat: string) => trace.filter((r) => r.seat === seat && r.selected);
+      assert.ok(selected('executor').length > 0 && selected('executor').every((r) => r.branch === 0 && r.greedy === true));
+      const groups = new Map<string, (TraceRecord & { step: number })[]>();
+      for (const r of trace.filter((t) => t.seat === 'proposer')) groups.set(JSON.stringify([r.instanceUid, r.turn]), [...(groups.get(JSON.stringify([r.instanceUid, r.turn])) ?? []), r]);
+      for (const g of groups.values()) assert.equal(g.find((r) => r.selected)!.reward, Math.max(...g.map((r) => r.reward)), 'the proposer selects its best branch');
+    } finally {
+      await trainer.dispose();
+    }
   });
 
   it('scores each seat at its sampling temperature (loss.logprobTemperature: sampling), or at 1 with `model`', async () => {

@@ -41,6 +41,11 @@ export interface SeatBinding {
    * whether a sample beats it. Default false; ignored with K = 1.
    */
   readonly greedyBranch?: boolean;
+  /**
+   * With a greedy branch: the episode continues from it instead of the best branch (AT-GRPO's `algorithm.selection:
+   * greedy`), so the tree visits the states greedy play (evaluation) reaches. Default false.
+   */
+  readonly continueFromGreedy?: boolean;
 }
 
 /** Everything one episode needs. */

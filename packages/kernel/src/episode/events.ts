@@ -125,7 +125,9 @@ export type SelectionReason =
   /** Several branches tied at the maximum; exactly one of them ended the episode with success. */
   | 'tie-success'
   /** Several branches tied (after preferring successes); a seeded random choice decided. */
-  | 'tie-random';
+  | 'tie-random'
+  /** The seat continues from its greedy branch whatever the rewards (`algorithm.selection: greedy`). */
+  | 'greedy';
 
 /** The branch the episode continues from, for one (turn, seat). Closes that group: all K rewards are known. */
 export interface SelectEvent extends SeatEventBase {

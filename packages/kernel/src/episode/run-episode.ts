@@ -8,7 +8,7 @@ import { DEFAULT_REWARD_MIX, deepFreeze, isScriptedPolicy, mixReward, type Episo
 import type { EndEvent, EpisodeEvent, EpisodeEventBase, RewardEvent, SampleEvent } from './events.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-import { selectBranch } from './select.js';
+import { selectBranch, type BranchSelection } from './select.js';
 
 /**
  * The seed of the generation request of (episode, turn, seat): every branch of one group comes from one request with
@@ -26,7 +26,8 @@ export function sampleSeed(seed: number, episodeId: string, turn: number, seat: 
  * The algorithm (ATGRPO.md): for each turn, for each seat IN ORDER, the seat observes the current state; its policy
  * samples K completions of that one prompt (one request with n = K); each completion is parsed and stepped on the SAME
  * immutable state; each branch's reward terms are mixed (r = α·team + Σ w·terms); the best branch is selected (ties:
- * terminal success first, then a seeded random choice) and becomes the current state, which the next seat observes.
+ * terminal success first, then a seeded random choice; or the greedy branch, for a seat that continues from it) and
+ * becomes the current state, which the next seat observes.
  * The episode ends when the selected branch is done, or after the turn limit (truncated).
  */
 export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEvent) => void, signal?: AbortSignal): Promise<EndEvent> {
@@ -124,11 +125,13 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
       });
       const rewards = terms.map((t) => mixReward(t, mix, () => `${seatWhere()}: reward '${ctx.reward.id}'`));
 
-      // 6. Select the branch the episode continues from.
-      const selection = selectBranch(
-        results.map((r, c) => ({ reward: rewards[c]!, success: r.success, done: r.done.terminated || r.done.truncated })),
-        { seed: ctx.seed, episodeId, turn, seat: seatName },
-      );
+      // 6. Select the branch the episode continues from: the best one, or the greedy one when the seat asks for it.
+      const selection: BranchSelection = greedy && binding.continueFromGreedy === true
+        ? { branch: 0, reason: 'greedy' }
+        : selectBranch(
+          results.map((r, c) => ({ reward: rewards[c]!, success: r.success, done: r.done.terminated || r.done.truncated })),
+          { seed: ctx.seed, episodeId, turn, seat: seatName },
+        );
       for (let branch = 0; branch < K; branch++) {
         const r = results[branch]!;
         const event: Mutable<RewardEvent> = {

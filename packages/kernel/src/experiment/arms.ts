@@ -347,7 +347,12 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
     const seatBranches = spec.algorithm['seatBranches'] as Record<string, number> | undefined;
     if (seatBranches) spec.algorithm['seatBranches'] = onlySeat(seatBranches);
     const greedy = spec.algorithm['greedyBranch'];
-    if (greedy !== null && typeof greedy === 'object') spec.algorithm['greedyBranch'] = onlySeat(greedy as Record<string, boolean>);
+    if (greedy !== null && typeof greedy === 'object') {
+      const kept = onlySeat(greedy as Record<string, boolean>);
+      spec.algorithm['greedyBranch'] = kept;
+      // greedy selection needs a greedy seat; without one the single seat continues from its best branch
+      if (!Object.values(kept).some(Boolean)) delete spec.algorithm['selection'];
+    }
   } else if (name === 'mas-atgrpo-shared') {
     // One policy for every seat (L1): the single seat's policy config, named `shared`.
     const source = spec.policies[spec.seats[singleSeat]!.policy]!;
@@ -367,6 +372,7 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
   if (specArm.algorithm !== 'at-grpo') {
     delete algorithm['seatBranches'];
     delete algorithm['greedyBranch'];
+    delete algorithm['selection'];
   }
   // The table needs no validation evals during training; evaluation is the runner's, on the held-out split.
   algorithm.evalEvery = 0;

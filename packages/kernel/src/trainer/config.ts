@@ -86,6 +86,13 @@ export interface TrainerConfig {
    * false. A seat with K = 1 has no greedy branch (its one branch is sampled).
    */
   readonly greedyBranch?: boolean | Readonly<Record<string, boolean>>;
+  /**
+   * AT-GRPO only: the branch each (turn, seat) continues from. `best` (default, the paper's): the maximum reward.
+   * `greedy`: a seat with a greedy branch continues from it (the others from their best), so the tree walks the path
+   * greedy play (evaluation) takes and its later turns are trained on the states where that play went wrong, while
+   * its groups still compare K branches at every state. Needs `greedyBranch`.
+   */
+  readonly selection?: 'best' | 'greedy';
   /** B: instances per step. */
   readonly batchSize: number;
   /** Training steps. */
@@ -173,6 +180,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     branches: { type: 'integer', minimum: 1, default: 4 },
     seatBranches: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
     greedyBranch: { anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: { type: 'boolean' } }], default: false },
+    selection: { enum: ['best', 'greedy'], default: 'best' },
     batchSize: { type: 'integer', minimum: 1, default: 8 },
     steps: { type: 'integer', minimum: 0, default: 100 },
     concurrency: { type: 'integer', minimum: 1, default: 4 },
@@ -295,6 +303,9 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
   }
   if (greedySeats(out).length > 0 && out.name !== 'at-grpo') {
     throw new TrainerConfigError(spec.file, [`algorithm.greedyBranch: the greedy branch is a branch of AT-GRPO's tree; '${out.name}' has none, remove the key`]);
+  }
+  if (out.selection === 'greedy' && (out.name !== 'at-grpo' || greedySeats(out).length === 0)) {
+    throw new TrainerConfigError(spec.file, [`algorithm.selection: 'greedy' continues each seat from its greedy branch; set algorithm.greedyBranch (true, or {<seat>: true}) under algorithm name 'at-grpo', or use selection 'best'`]);
   }
   if (out.name === 'grpo-naive' && out.branches < 2) {
     throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);

@@ -358,7 +358,7 @@ export class Trainer {
       seats: naive ? this.seats : this.seats.map((s) => ({
         ...s,
         ...(c.seatBranches?.[s.name] !== undefined ? { branches: c.seatBranches[s.name] } : {}),
-        ...(hasGreedyBranch(c, s.name) ? { greedyBranch: true } : {}),
+        ...(hasGreedyBranch(c, s.name) ? { greedyBranch: true, ...(c.selection === 'greedy' ? { continueFromGreedy: true } : {}) } : {}),
       })),
       reward: this.team.reward, grammar: c.constrainedDecoding,
     }));
