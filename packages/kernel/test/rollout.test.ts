@@ -217,6 +217,23 @@ describe('rollout: trace writer and summary', () => {
     assert.equal(agg.result().successRate, 0);
     const empty = await lastValueFrom(runEpisodes([], { concurrency: 1 }).pipe(summarize()));
     assert.equal(empty.episodes, 0);
+    assert.deepEqual(summary.greedyBeaten, {}, 'no greedy branches, no entry');
+  });
+
+  it('greedyBeaten: per seat with a greedy branch, the fraction of its groups where a sample out-scored the greedy one', async () => {
+    const env = counterEnv({ maxTurns: 1 });
+    // seat a: greedy '+0'; sampled '+1' in instance u0's group, '-1' in u1's → beaten in 1 of 2 groups
+    const a = listPolicy('a', (r, call) => Array.from({ length: r.n }, () => (r.sampling.temperature === 0 ? '+0' : call < 2 ? '+1' : '-1')));
+    const b = listPolicy('b', (r) => Array.from({ length: r.n }, () => '+1'));
+    const seats: SeatBinding[] = [
+      { name: 'a', role: counterRole(), policy: a, sampling: SAMPLING, greedyBranch: true },
+      { name: 'b', role: counterRole(), policy: b, sampling: SAMPLING },
+    ];
+    const contexts = [0, 1].map((i) => ({
+      environment: env, instance: { start: 0, target: 9 }, instanceUid: `u${i}`, split: 'train' as const, seats, reward: counterReward(), seed: 1, branches: 3,
+    }));
+    const summary = await lastValueFrom(runEpisodes(contexts, { concurrency: 1 }).pipe(summarize()));
+    assert.deepEqual(summary.greedyBeaten, { a: 0.5 });
   });
 });
 

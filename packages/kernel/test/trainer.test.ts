@@ -383,6 +383,12 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       assert.ok(trace.filter((r) => r.seat === 'proposer').every((r) => r.greedy === undefined));
       const m = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')!;
       assert.equal(m['loss/executor/trained_samples'], executor.length, 'the greedy branch is trained on with its group');
+      // rollout/greedy_beaten/<seat>: the fraction of the seat's groups where a sample out-scored its greedy branch
+      const groups = new Map<string, (TraceRecord & { step: number })[]>();
+      for (const r of executor) groups.set(JSON.stringify([r.instanceUid, r.turn]), [...(groups.get(JSON.stringify([r.instanceUid, r.turn])) ?? []), r]);
+      const beaten = [...groups.values()].filter((g) => g.some((r) => r.branch > 0 && r.reward > g.find((x) => x.branch === 0)!.reward)).length;
+      assert.equal(m['rollout/greedy_beaten/executor'], beaten / groups.size);
+      assert.equal(m['rollout/greedy_beaten/proposer'], undefined, 'the proposer has no greedy branch');
       // its log-probs are of the distribution its group is scored at (T = 0.5), like the sampled branches'
       assert.ok((m['loss/executor/sampler_gap_max'] as number) < 1e-4, `sampler gap ${m['loss/executor/sampler_gap_max']}`);
     } finally {

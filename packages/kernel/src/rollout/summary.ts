@@ -19,6 +19,12 @@ export interface RolloutSummary {
   readonly parseFailureRate: Readonly<Record<string, number>>;
   /** Samples seen (all branches). */
   readonly samples: number;
+  /**
+   * Per seat with a greedy branch (`algorithm.greedyBranch`): the fraction of its groups where a sampled branch got a
+   * higher reward than the greedy one — how often sampling finds something better than what evaluation plays. Seats
+   * without greedy branches are absent.
+   */
+  readonly greedyBeaten: Readonly<Record<string, number>>;
 }
 
 /**
@@ -33,6 +39,9 @@ export class SummaryAggregator {
   private readonly rewardSums = new Map<string, number>();
   private readonly sampleRewardSums = new Map<string, { sum: number; n: number }>();
   private readonly parse = new Map<string, { failed: number; n: number }>();
+  /** Groups (episode, turn, seat) whose greedy branch was sampled and whose selection has not come yet. */
+  private readonly openGreedy = new Set<string>();
+  private readonly greedy = new Map<string, { beaten: number; n: number }>();
 
   /** Feeds one event. */
   next(event: EpisodeEvent): void {
@@ -49,6 +58,17 @@ export class SummaryAggregator {
         p.n++;
         if (event.parseError !== undefined) p.failed++;
         this.parse.set(event.seat, p);
+        if (event.greedy === true) this.openGreedy.add(groupKey(event.episodeId, event.turn, event.seat));
+        return;
+      }
+      case 'select': {
+        const key = groupKey(event.episodeId, event.turn, event.seat);
+        if (!this.openGreedy.delete(key)) return;
+        // the greedy branch is branch 0
+        const g = this.greedy.get(event.seat) ?? { beaten: 0, n: 0 };
+        g.n++;
+        if (event.rewards.slice(1).some((r) => r > event.rewards[0]!)) g.beaten++;
+        this.greedy.set(event.seat, g);
         return;
       }
       case 'reward': {
@@ -85,8 +105,13 @@ export class SummaryAggregator {
       meanSampleReward: Object.fromEntries([...this.sampleRewardSums].map(([seat, s]) => [seat, s.n === 0 ? 0 : s.sum / s.n])),
       parseFailureRate: Object.fromEntries([...this.parse].map(([seat, p]) => [seat, p.n === 0 ? 0 : p.failed / p.n])),
       samples,
+      greedyBeaten: Object.fromEntries([...this.greedy].map(([seat, g]) => [seat, g.beaten / g.n])),
     };
   }
+}
+
+function groupKey(episodeId: string, turn: number, seat: string): string {
+  return JSON.stringify([episodeId, turn, seat]);
 }
 
 /** Operator: episode events → one {@link RolloutSummary} when the stream completes (an empty stream gives zeros). */

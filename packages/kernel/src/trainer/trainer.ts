@@ -403,6 +403,7 @@ export class Trainer {
     for (const [seat, v] of Object.entries(r.meanReward)) metrics[`rollout/reward/${seat}`] = v;
     for (const [seat, v] of Object.entries(r.meanSampleReward)) metrics[`rollout/sample_reward/${seat}`] = v;
     for (const [seat, v] of Object.entries(r.parseFailureRate)) metrics[`rollout/parse_failure/${seat}`] = v;
+    for (const [seat, v] of Object.entries(r.greedyBeaten)) metrics[`rollout/greedy_beaten/${seat}`] = v;
     const wall = (tEnd - t0) / 1000;
     const gen = this.timer.ms('generate') / 1000, env = this.timer.ms('env') / 1000, upd = this.timer.ms('update') / 1000;
     metrics['time/step'] = wall;
