@@ -22,6 +22,15 @@ const paramsOf = (p: CausalLmPolicy): Float32Array[] => [...p.model.params.value
 const loraOf = (p: CausalLmPolicy): Float32Array[] => [...p.model.lora.values()].flatMap((x) => [new Float32Array(x.a.dataSync() as Float32Array), new Float32Array(x.b.dataSync() as Float32Array)]);
 const same = (a: Float32Array[], b: Float32Array[]): boolean => a.length === b.length && a.every((x, i) => x.length === b[i]!.length && x.every((v, j) => v === b[i]![j]));
 /** Metrics without the wall-clock fields (time/*, perf/*), which differ between runs. */
+/** The trace's AT-GRPO groups of one seat: its records keyed by (instance, turn), in trace order. */
+function seatGroups<R extends TraceRecord>(trace: readonly R[], seat: string): R[][] {
+  const groups = new Map<string, R[]>();
+  for (const r of trace.filter((t) => t.seat === seat)) {
+    const key = JSON.stringify([r.instanceUid, r.turn]);
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  return [...groups.values()];
+}
 const stable = (m: MetricsRecord): Record<string, unknown> => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('perf/')));
 
 async function train(spec: TeamSpec, options: { out?: string; steps?: number; resume?: boolean; sampleBudget?: number } = {}): Promise<{ trainer: Trainer; out: string; result: TrainingResult }> {
@@ -359,9 +368,7 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     const { trainer, out } = await train(spec);
     try {
       const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
-      const groups = new Map<string, (TraceRecord & { step: number })[]>();
-      for (const r of trace) groups.set(JSON.stringify([r.instanceUid, r.turn, r.seat]), [...(groups.get(JSON.stringify([r.instanceUid, r.turn, r.seat])) ?? []), r]);
-      const bySeat = (seat: string) => [...groups.values()].filter((g) => g[0]!.seat === seat);
+      const bySeat = (seat: string) => seatGroups(trace, seat);
       assert.ok(bySeat('proposer').length > 0 && bySeat('proposer').every((g) => g.length === 1 && g[0]!.advantage === 0));
       assert.ok(bySeat('executor').length > 0 && bySeat('executor').every((g) => g.length === 3));
       const m = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')!;
@@ -384,10 +391,9 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       const m = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')!;
       assert.equal(m['loss/executor/trained_samples'], executor.length, 'the greedy branch is trained on with its group');
       // rollout/greedy_beaten/<seat>: the fraction of the seat's groups where a sample out-scored its greedy branch
-      const groups = new Map<string, (TraceRecord & { step: number })[]>();
-      for (const r of executor) groups.set(JSON.stringify([r.instanceUid, r.turn]), [...(groups.get(JSON.stringify([r.instanceUid, r.turn])) ?? []), r]);
-      const beaten = [...groups.values()].filter((g) => g.some((r) => r.branch > 0 && r.reward > g.find((x) => x.branch === 0)!.reward)).length;
-      assert.equal(m['rollout/greedy_beaten/executor'], beaten / groups.size);
+      const groups = seatGroups(trace, 'executor');
+      const beaten = groups.filter((g) => g.some((r) => r.branch > 0 && r.reward > g.find((x) => x.branch === 0)!.reward)).length;
+      assert.equal(m['rollout/greedy_beaten/executor'], beaten / groups.length);
       assert.equal(m['rollout/greedy_beaten/proposer'], undefined, 'the proposer has no greedy branch');
       // its log-probs are of the distribution its group is scored at (T = 0.5), like the sampled branches'
       assert.ok((m['loss/executor/sampler_gap_max'] as number) < 1e-4, `sampler gap ${m['loss/executor/sampler_gap_max']}`);
@@ -409,9 +415,7 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
       const selected = (seat: string) => trace.filter((r) => r.seat === seat && r.selected);
       assert.ok(selected('executor').length > 0 && selected('executor').every((r) => r.branch === 0 && r.greedy === true));
-      const groups = new Map<string, (TraceRecord & { step: number })[]>();
-      for (const r of trace.filter((t) => t.seat === 'proposer')) groups.set(JSON.stringify([r.instanceUid, r.turn]), [...(groups.get(JSON.stringify([r.instanceUid, r.turn])) ?? []), r]);
-      for (const g of groups.values()) assert.equal(g.find((r) => r.selected)!.reward, Math.max(...g.map((r) => r.reward)), 'the proposer selects its best branch');
+      for (const g of seatGroups(trace, 'proposer')) assert.equal(g.find((r) => r.selected)!.reward, Math.max(...g.map((r) => r.reward)), 'the proposer selects its best branch');
     } finally {
       await trainer.dispose();
     }

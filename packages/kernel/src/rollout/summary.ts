@@ -62,8 +62,7 @@ export class SummaryAggregator {
         return;
       }
       case 'select': {
-        const key = groupKey(event.episodeId, event.turn, event.seat);
-        if (!this.openGreedy.delete(key)) return;
+        if (this.openGreedy.size === 0 || !this.openGreedy.delete(groupKey(event.episodeId, event.turn, event.seat))) return;
         // the greedy branch is branch 0
         const g = this.greedy.get(event.seat) ?? { beaten: 0, n: 0 };
         g.n++;

@@ -301,10 +301,10 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
   if (out.seatBranches && Object.keys(out.seatBranches).length > 0 && out.name !== 'at-grpo') {
     throw new TrainerConfigError(spec.file, [`algorithm.seatBranches: per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`]);
   }
-  if (greedySeats(out).length > 0 && out.name !== 'at-grpo') {
+  if (anyGreedyBranch(out) && out.name !== 'at-grpo') {
     throw new TrainerConfigError(spec.file, [`algorithm.greedyBranch: the greedy branch is a branch of AT-GRPO's tree; '${out.name}' has none, remove the key`]);
   }
-  if (out.selection === 'greedy' && (out.name !== 'at-grpo' || greedySeats(out).length === 0)) {
+  if (out.selection === 'greedy' && (out.name !== 'at-grpo' || !anyGreedyBranch(out))) {
     throw new TrainerConfigError(spec.file, [`algorithm.selection: 'greedy' continues each seat from its greedy branch; set algorithm.greedyBranch (true, or {<seat>: true}) under algorithm name 'at-grpo', or use selection 'best'`]);
   }
   if (out.name === 'grpo-naive' && out.branches < 2) {
@@ -319,9 +319,10 @@ export function hasGreedyBranch(config: Pick<TrainerConfig, 'greedyBranch'>, sea
   return typeof g === 'boolean' ? g : g[seat] === true;
 }
 
-function greedySeats(config: Pick<TrainerConfig, 'greedyBranch'>): string[] {
+/** Whether any seat has a greedy branch. */
+function anyGreedyBranch(config: Pick<TrainerConfig, 'greedyBranch'>): boolean {
   const g = config.greedyBranch ?? false;
-  return typeof g === 'boolean' ? (g ? ['*'] : []) : Object.keys(g).filter((seat) => g[seat]);
+  return typeof g === 'boolean' ? g : Object.values(g).some(Boolean);
 }
 
 /**

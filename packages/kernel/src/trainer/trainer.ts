@@ -145,6 +145,8 @@ export class Trainer {
   readonly timer = new StepTimer();
   /** Seats with timed policies and roles (what rollouts use). */
   readonly seats: readonly SeatBinding[];
+  /** {@link seats} as AT-GRPO's tree plays them: each seat's own K (`seatBranches`) and greedy branch (`greedyBranch`, `selection`). */
+  private readonly treeSeats: readonly SeatBinding[];
   /** The (timed) environment. */
   readonly environment: Environment;
   /** Mini-batch shuffling stream (checkpointed). */
@@ -166,6 +168,11 @@ export class Trainer {
   private constructor(readonly spec: TeamSpec, readonly config: TrainerConfig, readonly team: TeamRuntime, readonly options: TrainerOptions) {
     this.environment = timedEnvironment(team.environment, this.timer);
     this.seats = team.seats.map((s) => ({ ...s, policy: timedPolicy(s.policy, this.timer), role: timedRole(s.role, this.timer) }));
+    this.treeSeats = this.seats.map((s) => ({
+      ...s,
+      ...(config.seatBranches?.[s.name] !== undefined ? { branches: config.seatBranches[s.name] } : {}),
+      ...(hasGreedyBranch(config, s.name) ? { greedyBranch: true, ...(config.selection === 'greedy' ? { continueFromGreedy: true } : {}) } : {}),
+    }));
     this.handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), config);
     this.level = mappingLevel(this.handles, team.seats.length);
     this.rng = createRng(deriveSeed(spec.seed, 'trainer'));
@@ -355,11 +362,7 @@ export class Trainer {
       environment: this.environment, split: 'train', count: 1, startIndex: p.index, instanceSeed: this.spec.seed,
       seed: deriveSeed(this.spec.seed, 'rollout', step), uidPrefix: p.replays > 0 ? `step-${step}/replay-${p.replays}/` : `step-${step}/`,
       repeats, branches: naive ? 1 : K,
-      seats: naive ? this.seats : this.seats.map((s) => ({
-        ...s,
-        ...(c.seatBranches?.[s.name] !== undefined ? { branches: c.seatBranches[s.name] } : {}),
-        ...(hasGreedyBranch(c, s.name) ? { greedyBranch: true, ...(c.selection === 'greedy' ? { continueFromGreedy: true } : {}) } : {}),
-      })),
+      seats: naive ? this.seats : this.treeSeats,
       reward: this.team.reward, grammar: c.constrainedDecoding,
     }));
     const summary = new SummaryAggregator();
