@@ -18,6 +18,14 @@ export type PlanPathObservationKind = 'full' | 'compact';
  */
 export type PlanPathMovesAfterGoal = 'ignored' | 'penalized';
 
+/**
+ * The shaping potential φ of the shaped reward: `manhattan` (φ = −Manhattan distance to the goal; the paper's, the
+ * default) or `path` (φ = −length of a shortest path to the goal around the walls). With `manhattan`, a move that
+ * starts a detour around a wall costs about −1 and bumping into the wall about −0.06, so per-turn rewards prefer
+ * standing at a wall to going around it; with `path`, every move along a shortest path earns about +1.
+ */
+export type PlanPathPotential = 'manhattan' | 'path';
+
 /** A seat name of Plan-Path. */
 export type PlanPathSeatName = 'proposer' | 'executor';
 
@@ -63,6 +71,8 @@ export interface PlanPathConfig {
   readonly notation: MoveNotation;
   /** What moves listed after the goal cost (see {@link PlanPathMovesAfterGoal}). Default `ignored`. */
   readonly movesAfterGoal: PlanPathMovesAfterGoal;
+  /** The shaping potential of the shaped reward (see {@link PlanPathPotential}). Default `manhattan`. */
+  readonly potential: PlanPathPotential;
 }
 
 /** The defaults, as in the config schema. */
@@ -78,6 +88,7 @@ export const DEFAULT_PLAN_PATH_CONFIG: PlanPathConfig = Object.freeze({
   seats: PLAN_PATH_SEAT_LISTS[0]!,
   notation: 'moves',
   movesAfterGoal: 'ignored',
+  potential: 'manhattan',
 });
 
 const KEYS = Object.keys(DEFAULT_PLAN_PATH_CONFIG);
@@ -119,6 +130,7 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
   const seats = seatListOf(c.seats);
   if (!MOVE_NOTATIONS.includes(c.notation as MoveNotation)) fail('notation', `must be "moves" or "runs", got ${JSON.stringify(c.notation)}`);
   if (c.movesAfterGoal !== 'ignored' && c.movesAfterGoal !== 'penalized') fail('movesAfterGoal', `must be "ignored" or "penalized", got ${JSON.stringify(c.movesAfterGoal)}`);
+  if (c.potential !== 'manhattan' && c.potential !== 'path') fail('potential', `must be "manhattan" or "path", got ${JSON.stringify(c.potential)}`);
   const m = c.malformedPenalty;
   if (typeof m !== 'number' || !Number.isFinite(m)) fail('malformedPenalty', `must be a finite number, got ${JSON.stringify(m)}`);
   const f = c.splitFractions as Record<string, unknown> | undefined;
@@ -132,6 +144,6 @@ export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPa
     size, wallProbability: p as number, maxTurns, maxMoves, reward: c.reward as PlanPathRewardKind,
     malformedPenalty: m as number, splitFractions: Object.freeze(fractions) as SplitFractions,
     observation: c.observation as PlanPathObservationKind, seats, notation: c.notation as MoveNotation,
-    movesAfterGoal: c.movesAfterGoal as PlanPathMovesAfterGoal,
+    movesAfterGoal: c.movesAfterGoal as PlanPathMovesAfterGoal, potential: c.potential as PlanPathPotential,
   });
 }

@@ -1,9 +1,9 @@
 /**
  * The dynamics and the reward of Plan-Path: executing (or simulating) a move list from a position.
  */
-import type { PlanPathMovesAfterGoal, PlanPathRewardKind } from './config.js';
+import type { PlanPathMovesAfterGoal, PlanPathPotential, PlanPathRewardKind } from './config.js';
 import type { Direction, Pos } from './grid.js';
-import { manhattan, moveTarget, samePos } from './grid.js';
+import { distancesTo, manhattan, moveTarget, samePos } from './grid.js';
 
 /** Reward constants of the shaped variant (ENVIRONMENTS.md). */
 export const SHAPED = Object.freeze({
@@ -49,16 +49,37 @@ export interface RunOutcome {
   readonly perMove: readonly number[];
 }
 
-/** φ(pos) = −Manhattan distance to the goal. */
+/** φ(pos) = −Manhattan distance to the goal (the paper's shaping potential, `potential: manhattan`). */
 export function potential(pos: Pos, goal: Pos): number {
   return -manhattan(pos, goal);
+}
+
+/** The BFS distance field of each board, computed once (boards are immutable values shared by an episode's states). */
+const PATH_DISTANCES = new WeakMap<Board, Int32Array>();
+
+/**
+ * φ(pos) = −(length of a shortest path from pos to the goal around the walls) (`potential: path`). The walker can only
+ * stand on cells connected to the goal, so every cell it visits has a finite distance.
+ */
+export function pathPotential(board: Board, pos: Pos): number {
+  let field = PATH_DISTANCES.get(board);
+  if (!field) PATH_DISTANCES.set(board, (field = distancesTo(board.grid, board.goal)));
+  const d = field[pos.row * (board.grid[0]?.length ?? 0) + pos.col];
+  if (d === undefined || d < 0) throw new Error(`plan-path: cell (${pos.row},${pos.col}) is not connected to the goal`);
+  return -d;
+}
+
+/** The shaping potential of `kind` on `board`. */
+function potentialOn(board: Board, kind: PlanPathPotential): (pos: Pos) => number {
+  return kind === 'path' ? (pos) => pathPotential(board, pos) : (pos) => potential(pos, board.goal);
 }
 
 /**
  * Runs `moves` from `start` after `movesUsed` moves already used in the episode. Used both to execute the executor's
  * list and to simulate the proposer's list on a copy (the inputs are never modified).
  *
- * Shaped reward of one move: −0.01 if valid, −0.1 if invalid (the walker stays), plus 0.99·φ(next) − φ(cur); reaching
+ * Shaped reward of one move: −0.01 if valid, −0.1 if invalid (the walker stays), plus 0.99·φ(next) − φ(cur) (φ of
+ * `potentialKind`: −Manhattan distance to the goal, the paper's, or −shortest-path distance around the walls); reaching
  * the goal adds +1, and +0.5 more if the episode's total number of moves equals the shortest path length. Moves after
  * the goal are not executed; with `afterGoal: 'penalized'` each of them costs what an invalid move costs (−0.1) and a
  * list that has any gets no +0.5 (it was not a shortest plan), so a list that overshoots the goal scores below the
@@ -66,7 +87,9 @@ export function potential(pos: Pos, goal: Pos): number {
  */
 export function runMoves(
   board: Board, start: Pos, movesUsed: number, moves: readonly Direction[], kind: PlanPathRewardKind, afterGoal: PlanPathMovesAfterGoal = 'ignored',
+  potentialKind: PlanPathPotential = 'manhattan',
 ): RunOutcome {
+  const phi = potentialOn(board, potentialKind);
   let pos = start;
   let processed = 0;
   let invalid = 0;
@@ -77,7 +100,7 @@ export function runMoves(
     if (reached) break;
     const next = moveTarget(board.grid, pos, dir);
     const to = next ?? pos;
-    let r = (next ? SHAPED.validMove : SHAPED.invalidMove) + (SHAPED.gamma * potential(to, board.goal) - potential(pos, board.goal));
+    let r = (next ? SHAPED.validMove : SHAPED.invalidMove) + (SHAPED.gamma * phi(to) - phi(pos));
     processed++;
     if (!next) invalid++;
     pos = to;

@@ -289,7 +289,7 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
       if ('error' in parsed) {
         proposal = { moves: null, error: parsed.error, end: state.position, reachesGoal: false, invalid: 0, reward: penalty };
       } else {
-        const sim = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward, config.movesAfterGoal);
+        const sim = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward, config.movesAfterGoal, config.potential);
         proposal = { moves: parsed.moves.slice(), end: sim.end, reachesGoal: sim.reachedGoal, invalid: sim.invalid, reward: sim.reward };
       }
       const tool = toolDetailsOf(move.details);
@@ -309,7 +309,7 @@ export class PlanPathEnvironment implements Environment<PlanPathInstance, PlanPa
     if ('error' in parsed) {
       record = { turn: state.turn, proposal, executed: null, error: parsed.error, from: state.position, to: state.position, invalid: 0, ignored: 0, reward: penalty };
     } else {
-      const run = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward, config.movesAfterGoal);
+      const run = runMoves(state.instance, state.position, state.movesUsed, parsed.moves, config.reward, config.movesAfterGoal, config.potential);
       record = {
         turn: state.turn, proposal, executed: parsed.moves.slice(), from: state.position, to: run.end, invalid: run.invalid,
         ignored: run.ignored, reward: run.reward,

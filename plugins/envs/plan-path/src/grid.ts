@@ -38,6 +38,28 @@ export function moveTarget(grid: readonly string[], pos: Pos, dir: Direction): P
 }
 
 /**
+ * Shortest-path distance from every cell to `goal` (moves are reversible, so this is also the distance from the goal),
+ * row-major (`row * cols + col`); −1 for walls and cells not connected to the goal.
+ */
+export function distancesTo(grid: readonly string[], goal: Pos): Int32Array {
+  const cols = grid[0]?.length ?? 0;
+  const dist = new Int32Array(grid.length * cols).fill(-1);
+  if (!isFree(grid, goal)) return dist;
+  dist[goal.row * cols + goal.col] = 0;
+  const queue: Pos[] = [goal];
+  for (let head = 0; head < queue.length; head++) {
+    const cur = queue[head]!;
+    for (const dir of DIRECTIONS) {
+      const next = moveTarget(grid, cur, dir);
+      if (!next || dist[next.row * cols + next.col]! >= 0) continue;
+      dist[next.row * cols + next.col] = dist[cur.row * cols + cur.col]! + 1;
+      queue.push(next);
+    }
+  }
+  return dist;
+}
+
+/**
  * Breadth-first search from `start` to `goal`. Returns a shortest list of moves (directions explored in the order
  * U, D, L, R, so the answer is deterministic), `[]` when start is the goal, or `null` when the goal is unreachable.
  */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Move } from '@troupe/kernel';
 import { createRng } from '@troupe/kernel';
 import type { Direction } from '../src/index.js';
-import { PLAN_PATH_SIGNALS, PlanPathEnvironment, bfs, makeInstance, runMoves, samePos } from '../src/index.js';
+import { PLAN_PATH_SIGNALS, PlanPathEnvironment, bfs, distancesTo, makeInstance, runMoves, samePos } from '../src/index.js';
 
 const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
 const bad = (error: string): Move<Direction[]> => ({ kind: 'invalid', error, text: '???' });
@@ -91,6 +91,50 @@ describe('plan-path rewards (hand-computed)', () => {
     assert.match(env.taskText('executor'), /after the goal is reached are not made and cost as much as invalid moves/);
     assert.match(plain.taskText('executor'), /after the goal is reached are ignored/);
     assert.throws(() => new PlanPathEnvironment({ movesAfterGoal: 'free' }), /environment\.config\.movesAfterGoal must be "ignored" or "penalized"/);
+  });
+  describe("potential 'path': the shaping distance goes around the walls", () => {
+    // The walker at (2,2), the goal at (4,2), a wall between them at (3,2): the way is R, D, D, L (4 moves).
+    const behindWall = makeInstance(['.....', '.....', '.....', '.##..', '.....'], { row: 2, col: 2 }, { row: 4, col: 2 });
+    const at = { row: 2, col: 2 };
+    it('manhattan (the paper\'s): bumping into the wall scores above the first move of the detour', () => {
+      close(runMoves(behindWall, at, 0, ['D'], 'shaped').reward, -0.08); // -0.1 + (0.99*(-2) + 2)
+      close(runMoves(behindWall, at, 0, ['R'], 'shaped').reward, -0.98); // -0.01 + (0.99*(-3) + 2)
+    });
+    it('path: the first move of the detour earns ~+1, bumping costs, and the detour is the best list', () => {
+      close(runMoves(behindWall, at, 0, ['R'], 'shaped', 'ignored', 'path').reward, 1.02); // -0.01 + (0.99*(-3) + 4)
+      close(runMoves(behindWall, at, 0, ['D'], 'shaped', 'ignored', 'path').reward, -0.06); // -0.1 + (0.99*(-4) + 4)
+      close(runMoves(behindWall, at, 0, ['L'], 'shaped', 'ignored', 'path').reward, -0.96); // away: -0.01 + (0.99*(-5) + 4)
+      const detour = runMoves(behindWall, at, 0, ['R', 'D', 'D', 'L'], 'shaped', 'ignored', 'path');
+      assert.equal(detour.reachedGoal, true);
+      assert.equal(detour.optimal, true);
+      const perMove = detour.perMove.map((x) => Math.round(x * 100) / 100);
+      assert.ok(perMove.slice(0, 3).every((r) => r > 0.9), `every move of a shortest path earns: ${perMove.join(' ')}`);
+      // with Manhattan, the same shortest path's first move is a loss
+      assert.ok(runMoves(behindWall, at, 0, ['R', 'D', 'D', 'L'], 'shaped').perMove[0]! < -0.9);
+    });
+    it('on an open grid both potentials agree (the path distance is the Manhattan distance there)', () => {
+      for (const moves of [['R'], ['D'], ['U'], ['R', 'R', 'D']] as Direction[][]) {
+        close(runMoves(open, { row: 0, col: 0 }, 0, moves, 'shaped', 'ignored', 'path').reward, runMoves(open, { row: 0, col: 0 }, 0, moves, 'shaped').reward);
+      }
+    });
+    it('distancesTo: BFS distances to the goal, -1 for walls and cells cut off', () => {
+      const d = distancesTo(['..#..', '..#..', '###..', '.....', '.....'], { row: 0, col: 0 });
+      assert.deepEqual([...d.slice(0, 5)], [0, 1, -1, -1, -1]);
+      assert.deepEqual([...d.slice(5, 10)], [1, 2, -1, -1, -1]);
+      assert.equal(d[24], -1);
+      const e = distancesTo(behindWall.grid, behindWall.goal);
+      assert.equal(e[2 * 5 + 2], 4);
+      assert.equal(e[2 * 5 + 1], 5);
+    });
+    it('the environment passes it to the executed and the proposal rewards; a bad value names the key', () => {
+      const env = new PlanPathEnvironment({ size: 5, potential: 'path' });
+      let s = env.reset(behindWall);
+      const prop = env.step(s, 'proposer', act(['R']));
+      close(prop.signals.proposal_reward as number, 1.02);
+      s = prop.state;
+      close(env.step(s, 'executor', act(['D'])).signals.executed_reward as number, -0.06);
+      assert.throws(() => new PlanPathEnvironment({ potential: 'euclid' }), /environment\.config\.potential must be "manhattan" or "path"/);
+    });
   });
   it('an empty list earns 0 and does not move', () => {
     const r = runMoves(open, { row: 0, col: 0 }, 0, [], 'shaped');
