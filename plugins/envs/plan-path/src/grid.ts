@@ -106,23 +106,9 @@ export function bfs(grid: readonly string[], start: Pos, goal: Pos): Direction[]
  */
 export function canonicalPath(grid: readonly string[], start: Pos, goal: Pos): Direction[] | null {
   if (!isFree(grid, start) || !isFree(grid, goal)) return null;
-  const rows = grid.length;
   const cols = grid[0]?.length ?? 0;
   const key = (p: Pos): number => p.row * cols + p.col;
-  // Distance of every cell to the goal (BFS from the goal; moves are reversible).
-  const dist = new Int32Array(rows * cols).fill(-1);
-  dist[key(goal)] = 0;
-  const queue: Pos[] = [goal];
-  for (let head = 0; head < queue.length; head++) {
-    const cur = queue[head]!;
-    for (const dir of DIRECTIONS) {
-      const next = moveTarget(grid, cur, dir);
-      if (next && dist[key(next)] < 0) {
-        dist[key(next)] = dist[key(cur)]! + 1;
-        queue.push(next);
-      }
-    }
-  }
+  const dist = distancesTo(grid, goal);
   if (dist[key(start)]! < 0) return null;
   // turns(p, d): the fewest direction changes from p to the goal along shortest moves, having arrived moving d.
   const memo = new Map<string, number>();
