@@ -2,7 +2,7 @@
  * Sokoban rules over plain, immutable data: positions, moves and pushes, the shaped reward, the BFS oracle,
  * corner deadlocks and ASCII rendering.
  */
-import type { SokobanRewardKind } from './config.js';
+import type { SokobanPotential, SokobanRewardKind } from './config.js';
 
 export { DELTAS, DIRECTIONS, isDirection, type Direction, type Pos } from '@troupe/kernel';
 import { DELTAS, DIRECTIONS, type Direction, type Pos } from '@troupe/kernel';
@@ -64,11 +64,69 @@ export function isSolved(board: Board, boxes: readonly Pos[]): boolean {
   return boxes.every((b) => isGoal(board, b));
 }
 
-/** φ = −Σ over boxes of the Manhattan distance to the nearest goal. */
+/** φ = −Σ over boxes of the Manhattan distance to the nearest goal (the paper's shaping potential, `potential: manhattan`). */
 export function potential(board: Board, boxes: readonly Pos[]): number {
   let sum = 0;
   for (const b of boxes) sum += Math.min(...board.goals.map((g) => manhattan(b, g)));
   return -sum;
+}
+
+/** The push-distance field of each board, computed once (boards are immutable values shared by an episode's states). */
+const PUSH_DISTANCES = new WeakMap<Board, Int32Array>();
+
+/**
+ * The fewest pushes that bring a box from each cell onto a goal, with walls counted and other boxes ignored
+ * (row-major, `-1` where no push sequence reaches a goal: a dead square). A push in direction d moves the box from c
+ * to c + d and needs floor at c + d and at c − d (where the player stands), so the field is a breadth-first search
+ * from the goals backwards over those pushes. Computed once per board.
+ */
+export function pushDistances(board: Board): Int32Array {
+  const cached = PUSH_DISTANCES.get(board);
+  if (cached) return cached;
+  const rows = board.grid.length;
+  const cols = board.grid[0]?.length ?? 0;
+  const field = new Int32Array(rows * cols).fill(-1);
+  const queue: Pos[] = [];
+  for (const g of board.goals) {
+    field[g.row * cols + g.col] = 0;
+    queue.push(g);
+  }
+  for (let head = 0; head < queue.length; head++) {
+    const to = queue[head]!;
+    const d = field[to.row * cols + to.col]!;
+    for (const dir of DIRECTIONS) {
+      const step = DELTAS[dir];
+      const from = { row: to.row - step.row, col: to.col - step.col };
+      const player = { row: from.row - step.row, col: from.col - step.col };
+      if (!isFloor(board.grid, from) || !isFloor(board.grid, player) || field[from.row * cols + from.col] !== -1) continue;
+      field[from.row * cols + from.col] = d + 1;
+      queue.push(from);
+    }
+  }
+  PUSH_DISTANCES.set(board, field);
+  return field;
+}
+
+/**
+ * φ = −Σ over boxes of the push distance to the nearest goal ({@link pushDistances}; `potential: push`). A box on a
+ * dead square (no goal reachable by pushes) counts as many pushes as the board has cells, more than any finite
+ * distance, so pushing a box onto one costs more than any detour.
+ */
+export function pushPotential(board: Board, boxes: readonly Pos[]): number {
+  const field = pushDistances(board);
+  const cols = board.grid[0]?.length ?? 0;
+  const dead = field.length;
+  let sum = 0;
+  for (const b of boxes) {
+    const d = field[b.row * cols + b.col];
+    sum += d === undefined || d < 0 ? dead : d;
+  }
+  return -sum;
+}
+
+/** The shaping potential of `kind` on `board`, as a function of the box positions. */
+function potentialOn(board: Board, kind: SokobanPotential): (boxes: readonly Pos[]) => number {
+  return kind === 'push' ? (boxes) => pushPotential(board, boxes) : (boxes) => potential(board, boxes);
 }
 
 /** Number of boxes on goals. */
@@ -165,9 +223,13 @@ export function roundReward(x: number): number {
 /**
  * Runs `moves` from `start`: used both to execute the executor's list and to simulate the proposer's list on a copy
  * (inputs are never modified). Shaped reward per move: −0.01 valid, −0.05 invalid, +1 box onto a goal, −0.5 box off
- * a goal, 0.1·(0.99·φ' − φ), +10 on solving; moves after solving are ignored.
+ * a goal, 0.1·(0.99·φ' − φ) (φ of `potentialKind`: −Σ box→nearest-goal Manhattan distance, the paper's, or −Σ push
+ * distance), +10 on solving; moves after solving are ignored.
  */
-export function runMoves(board: Board, start: Placement, moves: readonly Direction[], kind: SokobanRewardKind): RunOutcome {
+export function runMoves(
+  board: Board, start: Placement, moves: readonly Direction[], kind: SokobanRewardKind, potentialKind: SokobanPotential = 'manhattan',
+): RunOutcome {
+  const phi = potentialOn(board, potentialKind);
   let at = start;
   let processed = 0;
   let invalid = 0;
@@ -180,7 +242,7 @@ export function runMoves(board: Board, start: Placement, moves: readonly Directi
     let r = o.valid ? SHAPED.validMove : SHAPED.invalidMove;
     if (o.onto) r += SHAPED.boxOnGoal;
     if (o.off) r += SHAPED.boxOffGoal;
-    r += SHAPED.shapingWeight * (SHAPED.gamma * potential(board, o.placement.boxes) - potential(board, at.boxes));
+    r += SHAPED.shapingWeight * (SHAPED.gamma * phi(o.placement.boxes) - phi(at.boxes));
     processed++;
     if (!o.valid) invalid++;
     if (o.pushed) pushes++;

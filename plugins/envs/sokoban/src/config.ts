@@ -11,6 +11,16 @@ export type SokobanRewardKind = 'shaped' | 'sparse';
  */
 export type SokobanObservationKind = 'full' | 'compact';
 
+/**
+ * The shaping potential φ of the shaped reward: `manhattan` (φ = −Σ over boxes of the Manhattan distance to the
+ * nearest goal; the paper's, the default) or `push` (φ = −Σ over boxes of the fewest pushes that bring the box onto a
+ * goal, walls counted; a box on a dead square, from which no push sequence reaches a goal, counts as many pushes as
+ * the board has cells). With `manhattan`, pushing a box along a wall that has no goal, or into a dead end next to the
+ * goal, earns as much as a useful push, and a push that goes around a wall toward the goal is punished; `push` scores
+ * each push by how much closer it really brings the box.
+ */
+export type SokobanPotential = 'manhattan' | 'push';
+
 /** A seat name of Sokoban. */
 export type SokobanSeatName = 'proposer' | 'executor';
 
@@ -58,6 +68,8 @@ export interface SokobanConfig {
    * `[U2,R1]`. Match the planner role's `notation`, so the executor sees a proposal the way it writes its answer.
    */
   readonly notation: MoveNotation;
+  /** The shaping potential of the shaped reward (see {@link SokobanPotential}). Default `manhattan`. */
+  readonly potential: SokobanPotential;
 }
 
 /** The defaults, as in the config schema. */
@@ -77,6 +89,7 @@ export const DEFAULT_SOKOBAN_CONFIG: SokobanConfig = Object.freeze({
   observation: 'full',
   seats: SOKOBAN_SEAT_LISTS[0]!,
   notation: 'moves',
+  potential: 'manhattan',
 });
 
 const KEYS = Object.keys(DEFAULT_SOKOBAN_CONFIG);
@@ -124,6 +137,7 @@ export function resolveSokobanConfig(raw: Record<string, unknown> = {}): Sokoban
   if (c.observation !== 'full' && c.observation !== 'compact') fail('observation', `must be "full" or "compact", got ${JSON.stringify(c.observation)}`);
   const seats = seatListOf(c.seats);
   if (!MOVE_NOTATIONS.includes(c.notation as MoveNotation)) fail('notation', `must be "moves" or "runs", got ${JSON.stringify(c.notation)}`);
+  if (c.potential !== 'manhattan' && c.potential !== 'push') fail('potential', `must be "manhattan" or "push", got ${JSON.stringify(c.potential)}`);
   const f = c.splitFractions as Record<string, unknown> | undefined;
   const fractions = { train: f?.train, validation: f?.validation, test: f?.test };
   for (const [k, v] of Object.entries(fractions)) {
@@ -136,5 +150,6 @@ export function resolveSokobanConfig(raw: Record<string, unknown> = {}): Sokoban
     deadlockTermination: c.deadlockTermination as boolean, minBoxDistance, reverseNodeCap, oracleNodeCap,
     floorSymbol: c.floorSymbol as '_' | ' ', splitFractions: Object.freeze(fractions) as SplitFractions,
     observation: c.observation as SokobanObservationKind, seats, notation: c.notation as MoveNotation,
+    potential: c.potential as SokobanPotential,
   });
 }

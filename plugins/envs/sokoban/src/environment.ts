@@ -315,7 +315,7 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
       if ('error' in parsed) {
         proposal = { moves: null, error: parsed.error, end: state.placement, solves: false, invalid: 0, deadlocked: [], reward: penalty };
       } else {
-        const sim = runMoves(board, state.placement, parsed.moves, config.reward);
+        const sim = runMoves(board, state.placement, parsed.moves, config.reward, config.potential);
         proposal = {
           moves: parsed.moves.slice(), end: sim.end, solves: sim.solved, invalid: sim.invalid,
           deadlocked: cornerDeadlocks(board, sim.end.boxes), reward: sim.reward,
@@ -341,7 +341,7 @@ export class SokobanEnvironment implements Environment<SokobanInstance, SokobanS
         invalid: 0, pushes: 0, ignored: 0, reward: penalty,
       };
     } else {
-      const run = runMoves(board, state.placement, parsed.moves, config.reward);
+      const run = runMoves(board, state.placement, parsed.moves, config.reward, config.potential);
       record = {
         turn: state.turn, proposal, executed: parsed.moves.slice(), from: state.placement, to: run.end, invalid: run.invalid,
         pushes: run.pushes, ignored: run.ignored, reward: run.reward,

@@ -2,8 +2,11 @@
  * Hand-computed rewards, push rules, deadlocks and the BFS oracle on small hand-made rooms.
  */
 import assert from 'node:assert/strict';
+import type { Move } from '@troupe/kernel';
 import type { Direction, Placement } from '../src/index.js';
-import { SHAPED, applyMove, cornerDeadlocks, parseInstance, potential, renderBoard, runMoves, solve } from '../src/index.js';
+import {
+  SHAPED, SokobanEnvironment, applyMove, cornerDeadlocks, parseInstance, potential, pushDistances, renderBoard, runMoves, solve,
+} from '../src/index.js';
 
 const ROOM = parseInstance([
   '######',
@@ -79,6 +82,60 @@ describe('sokoban rules', () => {
   it('φ is minus the sum of box-to-nearest-goal distances', () => {
     assert.equal(potential(ROOM, ROOM.boxes), -2);
     assert.equal(potential({ grid: ROOM.grid, goals: [{ row: 1, col: 1 }, { row: 4, col: 4 }] }, [{ row: 2, col: 2 }, { row: 3, col: 3 }]), -4);
+  });
+
+  describe("potential 'push': the shaping distance counts pushes around the walls", () => {
+    // Box (2,2), goal (2,4), a wall between them at (2,3). Row 1 runs along the top wall: a box there can never be
+    // pushed down again (the player would have to stand in the wall), so it is dead. The way is D, R, R, U: 4 pushes.
+    const walled = parseInstance(['######', '#    #', '#@$#.#', '#    #', '#    #', '######']);
+    const box = walled.boxes;
+    const fromAbove: Placement = { player: { row: 1, col: 2 }, boxes: box };
+    const fromBelow: Placement = { player: { row: 3, col: 2 }, boxes: box };
+    const fromLeft: Placement = { player: { row: 2, col: 1 }, boxes: box };
+    it('pushDistances: fewest pushes to a goal, -1 on dead squares and walls', () => {
+      const d = pushDistances(walled);
+      const at = (r: number, c: number): number => d[r * 6 + c]!;
+      assert.equal(at(2, 4), 0);
+      assert.equal(at(3, 4), 1); // pushed up, the player at (4,4)
+      assert.equal(at(3, 2), 3); // R, R, U
+      assert.equal(at(2, 2), 4); // D first
+      assert.equal(at(1, 2), -1); // along the top wall
+      assert.equal(at(1, 1), -1); // a corner
+      assert.equal(at(2, 3), -1); // the wall itself
+      assert.equal(pushDistances(walled), d, 'computed once per board');
+    });
+    it("manhattan (the paper's): the useful push scores like the push onto a dead square, and below bumping the wall", () => {
+      close(runMoves(walled, fromAbove, ['D'], 'shaped').reward, -0.107); // -0.01 + 0.1*(0.99*(-3) + 2)
+      close(runMoves(walled, fromBelow, ['U'], 'shaped').reward, -0.107); // onto (1,2), dead: the same
+      close(runMoves(walled, fromLeft, ['R'], 'shaped').reward, -0.048); // into the wall: -0.05 + 0.1*(0.99*(-2) + 2)
+    });
+    it('push: the useful push earns, bumping costs a little, the push onto a dead square costs the most', () => {
+      close(runMoves(walled, fromAbove, ['D'], 'shaped', 'push').reward, 0.093); // -0.01 + 0.1*(0.99*(-3) + 4)
+      close(runMoves(walled, fromLeft, ['R'], 'shaped', 'push').reward, -0.046); // -0.05 + 0.1*(0.99*(-4) + 4)
+      close(runMoves(walled, fromBelow, ['U'], 'shaped', 'push').reward, -3.174); // dead = 36 cells: -0.01 + 0.1*(0.99*(-36) + 4)
+      // Pushes of the oracle's solution all earn with push (with manhattan its first push is a loss).
+      const sol = solve(walled, fromLeft, 100_000);
+      assert.equal(sol.status, 'solved');
+      const moves = (sol as { moves: Direction[] }).moves;
+      const run = runMoves(walled, fromLeft, moves, 'shaped', 'push');
+      assert.equal(run.solved, true);
+      let at = fromLeft;
+      moves.forEach((dir, i) => {
+        const o = applyMove(walled, at, dir);
+        if (o.pushed) assert.ok(run.perMove[i]! > 0, `push ${i} (${dir}) earns: ${run.perMove.join(' ')}`);
+        at = o.placement;
+      });
+      const firstPush = moves.findIndex((_, i) => runMoves(walled, fromLeft, moves.slice(0, i + 1), 'sparse').pushes === 1);
+      assert.ok(runMoves(walled, fromLeft, moves, 'shaped').perMove[firstPush]! < 0);
+    });
+    it('the environment passes it to the executed and the proposal rewards; a bad value names the key', () => {
+      const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
+      const env = new SokobanEnvironment({ potential: 'push' });
+      const prop = env.step(env.reset(walled), 'proposer', act(['U', 'R', 'D']));
+      close(prop.signals.proposal_reward as number, 0.081); // two walks, -0.01 + 0.1*(0.99*(-4) + 4) = -0.006 each, then the push D, 0.093
+      close(env.step(prop.state, 'executor', act(['R'])).signals.executed_reward as number, -0.046);
+      assert.throws(() => new SokobanEnvironment({ potential: 'path' }), /environment\.config\.potential must be "manhattan" or "push", got "path"/);
+    });
   });
 
   it('detects boxes in non-goal corners only', () => {
