@@ -15,9 +15,9 @@ export type SokobanObservationKind = 'full' | 'compact';
  * The shaping potential φ of the shaped reward: `manhattan` (φ = −Σ over boxes of the Manhattan distance to the
  * nearest goal; the paper's, the default) or `push` (φ = −Σ over boxes of the fewest pushes that bring the box onto a
  * goal, walls counted; a box on a dead square, from which no push sequence reaches a goal, counts as many pushes as
- * the board has cells). With `manhattan`, pushing a box along a wall that has no goal, or into a dead end next to the
- * goal, earns as much as a useful push, and a push that goes around a wall toward the goal is punished; `push` scores
- * each push by how much closer it really brings the box.
+ * the board has cells). With `manhattan`, a push onto a dead square can score as much as a useful push, and the first
+ * push of a detour around a wall toward the goal is punished; `push` scores each push by how much closer it really
+ * brings the box.
  */
 export type SokobanPotential = 'manhattan' | 'push';
 
