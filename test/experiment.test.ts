@@ -104,6 +104,15 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     assert.doesNotMatch(reused.stderr, /: start →/);
     assert.match(reused.stdout, /paper-table: 3 runs \(0 failed, 3 reused\)/);
     assert.match(readFileSync(join(other, 'table.md'), 'utf8'), /Reused \(not run again.*\): 3 runs, marked \* below/);
+
+    // --report-only with a second seed planned: its runs are "not run yet", not failures, and the exit status is 0
+    const soFar = await troupeInProcess(['experiment', 'paper-table', '--games', 'plan-path', '--spec', `plan-path=${spec}`, '--arms', 'swap', '--seeds', '2', '--episodes', '2',
+      '--reuse', join(out, 'results.json'), '--out', other, '--report-only']);
+    assert.equal(soFar.code, 0, soFar.stderr);
+    assert.match(soFar.stdout, /paper-table: 6 runs \(0 failed, 3 not run yet, 3 reused\)/);
+    assert.match(soFar.stdout, /mas-prompt\s+\d+\.\d ± – \(1 not run yet\)/);
+    assert.doesNotMatch(soFar.stdout, /^\s+failed:/m);
+    assert.match(readFileSync(join(other, 'table.md'), 'utf8'), /\| plan-path \| swap \| 1 \| L3 \| mas-atgrpo-per-role \| not run yet \|/);
   });
 
   it('SIGTERM to the runner stops its running child and exits 143; the run is recorded as interrupted', async () => {

@@ -681,7 +681,13 @@ describe('experiment: the runner (a fake troupe CLI)', function () {
     assert.match(by('mas-atgrpo-per-role', 0).error!, /^not run: the mas-prompt run it starts from/);
     for (const arm of base.arms) assert.equal(by(arm, 1).error, NOT_RUN_YET);
     const cells = tableCells(runs, { games: ['plan-path'], arms: base.arms, seeds: 2 });
-    assert.deepEqual(cells.map((c) => [c.arm, c.n, c.failed]), [['single', 1, 1], ['mas-prompt', 0, 2], ['mas-atgrpo-per-role', 0, 2]]);
+    assert.deepEqual(cells.map((c) => [c.arm, c.n, c.failed, c.notRun]), [['single', 1, 0, 1], ['mas-prompt', 0, 1, 1], ['mas-atgrpo-per-role', 0, 1, 1]]);
+    assert.deepEqual(cells.slice(1).map(formatCell), ['failed (1), not run yet (1)', 'failed (1), not run yet (1)']);
+    assert.match(formatCell(cells[0]!), / ± – \(1 not run yet\)$/);
+    const md = formatTable(runs, { games: ['plan-path'], arms: base.arms, seeds: 2 });
+    assert.match(md, /\| plan-path \| single \| 1 \| L0 \| own warm start \| not run yet \|/);
+    assert.match(md, /\| plan-path \| mas-prompt \| 0 \| L3 \| own warm start \| failed: troupe train exited with 1: \|/);
+    assert.match(md, /\| plan-path \| mas-atgrpo-per-role \| 1 \| L3 \| mas-prompt step-0 \| not run yet \| – \| – \| – \| – \| 0 \|/);
   });
 
   it('one runner per experiment folder: a folder another running runner holds is refused before any run starts', async () => {
@@ -786,6 +792,9 @@ describe('experiment: the table', () => {
     assert.equal(formatCell({ mean: 0.26, n: 1, failed: 0 }), '26.0 ± –');
     assert.equal(formatCell({ mean: 0.5, std: 0, n: 2, failed: 1 }), '50.0 ± 0.0 (1 failed)');
     assert.equal(formatCell({ n: 0, failed: 2 }), 'failed (2)');
+    assert.equal(formatCell({ n: 0, failed: 0, notRun: 2 }), 'not run yet (2)');
+    assert.equal(formatCell({ n: 0, failed: 1, notRun: 1 }), 'failed (1), not run yet (1)');
+    assert.equal(formatCell({ mean: 0.5, n: 1, failed: 1, notRun: 1 }), '50.0 ± – (1 failed, 1 not run yet)');
   });
 
   it('formats rows = arms, columns = games, samples and seeds, and a per-run table', () => {

@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
 import {
-  ARM_NAMES, ARMS, collectResults, ExperimentError, ExperimentInterrupted, NOT_RUN_YET, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
+  ARM_NAMES, ARMS, collectResults, ExperimentError, ExperimentInterrupted, notRunYet, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
   type ArmName, type ExperimentEvent, type GameInput, type RunResult,
 } from '@troupe/kernel/experiment';
 import { CliError, finiteNumber, positiveInt, printJson, UsageError } from '../errors.js';
@@ -228,17 +228,19 @@ export function register(program: Command): void {
       }));
       const report = writeExperimentReport(out, result.runs, { ...settings, budgets, specs: Object.fromEntries(games.map((g) => [g.name, g.spec.file])) });
       const plots = await renderChartsTo(join(out, 'plots'), report.charts);
-      const failed = result.runs.filter((r) => r.status !== 'ok');
+      const failed = result.runs.filter((r) => r.status !== 'ok' && !notRunYet(r));
+      const notRun = result.runs.filter(notRunYet);
       if (opts.json) {
         printJson({
           out, arms, arms_added: added.map((a) => ({ arm: a, needed_by: neededBy(a) })), table: report.table, results: report.results, plots: plots.rendered ? plots.files : report.chartSpecs, plots_rendered: plots.rendered,
-          runs: result.runs.length, reused: result.runs.filter((r) => r.reusedFrom !== undefined).length, failed: failed.map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, dir: join(out, r.dir), error: r.error })),
-          cells: tableCells(result.runs, { ...settings, budgets }).map((c) => ({ game: c.game, arm: c.arm, mean: c.mean ?? null, std: c.std ?? null, seeds: c.n, failed: c.failed, samples: c.samples, values: c.values })),
+          runs: result.runs.length, reused: result.runs.filter((r) => r.reusedFrom !== undefined).length,
+          not_run_yet: notRun.map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, dir: join(out, r.dir) })), failed: failed.map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, dir: join(out, r.dir), error: r.error })),
+          cells: tableCells(result.runs, { ...settings, budgets }).map((c) => ({ game: c.game, arm: c.arm, mean: c.mean ?? null, std: c.std ?? null, seeds: c.n, failed: c.failed, not_run_yet: c.notRun, samples: c.samples, values: c.values })),
         });
       } else {
         const w = (s: string): void => void process.stdout.write(`${s}\n`);
         const reused = result.runs.filter((r) => r.reusedFrom !== undefined).length;
-        w(`paper-table: ${result.runs.length} runs (${failed.length} failed${reused ? `, ${reused} reused` : ''}) → ${out}`);
+        w(`paper-table: ${result.runs.length} runs (${failed.length} failed${notRun.length ? `, ${notRun.length} not run yet` : ''}${reused ? `, ${reused} reused` : ''}) → ${out}`);
         const cells = tableCells(result.runs, { ...settings, budgets });
         const width = Math.max(...arms.map((a) => a.length));
         w(`  ${''.padEnd(width)}  ${gameNames.map((g) => g.padEnd(16)).join('')}`);
@@ -248,6 +250,6 @@ export function register(program: Command): void {
         w(`  plots             ${join(out, 'plots')}${plots.rendered ? '' : ` (not rendered: ${plots.reason})`}`);
         for (const r of failed) w(`  failed: ${r.game} ${r.arm} seed ${r.seed} (${relative(process.cwd(), join(out, r.dir))}/failure.json, troupe.log)`);
       }
-      if (failed.some((r) => r.error !== NOT_RUN_YET)) process.exitCode = 1;
+      if (failed.length > 0) process.exitCode = 1;
     });
 }

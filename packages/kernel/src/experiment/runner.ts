@@ -41,6 +41,7 @@ import { stringify } from 'yaml';
 import type { TeamSpec } from '../team/types.js';
 import { generatedSamples, readMetrics } from '../trainer/report.js';
 import { lockFolder } from '../util/folder-lock.js';
+import { NOT_RUN_YET } from './table.js';
 import { ARMS, dependencyVerb, deriveArm, deriveSwapSpec, ExperimentError, type ArmLevel, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
 
 /** One game of the experiment: a label and its base (per-role) team spec. */
@@ -426,8 +427,6 @@ function asReused(earlier: RunResult, file: string): RunResult {
   return { ...earlier, reusedFrom: earlier.reusedFrom ?? file };
 }
 
-/** The error of a planned run that {@link collectResults} found neither finished nor failed. */
-export const NOT_RUN_YET = 'not run yet (the table of the runs finished so far, --report-only)';
 
 /**
  * The results of the plan as they stand, running nothing and writing nothing: each run's result.json (or the run

@@ -10,6 +10,12 @@ import type { ReportChart } from '../trainer/report.js';
 import { ARMS, type ArmName } from './arms.js';
 import type { RunResult } from './runner.js';
 
+/** The error of a planned run that `collectResults` (`--report-only`) found neither finished nor failed. */
+export const NOT_RUN_YET = 'not run yet (the table of the runs finished so far, --report-only)';
+
+/** Whether a run's result is only the placeholder of one not run yet. */
+export const notRunYet = (r: Pick<RunResult, 'status' | 'error'>): boolean => r.status !== 'ok' && r.error === NOT_RUN_YET;
+
 /** One cell of the table: a (game, arm) pair over its seeds. */
 export interface TableCell {
   /** Game. */
@@ -18,8 +24,10 @@ export interface TableCell {
   readonly arm: ArmName;
   /** Seeds with a result. */
   readonly n: number;
-  /** Seeds that failed. */
+  /** Seeds that failed (a run that has not run yet, under `--report-only`, is counted in {@link notRun} instead). */
   readonly failed: number;
+  /** Seeds not run yet (`--report-only` on an experiment still running or stopped before them). */
+  readonly notRun: number;
   /** Mean success rate (0–1) over the seeds with a result; undefined when none. */
   readonly mean?: number;
   /** Sample standard deviation (n − 1) of the success rate; undefined for fewer than 2 seeds. */
@@ -62,8 +70,9 @@ export function tableCells(runs: readonly RunResult[], settings: TableSettings):
       const ok = mine.filter((r) => r.status === 'ok' && r.eval);
       const values = ok.map((r) => r.eval!.successRate);
       const samples = ok.length ? ok.reduce((a, r) => a + r.samples.generated, 0) / ok.length : 0;
+      const notRun = mine.filter(notRunYet).length;
       cells.push({
-        game, arm, n: ok.length, failed: mine.length - ok.length, ...meanStd(values), values, samples,
+        game, arm, n: ok.length, failed: mine.length - ok.length - notRun, notRun, ...meanStd(values), values, samples,
         episodes: ok.reduce((a, r) => Math.max(a, r.eval!.episodes), 0),
       });
     }
@@ -74,11 +83,19 @@ export function tableCells(runs: readonly RunResult[], settings: TableSettings):
 const pct = (x: number): string => (100 * x).toFixed(1);
 const int = (x: number): string => Math.round(x).toLocaleString('en-US');
 
-/** `mean ± std` in percent (`–` for the std of one seed), `failed` when no seed has a result. */
-export function formatCell(cell: Pick<TableCell, 'mean' | 'std' | 'n' | 'failed'>): string {
-  if (cell.mean === undefined) return cell.failed > 0 ? `failed (${cell.failed})` : '–';
+/**
+ * `mean ± std` in percent (`–` for the std of one seed), followed by how many seeds failed or have not run yet;
+ * `failed (n)` / `not run yet (n)` when no seed has a result.
+ */
+export function formatCell(cell: Pick<TableCell, 'mean' | 'std' | 'n' | 'failed'> & { readonly notRun?: number }): string {
+  const notRun = cell.notRun ?? 0;
+  if (cell.mean === undefined) {
+    const parts = [...(cell.failed > 0 ? [`failed (${cell.failed})`] : []), ...(notRun > 0 ? [`not run yet (${notRun})`] : [])];
+    return parts.join(', ') || '–';
+  }
   const s = `${pct(cell.mean)} ± ${cell.std === undefined ? '–' : pct(cell.std)}`;
-  return cell.failed > 0 ? `${s} (${cell.failed} failed)` : s;
+  const parts = [...(cell.failed > 0 ? [`${cell.failed} failed`] : []), ...(notRun > 0 ? [`${notRun} not run yet`] : [])];
+  return parts.length ? `${s} (${parts.join(', ')})` : s;
 }
 
 /**
@@ -140,9 +157,9 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
     for (const game of settings.games) {
       for (const r of runs.filter((x) => x.game === game && x.arm === arm).sort((a, b) => a.seed - b.seed)) {
         const e = r.eval;
-        const success = r.status !== 'ok' || !e ? `failed: ${(r.error ?? '').split('\n')[0]!.slice(0, 120).replaceAll('|', '\\|')}` : `${e.successes}/${e.episodes} = ${pct(e.successRate)}% (${pct(e.ci95[0])}–${pct(e.ci95[1])})`;
+        const success = notRunYet(r) ? 'not run yet' : r.status !== 'ok' || !e ? `failed: ${(r.error ?? '').split('\n')[0]!.slice(0, 120).replaceAll('|', '\\|')}` : `${e.successes}/${e.episodes} = ${pct(e.successRate)}% (${pct(e.ci95[0])}–${pct(e.ci95[1])})`;
         const s = r.samples;
-        const rl = ARMS[r.arm].rl;
+        const rl = ARMS[r.arm].rl && !notRunYet(r);
         lines.push(`| ${game} | ${arm} | ${r.seed}${r.reusedFrom !== undefined ? '*' : ''} | ${r.level} | ${startsFrom(r)} | ${success} | ${rl ? int(s.generated) : '–'} | ${rl ? int(s.trained) : '–'} | ${rl ? `${s.steps} (${s.plannedSteps})` : '–'} | ${rl ? `${s.batchSize} × ${s.branches}` : '–'} | ${r.seconds.toFixed(0)} |`);
       }
     }
