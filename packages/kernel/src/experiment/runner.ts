@@ -427,7 +427,6 @@ function asReused(earlier: RunResult, file: string): RunResult {
   return { ...earlier, reusedFrom: earlier.reusedFrom ?? file };
 }
 
-
 /**
  * The results of the plan as they stand, running nothing and writing nothing: each run's result.json (or the run
  * `options.reuse` holds), else its failure.json, else a failed result `not run yet`. For the table of a long

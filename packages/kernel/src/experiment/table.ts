@@ -88,14 +88,10 @@ const int = (x: number): string => Math.round(x).toLocaleString('en-US');
  * `failed (n)` / `not run yet (n)` when no seed has a result.
  */
 export function formatCell(cell: Pick<TableCell, 'mean' | 'std' | 'n' | 'failed'> & { readonly notRun?: number }): string {
-  const notRun = cell.notRun ?? 0;
-  if (cell.mean === undefined) {
-    const parts = [...(cell.failed > 0 ? [`failed (${cell.failed})`] : []), ...(notRun > 0 ? [`not run yet (${notRun})`] : [])];
-    return parts.join(', ') || '–';
-  }
+  const counts = ([[cell.failed, 'failed'], [cell.notRun ?? 0, 'not run yet']] as const).filter(([n]) => n > 0);
+  if (cell.mean === undefined) return counts.map(([n, what]) => `${what} (${n})`).join(', ') || '–';
   const s = `${pct(cell.mean)} ± ${cell.std === undefined ? '–' : pct(cell.std)}`;
-  const parts = [...(cell.failed > 0 ? [`${cell.failed} failed`] : []), ...(notRun > 0 ? [`${notRun} not run yet`] : [])];
-  return parts.length ? `${s} (${parts.join(', ')})` : s;
+  return counts.length ? `${s} (${counts.map(([n, what]) => `${n} ${what}`).join(', ')})` : s;
 }
 
 /**
