@@ -59,6 +59,35 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     assert.equal(solved.size, report.successes, 'the trace shows the reported successes');
   });
 
+  it('eval --baseline plays the same episodes with the baseline first and pairs them: gained, lost, exact McNemar p', async () => {
+    type Report = { successes: number; success_rate: number; checkpoint: string; baseline: { checkpoint: string; successes: number; success_rate: number }; comparison: { episodes: number; delta: number; gained: number; lost: number; p_value: number } };
+    const warm = join(out, 'checkpoints', 'step-0');
+    const r = await troupe(['eval', spec, '--checkpoint', out, '--baseline', warm, '-n', '6', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const report = json(r) as Report;
+    // each side equals its own evaluation of the same 6 episodes
+    const alone = json(await troupe(['eval', spec, '--checkpoint', warm, '-n', '6', '--json'])) as Report;
+    assert.equal(report.baseline.checkpoint, warm);
+    assert.equal(report.baseline.successes, alone.successes);
+    const after = json(await troupe(['eval', spec, '--checkpoint', out, '-n', '6', '--json'])) as Report;
+    assert.equal(report.successes, after.successes);
+    const c = report.comparison;
+    assert.equal(c.episodes, 6);
+    assert.equal(c.gained - c.lost, report.successes - report.baseline.successes, JSON.stringify(c));
+    assert.ok(c.gained + c.lost <= 6 && c.p_value > 0 && c.p_value <= 1, JSON.stringify(c));
+    // against itself no episode differs
+    const self = json(await troupe(['eval', spec, '--checkpoint', warm, '--baseline', warm, '-n', '6', '--json'])) as Report;
+    assert.deepEqual([self.comparison.gained, self.comparison.lost, self.comparison.p_value, self.successes], [0, 0, 1, alone.successes]);
+    const text = await troupe(['eval', spec, '--checkpoint', warm, '--baseline', warm, '-n', '2']);
+    assert.match(text.stdout, /paired\s+\d → \d of 2 \(\+0 \/ −0\), exact McNemar p = 1\.0/);
+    const lone = await troupe(['eval', spec, '--baseline', warm, '-n', '2']);
+    assert.equal(lone.code, 2, lone.stderr);
+    assert.match(lone.stderr, /--baseline needs --checkpoint/);
+    const missing = await troupe(['eval', spec, '--checkpoint', out, '--baseline', join(out, 'no-such'), '-n', '2']);
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /--baseline .*no-such: no such folder/);
+  });
+
   it('eval without SPEC plays the team the run was trained from; a checkpoint of another team that does not record its spec is refused', async () => {
     const last = join(out, 'checkpoints', readdirSync(join(out, 'checkpoints')).filter((d) => /^step-\d+$/.test(d)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))).at(-1)!);
     const state = JSON.parse(readFileSync(join(last, 'trainer-state.json'), 'utf8')) as { run: { name: string; spec?: string } };

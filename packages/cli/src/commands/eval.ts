@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadTeamSpec, SPLITS, TraceWriter, type Split, type TeamSpec } from '@troupe/kernel';
+import type { EvaluateOptions, EvaluationResult } from '@troupe/kernel/model';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
 import { loadSpecOrDefault } from './train.js';
 
@@ -14,16 +15,17 @@ interface EvalOptions {
   concurrency: number;
   json?: boolean;
   trace?: string;
+  baseline?: string;
 }
 
 /** A checkpoint folder: `.../checkpoints/step-N`, or a run folder (its newest checkpoint). */
-async function resolveCheckpoint(dir: string): Promise<string> {
+async function resolveCheckpoint(dir: string, flag = '--checkpoint'): Promise<string> {
   const abs = resolve(dir);
-  if (!existsSync(abs)) throw new UsageError(`--checkpoint ${dir}: no such folder`);
+  if (!existsSync(abs)) throw new UsageError(`${flag} ${dir}: no such folder`);
   if (existsSync(join(abs, 'trainer-state.json'))) return abs;
   const { listCheckpoints } = await import('@troupe/kernel/model');
   const steps = await listCheckpoints(abs);
-  if (steps.length === 0) throw new CliError(`--checkpoint ${dir}: neither a step checkpoint (no trainer-state.json) nor a run folder with checkpoints/step-N`);
+  if (steps.length === 0) throw new CliError(`${flag} ${dir}: neither a step checkpoint (no trainer-state.json) nor a run folder with checkpoints/step-N`);
   return join(abs, 'checkpoints', `step-${steps.at(-1)}`);
 }
 
@@ -57,7 +59,8 @@ async function evaluationSpec(file: string | undefined, checkpoint: string | und
 
 /**
  * `troupe eval SPEC`: independent rollouts (K = 1) with fixed decoding on a held-out split; success rate with a 95%
- * Wilson interval and per-seat rewards. `--checkpoint` loads trained weights (a step folder or a run folder).
+ * Wilson interval and per-seat rewards. `--checkpoint` loads trained weights (a step folder or a run folder);
+ * `--baseline` plays the same episodes with other weights first and compares the two episode by episode.
  */
 export function register(program: Command): void {
   program
@@ -71,32 +74,48 @@ export function register(program: Command): void {
     .option('--decoding <mode>', 'greedy (temperature 0) or spec (each seat\'s sampling)', 'greedy')
     .option('--concurrency <n>', 'episodes at once', positiveInt('--concurrency'), 4)
     .option('--trace <file>', 'write the episodes as a JSONL trace, one record per agent turn (prompt, completion, action, reward)')
+    .option('--baseline <dir>', 'also play the same episodes with these weights first (e.g. RUN/checkpoints/step-0, the warm start) and compare episode by episode: gained, lost, exact McNemar p')
     .option('--json', 'print one JSON document')
     .action(async (file: string | undefined, opts: EvalOptions) => {
       if (!(SPLITS as readonly string[]).includes(opts.split)) throw new UsageError(`--split must be one of ${SPLITS.join(', ')}, got "${opts.split}"`);
       if (opts.decoding !== 'greedy' && opts.decoding !== 'spec') throw new UsageError(`--decoding must be greedy or spec, got "${opts.decoding}"`);
+      if (opts.baseline !== undefined && opts.checkpoint === undefined) throw new UsageError('--baseline needs --checkpoint: the weights compared with the baseline (e.g. --checkpoint RUN --baseline RUN/checkpoints/step-0)');
       const checkpoint = opts.checkpoint ? await resolveCheckpoint(opts.checkpoint) : undefined;
+      const baseline = opts.baseline ? await resolveCheckpoint(opts.baseline, '--baseline') : undefined;
       const spec = await evaluationSpec(file, checkpoint, opts.checkpoint);
-      const { composeTrainableTeam, evaluateTeam, policyHandles, resolveTrainerConfig, restoreWeights } = await import('@troupe/kernel/model');
+      const { composeTrainableTeam, evaluateTeam, pairedComparison, policyHandles, resolveTrainerConfig, restoreWeights } = await import('@troupe/kernel/model');
       const config = resolveTrainerConfig(spec);
       const team = await composeTrainableTeam(spec);
       let trace: TraceWriter | undefined;
       try {
-        if (checkpoint) await restoreWeights(checkpoint, policyHandles(spec, team.policies, team.seats.map((s) => s.name), config));
+        const handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), config);
         const episodes = opts.episodes ?? spec.evaluation.episodes;
         const seed = opts.seed ?? spec.seed;
+        const play = (onEvent?: EvaluateOptions['onEvent']): Promise<EvaluationResult> => evaluateTeam(team, {
+          split: opts.split as Split, episodes, seed, concurrency: opts.concurrency, decoding: opts.decoding as 'greedy' | 'spec', grammar: config.constrainedDecoding,
+          ...(onEvent ? { onEvent } : {}),
+        });
+        // the baseline first (untraced), then the checkpoint's weights on the same episodes
+        let before: EvaluationResult | undefined;
+        if (baseline) {
+          await restoreWeights(baseline, handles);
+          before = await play();
+        }
+        if (checkpoint) await restoreWeights(checkpoint, handles);
         trace = opts.trace ? new TraceWriter(opts.trace) : undefined;
         const writer = trace;
-        const r = await evaluateTeam(team, {
-          split: opts.split as Split, episodes, seed, concurrency: opts.concurrency, decoding: opts.decoding as 'greedy' | 'spec', grammar: config.constrainedDecoding,
-          ...(writer ? { onEvent: (e) => writer.next(e) } : {}),
-        });
+        const r = await play(writer ? (e) => writer.next(e) : undefined);
         await trace?.close();
+        const paired = before ? pairedComparison(before.outcomes, r.outcomes) : undefined;
         const report = {
           spec: spec.file, checkpoint: checkpoint ?? null, environment: team.environment.id, split: r.split, seed, decoding: opts.decoding,
           episodes: r.episodes, successes: r.successes, success_rate: r.successRate, ci95: r.ci95,
           mean_reward: r.meanReward, parse_failure_rate: r.parseFailureRate, mean_turns: r.meanTurns, seconds: r.seconds,
           ...(trace ? { trace: opts.trace, trace_records: trace.records } : {}),
+          ...(before && paired ? {
+            baseline: { checkpoint: baseline, successes: before.successes, success_rate: before.successRate, ci95: before.ci95, mean_reward: before.meanReward, parse_failure_rate: before.parseFailureRate, mean_turns: before.meanTurns, seconds: before.seconds },
+            comparison: { episodes: paired.episodes, delta: paired.delta, gained: paired.gained, lost: paired.lost, p_value: paired.pValue },
+          } : {}),
         };
         if (opts.json) printJson(report);
         else {
@@ -105,6 +124,10 @@ export function register(program: Command): void {
           out.write(`  success rate      ${r.successRate.toFixed(3)}  (95% Wilson CI ${r.ci95[0].toFixed(3)}–${r.ci95[1].toFixed(3)})\n`);
           for (const [seat, v] of Object.entries(r.meanReward)) out.write(`  ${`reward/${seat}`.padEnd(18)}${v.toFixed(4)}  (parse failures ${((r.parseFailureRate[seat] ?? 0) * 100).toFixed(1)}%)\n`);
           if (trace) out.write(`  trace             ${opts.trace} (${trace.records} records)\n`);
+          if (before && paired) {
+            out.write(`  baseline          ${before.successRate.toFixed(3)}  (95% Wilson CI ${before.ci95[0].toFixed(3)}–${before.ci95[1].toFixed(3)}) @ ${baseline}\n`);
+            out.write(`  paired            ${before.successes} → ${r.successes} of ${paired.episodes} (+${paired.gained} / −${paired.lost}), exact McNemar p = ${paired.pValue.toPrecision(2)}\n`);
+          }
         }
       } finally {
         await trace?.close().catch(() => undefined);
