@@ -79,7 +79,7 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     const self = json(await troupe(['eval', spec, '--checkpoint', warm, '--baseline', warm, '-n', '6', '--json'])) as Report;
     assert.deepEqual([self.comparison.gained, self.comparison.lost, self.comparison.p_value, self.successes], [0, 0, 1, alone.successes]);
     const text = await troupe(['eval', spec, '--checkpoint', warm, '--baseline', warm, '-n', '2']);
-    assert.match(text.stdout, /paired\s+\d → \d of 2 \(\+0 \/ −0\), exact McNemar p = 1\.0/);
+    assert.match(text.stdout, /paired\s+(\d) → \1 of 2 \(\+0 \/ −0\), exact McNemar p = 1\.0/);
     const lone = await troupe(['eval', spec, '--baseline', warm, '-n', '2']);
     assert.equal(lone.code, 2, lone.stderr);
     assert.match(lone.stderr, /--baseline needs --checkpoint/);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { exactMcNemar, pairedComparison } from '../src/trainer/compare.js';
+import { exactMcNemar, formatPairedComparison, pairedComparison } from '../src/trainer/compare.js';
 
 describe('trainer: paired comparison of two evaluations', () => {
   it('counts the episodes each model solves alone and the rates of both', () => {
@@ -12,6 +12,10 @@ describe('trainer: paired comparison of two evaluations', () => {
     assert.equal(c.before, 3 / 6);
     assert.equal(c.after, 4 / 6);
     assert.ok(Math.abs(c.delta - 1 / 6) < 1e-12);
+    assert.equal(formatPairedComparison(c), '3 → 4 of 6 (+2 / −1), exact McNemar p = 1.0');
+    // counts come back whole from the rates of a long evaluation (48 / 300 is not exact in binary)
+    const long = pairedComparison([...Array(300)].map((_, i) => i < 48), [...Array(300)].map((_, i) => i >= 29 && i < 115));
+    assert.equal(formatPairedComparison(long), `48 → 86 of 300 (+67 / −29), exact McNemar p = ${exactMcNemar(67, 29).toPrecision(2)}`);
   });
 
   it('exact McNemar: two-sided binomial tail of the discordant pairs at 1/2', () => {

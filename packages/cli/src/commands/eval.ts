@@ -57,6 +57,19 @@ async function evaluationSpec(file: string | undefined, checkpoint: string | und
   return spec;
 }
 
+/** An evaluation's figures as `--json` reports them (for the checkpoint and for the `--baseline`). */
+function summary(r: EvaluationResult) {
+  return {
+    successes: r.successes, success_rate: r.successRate, ci95: r.ci95, mean_reward: r.meanReward,
+    parse_failure_rate: r.parseFailureRate, mean_turns: r.meanTurns, seconds: r.seconds,
+  };
+}
+
+/** `0.287  (95% Wilson CI 0.238–0.340)`. */
+function rateWithCi(r: EvaluationResult): string {
+  return `${r.successRate.toFixed(3)}  (95% Wilson CI ${r.ci95[0].toFixed(3)}–${r.ci95[1].toFixed(3)})`;
+}
+
 /**
  * `troupe eval SPEC`: independent rollouts (K = 1) with fixed decoding on a held-out split; success rate with a 95%
  * Wilson interval and per-seat rewards. `--checkpoint` loads trained weights (a step folder or a run folder);
@@ -83,7 +96,7 @@ export function register(program: Command): void {
       const checkpoint = opts.checkpoint ? await resolveCheckpoint(opts.checkpoint) : undefined;
       const baseline = opts.baseline ? await resolveCheckpoint(opts.baseline, '--baseline') : undefined;
       const spec = await evaluationSpec(file, checkpoint, opts.checkpoint);
-      const { composeTrainableTeam, evaluateTeam, pairedComparison, policyHandles, resolveTrainerConfig, restoreWeights } = await import('@troupe/kernel/model');
+      const { composeTrainableTeam, evaluateTeam, formatPairedComparison, pairedComparison, policyHandles, resolveTrainerConfig, restoreWeights } = await import('@troupe/kernel/model');
       const config = resolveTrainerConfig(spec);
       const team = await composeTrainableTeam(spec);
       let trace: TraceWriter | undefined;
@@ -106,27 +119,26 @@ export function register(program: Command): void {
         const writer = trace;
         const r = await play(writer ? (e) => writer.next(e) : undefined);
         await trace?.close();
-        const paired = before ? pairedComparison(before.outcomes, r.outcomes) : undefined;
+        const compared = before ? { before, paired: pairedComparison(before.outcomes, r.outcomes) } : undefined;
         const report = {
           spec: spec.file, checkpoint: checkpoint ?? null, environment: team.environment.id, split: r.split, seed, decoding: opts.decoding,
-          episodes: r.episodes, successes: r.successes, success_rate: r.successRate, ci95: r.ci95,
-          mean_reward: r.meanReward, parse_failure_rate: r.parseFailureRate, mean_turns: r.meanTurns, seconds: r.seconds,
+          episodes: r.episodes, ...summary(r),
           ...(trace ? { trace: opts.trace, trace_records: trace.records } : {}),
-          ...(before && paired ? {
-            baseline: { checkpoint: baseline, successes: before.successes, success_rate: before.successRate, ci95: before.ci95, mean_reward: before.meanReward, parse_failure_rate: before.parseFailureRate, mean_turns: before.meanTurns, seconds: before.seconds },
-            comparison: { episodes: paired.episodes, delta: paired.delta, gained: paired.gained, lost: paired.lost, p_value: paired.pValue },
+          ...(compared ? {
+            baseline: { checkpoint: baseline, ...summary(compared.before) },
+            comparison: (({ episodes, delta, gained, lost, pValue }) => ({ episodes, delta, gained, lost, p_value: pValue }))(compared.paired),
           } : {}),
         };
         if (opts.json) printJson(report);
         else {
           const out = process.stdout;
           out.write(`${spec.name}${checkpoint ? ` @ ${checkpoint}` : ''}: ${r.episodes} episodes of ${team.environment.id} (${r.split} split, ${opts.decoding} decoding, K = 1)\n`);
-          out.write(`  success rate      ${r.successRate.toFixed(3)}  (95% Wilson CI ${r.ci95[0].toFixed(3)}–${r.ci95[1].toFixed(3)})\n`);
+          out.write(`  success rate      ${rateWithCi(r)}\n`);
           for (const [seat, v] of Object.entries(r.meanReward)) out.write(`  ${`reward/${seat}`.padEnd(18)}${v.toFixed(4)}  (parse failures ${((r.parseFailureRate[seat] ?? 0) * 100).toFixed(1)}%)\n`);
           if (trace) out.write(`  trace             ${opts.trace} (${trace.records} records)\n`);
-          if (before && paired) {
-            out.write(`  baseline          ${before.successRate.toFixed(3)}  (95% Wilson CI ${before.ci95[0].toFixed(3)}–${before.ci95[1].toFixed(3)}) @ ${baseline}\n`);
-            out.write(`  paired            ${before.successes} → ${r.successes} of ${paired.episodes} (+${paired.gained} / −${paired.lost}), exact McNemar p = ${paired.pValue.toPrecision(2)}\n`);
+          if (compared) {
+            out.write(`  baseline          ${rateWithCi(compared.before)} @ ${baseline}\n`);
+            out.write(`  paired            ${formatPairedComparison(compared.paired)}\n`);
           }
         }
       } finally {

@@ -42,7 +42,7 @@ export function register(program: Command): void {
       const spec = loadSpecOrDefault(file);
       const out = resolve(opts.out ?? join('runs', spec.name));
       const progress = new TrainProgress(opts.progress && !opts.json);
-      const { Trainer } = await import('@troupe/kernel/model');
+      const { formatPairedComparison, Trainer } = await import('@troupe/kernel/model');
       const trainer = await Trainer.create(spec, {
         outDir: out, ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
         ...(opts.sampleBudget !== undefined ? { sampleBudget: opts.sampleBudget } : {}), ...(opts.resume ? { resume: true } : {}),
@@ -62,8 +62,7 @@ export function register(program: Command): void {
             process.stdout.write(`  ${e.split} success ${e.successRate.toFixed(3)} (95% CI ${e.ci95[0].toFixed(3)}–${e.ci95[1].toFixed(3)}, ${e.episodes} episodes)\n`);
           }
           if (result.baseline) {
-            const c = result.baseline.comparison;
-            process.stdout.write(`  vs start of RL    ${c.before.toFixed(3)} → ${c.after.toFixed(3)} on the same episodes (+${c.gained} / −${c.lost}, McNemar p = ${c.pValue.toFixed(3)})\n`);
+            process.stdout.write(`  vs start of RL    ${formatPairedComparison(result.baseline.comparison)} (the same episodes)\n`);
           }
           process.stdout.write(`  report            ${join(out, 'report.md')}${plots.rendered ? '' : ` (plots not rendered: ${plots.reason})`}\n`);
         }

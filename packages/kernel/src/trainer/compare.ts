@@ -64,6 +64,12 @@ export function pairedComparison(before: readonly boolean[], after: readonly boo
   return { episodes: n, before: rate(b), after: rate(a), delta: rate(a) - rate(b), gained, lost, pValue: exactMcNemar(gained, lost) };
 }
 
+/** One line for a person: `48 → 86 of 300 (+67 / −29), exact McNemar p = 0.00013` (counts from the rates). */
+export function formatPairedComparison(c: PairedComparison): string {
+  const count = (rate: number): number => Math.round(rate * c.episodes);
+  return `${count(c.before)} → ${count(c.after)} of ${c.episodes} (+${c.gained} / −${c.lost}), exact McNemar p = ${c.pValue.toPrecision(2)}`;
+}
+
 /** The file of a run folder that keeps the baseline evaluation (the model RL started from). */
 export const BASELINE_FILE = 'baseline-eval.json';
 
