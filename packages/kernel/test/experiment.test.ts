@@ -122,6 +122,16 @@ describe('experiment: arms derived from a base team', function () {
     }
   });
 
+  it('frozen policies follow the policies: the single arms keep their seat\'s, the shared arm freezes `shared` when its source was frozen', () => {
+    const frozen = (freeze: string[], arm: (typeof ARM_NAMES)[number]) => deriveArm({ ...BASE, algorithm: { ...BASE.algorithm, freeze } }, arm, { seed: 0 }).spec.algorithm.freeze;
+    assert.deepEqual(frozen(['proposer'], 'single-grpo'), [], 'the proposer\'s policy is gone with its seat');
+    assert.deepEqual(frozen(['proposer', 'executor'], 'single-grpo'), ['executor']);
+    assert.deepEqual(frozen(['executor'], 'mas-atgrpo-shared'), ['shared'], 'the shared policy is the executor\'s');
+    assert.deepEqual(frozen(['proposer'], 'mas-atgrpo-shared'), []);
+    assert.deepEqual(frozen(['proposer'], 'mas-naive-grpo'), ['proposer']);
+    for (const arm of ARM_NAMES) resolveArm(deriveArm({ ...BASE, algorithm: { ...BASE.algorithm, freeze: ['proposer', 'executor'] } }, arm, { seed: 0 }).spec);
+  });
+
   it('per-seat warm-start noise and caps follow the seats: single arms keep their seat\'s entries; a number stays a number', () => {
     const warmStart = { demonstrations: 8, noise: { proposer: 0.05, executor: 0.3 }, maxSamples: { proposer: 4, executor: 8 } };
     const base: TeamSpec = { ...BASE, algorithm: { ...BASE.algorithm, warmStart } };

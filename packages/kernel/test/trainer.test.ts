@@ -380,6 +380,38 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     }
   });
 
+  it('algorithm.freeze: the frozen executor plays and is traced with its groups, but neither the warm start nor RL changes its weights', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 2, branches: 3, freeze: ['executor'], warmStart: { demonstrations: 4, epochs: 1, miniBatchSize: 4 } } });
+    const weights = (t: Trainer, policy: string) => {
+      const lm = t.handles.find((h) => h.name === policy)!.trainable!;
+      return lm.model.trainableVariables().map((v) => Array.from(v.dataSync()));
+    };
+    const out = outDir();
+    const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
+    try {
+      const before = { proposer: weights(trainer, 'proposer'), executor: weights(trainer, 'executor') };
+      await trainer.run();
+      assert.deepEqual(weights(trainer, 'executor'), before.executor, 'the executor\'s weights are exactly those it started with');
+      assert.notDeepEqual(weights(trainer, 'proposer'), before.proposer, 'the proposer learned');
+      const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
+      const groups = seatGroups(trace, 'executor');
+      assert.ok(groups.length > 0 && groups.every((g) => g.length === 3), 'its groups are played and traced');
+      const records = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl'));
+      const warm = records.find((r) => r.kind === 'warm-start')!;
+      assert.ok((warm['warmstart/proposer/samples'] as number) > 0);
+      assert.equal(warm['warmstart/executor/samples'], undefined, 'no demonstrations of its seat are trained');
+      for (const m of records.filter((r) => r.kind === 'train')) {
+        assert.equal(m['loss/executor/trained_samples'], undefined, `step ${m.step}: no RL update of it`);
+        assert.ok(m['loss/proposer/samples'] !== undefined);
+      }
+    } finally {
+      await trainer.dispose();
+    }
+    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: ['coder'] } }), /algorithm\.freeze\.0: no policy 'coder' in 'policies' \(the team's policies: proposer, executor\)/);
+    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: 'executor' } }), /algorithm\.freeze: must be array/);
+    assert.deepEqual(resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: undefined } }).freeze, [], 'default: none');
+  });
+
   it('algorithm.greedyBranch: branch 0 of each executor group is its greedy decision, scored with the group at the seat temperature', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role', temperatures: { executor: 0.5 }, algorithm: { steps: 1, branches: 3, greedyBranch: { executor: true }, zeroVarianceGroups: 'train' } });
     const { trainer, out } = await train(spec);

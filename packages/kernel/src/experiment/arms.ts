@@ -354,11 +354,17 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
       if (!Object.values(kept).some(Boolean)) delete spec.algorithm['selection'];
     }
   } else if (name === 'mas-atgrpo-shared') {
-    // One policy for every seat (L1): the single seat's policy config, named `shared`.
-    const source = spec.policies[spec.seats[singleSeat]!.policy]!;
+    // One policy for every seat (L1): the single seat's policy config, named `shared` (frozen when that one was).
+    const sourceName = spec.seats[singleSeat]!.policy;
+    const source = spec.policies[sourceName]!;
     spec.policies = { shared: source };
     for (const seat of Object.values(spec.seats)) seat.policy = 'shared';
+    const frozen = spec.algorithm['freeze'] as string[] | undefined;
+    if (frozen) spec.algorithm['freeze'] = frozen.includes(sourceName) ? ['shared'] : [];
   }
+  // A frozen policy the arm's team no longer has (the single agent's other seat) goes with it.
+  const frozen = spec.algorithm['freeze'] as string[] | undefined;
+  if (frozen) spec.algorithm['freeze'] = frozen.filter((p) => p in spec.policies);
 
   const seats = Object.keys(spec.seats).length;
   const T = maxTurnsOf(spec, where);

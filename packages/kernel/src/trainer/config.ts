@@ -93,6 +93,13 @@ export interface TrainerConfig {
    * its groups still compare K branches at every state. Needs `greedyBranch`.
    */
   readonly selection?: 'best' | 'greedy';
+  /**
+   * Policies whose weights this run never changes, by policy name: they play their seats (their samples are
+   * generated, scored, grouped and traced like any other), but the warm start and the RL updates skip them. A partner
+   * held fixed while the others learn (one loaded with `model:`, or a warm-started run resumed with it frozen).
+   * Default: none.
+   */
+  readonly freeze: readonly string[];
   /** B: instances per step. */
   readonly batchSize: number;
   /** Training steps. */
@@ -181,6 +188,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     seatBranches: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
     greedyBranch: { anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: { type: 'boolean' } }], default: false },
     selection: { enum: ['best', 'greedy'], default: 'best' },
+    freeze: { type: 'array', items: { type: 'string' }, uniqueItems: true, default: [] },
     batchSize: { type: 'integer', minimum: 1, default: 8 },
     steps: { type: 'integer', minimum: 0, default: 100 },
     concurrency: { type: 'integer', minimum: 1, default: 4 },
@@ -280,7 +288,7 @@ let validate: ReturnType<typeof compileSchema> | undefined;
  * Validates the spec's `algorithm` block and fills defaults. Throws {@link TrainerConfigError} listing every problem
  * with its key path (`algorithm.loss.aggregation: must be equal to one of the allowed values ...`).
  */
-export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> & Partial<Pick<TeamSpec, 'seats'>>, overrides: { steps?: number } = {}): TrainerConfig {
+export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> & Partial<Pick<TeamSpec, 'seats' | 'policies'>>, overrides: { steps?: number } = {}): TrainerConfig {
   validate ??= compileSchema(TRAINER_CONFIG_SCHEMA);
   const raw = JSON.parse(JSON.stringify(spec.algorithm ?? {})) as Record<string, unknown>;
   if (!validate(raw)) {
@@ -298,6 +306,9 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
   ];
   const unknown = seatMaps.flatMap(([key, map]) => Object.keys(map ?? {}).filter((seat) => spec.seats && !(seat in spec.seats)).map((seat) => `algorithm.${key}.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
   if (unknown.length > 0) throw new TrainerConfigError(spec.file, unknown);
+  const policies = spec.policies ? Object.keys(spec.policies) : undefined;
+  const unknownFrozen = out.freeze.flatMap((p, i) => (policies && !policies.includes(p) ? [`algorithm.freeze.${i}: no policy '${p}' in 'policies' (the team's policies: ${policies.join(', ')})`] : []));
+  if (unknownFrozen.length > 0) throw new TrainerConfigError(spec.file, unknownFrozen);
   if (out.seatBranches && Object.keys(out.seatBranches).length > 0 && out.name !== 'at-grpo') {
     throw new TrainerConfigError(spec.file, [`algorithm.seatBranches: per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`]);
   }

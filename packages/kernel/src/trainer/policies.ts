@@ -23,6 +23,8 @@ export interface PolicyHandle {
   readonly trainable: CausalLmPolicy | undefined;
   /** Seats mapped to it, in turn order: its samples come from these seats only. */
   readonly seats: readonly string[];
+  /** Whether the run leaves its weights as they are (`algorithm.freeze`): no warm start, no RL update. */
+  readonly frozen: boolean;
   /** Whether only LoRA adapters train (L2). */
   readonly lora: boolean;
   /** Largest `maxTokens` among its seats (the dr-grpo horizon). */
@@ -45,6 +47,7 @@ export function policyHandles(spec: TeamSpec, policies: ReadonlyMap<string, Poli
     const maxTokens = Math.max(1, ...seats.map((s) => spec.seats[s]!.sampling.maxTokens));
     out.push({
       name, policy, trainable, seats,
+      frozen: config.freeze.includes(name),
       lora: trainable ? trainable.model.lora.size > 0 : false,
       maxTokens,
       optimizer: undefined,

@@ -319,12 +319,12 @@ export class Trainer {
     this.emit({ type: 'eval', step: this.stepsDone, result: ev });
   }
 
-  /** Warm start: oracle demonstrations, SFT of each trainable policy on its seats' demonstrations. */
+  /** Warm start: oracle demonstrations, SFT of each trainable policy (frozen ones aside) on its seats' demonstrations. */
   async runWarmStart(): Promise<WarmStartResult & { demonstrations: number }> {
     const w = this.config.warmStart!;
     const demos = await collectDemonstrations(this.team.environment, this.team.seats, { count: w.demonstrations, seed: deriveSeed(this.spec.seed, 'demonstrations'), noise: w.noise });
     this.emit({ type: 'warm-start', phase: 'demonstrations', count: demos.length });
-    const res = await warmStart(this.handles, demos, w, {
+    const res = await warmStart(this.handles.filter((h) => !h.frozen), demos, w, {
       seed: this.spec.seed, maxGradNorm: this.config.maxGradNorm,
       onProgress: (policy, epoch, loss) => this.emit({ type: 'warm-start', phase: 'epoch', policy, epoch, loss }),
     });
@@ -422,8 +422,9 @@ export class Trainer {
   }
 
   /**
-   * Routes samples to policies and updates each trainable policy on ITS samples only: those whose `policy` is its
-   * name, i.e. those of the seats mapped to it (an L2 adapter sees its own seat's samples and nothing else). Samples
+   * Routes samples to policies and updates each trainable policy (the frozen ones aside) on ITS samples only: those
+   * whose `policy` is its name, i.e. those of the seats mapped to it (an L2 adapter sees its own seat's samples and
+   * nothing else). Samples
    * with a null advantage (grpo-naive: not in the last turn) are not trained on. Returns `loss/<policy>/*` metrics
    * and `update/workers`.
    *
@@ -435,7 +436,7 @@ export class Trainer {
   async update(step: number, samples: readonly SampleRecord[], advantages: readonly (number | null)[]): Promise<Record<string, number>> {
     const updates: PolicyUpdate[] = [];
     for (const h of this.handles) {
-      if (!h.trainable) continue;
+      if (!h.trainable || h.frozen) continue;
       const idx = samples.flatMap((s, i) => (s.policy === h.name && advantages[i] !== null && advantages[i] !== undefined ? [i] : []));
       updates.push(this.planUpdate(h, step, idx.map((i) => samples[i]!), idx.map((i) => advantages[i]!)));
     }
@@ -547,7 +548,7 @@ export class Trainer {
    * `algorithm.workers` of them, when there are at least two and the backend is single-threaded (wasm, cpu).
    */
   private threadedPolicies(): PolicyHandle[] {
-    const full = this.handles.filter((h) => h.trainable && !h.lora && h.trainable.model.lora.size === 0 && h.seats.length > 0);
+    const full = this.handles.filter((h) => h.trainable && !h.frozen && !h.lora && h.trainable.model.lora.size === 0 && h.seats.length > 0);
     const backend = currentBackend()?.backend;
     if (this.config.workers < 2 || full.length < 2 || (backend !== 'wasm' && backend !== 'cpu')) return [];
     return full.slice(0, this.config.workers);
