@@ -30,6 +30,22 @@ describe('troupe CLI (end to end, from source)', function () {
       }
     });
 
+    it('checks the training settings as train reads them: each problem located, with what the team has', async () => {
+      const r = await troupe(['validate', join('examples', 'broken', 'training-settings.yaml')]);
+      assert.equal(r.code, 1);
+      assert.match(r.stdout, /training-settings\.yaml:6:19 algorithm\.seatBranches\.coder: no seat 'coder' in 'seats' \(the team's seats: proposer, executor\)/);
+      assert.match(r.stdout, /training-settings\.yaml:7:12 algorithm\.freeze\[0\]: no policy 'planner' in 'policies' \(the team's policies: proposer, executor\)/);
+      const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
+      try {
+        writeFileSync(join(dir, 'team.yaml'), 'extends: default-team\nalgorithm:\n  lrr: 3\n');
+        const typo = await troupe(['validate', join(dir, 'team.yaml')]);
+        assert.equal(typo.code, 1);
+        assert.match(typo.stdout, /team\.yaml:3:3 algorithm\.lrr: unknown key \(did you mean "lr"\?\)/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('names the key path and suggests the intended policy name', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
       try {

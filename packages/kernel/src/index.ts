@@ -18,3 +18,5 @@ export * from './rollout/index.js';
 export * from './algorithms/index.js';
 export * from './policy/scripted/index.js';
 export * from './runtime/index.js';
+// the trainer's settings (light: a schema and its checks), for `troupe validate`; the trainer itself is in ./model
+export { resolveTrainerConfig, TrainerConfigError, TRAINER_CONFIG_SCHEMA, type TrainerConfig } from './trainer/config.js';

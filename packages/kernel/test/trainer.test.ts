@@ -407,7 +407,7 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     } finally {
       await trainer.dispose();
     }
-    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: ['coder'] } }), /algorithm\.freeze\.0: no policy 'coder' in 'policies' \(the team's policies: proposer, executor\)/);
+    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: ['coder'] } }), /algorithm\.freeze\[0\]: no policy 'coder' in 'policies' \(the team's policies: proposer, executor\)/);
     assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: 'executor' } }), /algorithm\.freeze: must be array/);
     assert.deepEqual(resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: undefined } }).freeze, [], 'default: none');
   });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkTeamAgainstPlugins, hostForSpec, formatIssue, loadTeamSpec, SpecError, type SpecIssue } from '@troupe/kernel';
+import { checkTeamAgainstPlugins, hostForSpec, formatIssue, loadTeamSpec, resolveTrainerConfig, specIssue, SpecError, TrainerConfigError, type SpecIssue, type TeamSpec } from '@troupe/kernel';
 import { printJson } from '../errors.js';
 
 interface FileVerdict {
@@ -8,11 +8,25 @@ interface FileVerdict {
   issues: SpecIssue[];
 }
 
-/** Validates one spec file: schema, cross references, then the plugins it names (manifests, configs, seats). */
+/** The problems `troupe train` would report in the spec's `algorithm` block, located in the YAML. */
+function trainingIssues(spec: TeamSpec): SpecIssue[] {
+  try {
+    resolveTrainerConfig(spec);
+    return [];
+  } catch (err) {
+    if (!(err instanceof TrainerConfigError)) throw err;
+    return err.issues.map((i) => specIssue(spec, i.path, i.message, i.hint, { key: i.unknownKey === true }));
+  }
+}
+
+/**
+ * Validates one spec file: schema, cross references, the plugins it names (manifests, configs, seats), then the
+ * training settings (`algorithm`) as the trainer reads them.
+ */
 export async function validateSpecFile(file: string): Promise<FileVerdict> {
   try {
     const spec = loadTeamSpec(file);
-    const issues = await checkTeamAgainstPlugins(spec, await hostForSpec(spec));
+    const issues = [...(await checkTeamAgainstPlugins(spec, await hostForSpec(spec))), ...trainingIssues(spec)];
     return { file, ok: issues.length === 0, issues };
   } catch (err) {
     if (err instanceof SpecError) return { file, ok: false, issues: [...err.issues] };
@@ -24,7 +38,7 @@ export async function validateSpecFile(file: string): Promise<FileVerdict> {
 export function register(program: Command): void {
   program
     .command('validate')
-    .description('check team specs: schema, references, plugins, configs, seats and action types')
+    .description('check team specs: schema, references, plugins, configs, seats and action types, training settings')
     .argument('<spec...>', 'team spec files (YAML)')
     .option('--json', 'print one JSON document')
     .action(async (files: string[], opts: { json?: boolean }) => {

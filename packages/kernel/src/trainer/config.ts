@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { JsonSchema } from '../contracts/common.js';
-import { compileSchema, formatPath, schemaIssues } from '../plugins/ajv.js';
+import { compileSchema, formatPath, schemaIssues, type SchemaIssue } from '../plugins/ajv.js';
 import type { TeamSpec } from '../team/types.js';
 import type { ReplaySettings } from './instances.js';
 
@@ -266,10 +266,14 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
   },
 };
 
-/** A problem in the `algorithm` block. */
+/** Problems in the `algorithm` block, each with its key path from the spec's root (`['algorithm', 'seatBranches', 'coder']`). */
 export class TrainerConfigError extends Error {
-  constructor(file: string, readonly problems: readonly string[]) {
+  /** Each problem as `algorithm.<path>: <message> (<hint>)`. */
+  readonly problems: readonly string[];
+  constructor(file: string, readonly issues: readonly SchemaIssue[]) {
+    const problems = issues.map((i) => `${formatPath(i.path)}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
     super(`team spec ${file}: invalid training settings:\n${problems.map((p) => `  ${p}`).join('\n')}\nSee docs/training.md for every key of 'algorithm' and its default.`);
+    this.problems = problems;
     this.name = 'ConfigError'; // a user-facing error: the CLI prints its message without a stack
   }
 }
@@ -284,6 +288,11 @@ export class TrainingSettingError extends Error {
 
 let validate: ReturnType<typeof compileSchema> | undefined;
 
+/** A problem at `algorithm.<path>`. */
+function issue(path: readonly (string | number)[], message: string, hint?: string): SchemaIssue {
+  return { path: ['algorithm', ...path], message, ...(hint ? { hint } : {}) };
+}
+
 /**
  * Validates the spec's `algorithm` block and fills defaults. Throws {@link TrainerConfigError} listing every problem
  * with its key path (`algorithm.loss.aggregation: must be equal to one of the allowed values ...`).
@@ -292,8 +301,7 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
   validate ??= compileSchema(TRAINER_CONFIG_SCHEMA);
   const raw = JSON.parse(JSON.stringify(spec.algorithm ?? {})) as Record<string, unknown>;
   if (!validate(raw)) {
-    const problems = schemaIssues(validate.errors).map((i) => `algorithm${i.path.length ? '.' + formatPath(i.path) : ''}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
-    throw new TrainerConfigError(spec.file, problems);
+    throw new TrainerConfigError(spec.file, schemaIssues(validate.errors).map((i) => ({ ...i, path: ['algorithm', ...i.path] })));
   }
   const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers' | 'microBatchSize'> & { warmStart?: WarmStartConfig; workers?: number; microBatchSize?: number };
   const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
@@ -304,23 +312,25 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
     ['seatBranches', out.seatBranches],
     ['greedyBranch', typeof out.greedyBranch === 'object' ? out.greedyBranch : undefined],
   ];
-  const unknown = seatMaps.flatMap(([key, map]) => Object.keys(map ?? {}).filter((seat) => spec.seats && !(seat in spec.seats)).map((seat) => `algorithm.${key}.${seat}: no seat '${seat}' in 'seats' (the team's seats: ${Object.keys(spec.seats!).join(', ')})`));
-  if (unknown.length > 0) throw new TrainerConfigError(spec.file, unknown);
+  const problems: SchemaIssue[] = seatMaps.flatMap(([key, map]) => Object.keys(map ?? {}).filter((seat) => spec.seats && !(seat in spec.seats))
+    .map((seat) => ({ ...issue([...key.split('.'), seat], `no seat '${seat}' in 'seats'`, `the team's seats: ${Object.keys(spec.seats!).join(', ')}`), unknownKey: true })));
   const policies = spec.policies ? Object.keys(spec.policies) : undefined;
-  const unknownFrozen = out.freeze.flatMap((p, i) => (policies && !policies.includes(p) ? [`algorithm.freeze.${i}: no policy '${p}' in 'policies' (the team's policies: ${policies.join(', ')})`] : []));
-  if (unknownFrozen.length > 0) throw new TrainerConfigError(spec.file, unknownFrozen);
+  out.freeze.forEach((p, i) => {
+    if (policies && !policies.includes(p)) problems.push(issue(['freeze', i], `no policy '${p}' in 'policies'`, `the team's policies: ${policies.join(', ')}`));
+  });
   if (out.seatBranches && Object.keys(out.seatBranches).length > 0 && out.name !== 'at-grpo') {
-    throw new TrainerConfigError(spec.file, [`algorithm.seatBranches: per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`]);
+    problems.push(issue(['seatBranches'], `per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`));
   }
   if (anyGreedyBranch(out) && out.name !== 'at-grpo') {
-    throw new TrainerConfigError(spec.file, [`algorithm.greedyBranch: the greedy branch is a branch of AT-GRPO's tree; '${out.name}' has none, remove the key`]);
+    problems.push(issue(['greedyBranch'], `the greedy branch is a branch of AT-GRPO's tree; '${out.name}' has none, remove the key`));
   }
   if (out.selection === 'greedy' && (out.name !== 'at-grpo' || !anyGreedyBranch(out))) {
-    throw new TrainerConfigError(spec.file, [`algorithm.selection: 'greedy' continues each seat from its greedy branch; set algorithm.greedyBranch (true, or {<seat>: true}) under algorithm name 'at-grpo', or use selection 'best'`]);
+    problems.push(issue(['selection'], `'greedy' continues each seat from its greedy branch; set algorithm.greedyBranch (true, or {<seat>: true}) under algorithm name 'at-grpo', or use selection 'best'`));
   }
   if (out.name === 'grpo-naive' && out.branches < 2) {
-    throw new TrainerConfigError(spec.file, [`algorithm.branches: grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`]);
+    problems.push(issue(['branches'], `grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`));
   }
+  if (problems.length > 0) throw new TrainerConfigError(spec.file, problems);
   return out;
 }
 
