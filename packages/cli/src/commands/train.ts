@@ -121,7 +121,7 @@ class TrainProgress {
     if (!this.enabled) return;
     switch (e.type) {
       case 'start':
-        this.line(`training ${e.level}, steps ${e.firstStep}..${e.steps}${e.resumedFrom !== undefined ? ` (resumed from step ${e.resumedFrom})` : ''}`, true);
+        this.line(`training ${e.level}, steps ${e.firstStep}..${e.steps}${e.resumedFrom !== undefined ? ` (resumed from step ${e.resumedFrom})` : ''}${e.frozen.length > 0 ? `; frozen: ${e.frozen.join(', ')}` : ''}`, true);
         return;
       case 'warm-start':
         if (e.phase === 'demonstrations') this.line(`warm start: ${e.count} demonstration samples`, true);

@@ -70,7 +70,7 @@ export type MetricsRecord = { step: number; kind: 'warm-start' | 'baseline' | 't
 
 /** What the trainer tells its observer (the CLI's progress display). */
 export type TrainerEvent =
-  | { readonly type: 'start'; readonly firstStep: number; readonly steps: number; readonly level: MappingLevel; readonly resumedFrom?: number }
+  | { readonly type: 'start'; readonly firstStep: number; readonly steps: number; readonly level: MappingLevel; readonly resumedFrom?: number; readonly frozen: readonly string[] }
   | { readonly type: 'warm-start'; readonly phase: 'demonstrations' | 'epoch'; readonly policy?: string; readonly epoch?: number; readonly loss?: number; readonly count?: number }
   | { readonly type: 'step'; readonly step: number; readonly steps: number; readonly metrics: MetricsRecord }
   | { readonly type: 'eval'; readonly step: number; readonly result: EvaluationResult }
@@ -252,7 +252,7 @@ export class Trainer {
     const started = performance.now();
     const resumedFrom = await this.prepare();
     const c = this.config;
-    this.emit({ type: 'start', firstStep: this.stepsDone + 1, steps: c.steps, level: this.level, ...(resumedFrom !== undefined ? { resumedFrom } : {}) });
+    this.emit({ type: 'start', firstStep: this.stepsDone + 1, steps: c.steps, level: this.level, frozen: c.freeze, ...(resumedFrom !== undefined ? { resumedFrom } : {}) });
 
     let warm: (WarmStartResult & { demonstrations: number }) | undefined;
     if (resumedFrom === undefined) {
