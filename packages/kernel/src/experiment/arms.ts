@@ -356,13 +356,12 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
   } else if (name === 'mas-atgrpo-shared') {
     // One policy for every seat (L1): the single seat's policy config, named `shared` (frozen when that one was).
     const sourceName = spec.seats[singleSeat]!.policy;
-    const source = spec.policies[sourceName]!;
-    spec.policies = { shared: source };
+    spec.policies = { shared: spec.policies[sourceName]! };
     for (const seat of Object.values(spec.seats)) seat.policy = 'shared';
     const frozen = spec.algorithm['freeze'] as string[] | undefined;
-    if (frozen) spec.algorithm['freeze'] = frozen.includes(sourceName) ? ['shared'] : [];
+    if (frozen) spec.algorithm['freeze'] = frozen.map((p) => (p === sourceName ? 'shared' : p));
   }
-  // A frozen policy the arm's team no longer has (the single agent's other seat) goes with it.
+  // A frozen policy the arm's team no longer has (the single agent's other seat, the shared arm's others) goes with it.
   const frozen = spec.algorithm['freeze'] as string[] | undefined;
   if (frozen) spec.algorithm['freeze'] = frozen.filter((p) => p in spec.policies);
 

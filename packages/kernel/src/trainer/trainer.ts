@@ -424,9 +424,8 @@ export class Trainer {
   /**
    * Routes samples to policies and updates each trainable policy (the frozen ones aside) on ITS samples only: those
    * whose `policy` is its name, i.e. those of the seats mapped to it (an L2 adapter sees its own seat's samples and
-   * nothing else). Samples
-   * with a null advantage (grpo-naive: not in the last turn) are not trained on. Returns `loss/<policy>/*` metrics
-   * and `update/workers`.
+   * nothing else). Samples with a null advantage (grpo-naive: not in the last turn) are not trained on. Returns
+   * `loss/<policy>/*` metrics and `update/workers`.
    *
    * Every policy's mini-batch order is drawn first, in policy order, so the trainer's RNG stream does not depend on
    * where the updates run. With `algorithm.workers` ≥ 2 and at least two full-model policies (wasm / cpu backend),
