@@ -152,7 +152,12 @@ describe('experiment: arms derived from a base team', function () {
       assert.deepEqual(d.spec.algorithm.warmStart, BASE.algorithm.warmStart, arm);
       assert.equal(d.source, undefined, arm);
     }
-    for (const arm of ARM_NAMES) assert.equal(deriveArm(BASE, arm, { seed: 0 }).spec.algorithm.evalEvery, 0, arm);
+    const periodic = { ...BASE, algorithm: { ...BASE.algorithm, evalEvery: 5, keepBest: true } } as TeamSpec;
+    for (const arm of ARM_NAMES) {
+      const algorithm = deriveArm(periodic, arm, { seed: 0 }).spec.algorithm;
+      assert.equal(algorithm.evalEvery, 0, arm);
+      assert.equal(algorithm['keepBest'], undefined, `${arm}: keepBest needs the validation evals the table does not run`);
+    }
     const perRole = deriveArm(BASE, 'mas-atgrpo-per-role', { seed: 0, ownWarmStart: true }).spec;
     const { name: _n, file: _f, ...base } = BASE as TeamSpec & Record<string, unknown>;
     const { name: _m, ...derived } = perRole;

@@ -11,7 +11,8 @@ import type { TraceRecord } from '../src/rollout/index.js';
 import type { TeamSpec } from '../src/team/index.js';
 import { CausalLmPolicy } from '../src/policy/lm/index.js';
 import {
-  BASELINE_FILE, buildReport, InstanceSchedule, listCheckpoints, pairedComparison, resolveTrainerConfig, samplerGap, Trainer, TrainerConfigError, wilsonInterval,
+  BASELINE_FILE, buildReport, InstanceSchedule, listCheckpoints, pairedComparison, resolveTrainerConfig, samplerGap, saveTrainerCheckpoint, Trainer, TrainerConfigError,
+  wilsonInterval,
   type BaselineEval, type MetricsRecord, type TrainingResult,
 } from '../src/trainer/index.js';
 import { microTeamSpec } from './trainer-helpers.js';
@@ -674,6 +675,51 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     await all.trainer.dispose();
     assert.equal(all.result.stoppedBy, 'steps');
     assert.equal(all.result.steps, 2);
+  });
+
+  it('algorithm.keepBest: the step of the best validation success (ties: the earlier) is checkpointed, named in best.json and never pruned; a resume keeps it', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, evalEvery: 1, evalEpisodes: 6, checkpointEvery: 3, keepCheckpoints: 1, keepBest: true } });
+    const full = await train(spec);
+    await full.trainer.dispose();
+    const steps = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
+    const success = steps.map((m) => m['eval/success_rate'] as number);
+    assert.equal(success.length, 4);
+    // the running best, computed here from the metrics: a later step must be strictly better
+    let best = 0;
+    for (const [i, m] of steps.entries()) {
+      if (success[i]! > success[best]!) best = i;
+      assert.equal(m['eval/best_step'], best + 1, `step ${i + 1}`);
+      assert.equal(m['eval/best_success_rate'], success[best]);
+    }
+    const bestStep = best + 1;
+    const record = JSON.parse(readFileSync(join(full.out, 'checkpoints', 'best.json'), 'utf8'));
+    assert.deepEqual(record, { format: 1, step: bestStep, checkpoint: `step-${bestStep}`, split: 'validation', success_rate: success[best] });
+    assert.deepEqual(full.result.best, { step: bestStep, successRate: success[best], dir: join(full.out, 'checkpoints', `step-${bestStep}`) });
+    // keepCheckpoints 1 keeps only the newest step, besides the best (written though checkpointEvery is 3)
+    assert.deepEqual(await listCheckpoints(full.out), [...new Set([bestStep, 4])].sort((a, b) => a - b));
+    // resumed after step 2, the best so far travels in the checkpoint and the run ends with the same best
+    const part = await train(spec, { steps: 2 });
+    await part.trainer.dispose();
+    const resumed = await train(spec, { out: part.out, resume: true });
+    await resumed.trainer.dispose();
+    assert.deepEqual(JSON.parse(readFileSync(join(part.out, 'checkpoints', 'best.json'), 'utf8')), record);
+    assert.deepEqual(await listCheckpoints(part.out), await listCheckpoints(full.out));
+    // a better evaluation moves the best: the old best's folder is pruned like any other, the new one stays
+    const moved = outDir();
+    const state = JSON.parse(readFileSync(join(full.out, 'checkpoints', 'step-4', 'trainer-state.json'), 'utf8'));
+    for (const [step, bestAt] of [[1, 1], [2, 1], [3, 3], [4, 3], [5, 3]] as const) {
+      await saveTrainerCheckpoint(moved, [], { ...state, step, warmStarted: false, best: { step: bestAt, successRate: bestAt / 10 } }, 1, true);
+    }
+    assert.deepEqual(await listCheckpoints(moved), [3, 5]);
+    assert.equal(JSON.parse(readFileSync(join(moved, 'checkpoints', 'best.json'), 'utf8')).checkpoint, 'step-3');
+    await saveTrainerCheckpoint(moved, [], { ...state, step: 6, warmStarted: false, best: { step: 3, successRate: 0.3 } }, 1, false);
+    assert.deepEqual(await listCheckpoints(moved), [6], 'without keepBest the best step is pruned like the others');
+    // without periodic evaluations there is nothing to choose by
+    const algorithm = { name: 'at-grpo', branches: 2, batchSize: 2, steps: 4, concurrency: 2 } as const;
+    assert.throws(() => resolveTrainerConfig({ file: 'team.yaml', algorithm: { ...algorithm, keepBest: true } as never }),
+      (err: unknown) => err instanceof TrainerConfigError && /team\.yaml/.test(err.message) && /algorithm\.keepBest/.test(err.message) && /evalEvery/.test(err.message));
+    assert.equal(resolveTrainerConfig({ file: 'team.yaml', algorithm }).keepBest, false);
+    assert.equal(resolveTrainerConfig({ file: 'team.yaml', algorithm: { ...algorithm, evalEvery: 2, keepBest: true } as never }).keepBest, true);
   });
 
   it('a decaying lr schedule runs over the sample budget when there is one (the warm-up over steps)', async () => {

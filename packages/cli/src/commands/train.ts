@@ -53,7 +53,7 @@ export function register(program: Command): void {
         progress.done();
         const plots = await writeReport(out, spec.name);
         if (opts.json) {
-          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, samples_generated: result.samplesGenerated, stopped_by: result.stoppedBy, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ? (({ instanceKeys: _keys, outcomes: _o, ...rest }) => rest)(result.finalEval) : null, warm_start: result.warmStart ?? null, baseline: result.baseline ? { ...(({ outcomes: _o, ...rest }) => rest)(result.baseline.eval), comparison: result.baseline.comparison } : null });
+          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, samples_generated: result.samplesGenerated, stopped_by: result.stoppedBy, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ? (({ instanceKeys: _keys, outcomes: _o, ...rest }) => rest)(result.finalEval) : null, warm_start: result.warmStart ?? null, baseline: result.baseline ? { ...(({ outcomes: _o, ...rest }) => rest)(result.baseline.eval), comparison: result.baseline.comparison } : null, best: result.best ? { step: result.best.step, success_rate: result.best.successRate, checkpoint: result.best.dir } : null });
         } else {
           const budget = result.stoppedBy === 'sample-budget' ? `, sample budget ${opts.sampleBudget} reached` : '';
           process.stdout.write(`${spec.name}: ${result.steps} steps (${result.level}; ${result.samplesGenerated} samples generated${budget}) in ${result.seconds.toFixed(1)} s → ${out}\n`);
@@ -63,6 +63,9 @@ export function register(program: Command): void {
           }
           if (result.baseline) {
             process.stdout.write(`  vs start of RL    ${formatPairedComparison(result.baseline.comparison)} (the same episodes)\n`);
+          }
+          if (result.best) {
+            process.stdout.write(`  best validation   step ${result.best.step}, success ${result.best.successRate.toFixed(3)} → ${result.best.dir}\n`);
           }
           process.stdout.write(`  report            ${join(out, 'report.md')}${plots.rendered ? '' : ` (plots not rendered: ${plots.reason})`}\n`);
         }

@@ -379,8 +379,10 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
     delete algorithm['greedyBranch'];
     delete algorithm['selection'];
   }
-  // The table needs no validation evals during training; evaluation is the runner's, on the held-out split.
+  // The table needs no validation evals during training; evaluation is the runner's, on the held-out split, of each
+  // arm's last checkpoint at the equal sample budget (so no best checkpoint is chosen by them either).
   algorithm.evalEvery = 0;
+  delete algorithm['keepBest'];
   if (specArm.rl) {
     // Stated in the run's spec (and so in its plan digest): the distribution the loss scores changed its default
     // (it was the raw model's, `model`); a results file or run folder of the old default is then another plan.

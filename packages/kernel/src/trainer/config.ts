@@ -167,6 +167,13 @@ export interface TrainerConfig {
   readonly checkpointEvery: number;
   /** Keep this many most recent step checkpoints (older ones are deleted). */
   readonly keepCheckpoints: number;
+  /**
+   * Keep the checkpoint of the best periodic validation evaluation besides the newest ones (`checkpoints/best.json`
+   * names it): a step whose validation success is above every earlier one (the warm start's included) is
+   * checkpointed even between `checkpointEvery` steps, and its folder is never pruned while it is the best. Needs
+   * `evalEvery` > 0. Default false.
+   */
+  readonly keepBest: boolean;
   /** Warm start (SFT on oracle demonstrations), when configured. */
   readonly warmStart: WarmStartConfig | undefined;
   /**
@@ -240,6 +247,7 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     evalEpisodes: { type: 'integer', minimum: 1, default: 32 },
     checkpointEvery: { type: 'integer', minimum: 1, default: 1 },
     keepCheckpoints: { type: 'integer', minimum: 1, default: 2 },
+    keepBest: { type: 'boolean', default: false },
     workers: { type: 'integer', minimum: 1 },
     warmStart: {
       type: 'object', additionalProperties: false,
@@ -326,6 +334,9 @@ export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> 
   }
   if (out.selection === 'greedy' && (out.name !== 'at-grpo' || !anyGreedyBranch(out))) {
     problems.push(issue(['selection'], `'greedy' continues each seat from its greedy branch; set algorithm.greedyBranch (true, or {<seat>: true}) under algorithm name 'at-grpo', or use selection 'best'`));
+  }
+  if (out.keepBest && out.evalEvery === 0) {
+    problems.push(issue(['keepBest'], `the best checkpoint is chosen by the periodic validation evaluations, and evalEvery is 0; set algorithm.evalEvery (e.g. 5) or remove the key`));
   }
   if (out.name === 'grpo-naive' && out.branches < 2) {
     problems.push(issue(['branches'], `grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`));

@@ -58,7 +58,18 @@ export interface TrainerState {
    * before it was recorded (then counted from metrics.jsonl).
    */
   readonly samplesGenerated?: number;
+  /** The best periodic validation evaluation so far (`algorithm.keepBest`): its step and success rate. */
+  readonly best?: BestCheckpoint;
 }
+
+/** The step of the best periodic validation evaluation so far, and its success rate (`algorithm.keepBest`). */
+export interface BestCheckpoint {
+  readonly step: number;
+  readonly successRate: number;
+}
+
+/** The file under `checkpoints/` that names the best validation checkpoint (`algorithm.keepBest`). */
+export const BEST_FILE = 'best.json';
 
 /** Name of a step's checkpoint folder. */
 export function checkpointName(step: number): string {
@@ -67,9 +78,10 @@ export function checkpointName(step: number): string {
 
 /**
  * Writes `dir/checkpoints/step-N` atomically and removes all but the newest `keep` step folders — except step 0 of a
- * warm-started run (`state.warmStarted`), the warm start itself, which stays.
+ * warm-started run (`state.warmStarted`), the warm start itself, and the step of `state.best` when `keepBest`, which
+ * stay. With `keepBest` and a best step, `checkpoints/best.json` names it (written atomically).
  */
-export async function saveTrainerCheckpoint(root: string, handles: readonly PolicyHandle[], state: TrainerState, keep: number): Promise<string> {
+export async function saveTrainerCheckpoint(root: string, handles: readonly PolicyHandle[], state: TrainerState, keep: number, keepBest = false): Promise<string> {
   const base = join(root, 'checkpoints');
   await mkdir(base, { recursive: true });
   const target = join(base, checkpointName(state.step));
@@ -98,7 +110,12 @@ export async function saveTrainerCheckpoint(root: string, handles: readonly Poli
     throw err;
   }
   // The step-0 checkpoint of a warm-started run is its warm start: the model RL started from, kept for comparisons.
-  const steps = (await listCheckpoints(root)).filter((s) => !(s === 0 && state.warmStarted));
+  const best = keepBest ? state.best : undefined;
+  if (best) {
+    const record = { format: 1, step: best.step, checkpoint: checkpointName(best.step), split: 'validation', success_rate: best.successRate };
+    await writeFileAtomic(join(base, BEST_FILE), JSON.stringify(record, null, 2) + '\n');
+  }
+  const steps = (await listCheckpoints(root)).filter((s) => !(s === 0 && state.warmStarted) && s !== best?.step);
   for (const s of steps.slice(0, Math.max(0, steps.length - keep))) await rm(join(base, checkpointName(s)), { recursive: true, force: true });
   return target;
 }

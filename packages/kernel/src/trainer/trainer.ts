@@ -52,7 +52,7 @@ import { generatedSamples, readMetrics } from './report.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import {
   checkpointName, listCheckpoints, RunFolderError, readTrainerState, restoreOptimizers, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
-  type TrainerState,
+  type BestCheckpoint, type TrainerState,
 } from './state.js';
 import { StepTimer, timedEnvironment, timedPolicy, timedRole } from './timing.js';
 import { UpdateWorker, type UpdateJob, type UpdateOptimizerOptions } from './update-thread.js';
@@ -121,6 +121,11 @@ export interface TrainingResult {
    * episode-by-episode comparison of the final model against it.
    */
   readonly baseline?: { readonly eval: BaselineEval; readonly comparison: PairedComparison };
+  /**
+   * The best periodic validation evaluation (`algorithm.keepBest`): its step, success rate and checkpoint folder
+   * (kept; `checkpoints/best.json` names it too).
+   */
+  readonly best?: BestCheckpoint & { readonly dir: string };
   /** Output folder. */
   readonly outDir: string;
   /** Wall seconds of this process's run. */
@@ -157,6 +162,8 @@ export class Trainer {
   samplesGenerated = 0;
   /** The step of the newest checkpoint written (-1: none yet). */
   private checkpointedStep = -1;
+  /** The best periodic validation evaluation so far (checkpointed; `algorithm.keepBest`). */
+  private best: BestCheckpoint | undefined;
   /** The output folder's lock, from {@link prepare} to {@link dispose}: one writer per run folder. */
   private lock: FolderLock | undefined;
   /** Which train instances each step plays (fresh, and failed ones again with `algorithm.replay`; checkpointed). */
@@ -235,6 +242,7 @@ export class Trainer {
       this.schedule = new InstanceSchedule(this.config.replay, state.instances ?? { nextIndex: state.step * this.config.batchSize, queue: [] });
       this.warmStarted = state.warmStarted;
       this.checkpointedStep = state.step;
+      this.best = state.best;
       await truncateJsonl(metrics, state.step, ['final']); // a final eval is redone at the end
       await truncateJsonl(join(this.out, 'trace.jsonl'), state.step);
       this.samplesGenerated = state.samplesGenerated ?? generatedSamples(readMetrics(this.out));
@@ -270,15 +278,17 @@ export class Trainer {
         break;
       }
       const metrics = await this.step(step);
+      let newBest = false;
       if (c.evalEvery > 0 && (step % c.evalEvery === 0 || step === c.steps)) {
         const ev = await this.evaluate('validation', c.evalEpisodes);
         Object.assign(metrics, evalMetrics('eval', ev));
         metrics['time/eval'] = ev.seconds;
+        newBest = this.noteValidation(step, ev, metrics);
         this.emit({ type: 'eval', step, result: ev });
       }
       this.appendJsonl('metrics.jsonl', [metrics]);
       this.emit({ type: 'step', step, steps: c.steps, metrics });
-      if (step % c.checkpointEvery === 0 || step === c.steps) await this.checkpoint();
+      if (step % c.checkpointEvery === 0 || step === c.steps || newBest) await this.checkpoint();
     }
     if (this.checkpointedStep !== this.stepsDone) await this.checkpoint(); // the budget ended the steps between checkpoints
 
@@ -299,7 +309,22 @@ export class Trainer {
       steps: this.stepsDone, samplesGenerated: this.samplesGenerated, stoppedBy, level: this.level, outDir: this.out, seconds: (performance.now() - started) / 1000,
       ...(resumedFrom !== undefined ? { resumedFrom } : {}), ...(warm ? { warmStart: warm } : {}), ...(finalEval ? { finalEval } : {}),
       ...(baseline ? { baseline } : {}),
+      ...(c.keepBest && this.best ? { best: { ...this.best, dir: join(this.out, 'checkpoints', checkpointName(this.best.step)) } } : {}),
     };
+  }
+
+  /**
+   * Records a periodic validation evaluation for `algorithm.keepBest`: a success rate above every earlier one makes its
+   * step the best (ties keep the earlier step). Adds `eval/best_step` and `eval/best_success_rate` to the step's
+   * metrics. Returns whether this step became the best (its checkpoint must then be written).
+   */
+  private noteValidation(step: number, ev: EvaluationResult, metrics: MetricsRecord): boolean {
+    if (!this.config.keepBest) return false;
+    const better = this.best === undefined || ev.successRate > this.best.successRate;
+    if (better) this.best = { step, successRate: ev.successRate };
+    metrics['eval/best_step'] = this.best!.step;
+    metrics['eval/best_success_rate'] = this.best!.successRate;
+    return better;
   }
 
   /** Whether to evaluate the start of RL on the final evaluation's episodes: RL steps will run and so will the final evaluation. */
@@ -336,6 +361,7 @@ export class Trainer {
     if (this.config.evalEvery > 0) {
       const ev = await this.evaluate('validation', this.config.evalEpisodes);
       Object.assign(rec, evalMetrics('eval', ev));
+      this.noteValidation(0, ev, rec); // step 0 is checkpointed after the warm start
       this.emit({ type: 'eval', step: 0, result: ev });
     }
     this.appendJsonl('metrics.jsonl', [rec]);
@@ -607,8 +633,9 @@ export class Trainer {
       run: { name: this.spec.name, seed: this.spec.seed, ...(isAbsolute(this.spec.file) ? { spec: this.spec.file } : {}) },
       instances: this.schedule.state(),
       samplesGenerated: this.samplesGenerated,
+      ...(this.best ? { best: this.best } : {}),
     };
-    const dir = await saveTrainerCheckpoint(this.out, this.handles, state, this.config.keepCheckpoints);
+    const dir = await saveTrainerCheckpoint(this.out, this.handles, state, this.config.keepCheckpoints, this.config.keepBest);
     this.checkpointedStep = this.stepsDone;
     this.emit({ type: 'checkpoint', step: this.stepsDone, dir });
     return dir;
