@@ -59,6 +59,23 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     assert.equal(solved.size, report.successes, 'the trace shows the reported successes');
   });
 
+  it('eval --checkpoint RUN/checkpoints/best.json evaluates the checkpoint it names; a name that is not a checkpoint is a clear error', async () => {
+    const best = join(out, 'checkpoints', 'best.json');
+    try {
+      writeFileSync(best, JSON.stringify({ format: 1, step: 1, checkpoint: 'step-2', split: 'validation', success_rate: 0.5 }));
+      const r = await troupe(['eval', spec, '--checkpoint', best, '-n', '2', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match((json(r) as { checkpoint: string }).checkpoint, /checkpoints[\\/]step-2$/);
+      writeFileSync(best, JSON.stringify({ format: 1, step: 99, checkpoint: 'step-99', split: 'validation', success_rate: 0.5 }));
+      const gone = await troupe(['eval', spec, '--checkpoint', best, '-n', '2']);
+      assert.equal(gone.code, 1);
+      assert.match(gone.stderr, /best\.json: it names "step-99", which is not a complete checkpoint/);
+      assert.doesNotMatch(gone.stderr, /\n\s+at /, 'no stack trace');
+    } finally {
+      rmSync(best, { force: true });
+    }
+  });
+
   it('eval --baseline plays the same episodes with the baseline first and pairs them: gained, lost, exact McNemar p', async () => {
     type Report = { successes: number; success_rate: number; checkpoint: string; baseline: { checkpoint: string; successes: number; success_rate: number }; comparison: { episodes: number; delta: number; gained: number; lost: number; p_value: number } };
     const warm = join(out, 'checkpoints', 'step-0');
@@ -85,7 +102,7 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     assert.match(lone.stderr, /--baseline needs --checkpoint/);
     const missing = await troupe(['eval', spec, '--checkpoint', out, '--baseline', join(out, 'no-such'), '-n', '2']);
     assert.equal(missing.code, 2, missing.stderr);
-    assert.match(missing.stderr, /--baseline .*no-such: no such folder/);
+    assert.match(missing.stderr, /--baseline .*no-such: no such file or folder/);
   });
 
   it('eval without SPEC plays the team the run was trained from; a checkpoint of another team that does not record its spec is refused', async () => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { loadTeamSpec, SPLITS, TraceWriter, type Split, type TeamSpec } from '@troupe/kernel';
 import type { EvaluateOptions, EvaluationResult } from '@troupe/kernel/model';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
@@ -18,12 +18,28 @@ interface EvalOptions {
   baseline?: string;
 }
 
-/** A checkpoint folder: `.../checkpoints/step-N`, or a run folder (its newest checkpoint). */
+/**
+ * A checkpoint folder: `.../checkpoints/step-N`, a run folder (its newest checkpoint), or a run's
+ * `checkpoints/best.json` (`algorithm.keepBest`: the checkpoint it names).
+ */
 async function resolveCheckpoint(dir: string, flag = '--checkpoint'): Promise<string> {
   const abs = resolve(dir);
-  if (!existsSync(abs)) throw new UsageError(`${flag} ${dir}: no such folder`);
+  if (!existsSync(abs)) throw new UsageError(`${flag} ${dir}: no such file or folder`);
+  const { BEST_FILE, listCheckpoints } = await import('@troupe/kernel/model');
+  if (basename(abs) === BEST_FILE) {
+    let named: unknown;
+    try {
+      named = (JSON.parse(readFileSync(abs, 'utf8')) as { checkpoint?: unknown }).checkpoint;
+    } catch (err) {
+      throw new CliError(`${flag} ${dir}: cannot read it (${(err as Error).message}); pass the checkpoint folder instead (checkpoints/step-N)`);
+    }
+    const target = typeof named === 'string' && /^step-\d+$/.test(named) ? join(dirname(abs), named) : undefined;
+    if (!target || !existsSync(join(target, 'trainer-state.json'))) {
+      throw new CliError(`${flag} ${dir}: it names ${JSON.stringify(named)}, which is not a complete checkpoint in ${dirname(abs)}; pass a checkpoints/step-N folder instead`);
+    }
+    return target;
+  }
   if (existsSync(join(abs, 'trainer-state.json'))) return abs;
-  const { listCheckpoints } = await import('@troupe/kernel/model');
   const steps = await listCheckpoints(abs);
   if (steps.length === 0) throw new CliError(`${flag} ${dir}: neither a step checkpoint (no trainer-state.json) nor a run folder with checkpoints/step-N`);
   return join(abs, 'checkpoints', `step-${steps.at(-1)}`);
@@ -80,7 +96,7 @@ export function register(program: Command): void {
     .command('eval')
     .description('evaluate a team: independent K = 1 rollouts, fixed decoding, success rate with a 95% Wilson interval')
     .argument('[spec]', 'team spec file (YAML); default: the spec the --checkpoint run was trained from, else the embedded default team')
-    .option('--checkpoint <dir>', 'load trained weights: a checkpoints/step-N folder, or a run folder (its newest checkpoint)')
+    .option('--checkpoint <dir>', 'load trained weights: a checkpoints/step-N folder, a run folder (its newest checkpoint), or a run\'s checkpoints/best.json (the best validation checkpoint, algorithm.keepBest)')
     .option('--split <split>', `split: ${SPLITS.join(', ')}`, 'test')
     .option('-n, --episodes <n>', 'episodes (default: the spec\'s evaluation.episodes)', positiveInt('--episodes'))
     .option('--seed <n>', 'seed of the instances (default: the spec\'s)', integer('--seed'))
