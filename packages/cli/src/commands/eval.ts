@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { loadTeamSpec, SPLITS, TraceWriter, type Split, type TeamSpec } from '@troupe/kernel';
 import type { EvaluateOptions, EvaluationResult } from '@troupe/kernel/model';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
@@ -25,20 +25,8 @@ interface EvalOptions {
 async function resolveCheckpoint(dir: string, flag = '--checkpoint'): Promise<string> {
   const abs = resolve(dir);
   if (!existsSync(abs)) throw new UsageError(`${flag} ${dir}: no such file or folder`);
-  const { BEST_FILE, listCheckpoints } = await import('@troupe/kernel/model');
-  if (basename(abs) === BEST_FILE) {
-    let named: unknown;
-    try {
-      named = (JSON.parse(readFileSync(abs, 'utf8')) as { checkpoint?: unknown }).checkpoint;
-    } catch (err) {
-      throw new CliError(`${flag} ${dir}: cannot read it (${(err as Error).message}); pass the checkpoint folder instead (checkpoints/step-N)`);
-    }
-    const target = typeof named === 'string' && /^step-\d+$/.test(named) ? join(dirname(abs), named) : undefined;
-    if (!target || !existsSync(join(target, 'trainer-state.json'))) {
-      throw new CliError(`${flag} ${dir}: it names ${JSON.stringify(named)}, which is not a complete checkpoint in ${dirname(abs)}; pass a checkpoints/step-N folder instead`);
-    }
-    return target;
-  }
+  const { BEST_FILE, listCheckpoints, readBestFile } = await import('@troupe/kernel/model');
+  if (basename(abs) === BEST_FILE) return readBestFile(abs);
   if (existsSync(join(abs, 'trainer-state.json'))) return abs;
   const steps = await listCheckpoints(abs);
   if (steps.length === 0) throw new CliError(`${flag} ${dir}: neither a step checkpoint (no trainer-state.json) nor a run folder with checkpoints/step-N`);

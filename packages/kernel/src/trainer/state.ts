@@ -13,9 +13,9 @@
  * the complete step-N folder or none. The JSONL logs are appended BEFORE the checkpoint; on resume, records of steps
  * after the checkpoint are truncated away (see {@link truncateJsonl}).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../checkpoint/hf.js';
 import { readSafetensors, writeSafetensors, type SafeTensor } from '../checkpoint/safetensors.js';
@@ -78,10 +78,10 @@ export function checkpointName(step: number): string {
 
 /**
  * Writes `dir/checkpoints/step-N` atomically and removes all but the newest `keep` step folders — except step 0 of a
- * warm-started run (`state.warmStarted`), the warm start itself, and the step of `state.best` when `keepBest`, which
- * stay. With `keepBest` and a best step, `checkpoints/best.json` names it (written atomically).
+ * warm-started run (`state.warmStarted`), the warm start itself, and the step of `state.best` (`algorithm.keepBest`),
+ * which stay. With a best step, `checkpoints/best.json` names it (written atomically; read by {@link readBestFile}).
  */
-export async function saveTrainerCheckpoint(root: string, handles: readonly PolicyHandle[], state: TrainerState, keep: number, keepBest = false): Promise<string> {
+export async function saveTrainerCheckpoint(root: string, handles: readonly PolicyHandle[], state: TrainerState, keep: number): Promise<string> {
   const base = join(root, 'checkpoints');
   await mkdir(base, { recursive: true });
   const target = join(base, checkpointName(state.step));
@@ -110,13 +110,31 @@ export async function saveTrainerCheckpoint(root: string, handles: readonly Poli
     throw err;
   }
   // The step-0 checkpoint of a warm-started run is its warm start: the model RL started from, kept for comparisons.
-  const best = keepBest ? state.best : undefined;
+  const best = state.best;
   if (best) {
     const record = { format: 1, step: best.step, checkpoint: checkpointName(best.step), split: 'validation', success_rate: best.successRate };
     await writeFileAtomic(join(base, BEST_FILE), JSON.stringify(record, null, 2) + '\n');
   }
   const steps = (await listCheckpoints(root)).filter((s) => !(s === 0 && state.warmStarted) && s !== best?.step);
   for (const s of steps.slice(0, Math.max(0, steps.length - keep))) await rm(join(base, checkpointName(s)), { recursive: true, force: true });
+  return target;
+}
+
+/**
+ * The checkpoint folder a `checkpoints/best.json` names (beside it). A file that cannot be read, or that names no
+ * complete checkpoint, is a {@link RunFolderError} that says so.
+ */
+export function readBestFile(file: string): string {
+  let named: unknown;
+  try {
+    named = (JSON.parse(readFileSync(file, 'utf8')) as { checkpoint?: unknown }).checkpoint;
+  } catch (err) {
+    throw new RunFolderError(`${file}: cannot read it (${(err as Error).message}); pass the checkpoint folder instead (checkpoints/step-N)`);
+  }
+  const target = typeof named === 'string' && /^step-\d+$/.test(named) ? join(dirname(file), named) : undefined;
+  if (!target || !existsSync(join(target, 'trainer-state.json'))) {
+    throw new RunFolderError(`${file}: it names ${JSON.stringify(named)}, which is not a complete checkpoint in ${dirname(file)}; pass a checkpoints/step-N folder instead`);
+  }
   return target;
 }
 

@@ -162,7 +162,7 @@ export class Trainer {
   samplesGenerated = 0;
   /** The step of the newest checkpoint written (-1: none yet). */
   private checkpointedStep = -1;
-  /** The best periodic validation evaluation so far (checkpointed; `algorithm.keepBest`). */
+  /** The best periodic validation evaluation so far (`algorithm.keepBest` only; checkpointed, and its folder kept). */
   private best: BestCheckpoint | undefined;
   /** The output folder's lock, from {@link prepare} to {@link dispose}: one writer per run folder. */
   private lock: FolderLock | undefined;
@@ -242,7 +242,7 @@ export class Trainer {
       this.schedule = new InstanceSchedule(this.config.replay, state.instances ?? { nextIndex: state.step * this.config.batchSize, queue: [] });
       this.warmStarted = state.warmStarted;
       this.checkpointedStep = state.step;
-      this.best = state.best;
+      this.best = this.config.keepBest ? state.best : undefined;
       await truncateJsonl(metrics, state.step, ['final']); // a final eval is redone at the end
       await truncateJsonl(join(this.out, 'trace.jsonl'), state.step);
       this.samplesGenerated = state.samplesGenerated ?? generatedSamples(readMetrics(this.out));
@@ -309,7 +309,7 @@ export class Trainer {
       steps: this.stepsDone, samplesGenerated: this.samplesGenerated, stoppedBy, level: this.level, outDir: this.out, seconds: (performance.now() - started) / 1000,
       ...(resumedFrom !== undefined ? { resumedFrom } : {}), ...(warm ? { warmStart: warm } : {}), ...(finalEval ? { finalEval } : {}),
       ...(baseline ? { baseline } : {}),
-      ...(c.keepBest && this.best ? { best: { ...this.best, dir: join(this.out, 'checkpoints', checkpointName(this.best.step)) } } : {}),
+      ...(this.best ? { best: { ...this.best, dir: join(this.out, 'checkpoints', checkpointName(this.best.step)) } } : {}),
     };
   }
 
@@ -635,7 +635,7 @@ export class Trainer {
       samplesGenerated: this.samplesGenerated,
       ...(this.best ? { best: this.best } : {}),
     };
-    const dir = await saveTrainerCheckpoint(this.out, this.handles, state, this.config.keepCheckpoints, this.config.keepBest);
+    const dir = await saveTrainerCheckpoint(this.out, this.handles, state, this.config.keepCheckpoints);
     this.checkpointedStep = this.stepsDone;
     this.emit({ type: 'checkpoint', step: this.stepsDone, dir });
     return dir;
