@@ -1,4 +1,5 @@
 import { ancestors, HostTools, isRoot, LayoutEntry, SANDBOX_DIR } from './host.js';
+import { noUserNamespacesFilter } from './seccomp.js';
 import type { IsolationKind, SandboxLimits } from './types.js';
 
 /** The program to start inside the sandbox, as seen from inside. */
@@ -13,6 +14,10 @@ export interface InnerCommand {
   mounts: string[];
   /** Capacity of the tmpfs the program's working directory lives on, in bytes. */
   workDirBytes: number;
+  /** Files and directories the working directory's tmpfs may hold (its inode cap). */
+  workDirInodes: number;
+  /** RLIMIT_AS: the whole address space of each process, shared mappings included, in bytes. */
+  addressSpaceBytes: number;
 }
 
 /** A host command line ready to spawn. */
@@ -25,21 +30,31 @@ export interface SpawnPlan {
   env: Record<string, string>;
   /** The host cwd of the spawned process. */
   cwd: string;
+  /** Data fed to the launcher on descriptors 3, 4, … (a pipe each; e.g. bwrap's seccomp program). */
+  inputs?: Buffer[];
 }
 
 /** Size of the /dev/shm tmpfs inside the sandbox. */
 const SHM_BYTES = 16 << 20;
 
+/** Files /dev/shm may hold. */
+const SHM_INODES = 256;
+
+/** RLIMIT_STACK: the main stack, and (through glibc's default) every thread's reserved stack. */
+export const STACK_BYTES = 8 << 20;
+
 /** Where bwrap shows the host work dir (read-only) before its content is copied onto the /sandbox tmpfs. */
 export const INPUT_DIR = '/.input';
 
 /** The rlimit part of the chain: `prlimit --cpu ... -- `. */
-export function prlimitArgs(limits: SandboxLimits): string[] {
+export function prlimitArgs(limits: SandboxLimits, addressSpaceBytes: number): string[] {
   const cpuS = Math.max(1, Math.ceil(limits.cpuMs / 1000));
   const data = limits.memoryMb * 1024 * 1024;
   return [
     `--cpu=${cpuS}:${cpuS + 1}`,
     `--data=${data}:${data}`,
+    `--as=${addressSpaceBytes}:${addressSpaceBytes}`,
+    `--stack=${STACK_BYTES}:${STACK_BYTES}`,
     `--fsize=${limits.maxFileBytes}:${limits.maxFileBytes}`,
     `--nproc=${limits.maxProcesses}:${limits.maxProcesses}`,
     '--core=0:0',
@@ -59,7 +74,7 @@ export function innerChain(tools: HostTools, inner: InnerCommand, limits: Sandbo
     if (uid !== undefined) chain.push(`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups');
     chain.push('--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
   }
-  chain.push(tools.prlimit!, ...prlimitArgs(limits), '--', inner.executable, ...inner.args);
+  chain.push(tools.prlimit!, ...prlimitArgs(limits, inner.addressSpaceBytes), '--', inner.executable, ...inner.args);
   return chain;
 }
 
@@ -76,7 +91,10 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
     '--hostname',
     'sandbox',
   ];
+  // Unprivileged, bwrap's user namespace forbids nested ones; as root a seccomp filter does (see seccomp.ts).
+  const filter = isRoot() ? noUserNamespacesFilter() : undefined;
   if (!isRoot()) a.push('--unshare-user', '--disable-userns');
+  if (filter) a.push('--seccomp', '3');
   // bwrap creates missing parent directories with mode 0700, which the program's uid could not traverse.
   const made = new Set<string>();
   const parents = (p: string): void => {
@@ -102,9 +120,12 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
   // copied onto it from a read-only view of the host work dir, then ownership goes to the program's uid.
   a.push('--ro-bind', workDir, INPUT_DIR, '--size', String(inner.workDirBytes), '--tmpfs', SANDBOX_DIR, '--chdir', SANDBOX_DIR, '--clearenv');
   for (const [k, v] of Object.entries(inner.env)) a.push('--setenv', k, v);
-  const populate = `${shq(tools.cp!)} -R ${INPUT_DIR}/. ${SANDBOX_DIR}/${uid !== undefined ? ` && ${shq(tools.chown!)} -R ${uid}:${uid} ${SANDBOX_DIR}` : ''} && exec "$@"`;
+  // As root the first process still holds bwrap's capabilities: it caps the inodes of both tmpfs (bwrap has no
+  // option for that; unprivileged it cannot remount, so there the inodes are bounded only by the size).
+  const caps = isRoot() && tools.mount ? `${shq(tools.mount)} -o remount,nr_inodes=${inner.workDirInodes} ${SANDBOX_DIR} && ${shq(tools.mount)} -o remount,nr_inodes=${SHM_INODES} /dev/shm && ` : '';
+  const populate = `${caps}${shq(tools.cp!)} -R ${INPUT_DIR}/. ${SANDBOX_DIR}/${uid !== undefined ? ` && ${shq(tools.chown!)} -R ${uid}:${uid} ${SANDBOX_DIR}` : ''} && exec "$@"`;
   a.push('--', tools.sh!, '-c', populate, 'sh', ...innerChain(tools, inner, limits, uid));
-  return { command: tools.bwrap!, args: a, env: {}, cwd: workDir };
+  return { command: tools.bwrap!, args: a, env: {}, cwd: workDir, ...(filter ? { inputs: [filter] } : {}) };
 }
 
 /** Quotes a string for the POSIX shell. */
@@ -136,9 +157,9 @@ export function unsharePlan(tools: HostTools, layout: LayoutEntry[], inner: Inne
   for (const d of ['null', 'zero', 'full', 'random', 'urandom']) {
     lines.push(`: > ${R}/dev/${d} && mount --bind /dev/${d} ${R}/dev/${d}`);
   }
-  lines.push(`mkdir ${R}/dev/shm && mount -t tmpfs -o mode=1777,size=${SHM_BYTES} troupe-shm ${R}/dev/shm`);
+  lines.push(`mkdir ${R}/dev/shm && mount -t tmpfs -o mode=1777,size=${SHM_BYTES},nr_inodes=${SHM_INODES} troupe-shm ${R}/dev/shm`);
   lines.push(`ln -s /proc/self/fd ${R}/dev/fd && ln -s /proc/self/fd/0 ${R}/dev/stdin && ln -s /proc/self/fd/1 ${R}/dev/stdout && ln -s /proc/self/fd/2 ${R}/dev/stderr`);
-  lines.push(`mount -t tmpfs -o mode=755,size=${inner.workDirBytes} troupe-work ${R}${SANDBOX_DIR}`);
+  lines.push(`mount -t tmpfs -o mode=755,size=${inner.workDirBytes},nr_inodes=${inner.workDirInodes} troupe-work ${R}${SANDBOX_DIR}`);
   lines.push(`cp -R ${shq(workDir)}/. ${R}${SANDBOX_DIR}/`);
   if (uid !== undefined) lines.push(`chown -R ${uid}:${uid} ${R}${SANDBOX_DIR}`);
   lines.push(`mount -o remount,ro,bind ${R}`);

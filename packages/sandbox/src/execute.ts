@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { ChildProcessWithoutNullStreams, spawn, StdioOptions } from 'node:child_process';
+import { openSync, readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { SpawnPlan } from './command.js';
 
@@ -43,11 +44,58 @@ export function signalName(n: number): string {
   return SIGNAL_NAMES[n] ?? `SIG${n}`;
 }
 
+/** The close-on-exec bit in the `flags:` line of /proc/self/fdinfo/N (O_CLOEXEC, octal 02000000). */
+const O_CLOEXEC = 0o2000000;
+
+/**
+ * The descriptors above 2 a child of this process would inherit: those without close-on-exec, as the kernel lists
+ * them in /proc/self/fdinfo. Node opens its own with O_CLOEXEC, but a descriptor left open by whoever started Node
+ * (`exec 20<dir` in a shell) or by a native addon is passed on to every child — and a directory descriptor lets a
+ * program `fchdir` out of any mount namespace or chroot. Throws when the list cannot be read.
+ */
+export function inheritableFds(): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc/self/fdinfo')) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd <= 2) continue;
+    let info: string;
+    try {
+      info = readFileSync(`/proc/self/fdinfo/${name}`, 'utf8');
+    } catch {
+      continue; // closed since the listing (the listing's own descriptor)
+    }
+    const flags = /^flags:\s*([0-7]+)/m.exec(info);
+    if (!flags || (parseInt(flags[1]!, 8) & O_CLOEXEC) === 0) out.push(fd);
+  }
+  return out;
+}
+
+let devNull: number | undefined;
+
+/**
+ * The child's descriptor table: 0–2 are pipes, `inputs` are pipes at 3, 4, …, and every other inheritable
+ * descriptor of this process is replaced by /dev/null at the same number (libuv dup2()s it there before the exec),
+ * so nothing the host holds open reaches the launcher, let alone the program.
+ */
+export function childStdio(inputs: number): StdioOptions {
+  const stdio: (string | number)[] = ['pipe', 'pipe', 'pipe', ...Array.from({ length: inputs }, () => 'pipe')];
+  const leaks = inheritableFds().filter((fd) => fd >= stdio.length);
+  if (leaks.length > 0) {
+    devNull ??= openSync('/dev/null', 'r');
+    for (const fd of leaks) {
+      while (stdio.length < fd) stdio.push('ignore');
+      stdio[fd] = devNull;
+    }
+  }
+  return stdio as StdioOptions;
+}
+
 /** After the main process exits, how long to wait for the pipes to close before forcing them shut. */
 const DRAIN_GRACE_MS = 200;
 
 /**
- * Spawns `plan` in its own process group, feeds stdin, captures stdout/stderr up to the cap, and kills the whole
+ * Spawns `plan` in its own process group with only the descriptors of {@link childStdio}, feeds stdin and the plan's
+ * inputs, captures stdout/stderr up to the cap, and kills the whole
  * process group (SIGKILL) on wall timeout, output overflow, abort, and always once the main process has exited.
  * Never rejects.
  */
@@ -67,9 +115,16 @@ export function execute(plan: SpawnPlan, opts: ExecuteOptions): Promise<RawOutco
     let exited = false;
     let drainTimer: NodeJS.Timeout | undefined;
 
-    let child;
+    let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn(plan.command, plan.args, { cwd: plan.cwd, env: plan.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const inputs = plan.inputs ?? [];
+      // Descriptors 0-2 are pipes, so the streams are there.
+      child = spawn(plan.command, plan.args, { cwd: plan.cwd, env: plan.env, stdio: childStdio(inputs.length), detached: true }) as ChildProcessWithoutNullStreams;
+      inputs.forEach((data, i) => {
+        const pipe = child.stdio[3 + i] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void };
+        pipe.on('error', () => undefined);
+        pipe.end(data);
+      });
     } catch (e) {
       resolve({ exitCode: null, signal: null, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), outputExceeded, wallExceeded, aborted, wallMs: 0, spawnError: String(e) });
       return;

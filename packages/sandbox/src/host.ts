@@ -55,6 +55,8 @@ export interface HostTools {
   cp?: string;
   /** coreutils chown (hands the sandbox's files to the program's uid). */
   chown?: string;
+  /** util-linux mount (caps the inodes of bwrap's tmpfs when running as root). */
+  mount?: string;
 }
 
 let toolsCache: HostTools | undefined;
@@ -72,6 +74,7 @@ export function hostTools(): HostTools {
     true: findTool('true'),
     cp: findTool('cp'),
     chown: findTool('chown'),
+    mount: findTool('mount'),
   };
   return toolsCache;
 }

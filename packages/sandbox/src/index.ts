@@ -9,8 +9,8 @@
  * ```
  */
 export type { Language, SandboxLimits, Verdict, RunRequest, RunResult, IsolationKind, IsolationReport, SandboxOptions } from './types.js';
-export { DEFAULT_LIMITS } from './types.js';
-export { Sandbox, chooseIsolation } from './sandbox.js';
-export { probeIsolation, describeIsolation } from './probe.js';
+export { DEFAULT_LIMITS, MAX_LIMIT } from './types.js';
+export { Sandbox, chooseIsolation, badLimitValue, unisolatedWarning } from './sandbox.js';
+export { probeIsolation, describeIsolation, isolationGuarantees, removeStaleRunDirs } from './probe.js';
 export { looksOutOfMemory } from './classify.js';
 export { TaskPool } from './pool.js';

@@ -2,12 +2,12 @@ import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { classify } from './classify.js';
-import { InnerCommand, planFor } from './command.js';
+import { InnerCommand, planFor, STACK_BYTES } from './command.js';
 import { execute } from './execute.js';
-import { hostTools, worldReachable, resolveNode, resolvePython, RuntimeInfo, SANDBOX_DIR, systemLayout } from './host.js';
+import { hostTools, isRoot, worldReachable, resolveNode, resolvePython, RuntimeInfo, SANDBOX_DIR, systemLayout } from './host.js';
 import { TaskPool } from './pool.js';
 import { makeRunDirs, probeIsolation, removeRunDirs, RunDirs, runUid } from './probe.js';
-import { DEFAULT_LIMITS, IsolationKind, IsolationReport, Language, RunRequest, RunResult, SandboxLimits, SandboxOptions } from './types.js';
+import { DEFAULT_LIMITS, IsolationKind, MAX_LIMIT, IsolationReport, Language, RunRequest, RunResult, SandboxLimits, SandboxOptions } from './types.js';
 
 const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS) as (keyof SandboxLimits)[];
 
@@ -18,9 +18,16 @@ function checkLimits(where: string, limits: Partial<SandboxLimits> | undefined):
   for (const [k, v] of Object.entries(limits)) {
     if (!LIMIT_KEYS.includes(k as keyof SandboxLimits)) return `${where}.${k} is not a known limit (known: ${LIMIT_KEYS.join(', ')})`;
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) return `${where}.${k} must be a positive integer, got ${JSON.stringify(v)}`;
+    const bad = badLimitValue(v);
+    if (bad) return `${where}.${k} ${bad}`;
   }
   return undefined;
+}
+
+/** Why `v` is not a valid limit value (an integer from 1 to {@link MAX_LIMIT}), or undefined when it is one. */
+export function badLimitValue(v: unknown): string | undefined {
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= MAX_LIMIT) return undefined;
+  return `must be a positive integer no larger than ${MAX_LIMIT} (2^31 - 1), got ${typeof v === 'number' ? String(v) : JSON.stringify(v)}`;
 }
 
 /** Drops undefined values so that `{ ...a, ...b }` does not erase a's keys. */
@@ -50,6 +57,30 @@ export function workDirCapacity(req: Pick<RunRequest, 'source' | 'files'>, limit
   return inputs + Math.max(16 << 20, 16 * limits.maxFileBytes);
 }
 
+/** Files and directories the working directory may hold besides the request's own (its tmpfs's inode cap). */
+export const WORK_DIR_INODES = 4096;
+
+/**
+ * Address space (MiB) each process gets besides `memoryMb`: the runtime's own mappings (V8 reserves about 700 MiB of
+ * address space it never touches: its code range alone is 512 MiB; Python maps about 20 MiB of libraries).
+ */
+export const RUNTIME_ADDRESS_SPACE_MB: Readonly<Record<Language, number>> = Object.freeze({ python: 64, javascript: 1024 });
+
+/**
+ * RLIMIT_AS of each process of a run: `memoryMb`, the runtime's allowance, and one reserved stack per thread it may
+ * start. It is what counts shared memory (`mmap(MAP_SHARED)`, memfd mappings), which RLIMIT_DATA does not.
+ */
+export function addressSpaceBytes(language: Language, limits: SandboxLimits): number {
+  const stacksMb = limits.maxProcesses * ((STACK_BYTES >> 20) + 1);
+  return (limits.memoryMb + RUNTIME_ADDRESS_SPACE_MB[language] + stacksMb) * 1024 * 1024;
+}
+
+/** What an unisolated run can do, said plainly (`uid`: the private uid it runs as, when root). */
+export function unisolatedWarning(uid: number | undefined): string {
+  const who = uid !== undefined ? `as the unprivileged uid ${uid} (dropped from root)` : `as this process's own user (uid ${process.getuid?.() ?? '?'})`;
+  return `UNISOLATED sandbox runs (allowUnisolated / --allow-unisolated): programs run ${who} with only rlimits and an empty environment; they CAN read every file that user can read, reach the network, and leave processes behind. Use bwrap (apt-get install -y bubblewrap) for untrusted code.`;
+}
+
 /**
  * Decides which isolation a sandbox with `options` uses on a machine described by `report`: the forced kind when it
  * works, else the best available, else 'none' only when `allowUnisolated`; otherwise a refusal saying what to do.
@@ -63,6 +94,7 @@ export function chooseIsolation(report: IsolationReport, options: Pick<SandboxOp
         : { refusal: `no isolation is available (${report.details}); install bubblewrap (apt-get install -y bubblewrap) or allow unisolated runs` };
     }
     if (!hasPrlimit) return { refusal: 'cannot apply resource limits: prlimit (util-linux) is missing' };
+    if (isRoot() && !hostTools().setpriv) return { refusal: 'cannot drop root privileges for unisolated runs: setpriv (util-linux) is missing' };
     return { kind: 'none' };
   }
   if (wanted === 'auto') return { kind: report.kind as IsolationKind };
@@ -137,6 +169,15 @@ export class Sandbox {
     await Promise.allSettled([...this.runs]);
   }
 
+  private warnedUnisolated = false;
+
+  /** The loud warning of an unisolated sandbox: on stderr, at its first run. */
+  private warnUnisolated(uid: number | undefined): void {
+    if (this.warnedUnisolated) return;
+    this.warnedUnisolated = true;
+    process.emitWarning(unisolatedWarning(uid), { type: 'TroupeSandboxWarning', code: 'TROUPE_SANDBOX_UNISOLATED' });
+  }
+
   private refused(reason: string, isolation: IsolationKind = 'none'): RunResult {
     return { verdict: 'refused', exitCode: null, signal: null, stdout: '', stderr: '', wallMs: 0, truncated: false, isolation, reason };
   }
@@ -179,8 +220,15 @@ export class Sandbox {
         // Node hangs (rather than failing) when it cannot start its threads or map its heap.
         return this.refused(`JavaScript needs maxProcesses >= ${JS_MIN.maxProcesses} (Node's own threads count) and memoryMb >= ${JS_MIN.memoryMb}; got ${limits.maxProcesses} and ${limits.memoryMb}`, kind);
       }
-      // Unisolated runs can only switch to a private uid when that uid can reach the runtime on the host's disk.
-      const uid = kind === 'none' && !worldReachable(runtime.executable) ? undefined : runUid();
+      // As root, every run (unisolated ones too) executes as a private unprivileged uid: a runtime that uid cannot
+      // reach on the host's disk (a pyenv Python under /root) cannot run unisolated.
+      const uid = runUid();
+      if (kind === 'none') {
+        if (uid !== undefined && !worldReachable(runtime.executable)) {
+          return this.refused(`an unisolated run as root drops to an unprivileged uid, which cannot reach ${runtime.executable} (a parent directory is not searchable by others); install the runtime under /usr or /opt, or use bwrap (apt-get install -y bubblewrap)`, kind);
+        }
+        this.warnUnisolated(uid);
+      }
       let dirs: RunDirs | undefined;
       const ctl = new AbortController();
       this.inFlight.add(ctl);
@@ -228,13 +276,14 @@ export class Sandbox {
     };
     const args = req.args ?? [];
     const workDirBytes = workDirCapacity(req, limits);
+    const sizes = { workDirBytes, workDirInodes: WORK_DIR_INODES + 2 * Object.keys(req.files ?? {}).length + 2, addressSpaceBytes: addressSpaceBytes(req.language, limits) };
     if (req.language === 'python') {
       // The environment is already ours alone, so no -E: PYTHONHASHSEED=0 makes set/dict-of-str order reproducible.
       env.PYTHONHASHSEED = '0';
-      return { executable: runtime.executable, args: ['-s', '-B', MAIN_FILE.python, ...args], env, mounts: runtime.mounts, workDirBytes };
+      return { executable: runtime.executable, args: ['-s', '-B', MAIN_FILE.python, ...args], env, mounts: runtime.mounts, ...sizes };
     }
     env.UV_THREADPOOL_SIZE = '2';
     const heap = Math.max(8, Math.floor(limits.memoryMb * 0.75));
-    return { executable: runtime.executable, args: [`--max-old-space-size=${heap}`, '--v8-pool-size=2', '--', MAIN_FILE.javascript, ...args], env, mounts: runtime.mounts, workDirBytes };
+    return { executable: runtime.executable, args: [`--max-old-space-size=${heap}`, '--v8-pool-size=2', '--', MAIN_FILE.javascript, ...args], env, mounts: runtime.mounts, ...sizes };
   }
 }

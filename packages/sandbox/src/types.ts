@@ -2,13 +2,14 @@
 export type Language = 'python' | 'javascript';
 
 /**
- * Resource limits of one run. Every field is a positive integer.
+ * Resource limits of one run. Every field is an integer from 1 to {@link MAX_LIMIT}.
  *
  * Mechanisms: `cpuMs` → RLIMIT_CPU (whole seconds, rounded up; SIGXCPU then SIGKILL one second later),
  * `wallMs` → a host timer that kills the whole sandbox, `memoryMb` → RLIMIT_DATA (heap and private writable mappings;
- * for JavaScript also `--max-old-space-size`), `maxProcesses` → RLIMIT_NPROC (counts THREADS too) applied to a
- * private uid or user namespace, `maxOutputBytes` → the host stops reading and kills the run, `maxFileBytes` →
- * RLIMIT_FSIZE.
+ * for JavaScript also `--max-old-space-size`) and RLIMIT_AS (every mapping, shared memory included, plus a fixed
+ * allowance for the runtime's reservations and thread stacks), `maxProcesses` → RLIMIT_NPROC (counts THREADS too)
+ * applied to a private uid or user namespace, `maxOutputBytes` → the host stops reading and kills the run,
+ * `maxFileBytes` → RLIMIT_FSIZE.
  */
 export interface SandboxLimits {
   /** CPU time per process in milliseconds (rounded up to whole seconds by the kernel's RLIMIT_CPU). */
@@ -25,6 +26,9 @@ export interface SandboxLimits {
   maxFileBytes: number;
 }
 
+/** The largest value of any limit: 2^31 − 1 (a longer timer would fire at once; bigger sizes mean nothing here). */
+export const MAX_LIMIT = 2 ** 31 - 1;
+
 /** Limits used when neither the sandbox options nor the request say otherwise. */
 export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   cpuMs: 2000,
@@ -40,7 +44,7 @@ export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
  * - `ok`: exit code 0 (stderr output alone never makes a run fail).
  * - `runtime-error`: non-zero exit code or killed by a signal not covered below.
  * - `timeout`: the wall-time or CPU-time limit was hit.
- * - `memory-limit`: the program ran out of memory (MemoryError, V8 heap limit, ENOMEM).
+ * - `memory-limit`: the program ran out of memory (MemoryError, V8 heap limit, ENOMEM, a failed mmap).
  * - `output-limit`: stdout or stderr exceeded `maxOutputBytes`; the output kept is truncated.
  * - `refused`: the program was not run (no isolation available, invalid request, sandbox closed); see `reason`.
  */

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { probeIsolation, RunRequest, RunResult, Sandbox, SandboxLimits } from '@troupe/sandbox';
+import { probeIsolation, removeStaleRunDirs, RunRequest, RunResult, Sandbox, SandboxLimits } from '@troupe/sandbox';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -388,3 +388,206 @@ for (const [index, kind] of KINDS.entries()) {
     });
   });
 }
+
+/**
+ * The reliability table: one hostile program per family of attack on the sandbox's limits, each with the outcome
+ * that means "contained". Every program runs under every isolation kind that works here, two at a time (so the
+ * memory bombs are also classified under load); the count is in the test title.
+ */
+interface HostileCase {
+  family: string;
+  name: string;
+  language: 'python' | 'javascript';
+  source: string;
+  limits?: Partial<SandboxLimits>;
+  /** Why the run was NOT contained, or undefined when it was. */
+  escaped: (r: RunResult) => string | undefined;
+}
+
+const verdictIs = (verdict: RunResult['verdict']) => (r: RunResult) => (r.verdict === verdict ? undefined : `verdict ${r.verdict} (${r.reason ?? ''}) ${r.stderr.slice(-300)}`);
+const MEMORY = { memoryMb: 64, cpuMs: 5000 };
+
+const HOSTILE_CASES: HostileCase[] = [
+  {
+    family: 'memory',
+    name: 'shared anonymous mmap of 1 GiB touched page by page',
+    language: 'python',
+    source: 'import mmap\nm = mmap.mmap(-1, 1 << 30)\nfor i in range(0, 1 << 30, 4096):\n    m[i] = 1\nprint("touched")',
+    limits: MEMORY,
+    escaped: verdictIs('memory-limit'),
+  },
+  {
+    family: 'memory',
+    name: 'memfd of 1 GiB mapped and touched',
+    language: 'python',
+    source: 'import mmap, os\nfd = os.memfd_create("x")\nos.ftruncate(fd, 1 << 30)\nm = mmap.mmap(fd, 1 << 30)\nfor i in range(0, 1 << 30, 4096):\n    m[i] = 1\nprint("touched")',
+    limits: MEMORY,
+    escaped: (r) => (r.verdict === 'memory-limit' || (r.verdict === 'runtime-error' && /File too large|SIGXFSZ|file size/.test(r.stderr + (r.reason ?? ''))) ? undefined : `verdict ${r.verdict}: ${r.stdout}${r.stderr.slice(-300)}`),
+  },
+  { family: 'memory', name: 'one 1 GiB allocation', language: 'python', source: 'x = bytearray(1 << 30)\nprint(len(x))', limits: MEMORY, escaped: verdictIs('memory-limit') },
+  { family: 'memory', name: 'growing list of 10 MB strings', language: 'python', source: 'a = []\nwhile True:\n    a.append(" " * 10_000_000)', limits: MEMORY, escaped: verdictIs('memory-limit') },
+  {
+    family: 'memory',
+    name: '/dev/shm filled until it refuses',
+    language: 'python',
+    source: 'import errno\nn = 0\ntry:\n    with open("/dev/shm/fill", "wb") as f:\n        while True:\n            f.write(b"0" * 65536); f.flush(); n += 65536\nexcept OSError as e:\n    print(errno.errorcode[e.errno], n <= 16 << 20)',
+    limits: { ...MEMORY, maxFileBytes: 1 << 30 },
+    escaped: (r) => (r.verdict === 'ok' && r.stdout === 'ENOSPC True\n' ? undefined : `verdict ${r.verdict}: ${r.stdout}${r.stderr.slice(-300)}`),
+  },
+  { family: 'memory', name: 'JavaScript heap growth', language: 'javascript', source: 'const a = []; while (true) a.push(new Array(1e6).fill(1.5));', limits: MEMORY, escaped: verdictIs('memory-limit') },
+  { family: 'memory', name: 'JavaScript array buffers', language: 'javascript', source: 'const a = []; while (true) a.push(Buffer.alloc(50e6, 1));', limits: MEMORY, escaped: verdictIs('memory-limit') },
+  {
+    family: 'files',
+    name: '100k empty files (inode bomb)',
+    language: 'python',
+    source: 'import errno\nn = 0\ntry:\n    for i in range(100_000):\n        open(f"f{i}", "w").close(); n += 1\nexcept OSError as e:\n    print(errno.errorcode[e.errno], n)',
+    escaped: (r) => {
+      const [code, n] = r.stdout.trim().split(' ');
+      // bwrap run unprivileged cannot cap inodes: there the tmpfs size is the bound
+      return r.verdict === 'ok' && code === 'ENOSPC' && Number(n) <= 5000 ? undefined : `verdict ${r.verdict}: ${r.stdout}${r.stderr.slice(-300)}`;
+    },
+  },
+  {
+    family: 'namespaces',
+    name: 'creating a user namespace (libc unshare and the unshare tool)',
+    language: 'python',
+    source: [
+      'import ctypes, subprocess, threading',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'print(libc.unshare(0x10000000), ctypes.get_errno())',
+      'print(subprocess.run(["/usr/bin/unshare", "--user", "--map-root-user", "id", "-u"], capture_output=True).returncode != 0)',
+      't = threading.Thread(target=print, args=("threads work",)); t.start(); t.join()',
+    ].join('\n'),
+    escaped: (r) => (r.verdict === 'ok' && r.stdout === '-1 1\nTrue\nthreads work\n' ? undefined : `verdict ${r.verdict}: ${r.stdout}${r.stderr.slice(-300)}`),
+  },
+  {
+    family: 'verdicts',
+    name: 'exit(152) at once is not called a CPU timeout',
+    language: 'python',
+    source: 'import sys\nsys.exit(152)',
+    escaped: (r) => (r.verdict === 'runtime-error' && /exited with 152/.test(r.reason ?? '') ? undefined : `verdict ${r.verdict}: ${r.reason}`),
+  },
+];
+
+for (const kind of KINDS) {
+  describe(`sandbox: reliability table under ${kind}`, function () {
+    this.timeout(120_000);
+    const sandbox = new Sandbox({ isolation: kind, concurrency: 2, defaults: LIMITS });
+    after(() => sandbox.close());
+
+    it(`contains all ${HOSTILE_CASES.length} hostile programs (memory bombs two at a time)`, async () => {
+      const results = await sandbox.runMany(HOSTILE_CASES.map((c) => ({ language: c.language, source: c.source, limits: c.limits })));
+      const escaped = HOSTILE_CASES.flatMap((c, i) => {
+        const why = c.escaped(results[i]!);
+        return why ? [`${c.family}: ${c.name}: ${why}`] : [];
+      });
+      assert.deepEqual(escaped, [], `${HOSTILE_CASES.length - escaped.length} of ${HOSTILE_CASES.length} contained`);
+    });
+  });
+}
+
+/** A Python launcher that opens a directory, a secret file and a connected socket WITHOUT close-on-exec, then execs `argv`. */
+const LEAKY_LAUNCHER = [
+  'import os, socket, sys',
+  'd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY); os.dup2(d, 20)',
+  'f = os.open(sys.argv[2], os.O_RDWR); os.dup2(f, 21)',
+  's = socket.create_connection(("127.0.0.1", int(sys.argv[3]))); os.dup2(s.fileno(), 22)',
+  'for fd in (20, 21, 22): os.set_inheritable(fd, True)',
+  'os.execv(sys.argv[4], sys.argv[4:])',
+].join('\n');
+
+/** Inside the sandbox: what every descriptor above 2 is, and what it gives (fchdir out, read, write). */
+const FD_PROBE = [
+  'import json, os, stat',
+  'out = {}',
+  'for name in os.listdir("/proc/self/fd"):',
+  '    fd = int(name)',
+  '    try:',
+  '        st = os.fstat(fd)',
+  '    except OSError:',
+  '        continue',
+  '    if fd <= 2:',
+  '        continue',
+  '    e = {"null": stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)}',
+  '    try:',
+  '        os.fchdir(fd); os.chdir(".."); e["escaped"] = sorted(os.listdir("."))[:20]',
+  '    except OSError:',
+  '        pass',
+  '    try:',
+  '        e["read"] = os.read(fd, 200).decode("latin1")',
+  '    except OSError:',
+  '        pass',
+  '    try:',
+  '        os.write(fd, b"pwned from the sandbox"); e["wrote"] = True',
+  '    except OSError:',
+  '        pass',
+  '    out[fd] = e',
+  'print(json.dumps(out))',
+].join('\n');
+
+describe('sandbox: descriptors the host holds open never reach the program', function () {
+  this.timeout(120_000);
+  const secret = `fd-secret-${randomBytes(8).toString('hex')}`;
+  let dir: string;
+  let server: Server;
+  let port = 0;
+  let received = '';
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'troupe-fd-test-'));
+    writeFileSync(path.join(dir, 'secret.txt'), secret);
+    writeFileSync(path.join(dir, 'launcher.py'), LEAKY_LAUNCHER);
+    writeFileSync(path.join(dir, 'probe.py'), FD_PROBE);
+    server = createServer((sock) => {
+      sock.on('data', (d) => (received += d.toString('latin1')));
+      sock.write(`${secret}\n`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+  });
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  for (const kind of KINDS) {
+    it(`under ${kind}: an inherited directory, file and socket (fds 20-22) are /dev/null inside`, async () => {
+      const node = [process.execPath, '--conditions=troupe:source', '--import', 'tsx', path.join(here, 'fixtures', 'run-one.ts'), kind, path.join(dir, 'probe.py')];
+      const out = execFileSync('python3', [path.join(dir, 'launcher.py'), here, path.join(dir, 'secret.txt'), String(port), ...node], { encoding: 'utf8', cwd: here });
+      const r = JSON.parse(out) as RunResult;
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.isolation, kind);
+      assert.ok(!r.stdout.includes(secret), 'the secret leaked');
+      const fds = JSON.parse(r.stdout) as Record<string, { null: boolean; escaped?: string[]; wrote?: boolean }>;
+      for (const fd of ['20', '21', '22']) assert.equal(fds[fd]?.null, true, `fd ${fd}: ${JSON.stringify(fds[fd])}`);
+      for (const [fd, e] of Object.entries(fds)) assert.equal(e.escaped, undefined, `fd ${fd} let the program out: ${JSON.stringify(e)}`);
+      assert.equal(readFileSync(path.join(dir, 'secret.txt'), 'utf8'), secret);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(received, '', 'the program wrote to the host socket');
+    });
+  }
+});
+
+describe('sandbox: stale run dirs of dead processes', () => {
+  it('are removed; those of live processes, and foreign names, stay', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'troupe-stale-test-'));
+    try {
+      const gone = execFileSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).trim();
+      const mine = readFileSync('/proc/self/stat', 'utf8');
+      const start = mine.slice(mine.lastIndexOf(')') + 2).split(' ')[19];
+      const names = {
+        dead: `troupe-sbx-${gone}-12345-aB3dE6`,
+        reused: `troupe-sbx-${process.pid}-1-xY7zQ2`, // this pid, but started at another time
+        live: `troupe-sbx-${process.pid}-${start}-Kp9mN4`,
+        foreign: 'troupe-sbx-not-a-run',
+      };
+      for (const n of Object.values(names)) mkdirSync(path.join(dir, n, 'work'), { recursive: true });
+      writeFileSync(path.join(dir, names.dead, 'work', 'f'), 'x');
+      const removed = await removeStaleRunDirs(dir);
+      assert.deepEqual(removed.sort(), [names.dead, names.reused].sort());
+      assert.deepEqual(readdirSync(dir).sort(), [names.foreign, names.live].sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

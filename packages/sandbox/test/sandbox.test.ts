@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { chooseIsolation, DEFAULT_LIMITS, IsolationReport, looksOutOfMemory, probeIsolation, RunRequest, Sandbox, TaskPool } from '@troupe/sandbox';
+import { classify, leastWallForCpu } from '../src/classify.js';
+import type { RawOutcome } from '../src/execute.js';
+import { noUserNamespacesFilter } from '../src/seccomp.js';
 
 const LIMITS = { cpuMs: 1000, wallMs: 15_000, memoryMb: 128, maxOutputBytes: 64 * 1024 };
+const isRoot = process.getuid?.() === 0;
 
 describe('sandbox: API', function () {
   this.timeout(60_000);
@@ -65,18 +69,52 @@ describe('sandbox: API', function () {
 
     const loose = new Sandbox({ isolation: 'none', allowUnisolated: true, defaults: LIMITS });
     process.env.TROUPE_SANDBOX_API_SECRET = 'unisolated-secret';
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
     try {
-      const ok = await loose.run({ language: 'python', source: 'import os\nprint(sorted(os.environ))\nprint(input())', stdin: 'hi' });
+      // Node is under /usr here, reachable by any uid (a pyenv Python under /root is not: see the next test).
+      const ok = await loose.run({ language: 'javascript', source: 'console.log(Object.keys(process.env).sort().join(","), process.getuid()); process.stdin.on("data", (d) => console.log(String(d)))', stdin: 'hi' });
       assert.equal(ok.verdict, 'ok', ok.stderr);
       assert.equal(ok.isolation, 'none');
       assert.ok(!ok.stdout.includes('TROUPE_SANDBOX_API_SECRET'), 'even unisolated runs get an empty environment');
       assert.match(ok.stdout, /hi\n$/);
-      const t = await loose.run({ language: 'python', source: 'while True: pass' });
+      if (isRoot) assert.doesNotMatch(ok.stdout.split('\n')[0]!, / 0$/, 'an unisolated run as root must drop to another uid');
+      const t = await loose.run({ language: 'javascript', source: 'for (;;) {}' });
       assert.equal(t.verdict, 'timeout');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(warnings.filter((w) => /UNISOLATED/.test(w.message)).length, 1, 'one loud warning per sandbox');
     } finally {
+      process.off('warning', onWarning);
       delete process.env.TROUPE_SANDBOX_API_SECRET;
       await loose.close();
     }
+  });
+
+  it('as root, an unisolated run never runs as root: /etc/shadow stays unreadable, an unreachable runtime is refused', async function () {
+    if (!isRoot) this.skip(); // unprivileged, there is no root to drop
+    const loose = new Sandbox({ isolation: 'none', allowUnisolated: true, defaults: LIMITS });
+    try {
+      const r = await loose.run({ language: 'javascript', source: 'try { require("fs").readFileSync("/etc/shadow"); console.log("READ") } catch (e) { console.log(e.code) }' });
+      assert.equal(r.verdict, 'ok', r.stderr);
+      assert.equal(r.stdout, 'EACCES\n');
+      const py = await loose.run({ language: 'python', source: 'print(open("/etc/shadow").read())' });
+      if (py.verdict === 'refused') assert.match(py.reason ?? '', /drops to an unprivileged uid, which cannot reach/);
+      else assert.match(py.stderr, /PermissionError/);
+    } finally {
+      await loose.close();
+    }
+  });
+
+  it('rejects limits beyond 2^31 - 1 or not finite (a longer timer would fire at once)', async () => {
+    for (const [key, value] of [['wallMs', 2 ** 31], ['cpuMs', Infinity], ['memoryMb', 1e308], ['maxFileBytes', NaN]] as const) {
+      const r = await sandbox.run({ language: 'python', source: 'print(1)', limits: { [key]: value } });
+      assert.equal(r.verdict, 'refused', `${key}: ${value}`);
+      assert.match(r.reason ?? '', new RegExp(`limits\\.${key} must be a positive integer no larger than 2147483647`));
+    }
+    assert.throws(() => new Sandbox({ defaults: { wallMs: 2 ** 31 } }), /options\.defaults\.wallMs must be a positive integer no larger than 2147483647/);
+    const edge = await sandbox.run({ language: 'python', source: 'print(1)', limits: { wallMs: 2 ** 31 - 1 } });
+    assert.equal(edge.verdict, 'ok', edge.reason);
   });
 
   it('runs in parallel without interference (same file names, a fork bomb next door)', async () => {
@@ -195,5 +233,38 @@ describe('sandbox: choosing the isolation', () => {
     assert.deepEqual(chooseIsolation(onlyUnshare, { isolation: 'unshare' }, true), { kind: 'unshare' });
     assert.match(chooseIsolation(onlyUnshare, { isolation: 'bwrap', allowUnisolated: true }, true).refusal ?? '', /"bwrap" was requested/);
     assert.match(chooseIsolation(onlyUnshare, { isolation: 'none' }, true).refusal ?? '', /allowUnisolated/);
+  });
+});
+
+describe('sandbox: verdicts say what is known', () => {
+  const limits = { ...DEFAULT_LIMITS, cpuMs: 2000, maxProcesses: 16 };
+  const raw = (exitCode: number | null, signal: string | null, wallMs: number): RawOutcome => ({ exitCode, signal, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), outputExceeded: false, wallExceeded: false, aborted: false, wallMs });
+
+  it('status 152 from a launcher: a CPU timeout only when the run lasted long enough to use the CPU time', () => {
+    const quick = classify(raw(152, null, 40), 'bwrap', limits);
+    assert.equal(quick.verdict, 'runtime-error');
+    assert.match(quick.reason ?? '', /not the CPU time limit.*exited with 152 itself/);
+    const slow = classify(raw(152, null, 2100), 'unshare', limits);
+    assert.equal(slow.verdict, 'timeout');
+    assert.match(slow.reason ?? '', /CPU time limit of 2000 ms exceeded \(SIGXCPU\) \(exit status 152: killed by SIGXCPU, or the program exited with 152 itself/);
+    // unisolated, the signal is the kernel's own word
+    assert.equal(classify(raw(null, 'SIGXCPU', 2100), 'none', limits).reason, 'CPU time limit of 2000 ms exceeded (SIGXCPU)');
+    assert.match(classify(raw(137, null, 10), 'bwrap', limits).reason ?? '', /killed by SIGKILL, or the program exited with 137 itself/);
+  });
+
+  it('the least wall time for the CPU limit counts the threads and the cores', () => {
+    assert.equal(leastWallForCpu(2000, { ...limits, maxProcesses: 4 }, 2), 1000);
+    assert.equal(leastWallForCpu(2000, { ...limits, maxProcesses: 1 }, 64), 2000);
+  });
+});
+
+describe('sandbox: the user-namespace seccomp filter', () => {
+  it('is built for x64 and arm64 only, and ends in allow / EPERM / ENOSYS', () => {
+    const x64 = noUserNamespacesFilter('x64')!;
+    assert.equal(x64.length % 8, 0);
+    const rets = [x64.length - 24, x64.length - 16, x64.length - 8].map((o) => [x64.readUInt16LE(o), x64.readUInt32LE(o + 4)]);
+    assert.deepEqual(rets, [[0x06, 0x7fff0000], [0x06, 0x00050001], [0x06, 0x00050026]]);
+    assert.equal(noUserNamespacesFilter('arm64')!.length, x64.length - 8); // no x32 ABI check
+    assert.equal(noUserNamespacesFilter('riscv64'), undefined);
   });
 });
