@@ -107,7 +107,7 @@ describe('team specs: errors with file:line:col', () => {
     const error = specError(() => loadTeamSpec(join(SPECS, 'bad-schema.yaml')));
     assert.deepEqual(lines(error.issues), [
       'bad-schema.yaml:8:13 seats.proposer.policy: must be string',
-      'bad-schema.yaml:9:39 seats.proposer.sampling.topP: must be <= 1',
+      'bad-schema.yaml:9:39 seats.proposer.sampling.topP: must be <= 1 (allowed: above 0, at most 1; got 2)',
       'bad-schema.yaml:13:27 rewards.seats.proposer.local: unknown key (term-specific settings go under config: rewards.seats.proposer.config.local)',
       'bad-schema.yaml:14:1 algorithim: unknown key (did you mean "algorithm"?)',
       'bad-schema.yaml:15:22 evaluation.split: must be one of "validation", "test"',
@@ -147,7 +147,7 @@ describe('team specs: errors with file:line:col', () => {
 
   it('points at the base file when the bad value came from it', () => {
     const error = specError(() => loadTeamSpec(join(SPECS, 'child-of-broken-base.yaml')));
-    assert.deepEqual(lines(error.issues), ['broken-base.yaml:2:7 seed: must be >= 0']);
+    assert.deepEqual(lines(error.issues), ['broken-base.yaml:2:7 seed: must be >= 0 (allowed: from 0 to 4294967295; got -3)']);
     assert.equal(error.issues[0]!.file, join(SPECS, 'broken-base.yaml'));
   });
 
@@ -250,7 +250,7 @@ describe('team specs: checks against plugins', () => {
     await host.load('troupe-env-grid');
     const issues = lines(await checkTeamAgainstPlugins(spec, host));
     assert.deepEqual(issues.slice(0, 2), [
-      'bad-team.yaml:4:19 environment.config.size: must be <= 10 (see the config schema of grid-v1)',
+      'bad-team.yaml:4:19 environment.config.size: must be <= 10 (allowed: from 2 to 10; got 50) (see the config schema of grid-v1)',
       'bad-team.yaml:4:23 environment.config.colour: unknown key (allowed keys: size, turns, reward)',
     ]);
     assert.ok(issues.some((l) => l.startsWith('bad-team.yaml:11:74 seats.watcher.roleConfig.verbose: must be boolean')), issues.join('\n'));

@@ -20,7 +20,8 @@ export interface SchemaIssue {
   readonly unknownKey?: boolean;
 }
 
-const OPTIONS: Options = { allErrors: true, useDefaults: true, strict: false, verbose: true };
+// strictNumbers: NaN and ±Infinity (YAML's .nan, .inf, 1e400) are not numbers, so no range check can be bypassed.
+const OPTIONS: Options = { allErrors: true, useDefaults: true, strict: false, verbose: true, strictNumbers: true };
 
 /**
  * Creates an ajv instance for the given dialect with formats, `allErrors`, `useDefaults` and `verbose` (the
@@ -82,6 +83,20 @@ export function formatPath(path: readonly (string | number)[]): string {
   return out;
 }
 
+const RANGE_KEYWORDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
+
+/** The numeric range a schema allows: `from 2 to 10`, `above 0, at most 1`, `at least 1` (empty when unbounded). */
+function rangeOf(schema: Record<string, unknown> | undefined): string {
+  const n = (k: string): number | undefined => (typeof schema?.[k] === 'number' ? schema[k] as number : undefined);
+  const [min, max, xmin, xmax] = [n('minimum'), n('maximum'), n('exclusiveMinimum'), n('exclusiveMaximum')];
+  if (min !== undefined && max !== undefined) return `from ${min} to ${max}`;
+  const parts = [
+    min !== undefined ? `at least ${min}` : xmin !== undefined ? `above ${xmin}` : '',
+    max !== undefined ? `at most ${max}` : xmax !== undefined ? `below ${xmax}` : '',
+  ];
+  return parts.filter(Boolean).join(', ');
+}
+
 /**
  * Turns ajv errors into readable issues: unknown keys (with a did-you-mean among the schema's properties),
  * missing keys, enum violations (with a did-you-mean among the allowed values), and the rest with ajv's message.
@@ -116,6 +131,12 @@ export function schemaIssues(errors: readonly ErrorObject[] | null | undefined):
       };
     } else if (e.keyword === 'const') {
       issue = { path: base, message: `must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}` };
+    } else if (RANGE_KEYWORDS.has(e.keyword) || (e.keyword === 'type' && typeof e.data === 'number' && /number|integer/.test(String((e.params as { type: unknown }).type)))) {
+      // Out of range, or not a finite number (NaN, ±Infinity): ajv's message, then the whole allowed range and the value.
+      const range = rangeOf(e.parentSchema as Record<string, unknown> | undefined);
+      const finite = e.keyword === 'type' && !Number.isFinite(e.data) ? 'a finite number' : '';
+      const allowed = [finite, range].filter(Boolean).join(', ');
+      issue = { path: base, message: `${e.message ?? 'is out of range'} (${allowed ? `allowed: ${allowed}; ` : ''}got ${String(e.data)})` };
     } else if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') {
       issue = { path: base, message: e.message ?? 'is invalid' };
     } else {

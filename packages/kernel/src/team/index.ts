@@ -5,4 +5,4 @@ export * from './types.js';
 export { SpecError, displayFile, formatIssue, type SpecIssue } from './errors.js';
 export { EMBEDDED, PRESETS_DIR, TEAM_SCHEMA, isPresetName, listPresets, loadTeamSpec, parseTeamSpec, specIssue, specLocation } from './load.js';
 export { checkTeamAgainstPlugins, rewardConfigOf, validateTeamFile } from './check.js';
-export type { Loc } from './located.js';
+export { YAML_LIMITS, type Loc } from './located.js';

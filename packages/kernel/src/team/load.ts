@@ -11,7 +11,8 @@ import { createAjv, formatPath, schemaIssues, type SchemaIssue } from '../plugin
 import { KERNEL_ROOT } from '../plugins/kernel-info.js';
 import { didYouMean } from '../plugins/suggest.js';
 import { SpecError, type SpecIssue } from './errors.js';
-import { entryOf, fromPlain, locate, mergeLocated, parseLocated, toPlain, withEntry, withoutKeys, type LNode, type Loc } from './located.js';
+import { entryOf, fromPlain, locate, mergeLocated, parseLocated, toPlain, withEntry, withoutKeys, YAML_LIMITS, type LNode, type Loc } from './located.js';
+import { BoundedReadError, readRegularFileSync } from '../util/read-bounded.js';
 import type { TeamSpec } from './types.js';
 
 /** The file name used for specs parsed from a string without a file. */
@@ -48,18 +49,31 @@ export function isPresetName(ref: string): boolean {
 /** Reads and resolves a team spec file. Throws {@link SpecError} listing every problem with file:line:col. */
 export function loadTeamSpec(file: string): TeamSpec {
   const abs = resolve(file);
-  let text: string;
-  try {
-    text = readFileSync(abs, 'utf8');
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new SpecError(abs, [{
-      file: abs, line: 0, col: 0, path: '(root)',
-      message: missing ? 'no such file' : `cannot read the file: ${(error as Error).message}`,
-      hint: missing ? 'check the path (it is relative to the current directory)' : 'check its permissions',
-    }]);
+  const text = readSpecText(abs);
+  if (typeof text !== 'string') {
+    const hint = text.reason === 'missing' ? 'check the path (it is relative to the current directory)' : text.hint;
+    throw new SpecError(abs, [{ file: abs, line: 0, col: 0, path: '(root)', message: text.message, hint }]);
   }
   return parseTeamSpec(text, abs);
+}
+
+/**
+ * The text of a spec or preset file: a regular file of at most {@link YAML_LIMITS}.maxBytes (never a device, a FIFO
+ * or a folder, which could be read forever or hang), or why it cannot be read.
+ */
+function readSpecText(file: string): string | { reason: BoundedReadError['reason']; message: string; hint: string } {
+  try {
+    return readRegularFileSync(file, YAML_LIMITS.maxBytes).toString('utf8');
+  } catch (error) {
+    if (!(error instanceof BoundedReadError)) throw error;
+    const hint = {
+      missing: 'check the path',
+      'not-regular': 'name a YAML file',
+      'too-large': 'a team spec is a short file: move data sets and prompts to files the plugins read',
+      unreadable: 'check its permissions',
+    }[error.reason];
+    return { reason: error.reason, message: error.message, hint };
+  }
 }
 
 /**
@@ -207,11 +221,9 @@ function loadLayers(text: string, file: string, chain: readonly string[], issues
         issues.push(issueAt(loc, path, `extends cycle: ${cycle}`, 'remove one of the extends'));
         continue;
       }
-      let childText: string;
-      try {
-        childText = readFileSync(target.file, 'utf8');
-      } catch (error) {
-        issues.push(issueAt(loc, path, `cannot read ${target.file}: ${(error as Error).message}`));
+      const childText = readSpecText(target.file);
+      if (typeof childText !== 'string') {
+        issues.push(issueAt(loc, path, `${target.file} ${childText.message}`, childText.hint));
         continue;
       }
       const child = loadLayers(childText, target.file, [...chain, target.file], issues);

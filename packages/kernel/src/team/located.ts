@@ -2,7 +2,8 @@
  * YAML documents as trees that remember where every node came from (file, line, column), so that a spec merged
  * from several files (`extends`) can still point each error at the right line.
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from 'yaml';
+import { isAlias, isCollection, isMap, isScalar, isSeq, Lexer, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
+import { formatPath } from '../plugins/ajv.js';
 import type { SpecIssue } from './errors.js';
 
 /** A source position (1-based line and column). */
@@ -21,10 +22,54 @@ export type LNode =
   | { readonly kind: 'seq'; readonly loc: Loc; readonly items: readonly LNode[] }
   | { readonly kind: 'scalar'; readonly loc: Loc; readonly value: unknown };
 
+/**
+ * Limits that keep a hostile YAML file from exhausting memory or the stack: the text size, the nesting depth, and
+ * how far aliases may expand (the YAML library's own `maxAliasCount`, plus a cap on the nodes aliases produce, since a
+ * few aliases of one large anchor expand as much as a "billion laughs").
+ */
+export const YAML_LIMITS = {
+  /** Largest YAML text, in bytes (a spec or a preset). */
+  maxBytes: 1 << 20,
+  /** Deepest nesting of maps and lists. */
+  maxDepth: 64,
+  /** The YAML library's `maxAliasCount`: alias uses, weighted by the aliases inside what they point to. */
+  maxAliasCount: 100,
+  /** Most nodes produced by expanding aliases, in one file. */
+  maxAliasNodes: 10_000,
+} as const;
+
+/** A key that would set an object's prototype when the spec becomes a plain object. */
+const FORBIDDEN_KEY = '__proto__';
+
+class LimitExceeded extends Error {
+  constructor(readonly issue: SpecIssue) {
+    super(issue.message);
+  }
+}
+
 /** Parses YAML text into a located tree. Syntax errors become issues; the tree is undefined when the text is unusable. */
 export function parseLocated(text: string, file: string): { root?: LNode; issues: SpecIssue[] } {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
+  const limitIssue = (line: number, col: number, message: string, hint: string): SpecIssue => ({ file, line, col, path: '(root)', message, hint });
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > YAML_LIMITS.maxBytes) {
+    return { issues: [limitIssue(0, 0, `is ${bytes} bytes, over the limit of ${YAML_LIMITS.maxBytes / (1 << 20)} MB for a spec`, 'a team spec is a short file: move data sets and prompts to files the plugins read')] };
+  }
+  const tooDeep = flowDepthOffset(text);
+  if (tooDeep !== undefined) {
+    const before = text.slice(0, tooDeep);
+    const line = before.split('\n').length;
+    const col = tooDeep - before.lastIndexOf('\n');
+    return { issues: [limitIssue(line, col, `nesting is deeper than ${YAML_LIMITS.maxDepth} levels`, 'flatten the structure')] };
+  }
+  let doc: Document;
+  try {
+    doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
+  } catch (err) {
+    // The YAML library recurses per level of nesting; deep block nesting that the flow check cannot see lands here.
+    if (!(err instanceof RangeError)) throw err;
+    return { issues: [limitIssue(0, 0, 'nesting is too deep to parse', 'flatten the structure')] };
+  }
   const at = (offset: number | undefined): Loc => {
     if (offset === undefined) return { file, line: 0, col: 0 };
     const { line, col } = lineCounter.linePos(offset);
@@ -45,15 +90,98 @@ export function parseLocated(text: string, file: string): { root?: LNode; issues
   if (doc.contents === null) {
     return { root: { kind: 'map', loc: at(0), entries: new Map() }, issues };
   }
-  return { root: convert(doc, doc.contents as YamlNode, at, new Set()), issues };
+  const bomb = aliasBomb(doc);
+  if (bomb) {
+    const { line, col } = at(bomb.range?.[0]);
+    return { issues: [limitIssue(line, col, `aliases expand too much: more than the ${YAML_LIMITS.maxAliasCount} alias uses the YAML reader allows`, 'write the values out, or use fewer aliases of aliases')] };
+  }
+  try {
+    const state: ConvertState = { aliasNodes: 0, issues };
+    const root = convert(doc, doc.contents as YamlNode, at, new Set(), state, []);
+    return issues.length ? { issues } : { root, issues };
+  } catch (err) {
+    if (err instanceof LimitExceeded) return { issues: [err.issue] };
+    throw err;
+  }
 }
 
-function convert(doc: Document, node: YamlNode | null, at: (offset: number | undefined) => Loc, seen: Set<YamlNode>, fallback?: Loc): LNode {
+/** The offset of the first flow bracket (`[` or `{`) nested deeper than the limit, if any (the lexer does not recurse). */
+function flowDepthOffset(text: string): number | undefined {
+  let depth = 0;
+  let offset = 0;
+  for (const token of new Lexer().lex(text)) {
+    if (token === '[' || token === '{') {
+      if (++depth > YAML_LIMITS.maxDepth) return offset;
+    } else if (token === ']' || token === '}') {
+      depth = Math.max(0, depth - 1);
+    }
+    // Control tokens (document start, flow end, scalar marker) are single characters that are not in the source.
+    if (!(token.length === 1 && (token === '\x02' || token === '\x18' || token === '\x1f'))) offset += token.length;
+  }
+  return undefined;
+}
+
+/**
+ * Runs the YAML library's alias-count check (`maxAliasCount`); when it refuses the document, returns the alias to
+ * point at: the first one that points at something that itself holds aliases (where the expansion multiplies), or
+ * else the first alias.
+ */
+function aliasBomb(doc: Document): YamlNode | undefined {
+  try {
+    doc.toJS({ maxAliasCount: YAML_LIMITS.maxAliasCount });
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof ReferenceError)) throw err;
+  }
+  let first: YamlNode | undefined;
+  let nested: YamlNode | undefined;
+  visit(doc, {
+    Alias(_key, alias) {
+      first ??= alias;
+      const target = alias.resolve(doc);
+      let holdsAliases = false;
+      if (isCollection(target)) visit(target, { Alias: () => { holdsAliases = true; return visit.BREAK; } });
+      if (holdsAliases) { nested = alias; return visit.BREAK; }
+      return undefined;
+    },
+  });
+  return nested ?? first ?? (doc.contents as YamlNode);
+}
+
+interface ConvertState {
+  /** Nodes produced so far by expanding aliases. */
+  aliasNodes: number;
+  /** The alias being expanded (the outermost one), when the node being converted lies inside an expansion. */
+  alias?: Loc;
+  /** Problems that do not stop the conversion (forbidden keys). */
+  readonly issues: SpecIssue[];
+}
+
+function convert(
+  doc: Document, node: YamlNode | null, at: (offset: number | undefined) => Loc, seen: Set<YamlNode>, state: ConvertState,
+  path: readonly (string | number)[], fallback?: Loc,
+): LNode {
+  const here = (): Loc => (node?.range ? at(node.range[0]) : fallback ?? at(undefined));
+  if (path.length > YAML_LIMITS.maxDepth) {
+    throw new LimitExceeded({ ...here(), path: `${formatPath(path.slice(0, 4))}…`, message: `nesting is deeper than ${YAML_LIMITS.maxDepth} levels`, hint: 'flatten the structure' });
+  }
+  if (state.alias && ++state.aliasNodes > YAML_LIMITS.maxAliasNodes) {
+    throw new LimitExceeded({
+      ...state.alias, path: formatPath(path),
+      message: `aliases expand to more than ${YAML_LIMITS.maxAliasNodes} values`, hint: 'write the values out, or alias smaller parts',
+    });
+  }
   if (node === null || node === undefined) return { kind: 'scalar', loc: fallback ?? at(undefined), value: null };
   if (isAlias(node)) {
     const target = node.resolve(doc) as YamlNode | undefined;
     if (!target || seen.has(target)) return { kind: 'scalar', loc: at(node.range?.[0]), value: null };
-    return convert(doc, target, at, new Set([...seen, target]));
+    const outer = state.alias;
+    state.alias ??= at(node.range?.[0]);
+    try {
+      return convert(doc, target, at, new Set([...seen, target]), state, path, at(node.range?.[0]));
+    } finally {
+      state.alias = outer;
+    }
   }
   const loc = at(node.range?.[0]);
   if (isMap(node)) {
@@ -62,13 +190,17 @@ function convert(doc: Document, node: YamlNode | null, at: (offset: number | und
       const keyNode = pair.key as YamlNode | null;
       const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
       const keyLoc = at(keyNode?.range?.[0]);
+      if (key === FORBIDDEN_KEY) {
+        state.issues.push({ ...keyLoc, path: formatPath([...path, key]), message: `the key ${FORBIDDEN_KEY} is not allowed`, hint: 'remove it: no spec key has this name' });
+        continue;
+      }
       const valueFallback = at((keyNode?.range?.[1]) ?? undefined);
-      entries.set(key, { keyLoc, value: convert(doc, pair.value as YamlNode | null, at, seen, valueFallback) });
+      entries.set(key, { keyLoc, value: convert(doc, pair.value as YamlNode | null, at, seen, state, [...path, key], valueFallback) });
     }
     return { kind: 'map', loc, entries };
   }
   if (isSeq(node)) {
-    return { kind: 'seq', loc, items: node.items.map((item) => convert(doc, item as YamlNode | null, at, seen, loc)) };
+    return { kind: 'seq', loc, items: node.items.map((item, i) => convert(doc, item as YamlNode | null, at, seen, state, [...path, i], loc)) };
   }
   return { kind: 'scalar', loc, value: isScalar(node) ? node.value : null };
 }
@@ -98,7 +230,8 @@ export function toPlain(node: LNode): unknown {
   switch (node.kind) {
     case 'map': {
       const out: Record<string, unknown> = {};
-      for (const [key, { value }] of node.entries) out[key] = toPlain(value);
+      // defineProperty: an own key even for names like __proto__, never a prototype change.
+      for (const [key, { value }] of node.entries) Object.defineProperty(out, key, { value: toPlain(value), enumerable: true, writable: true, configurable: true });
       return out;
     }
     case 'seq':
