@@ -14,8 +14,9 @@ import { register as test } from './test.js';
 import { register as train } from './train.js';
 import { register as validate } from './validate.js';
 import { register as verify } from './verify.js';
+import { register as view } from './view.js';
 
 /** Every command module of the CLI, in the order `troupe --help` lists them. */
 export const COMMANDS: readonly ((program: Command) => void)[] = [
-  validate, run, train, sft, evaluate, experiment, env, generate, sandbox, verify, plugins, newPlugin, test, bench, doctor,
+  validate, run, train, sft, evaluate, experiment, view, env, generate, sandbox, verify, plugins, newPlugin, test, bench, doctor,
 ];
