@@ -19,7 +19,9 @@ import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../checkpoint/hf.js';
 import { readSafetensors, writeSafetensors, type SafeTensor } from '../checkpoint/safetensors.js';
+import type { Rng } from '../contracts/common.js';
 import { writeFileAtomic } from '../util/atomic.js';
+import { createRng } from '../util/rng.js';
 import type { InstanceScheduleState } from './instances.js';
 import { optimizerMoments, type PolicyHandle } from './policies.js';
 
@@ -206,6 +208,19 @@ export async function restoreOptimizers(dir: string, handles: readonly PolicyHan
     put(m, 'm');
     put(v, 'v');
     h.optimizer.stepCount = steps;
+  }
+}
+
+/**
+ * The trainer's RNG (mini-batch shuffling) as the checkpoint left it: the next draw is the one the uninterrupted run
+ * made next. A missing or malformed state is a {@link RunFolderError} naming the file.
+ */
+export function restoreRng(dir: string, state: TrainerState): Rng {
+  try {
+    if (!Array.isArray(state.rng)) throw new Error('it is missing');
+    return createRng(state.rng);
+  } catch (err) {
+    throw new RunFolderError(`${join(dir, 'trainer-state.json')}: rng is not the trainer's RNG state (${(err as Error).message}); delete this checkpoint folder to resume from the previous one.`);
   }
 }
 

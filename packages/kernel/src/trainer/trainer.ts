@@ -51,7 +51,7 @@ import { InstanceSchedule } from './instances.js';
 import { generatedSamples, readMetrics } from './report.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import {
-  checkpointName, listCheckpoints, RunFolderError, readTrainerState, restoreOptimizers, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
+  checkpointName, listCheckpoints, RunFolderError, readTrainerState, restoreOptimizers, restoreRng, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
   type BestCheckpoint, type TrainerState,
 } from './state.js';
 import { StepTimer, timedEnvironment, timedPolicy, timedRole } from './timing.js';
@@ -237,7 +237,7 @@ export class Trainer {
       for (const h of this.handles) if (h.trainable && state.optimizerSteps[h.name] !== undefined) ensureOptimizer(h);
       await restoreOptimizers(dir, this.handles, state);
       await this.loadReference();
-      this.rng = createRng(state.rng);
+      this.rng = restoreRng(dir, state);
       this.stepsDone = state.step;
       this.schedule = new InstanceSchedule(this.config.replay, state.instances ?? { nextIndex: state.step * this.config.batchSize, queue: [] });
       this.warmStarted = state.warmStarted;

@@ -12,12 +12,18 @@ export function deriveSeed(...parts: readonly (string | number)[]): number {
 
 /**
  * A small, fast, seedable generator (sfc32) whose whole state is four 32-bit words, so it can be checkpointed
- * and restored exactly. Not cryptographic.
+ * and restored exactly: `createRng(rng.state())` continues the stream where `rng` stands (a seed is hashed and
+ * warmed up; a state is taken as it is). Not cryptographic.
  */
 export function createRng(seed: number | string | readonly number[]): Rng {
   let a: number, b: number, c: number, d: number;
-  if (Array.isArray(seed)) {
-    [a, b, c, d] = (seed as number[]).map((x) => x >>> 0) as [number, number, number, number];
+  const restored = Array.isArray(seed);
+  if (restored) {
+    const words = seed as readonly number[];
+    if (words.length !== 4 || !words.every((x) => Number.isInteger(x) && x >= 0 && x <= 0xffffffff)) {
+      throw new RangeError(`createRng: a state is four unsigned 32-bit integers, got ${JSON.stringify(words)}`);
+    }
+    [a, b, c, d] = words as [number, number, number, number];
   } else {
     const digest = createHash('sha256').update(`rng\u241f${String(seed)}`).digest();
     a = digest.readUInt32LE(0); b = digest.readUInt32LE(4); c = digest.readUInt32LE(8); d = digest.readUInt32LE(12);
@@ -33,7 +39,8 @@ export function createRng(seed: number | string | readonly number[]): Rng {
     c = (c + r) | 0;
     return r >>> 0;
   };
-  for (let i = 0; i < 12; i++) nextU32();
+  // A fresh seed's first outputs are poorly mixed, so they are skipped; a restored state continues as it stood.
+  if (!restored) for (let i = 0; i < 12; i++) nextU32();
   return {
     next: () => nextU32() / 4294967296,
     int: (n: number) => {
