@@ -4,13 +4,16 @@
  * checkpoint downloaded by a user loads here. Writes are atomic: the whole folder is written to a temporary sibling and
  * renamed into place.
  */
-import { copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from '../util/atomic.js';
+import { BoundedReadError, readRegularFile } from '../util/read-bounded.js';
+import { CheckpointError } from './errors.js';
 import { readSafetensors, serializeSafetensors, type SafeTensor } from './safetensors.js';
 import { CausalLM } from '../policy/lm/model.js';
+import { checkConfigAgainstTensors, parseHfConfig } from '../policy/lm/config.js';
 
 /** Tokenizer and generation files copied along with a checkpoint when present. */
 export const TOKENIZER_FILES = [
@@ -28,57 +31,138 @@ export interface CheckpointData {
   readonly tensors: Map<string, SafeTensor>;
 }
 
-async function readJson(path: string, what: string): Promise<Record<string, unknown>> {
-  let text: string;
+/** Largest LoRA rank accepted from an adapter_config.json (released adapters use 4 to 256). */
+const MAX_LORA_RANK = 4096;
+
+/** Largest JSON file read from a checkpoint (config.json, the shard index, adapter_config.json). */
+const MAX_JSON_BYTES = 16 << 20;
+
+/** Whether `path` lies inside folder `dir` (or is it). */
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * The path of a file of checkpoint folder `dir`, named `name` by `listedBy` (a file of the folder, or the loader):
+ * a relative name that stays inside the folder, and whose real path (symlinks followed) does too. The one exception is
+ * the Hugging Face hub cache, whose `snapshots/<revision>` folders link their files to the repository's `blobs/`.
+ * Whether it is a regular file is checked when it is read.
+ */
+export async function checkpointFile(dir: string, name: string, listedBy: string): Promise<string> {
+  const refuse = (why: string): never => {
+    const what = listedBy === dir ? `${resolve(dir, String(name))}: ${why}` : `${listedBy}: names the file ${JSON.stringify(name)}, which ${why}`;
+    throw new CheckpointError(`${what}; a checkpoint's files must be regular files inside its folder ${dir}`);
+  };
+  if (typeof name !== 'string' || name === '' || name.includes('\0')) refuse('is not a file name');
+  if (isAbsolute(name)) refuse('is an absolute path');
+  const file = resolve(dir, name);
+  if (!isInside(dir, file)) refuse('lies outside the folder');
+  let real: string;
+  let realDir: string;
   try {
-    text = await readFile(path, 'utf8');
+    [real, realDir] = await Promise.all([realpath(file), realpath(dir)]);
   } catch (err) {
-    throw new Error(`${path}: cannot read ${what} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new CheckpointError(`${file}: no such file${name === basename(file) && listedBy !== dir ? ` (listed in ${listedBy})` : ''}`);
+    throw new CheckpointError(`${file}: cannot read (${code ?? (err as Error).message})`);
   }
+  const hubBlobs = /[\\/]snapshots[\\/][^\\/]+$/.test(realDir) ? join(realDir, '..', '..', 'blobs') : undefined;
+  if (!isInside(realDir, real) && !(hubBlobs && isInside(hubBlobs, real))) refuse(`is a link to ${real}, outside the folder`);
+  return real;
+}
+
+/** Reads a file of a checkpoint (a regular file of at most `maxBytes`), as checkpointFile resolved it. */
+async function readCheckpointFile(file: string, maxBytes: number, shownAs: string): Promise<Buffer> {
+  try {
+    return await readRegularFile(file, maxBytes);
+  } catch (err) {
+    if (err instanceof BoundedReadError) throw new CheckpointError(`${shownAs}: ${err.message}`);
+    throw err;
+  }
+}
+
+async function readJson(dir: string, name: string, what: string): Promise<Record<string, unknown>> {
+  const path = join(dir, name);
+  const text = (await readCheckpointFile(await checkpointFile(dir, name, dir), MAX_JSON_BYTES, path)).toString('utf8');
   try {
     const v = JSON.parse(text) as unknown;
     if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');
     return v as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`${path}: invalid JSON in ${what} (${(err as Error).message})`);
+    throw new CheckpointError(`${path}: invalid JSON in ${what} (${(err as Error).message})`);
+  }
+}
+
+/** Refuses tensors with NaN or ±Infinity values, naming the file and the tensor. */
+function assertFinite(tensors: ReadonlyMap<string, SafeTensor>, file: string): void {
+  for (const [name, t] of tensors) {
+    const d = t.data;
+    for (let i = 0; i < d.length; i++) {
+      if (Number.isFinite(d[i]!)) continue;
+      let bad = 0;
+      for (let j = i; j < d.length; j++) if (!Number.isFinite(d[j]!)) bad++;
+      throw new CheckpointError(`${file}: tensor '${name}' has ${bad} non-finite value${bad === 1 ? '' : 's'} (the first, ${d[i]}, at index ${i}): the weights are corrupt or training diverged; load an earlier checkpoint`);
+    }
   }
 }
 
 /** Reads config.json and all tensors of a checkpoint folder (single file or sharded). Errors name the file. */
 export async function readCheckpoint(dir: string): Promise<CheckpointData> {
   const d = resolve(dir);
-  if (!existsSync(d)) throw new Error(`checkpoint folder ${d} does not exist`);
-  const config = await readJson(join(d, 'config.json'), 'the model config');
+  if (!existsSync(d)) throw new CheckpointError(`checkpoint folder ${d} does not exist`);
+  const config = await readJson(d, 'config.json', 'the model config');
   const single = join(d, 'model.safetensors');
   const index = join(d, 'model.safetensors.index.json');
   const tensors = new Map<string, SafeTensor>();
+  const readShard = async (name: string, listedBy: string): Promise<Map<string, SafeTensor>> => {
+    const st = await readSafetensors(await checkpointFile(d, name, listedBy));
+    assertFinite(st.tensors, join(d, name));
+    return st.tensors;
+  };
   if (existsSync(single)) {
-    for (const [k, v] of (await readSafetensors(single)).tensors) tensors.set(k, v);
+    for (const [k, v] of await readShard('model.safetensors', d)) tensors.set(k, v);
   } else if (existsSync(index)) {
-    const idx = await readJson(index, 'the shard index');
-    const map = idx.weight_map as Record<string, string> | undefined;
-    if (!map || typeof map !== 'object') throw new Error(`${index}: missing 'weight_map'`);
-    const shards = [...new Set(Object.values(map))];
-    for (const shard of shards) {
-      const file = join(d, shard);
-      const st = await readSafetensors(file);
-      for (const [name, s] of Object.entries(map)) {
+    const idx = await readJson(d, 'model.safetensors.index.json', 'the shard index');
+    const map = idx.weight_map as Record<string, unknown> | undefined;
+    if (!map || typeof map !== 'object' || Array.isArray(map)) throw new CheckpointError(`${index}: missing 'weight_map' (tensor names to shard files)`);
+    for (const [name, shard] of Object.entries(map)) {
+      if (typeof shard !== 'string') throw new CheckpointError(`${index}: weight_map['${name}'] must be a shard file name, got ${JSON.stringify(shard)}`);
+    }
+    const entries = Object.entries(map as Record<string, string>);
+    // Every shard name is checked before any shard is read.
+    const shards = new Map<string, string>();
+    for (const shard of new Set(entries.map(([, s]) => s))) shards.set(shard, await checkpointFile(d, shard, index));
+    for (const shard of shards.keys()) {
+      const st = await readShard(shard, index);
+      for (const [name, s] of entries) {
         if (s !== shard) continue;
-        const t = st.tensors.get(name);
-        if (!t) throw new Error(`${file}: tensor '${name}' is listed in model.safetensors.index.json but not in the shard`);
+        const t = st.get(name);
+        if (!t) throw new CheckpointError(`${join(d, shard)}: tensor '${name}' is listed in model.safetensors.index.json but not in the shard`);
         tensors.set(name, t);
       }
     }
   } else {
-    throw new Error(`${d}: no model.safetensors or model.safetensors.index.json (only safetensors checkpoints are supported)`);
+    throw new CheckpointError(`${d}: no model.safetensors or model.safetensors.index.json (only safetensors checkpoints are supported)`);
   }
   return { dir: d, config, tensors };
 }
 
-/** Loads a checkpoint folder into a `CausalLM`. Errors name the folder, file, tensor or key. */
+/**
+ * Loads a checkpoint folder into a `CausalLM`. The config is checked against the weights' shapes before anything is
+ * allocated from it. Errors name the folder, file, tensor or key.
+ */
 export async function loadCheckpoint(dir: string): Promise<CausalLM> {
   const ck = await readCheckpoint(dir);
-  return CausalLM.fromTensors(ck.config, ck.tensors, ck.dir);
+  const where = join(ck.dir, 'config.json');
+  try {
+    checkConfigAgainstTensors(parseHfConfig(ck.config, where), ck.tensors, where);
+    return CausalLM.fromTensors(ck.config, ck.tensors, ck.dir);
+  } catch (err) {
+    // The config's and the tensors' problems name the checkpoint: they are the user's to fix, not internal errors.
+    if (err instanceof Error && !(err instanceof CheckpointError) && err.message.startsWith(ck.dir)) throw new CheckpointError(err.message);
+    throw err;
+  }
 }
 
 /** Options of `saveCheckpoint`. */
@@ -214,27 +298,28 @@ export async function saveLoraAdapter(dir: string, model: CausalLM, options: { b
 export async function loadLoraAdapter(dir: string, model: CausalLM): Promise<void> {
   const d = resolve(dir);
   const cfgPath = join(d, 'adapter_config.json');
-  const cfg = await readJson(cfgPath, 'the adapter config');
-  if (cfg.peft_type !== undefined && cfg.peft_type !== 'LORA') throw new Error(`${cfgPath}: peft_type ${JSON.stringify(cfg.peft_type)} is not supported (only LORA)`);
+  const cfg = await readJson(d, 'adapter_config.json', 'the adapter config');
+  if (cfg.peft_type !== undefined && cfg.peft_type !== 'LORA') throw new CheckpointError(`${cfgPath}: peft_type ${JSON.stringify(cfg.peft_type)} is not supported (only LORA)`);
   const r = cfg.r, alpha = cfg.lora_alpha, targets = cfg.target_modules;
-  if (typeof r !== 'number') throw new Error(`${cfgPath}: 'r' must be a number`);
-  if (typeof alpha !== 'number') throw new Error(`${cfgPath}: 'lora_alpha' must be a number`);
-  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) throw new Error(`${cfgPath}: 'target_modules' must be a list of module names`);
-  if (cfg.use_rslora === true || cfg.use_dora === true) throw new Error(`${cfgPath}: rsLoRA and DoRA are not supported`);
+  if (typeof r !== 'number' || !Number.isInteger(r) || r < 1 || r > MAX_LORA_RANK) throw new CheckpointError(`${cfgPath}: 'r' must be an integer from 1 to ${MAX_LORA_RANK}, got ${JSON.stringify(r)}`);
+  if (typeof alpha !== 'number' || !Number.isFinite(alpha)) throw new CheckpointError(`${cfgPath}: 'lora_alpha' must be a finite number, got ${JSON.stringify(alpha)}`);
+  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) throw new CheckpointError(`${cfgPath}: 'target_modules' must be a list of module names`);
+  if (cfg.use_rslora === true || cfg.use_dora === true) throw new CheckpointError(`${cfgPath}: rsLoRA and DoRA are not supported`);
   const file = join(d, 'adapter_model.safetensors');
-  const st = await readSafetensors(file);
+  const st = await readSafetensors(await checkpointFile(d, 'adapter_model.safetensors', d));
+  assertFinite(st.tensors, file);
   if (model.lora.size > 0) model.removeLora();
   model.addLora({ r, alpha, targetModules: targets as string[] });
   try {
     for (const mod of model.lora.keys()) {
       const a = st.tensors.get(peftTensorName(mod, 'A')) ?? st.tensors.get(`base_model.model.${mod}.lora_A.default.weight`);
       const b = st.tensors.get(peftTensorName(mod, 'B')) ?? st.tensors.get(`base_model.model.${mod}.lora_B.default.weight`);
-      if (!a) throw new Error(`${file}: tensor '${peftTensorName(mod, 'A')}' is missing`);
-      if (!b) throw new Error(`${file}: tensor '${peftTensorName(mod, 'B')}' is missing`);
+      if (!a) throw new CheckpointError(`${file}: tensor '${peftTensorName(mod, 'A')}' is missing`);
+      if (!b) throw new CheckpointError(`${file}: tensor '${peftTensorName(mod, 'B')}' is missing`);
       model.setLoraPair(mod, a, b);
     }
   } catch (err) {
     model.removeLora();
-    throw new Error(`${(err as Error).message.startsWith(file) ? '' : file + ': '}${(err as Error).message}`);
+    throw new CheckpointError(`${(err as Error).message.startsWith(file) ? '' : file + ': '}${(err as Error).message}`);
   }
 }

@@ -92,9 +92,33 @@ function num(cfg: Record<string, unknown>, key: string, where: string, fallback?
   return v;
 }
 
-function posInt(cfg: Record<string, unknown>, key: string, where: string, fallback?: number): number {
+/**
+ * The largest size this implementation accepts for each config key: far above any released model of the families it
+ * runs, and low enough that a corrupt or hostile config.json is refused before anything is allocated from it.
+ */
+export const CONFIG_LIMITS = {
+  vocab_size: 1 << 22,
+  hidden_size: 1 << 16,
+  intermediate_size: 1 << 18,
+  num_hidden_layers: 1024,
+  num_attention_heads: 1024,
+  num_key_value_heads: 1024,
+  head_dim: 1024,
+  max_position_embeddings: 1 << 24,
+} as const;
+
+function posInt(cfg: Record<string, unknown>, key: keyof typeof CONFIG_LIMITS, where: string, fallback?: number): number {
   const v = num(cfg, key, where, fallback);
   if (!Number.isInteger(v) || v <= 0) throw new Error(`${where}: '${key}' must be a positive integer, got ${v}`);
+  const max = CONFIG_LIMITS[key];
+  if (v > max) throw new Error(`${where}: '${key}' is ${v}, over the largest supported value ${max}: the config is corrupt or not a model this loader runs`);
+  return v;
+}
+
+/** A finite number in (0, max]. */
+function positive(cfg: Record<string, unknown>, key: string, where: string, max: number, fallback?: number): number {
+  const v = num(cfg, key, where, fallback);
+  if (!(v > 0 && v <= max)) throw new Error(`${where}: '${key}' must be above 0 and at most ${max}, got ${v}`);
   return v;
 }
 
@@ -122,11 +146,12 @@ export function parseHfConfig(cfg: Record<string, unknown>, where = 'config.json
   if (rs && typeof rs === 'object') {
     const t = rs.rope_type ?? rs.type;
     const w = `${where}: rope_scaling`;
-    if (t === 'linear') ropeScaling = { type: 'linear', factor: num(rs, 'factor', w) };
+    if (t === 'linear') ropeScaling = { type: 'linear', factor: positive(rs, 'factor', w, 1e6) };
     else if (t === 'llama3') {
       ropeScaling = {
-        type: 'llama3', factor: num(rs, 'factor', w), lowFreqFactor: num(rs, 'low_freq_factor', w, 1),
-        highFreqFactor: num(rs, 'high_freq_factor', w, 4), originalMaxPositionEmbeddings: num(rs, 'original_max_position_embeddings', w, 8192),
+        type: 'llama3', factor: positive(rs, 'factor', w, 1e6), lowFreqFactor: positive(rs, 'low_freq_factor', w, 1e6, 1),
+        highFreqFactor: positive(rs, 'high_freq_factor', w, 1e6, 4),
+        originalMaxPositionEmbeddings: positive(rs, 'original_max_position_embeddings', w, CONFIG_LIMITS.max_position_embeddings, 8192),
       };
     } else if (t !== 'default') {
       throw new Error(`${where}: rope_scaling of type ${JSON.stringify(t)} is not supported (supported: default, linear, llama3)`);
@@ -137,18 +162,22 @@ export function parseHfConfig(cfg: Record<string, unknown>, where = 'config.json
   const eos = cfg.eos_token_id;
   const eosTokenIds = Array.isArray(eos) ? eos.filter((x): x is number => typeof x === 'number') : typeof eos === 'number' ? [eos] : [];
   const bos = typeof cfg.bos_token_id === 'number' ? cfg.bos_token_id : undefined;
+  const vocabSize = posInt(cfg, 'vocab_size', where);
+  if (bos !== undefined && !(Number.isInteger(bos) && bos >= 0 && bos < vocabSize)) {
+    throw new Error(`${where}: 'bos_token_id' is ${bos}, not a token id of the vocabulary (0 to ${vocabSize - 1})`);
+  }
   const attentionBias = mt === 'qwen2' ? cfg.attention_bias !== false : cfg.attention_bias === true;
   const out: LmConfig = {
     modelType: mt,
-    vocabSize: posInt(cfg, 'vocab_size', where),
+    vocabSize,
     hiddenSize,
     intermediateSize: posInt(cfg, 'intermediate_size', where),
     numLayers: posInt(cfg, 'num_hidden_layers', where),
     numHeads,
     numKvHeads,
     headDim,
-    rmsNormEps: num(cfg, 'rms_norm_eps', where, 1e-6),
-    ropeTheta: num(cfg, 'rope_theta', where, 10000),
+    rmsNormEps: positive(cfg, 'rms_norm_eps', where, 1, 1e-6),
+    ropeTheta: positive(cfg, 'rope_theta', where, 1e12, 10000),
     tieWordEmbeddings: cfg.tie_word_embeddings === true,
     attentionBias,
     qkNorm: mt === 'qwen3',
@@ -178,4 +207,32 @@ export function parameterShapes(c: LmConfig): [string, number[]][] {
   out.push(['model.norm.weight', [D]]);
   if (!c.tieWordEmbeddings) out.push(['lm_head.weight', [V, D]]);
   return out;
+}
+
+/**
+ * Checks a config against the shapes of the tensors it is to be loaded with, before anything is allocated from the
+ * config: the layer count, the embedding, the attention and the MLP widths. Errors name `where` (the config.json) and
+ * the key that disagrees with the weights. Per-tensor shapes are checked again when the model is built.
+ */
+export function checkConfigAgainstTensors(c: LmConfig, tensors: ReadonlyMap<string, { readonly shape: readonly number[] }>, where = 'config.json'): void {
+  const layers = new Set<number>();
+  for (const name of tensors.keys()) {
+    const m = /^model\.layers\.(\d+)\./.exec(name);
+    if (m) layers.add(Number(m[1]));
+  }
+  if (layers.size !== c.numLayers || (layers.size > 0 && Math.max(...layers) !== c.numLayers - 1)) {
+    const have = layers.size === 0 ? 'no layers' : `${layers.size} layer${layers.size === 1 ? '' : 's'} (model.layers.${Math.min(...layers)} to ${Math.max(...layers)})`;
+    throw new Error(`${where}: 'num_hidden_layers' is ${c.numLayers} but the weights have ${have}; the config does not belong to these weights`);
+  }
+  const expect = (tensor: string, shape: readonly number[], keys: string): void => {
+    const t = tensors.get(tensor);
+    if (!t) return; // reported, with the tensor's name, when the model is built
+    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+      throw new Error(`${where}: ${keys} give ${tensor} the shape [${shape.join(', ')}] but the weights have [${t.shape.join(', ')}]; the config does not belong to these weights`);
+    }
+  };
+  expect('model.embed_tokens.weight', [c.vocabSize, c.hiddenSize], `'vocab_size' ${c.vocabSize} and 'hidden_size' ${c.hiddenSize}`);
+  expect('model.layers.0.self_attn.q_proj.weight', [c.numHeads * c.headDim, c.hiddenSize], `'num_attention_heads' ${c.numHeads} and 'head_dim' ${c.headDim}`);
+  expect('model.layers.0.self_attn.k_proj.weight', [c.numKvHeads * c.headDim, c.hiddenSize], `'num_key_value_heads' ${c.numKvHeads} and 'head_dim' ${c.headDim}`);
+  expect('model.layers.0.mlp.gate_proj.weight', [c.intermediateSize, c.hiddenSize], `'intermediate_size' ${c.intermediateSize}`);
 }
