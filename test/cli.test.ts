@@ -46,6 +46,26 @@ describe('troupe CLI (end to end, from source)', function () {
       }
     });
 
+    it('warns about an unisolated sandbox, and refuses sandbox limits beyond 2^31 - 1, both located', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
+      try {
+        const code = readFileSync(join(ROOT, 'examples', 'code.yaml'), 'utf8');
+        const seats = '    seats: [coder, tester]';
+        assert.ok(code.includes(seats), 'fixture edit must apply');
+        writeFileSync(join(dir, 'loose.yaml'), code.replace(seats, `${seats}\n    sandbox: { allowUnisolated: true, isolation: none }`));
+        const loose = await troupe(['validate', join(dir, 'loose.yaml')]);
+        assert.equal(loose.code, 0, loose.stdout);
+        assert.match(loose.stdout, /loose\.yaml: ok, 1 warning\n  warning: \S*loose\.yaml:\d+:\d+ environment\.config\.sandbox\.allowUnisolated: .*WITHOUT isolation/);
+        assert.ok(code.includes('wallMs: 5000'), 'fixture edit must apply');
+        writeFileSync(join(dir, 'huge.yaml'), code.replace('wallMs: 5000', 'wallMs: 2147483648'));
+        const huge = await troupe(['validate', join(dir, 'huge.yaml')]);
+        assert.equal(huge.code, 1);
+        assert.match(huge.stdout, /huge\.yaml:\d+:\d+ environment\.config\.limits\.wallMs: /);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('names the key path and suggests the intended policy name', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
       try {

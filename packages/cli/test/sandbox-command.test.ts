@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { register } from '../src/commands/sandbox.js';
 import { commandRunner } from './helpers/run-command.js';
 
@@ -58,5 +60,41 @@ describe('troupe sandbox run', function () {
     assert.equal(c.code, 2);
     const d = await troupe('run', path.join(dir, 'rev.py'), '--timeout-ms', 'soon');
     assert.equal(d.code, 2);
+    const e = await troupe('run', path.join(dir, 'rev.py'), '--isolation', 'docker');
+    assert.equal(e.code, 2);
+    assert.match(e.stderr, /--isolation must be one of auto, bwrap, unshare, none/);
+  });
+
+  it('refuses limits above 2^31 - 1 (they used to turn every run into a 15 ms timeout)', async () => {
+    for (const value of ['2147483648', '1e400', 'Infinity', '99999999999999999999']) {
+      const r = await troupe('run', path.join(dir, 'rev.py'), '--timeout-ms', value);
+      assert.equal(r.code, 2, value);
+      assert.match(r.stderr, new RegExp(`--timeout-ms must be a positive integer no larger than 2147483647 \\(2\\^31 - 1\\), got "${value}"`));
+    }
+    const m = await troupe('run', path.join(dir, 'rev.py'), '--memory-mb', '4294967296');
+    assert.equal(m.code, 2);
+    assert.match(m.stderr, /--memory-mb must be a positive integer no larger than 2147483647/);
+  });
+
+  it('refuses a FIFO or device as --stdin or FILE instead of hanging on it', async () => {
+    const fifo = path.join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const a = await troupe('run', path.join(dir, 'rev.py'), '--stdin', fifo);
+    assert.equal(a.code, 2);
+    assert.match(a.stderr, /--stdin .*fifo: not a regular file/);
+    const b = await troupe('run', '/dev/zero', '--lang', 'python');
+    assert.equal(b.code, 2);
+    assert.match(b.stderr, /FILE \/dev\/zero: not a regular file/);
+  });
+
+  it('started from a shell holding a directory open on fd 20, the program cannot fchdir out', () => {
+    const probe = path.join(dir, 'fchdir.py');
+    writeFileSync(probe, 'import os, stat\nprint(stat.S_ISDIR(os.fstat(20).st_mode))\ntry:\n    os.fchdir(20); os.chdir(".."); print("ESCAPED", os.listdir("."))\nexcept OSError as e:\n    print("blocked", e.errno)');
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+    const cmd = `exec 20<${JSON.stringify(dir)}; exec ${JSON.stringify(process.execPath)} --conditions=troupe:source --import tsx ${JSON.stringify(main)} sandbox run --json ${JSON.stringify(probe)}`;
+    const out = execFileSync('bash', ['-c', cmd], { encoding: 'utf8' });
+    const r = JSON.parse(out) as { verdict: string; stdout: string; isolation: string };
+    assert.equal(r.verdict, 'ok');
+    assert.equal(r.stdout, 'False\nblocked 20\n', `under ${r.isolation}`);
   });
 });

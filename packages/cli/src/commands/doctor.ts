@@ -30,6 +30,7 @@ export function register(program: Command): void {
     .option('--json', 'print one JSON document')
     .action(async (opts: { json?: boolean }) => {
       const os = await import('node:os');
+      let sandboxText: string | undefined;
       const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
       const report: DoctorReport = {
         node: { version: process.versions.node, ok: major > 20 || (major === 20 && minor >= 19), required: '>=20.19' },
@@ -59,9 +60,14 @@ export function register(program: Command): void {
       try {
         const sandbox = (await import('@troupe/sandbox')) as Record<string, unknown>;
         const probe = sandbox['probeIsolation'] as undefined | (() => Promise<{ kind: string; details: unknown; available: unknown }>);
+        const holds = sandbox['isolationGuarantees'] as undefined | ((kind: string) => string[]);
+        const describe = sandbox['describeIsolation'] as undefined | (() => Promise<string>);
         if (!probe) throw new Error('this sandbox has no isolation probe');
         const r = await probe();
-        report.sandbox = { isolation: r.kind, details: { details: r.details, available: r.available } };
+        // What holds: under the isolation runs get here, and under "none" (what --allow-unisolated would give).
+        const guarantees = holds ? { ...(r.kind === 'unavailable' ? {} : { [r.kind]: holds(r.kind) }), none: holds('none') } : undefined;
+        report.sandbox = { isolation: r.kind, details: { details: r.details, available: r.available, ...(guarantees ? { holds: guarantees } : {}) } };
+        if (describe) sandboxText = await describe();
       } catch (err) {
         report.sandbox.error = err instanceof Error ? err.message : String(err);
       }
@@ -77,7 +83,8 @@ export function register(program: Command): void {
         for (const [name, why] of Object.entries(report.tfjs.reasons as Record<string, unknown>)) line('', `skipped ${name}: ${String(why)}`);
       }
       line('sandbox', report.sandbox.isolation ? `${report.sandbox.isolation}` : `unknown (${report.sandbox.error})`);
-      if (report.sandbox.details) line('', JSON.stringify(report.sandbox.details));
+      if (sandboxText) for (const l of sandboxText.split('\n').slice(1)) line('', l);
+      else if (report.sandbox.details) line('', JSON.stringify(report.sandbox.details));
       for (const [name, v] of Object.entries(report.versions)) line(name, v ?? 'not installed');
     });
 }

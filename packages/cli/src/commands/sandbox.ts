@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { Language, Sandbox, SandboxLimits } from '@troupe/sandbox';
-import { positiveInt, printJson, UsageError } from '../errors.js';
+import { badLimitValue, Language, Sandbox, SandboxLimits, SandboxOptions } from '@troupe/sandbox';
+import { printJson, UsageError } from '../errors.js';
 
 /** Languages accepted by --lang, and the file extensions that imply them. */
 const LANG_NAMES: Record<string, Language> = { python: 'python', py: 'python', javascript: 'javascript', js: 'javascript' };
@@ -14,18 +15,48 @@ interface RunOptions {
   timeoutMs?: number;
   memoryMb?: number;
   allowUnisolated?: boolean;
+  isolation?: SandboxOptions['isolation'];
   json?: boolean;
 }
 
-/** Reads a file named on the command line, or throws a usage error naming the flag and the file. */
+/** The largest program or --stdin file read (the sandbox holds both in memory). */
+export const MAX_INPUT_BYTES = 64 << 20;
+
+/**
+ * Reads a file named on the command line, or throws a usage error naming the flag and the file. Only a regular file
+ * of at most {@link MAX_INPUT_BYTES} is read: a FIFO, a device or /dev/zero would hang or never end. It is opened
+ * non-blocking, so even opening a FIFO without a writer does not wait.
+ */
 async function readInput(what: string, file: string): Promise<string> {
+  let handle;
   try {
-    return await readFile(file, 'utf8');
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const st = await handle.stat();
+    if (!st.isFile()) throw new UsageError(`${what} ${file}: not a regular file (a FIFO, device or directory is refused; save the input to a file first)`);
+    if (st.size > MAX_INPUT_BYTES) throw new UsageError(`${what} ${file}: ${st.size} bytes, more than the ${MAX_INPUT_BYTES} bytes read`);
+    const data = await handle.readFile();
+    if (data.length > MAX_INPUT_BYTES) throw new UsageError(`${what} ${file}: more than the ${MAX_INPUT_BYTES} bytes read`);
+    return data.toString('utf8');
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(`${what} ${file}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  } finally {
+    await handle?.close();
   }
 }
+
+/** Parses a limit flag: an integer from 1 to 2^31 - 1, or a usage error naming the flag. */
+function limitFlag(flag: string) {
+  return (raw: string): number => {
+    const n = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+    const bad = badLimitValue(n);
+    if (bad) throw new UsageError(`${flag} ${bad.replace(/got .*$/, `got "${raw}"`)}`);
+    return n;
+  };
+}
+
+const ISOLATIONS = ['auto', 'bwrap', 'unshare', 'none'] as const;
 
 /** The language of `file`: --lang when given, else its extension. */
 function languageOf(file: string, lang: string | undefined): Language {
@@ -51,9 +82,13 @@ export function register(program: Command): void {
     .argument('<file>', 'the program (.py or .js; or say --lang)')
     .option('--lang <language>', 'python or js (default: from the file extension)')
     .option('--stdin <file>', 'a file fed to the program on stdin')
-    .option('--timeout-ms <n>', 'wall-time and CPU-time limit in milliseconds', positiveInt('--timeout-ms'))
-    .option('--memory-mb <n>', 'memory limit in MiB', positiveInt('--memory-mb'))
-    .option('--allow-unisolated', 'run WITHOUT isolation when none is available (default: refuse)')
+    .option('--timeout-ms <n>', 'wall-time and CPU-time limit in milliseconds (1 to 2147483647)', limitFlag('--timeout-ms'))
+    .option('--memory-mb <n>', 'memory limit in MiB (1 to 2147483647)', limitFlag('--memory-mb'))
+    .option('--isolation <kind>', 'auto (default: bwrap, else unshare), bwrap, unshare, or none (needs --allow-unisolated)', (raw: string) => {
+      if (!(ISOLATIONS as readonly string[]).includes(raw)) throw new UsageError(`--isolation must be one of ${ISOLATIONS.join(', ')}, got "${raw}"`);
+      return raw as SandboxOptions['isolation'];
+    })
+    .option('--allow-unisolated', 'run WITHOUT isolation when none is available or --isolation none is given (default: refuse)')
     .option('--json', 'print the RunResult as one JSON document')
     .action(async (file: string, opts: RunOptions) => {
       const language = languageOf(file, opts.lang);
@@ -65,7 +100,7 @@ export function register(program: Command): void {
         limits.cpuMs = opts.timeoutMs;
       }
       if (opts.memoryMb !== undefined) limits.memoryMb = opts.memoryMb;
-      const box = new Sandbox({ allowUnisolated: Boolean(opts.allowUnisolated), concurrency: 1 });
+      const box = new Sandbox({ allowUnisolated: Boolean(opts.allowUnisolated), isolation: opts.isolation ?? 'auto', concurrency: 1 });
       try {
         const result = await box.run({ language, source, stdin, limits });
         if (opts.json) {

@@ -6,6 +6,17 @@ interface FileVerdict {
   file: string;
   ok: boolean;
   issues: SpecIssue[];
+  /** Not problems, but worth a look: e.g. an environment allowed to run programs without isolation. */
+  warnings: SpecIssue[];
+}
+
+/** A warning when the environment's sandbox may run the model's programs unisolated (the spec stays valid). */
+function unisolatedWarnings(spec: TeamSpec): SpecIssue[] {
+  const sandbox = spec.environment.config['sandbox'] as { allowUnisolated?: unknown; isolation?: unknown } | undefined;
+  if (sandbox?.allowUnisolated !== true) return [];
+  const what = sandbox.isolation === 'none' ? 'isolation "none": every program' : 'where no isolation works, programs';
+  const message = `allowUnisolated: ${what} the model writes will run WITHOUT isolation (able to read files and reach the network)`;
+  return [specIssue(spec, ['environment', 'config', 'sandbox', 'allowUnisolated'], message, 'remove it and install bubblewrap: apt-get install -y bubblewrap')];
 }
 
 /** The problems `troupe train` would report in the spec's `algorithm` block, located in the YAML. */
@@ -27,9 +38,9 @@ export async function validateSpecFile(file: string): Promise<FileVerdict> {
   try {
     const spec = loadTeamSpec(file);
     const issues = [...(await checkTeamAgainstPlugins(spec, await hostForSpec(spec))), ...trainingIssues(spec)];
-    return { file, ok: issues.length === 0, issues };
+    return { file, ok: issues.length === 0, issues, warnings: unisolatedWarnings(spec) };
   } catch (err) {
-    if (err instanceof SpecError) return { file, ok: false, issues: [...err.issues] };
+    if (err instanceof SpecError) return { file, ok: false, issues: [...err.issues], warnings: [] };
     throw err;
   }
 }
@@ -49,11 +60,12 @@ export function register(program: Command): void {
         printJson({ ok, files: verdicts });
       } else {
         for (const v of verdicts) {
-          if (v.ok) process.stdout.write(`${v.file}: ok\n`);
+          if (v.ok) process.stdout.write(`${v.file}: ok${v.warnings.length ? `, ${v.warnings.length} warning${v.warnings.length === 1 ? '' : 's'}` : ''}\n`);
           else {
             process.stdout.write(`${v.file}: ${v.issues.length} problem${v.issues.length === 1 ? '' : 's'}\n`);
             for (const issue of v.issues) process.stdout.write(`  ${formatIssue(issue)}\n`);
           }
+          for (const w of v.warnings) process.stdout.write(`  warning: ${formatIssue(w)}\n`);
         }
       }
       process.exitCode = ok ? 0 : 1;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { JsonSchema, Split } from '@troupe/kernel';
 import { DEFAULT_SPLIT_FRACTIONS, type SplitFractions } from '@troupe/kernel';
-import type { SandboxLimits, SandboxOptions } from '@troupe/sandbox';
+import { badLimitValue, type SandboxLimits, type SandboxOptions } from '@troupe/sandbox';
 import type { DatasetFormat } from './loaders.js';
 
 /** The seats of the code environment, in turn order. */
@@ -110,7 +110,8 @@ export function resolveConfig(raw: Record<string, unknown> = {}): CodeEnvConfig 
   const limits = (raw['limits'] ?? {}) as Record<string, unknown>;
   for (const [k, v] of Object.entries(limits)) {
     if (!(LIMIT_KEYS as readonly string[]).includes(k)) throw new CodeConfigError(`code-v0 environment.config.limits.${k}: unknown limit; known: ${LIMIT_KEYS.join(', ')}`);
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) throw new CodeConfigError(`code-v0 environment.config.limits.${k}: must be a positive integer, got ${JSON.stringify(v)}`);
+    const bad = badLimitValue(v);
+    if (bad) throw new CodeConfigError(`code-v0 environment.config.limits.${k}: ${bad}`);
   }
   const datasetsRaw = (raw['datasets'] ?? []) as unknown;
   if (!Array.isArray(datasetsRaw)) throw new CodeConfigError('code-v0 environment.config.datasets: must be an array of { path, format, split, ... }');

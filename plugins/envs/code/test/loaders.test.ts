@@ -109,6 +109,8 @@ describe('dataset loaders', () => {
     assert.throws(() => resolveConfig({ seats: ['tester'] }), (e: Error) => e instanceof CodeConfigError && /environment\.config\.seats/.test(e.message));
     assert.throws(() => resolveConfig({ maxTurns: 0 }), /environment\.config\.maxTurns: must be an integer >= 1/);
     assert.throws(() => resolveConfig({ limits: { cpu: 1 } }), /environment\.config\.limits\.cpu: unknown limit/);
+    assert.throws(() => resolveConfig({ limits: { wallMs: 2 ** 31 } }), /environment\.config\.limits\.wallMs: must be a positive integer no larger than 2147483647 \(2\^31 - 1\), got 2147483648/);
+    assert.throws(() => resolveConfig({ limits: { cpuMs: Infinity } }), /environment\.config\.limits\.cpuMs: must be a positive integer no larger than 2147483647 \(2\^31 - 1\), got Infinity/);
     assert.throws(() => resolveConfig({ datasets: [{ path: 'x.jsonl', split: 'file' }] }), /datasets\[0\]\.splitFile: required/);
     assert.throws(() => resolveConfig({ bogus: 1 }), /environment\.config\.bogus: unknown key/);
     assert.equal(resolveConfig({ seats: ['coder'], maxTurns: 5 }).maxTurns, 1);
