@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { loadTeamSpec, SPLITS, TraceWriter, type Split, type TeamSpec } from '@troupe/kernel';
+import { loadTeamSpec, SPLITS, teamNumberRange, TraceWriter, type Split, type TeamSpec } from '@troupe/kernel';
 import type { EvaluateOptions, EvaluationResult } from '@troupe/kernel/model';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
 import { loadSpecOrDefault } from './train.js';
@@ -86,10 +86,10 @@ export function register(program: Command): void {
     .argument('[spec]', 'team spec file (YAML); default: the spec the --checkpoint run was trained from, else the embedded default team')
     .option('--checkpoint <dir>', 'load trained weights: a checkpoints/step-N folder, a run folder (its newest checkpoint), or a run\'s checkpoints/best.json (the best validation checkpoint, algorithm.keepBest)')
     .option('--split <split>', `split: ${SPLITS.join(', ')}`, 'test')
-    .option('-n, --episodes <n>', 'episodes (default: the spec\'s evaluation.episodes)', positiveInt('--episodes'))
-    .option('--seed <n>', 'seed of the instances (default: the spec\'s)', integer('--seed'))
+    .option('-n, --episodes <n>', 'episodes (default: the spec\'s evaluation.episodes)', positiveInt('--episodes', teamNumberRange('evaluation.episodes').maximum))
+    .option('--seed <n>', 'seed of the instances (default: the spec\'s)', integer('--seed', teamNumberRange('seed')))
     .option('--decoding <mode>', 'greedy (temperature 0) or spec (each seat\'s sampling)', 'greedy')
-    .option('--concurrency <n>', 'episodes at once', positiveInt('--concurrency'), 4)
+    .option('--concurrency <n>', 'episodes at once', positiveInt('--concurrency', teamNumberRange('algorithm.concurrency').maximum), 4)
     .option('--trace <file>', 'write the episodes as a JSONL trace, one record per agent turn (prompt, completion, action, reward)')
     .option('--baseline <dir>', 'also play the same episodes with these weights first (e.g. RUN/checkpoints/step-0, the warm start) and compare episode by episode: gained, lost, exact McNemar p')
     .option('--json', 'print one JSON document')

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
+import { loadTeamSpec, PRESETS_DIR, teamNumberRange, type TeamSpec } from '@troupe/kernel';
 import {
   ARM_NAMES, ARMS, collectResults, ExperimentError, ExperimentInterrupted, notRunYet, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
   type ArmName, type ExperimentEvent, type GameInput, type RunResult,
@@ -186,8 +186,8 @@ export function register(program: Command): void {
     .option('--arms <list>', `comma-separated arms (default: all: ${ARM_NAMES.join(', ')}); the arms they start from or evaluate are added (mas-atgrpo-per-role and mas-naive-grpo → mas-prompt, single-grpo → single, swap → mas-atgrpo-per-role)`)
     .option('--seeds <n>', 'seeds per game and arm', positiveInt('--seeds'), 3)
     .option('--budget <samples>', 'generated RL samples per RL run (default: the base spec\'s steps × its samples per step)', positiveInt('--budget'))
-    .option('--steps <n>', 'alternative to --budget: the budget of N steps of the per-role base team', positiveInt('--steps'))
-    .option('-n, --episodes <n>', 'held-out test episodes per run (default: the base spec\'s evaluation.episodes)', positiveInt('--episodes'))
+    .option('--steps <n>', 'alternative to --budget: the budget of N steps of the per-role base team', positiveInt('--steps', teamNumberRange('algorithm.steps').maximum))
+    .option('-n, --episodes <n>', 'held-out test episodes per run (default: the base spec\'s evaluation.episodes)', positiveInt('--episodes', teamNumberRange('evaluation.episodes').maximum))
     .option('--jobs <n>', 'runs at once (child processes; the wasm backend uses one core each); a run waits for the run it starts from', positiveInt('--jobs'), 1)
     .option('--run-timeout <seconds>', 'most wall seconds of one run: past it its child is killed and the run recorded as failed (default: no limit)', positiveSeconds('--run-timeout'))
     .option('-o, --out <dir>', 'output folder', join('runs', 'paper-table'))

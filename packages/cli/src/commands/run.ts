@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
-import { composeTeam, loadTeamSpec, planEpisodes, runEpisodes, SPLITS, SummaryAggregator, TraceWriter, type Split } from '@troupe/kernel';
+import { composeTeam, loadTeamSpec, planEpisodes, runEpisodes, SPLITS, SummaryAggregator, teamNumberRange, TraceWriter, type Split } from '@troupe/kernel';
 import { positiveInt, integer, printJson, UsageError } from '../errors.js';
 import { EpisodeProgress } from '../progress.js';
 
@@ -21,11 +21,11 @@ export function register(program: Command): void {
     .command('run')
     .description('play episodes of a team (no training) and report success rate and mean reward per seat')
     .argument('<spec>', 'team spec file (YAML)')
-    .option('-n, --episodes <n>', 'number of episodes', positiveInt('--episodes'), 100)
+    .option('-n, --episodes <n>', 'number of episodes', positiveInt('--episodes', teamNumberRange('evaluation.episodes').maximum), 100)
     .option('--policy <kind>', 'play every seat with this policy kind instead of the spec\'s (e.g. oracle, random)')
     .option('--split <split>', `instance split: ${SPLITS.join(', ')} (default: the spec's evaluation split)`)
-    .option('--seed <n>', 'seed (default: the spec\'s)', integer('--seed'))
-    .option('--concurrency <n>', 'episodes played at once', positiveInt('--concurrency'), 8)
+    .option('--seed <n>', 'seed (default: the spec\'s)', integer('--seed', teamNumberRange('seed')))
+    .option('--concurrency <n>', 'episodes played at once', positiveInt('--concurrency', teamNumberRange('algorithm.concurrency').maximum), 8)
     .option('--trace <file>', 'write a JSONL trace, one record per agent turn')
     .option('--json', 'print one JSON document')
     .option('--no-progress', 'no progress display on stderr')

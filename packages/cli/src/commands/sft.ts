@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import type { TrainerEvent } from '@troupe/kernel/model';
+import { teamNumberRange } from '@troupe/kernel';
 import { finiteNumber, positiveInt, printJson } from '../errors.js';
 import { loadSpecOrDefault, writeReport } from './train.js';
 
@@ -28,7 +29,7 @@ export function register(program: Command): void {
     .option('--demonstrations <n>', 'oracle play-throughs (default: the spec\'s algorithm.warmStart.demonstrations)', positiveInt('--demonstrations'))
     .option('--epochs <n>', 'passes over the demonstrations', positiveInt('--epochs'))
     .option('--lr <x>', 'learning rate', finiteNumber('--lr'))
-    .option('-n, --episodes <n>', 'evaluation episodes (default: the spec\'s evaluation.episodes)', positiveInt('--episodes'))
+    .option('-n, --episodes <n>', 'evaluation episodes (default: the spec\'s evaluation.episodes)', positiveInt('--episodes', teamNumberRange('evaluation.episodes').maximum))
     .option('--json', 'print one JSON document')
     .option('--no-progress', 'no progress display on stderr')
     .action(async (file: string | undefined, opts: SftOptions) => {

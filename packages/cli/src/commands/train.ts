@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadTeamSpec, PRESETS_DIR, type TeamSpec } from '@troupe/kernel';
+import { loadTeamSpec, PRESETS_DIR, teamNumberRange, type TeamSpec } from '@troupe/kernel';
 // The model entry (tfjs, transformers) loads only when a command needs it: `troupe --version` and the light commands
 // start in a fraction of the time.
 import type { TrainerEvent, ReportChart } from '@troupe/kernel/model';
@@ -32,7 +32,7 @@ export function register(program: Command): void {
     .description('train a team (AT-GRPO); without SPEC, the embedded default team (Plan-Path, a coder proposer and a planner executor, two tiny models, warm start + AT-GRPO)')
     .argument('[spec]', 'team spec file (YAML); default: the embedded default team')
     .option('-o, --out <dir>', 'output folder (default: runs/<spec name>)')
-    .option('--steps <n>', 'training steps (default: the spec\'s algorithm.steps)', positiveInt('--steps'))
+    .option('--steps <n>', 'training steps (default: the spec\'s algorithm.steps)', positiveInt('--steps', teamNumberRange('algorithm.steps').maximum))
     .option('--sample-budget <n>', 'stop before the next step once the steps have generated this many rollout samples (resumed steps count; --steps stays the most steps; a decaying lrSchedule decays over the budget)', positiveInt('--sample-budget'))
     .option('--resume', 'continue from the newest checkpoint in --out (optimizer, RNG, step counter restored)')
     .option('--no-final-eval', 'skip the final evaluation on the held-out split')

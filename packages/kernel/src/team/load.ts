@@ -24,6 +24,18 @@ export const PRESETS_DIR: string = join(KERNEL_ROOT, 'presets');
 /** The team spec JSON schema (`schemas/team.schema.json`). */
 export const TEAM_SCHEMA: JsonSchema = JSON.parse(readFileSync(join(KERNEL_ROOT, 'schemas', 'team.schema.json'), 'utf8')) as JsonSchema;
 
+/**
+ * The allowed range of a numeric key of the team schema, by dotted path (`seed`, `evaluation.episodes`,
+ * `algorithm.steps`), for command-line flags that set the same value. Throws for a path that is not a bounded number.
+ */
+export function teamNumberRange(path: string): { readonly minimum: number; readonly maximum: number } {
+  let node = TEAM_SCHEMA as Record<string, unknown> | undefined;
+  for (const key of path.split('.')) node = (node?.properties as Record<string, Record<string, unknown>> | undefined)?.[key];
+  const { minimum, maximum } = node ?? {};
+  if (typeof minimum !== 'number' || typeof maximum !== 'number') throw new Error(`team schema: ${path} is not a bounded number`);
+  return { minimum, maximum };
+}
+
 let teamValidator: ValidateFunction | undefined;
 function validator(): ValidateFunction {
   teamValidator ??= createAjv('draft-07').compile(TEAM_SCHEMA);
