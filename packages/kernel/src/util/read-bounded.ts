@@ -56,6 +56,35 @@ function checkStat(path: string, st: { size: number; isFile(): boolean } & Param
   }
 }
 
+/**
+ * The buffer a bounded read fills: the size fstat gave plus one byte, so that a file that grew since is still caught
+ * past `maxBytes`. `add` counts each read; `done` once the file ended or the buffer is full.
+ */
+class Filling {
+  readonly buf: Buffer;
+  n = 0;
+  done = false;
+
+  constructor(private readonly path: string, size: number, private readonly maxBytes: number) {
+    this.buf = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
+  }
+
+  /** Room left in the buffer. */
+  get room(): number {
+    return this.buf.length - this.n;
+  }
+
+  add(got: number): void {
+    this.n += got;
+    if (this.n > this.maxBytes) throw new BoundedReadError(this.path, 'too-large', `is over the limit of ${formatBytes(this.maxBytes)}`);
+    this.done = got === 0 || this.n === this.buf.length;
+  }
+
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.n);
+  }
+}
+
 /** Reads a regular file of at most `maxBytes` bytes, synchronously. Throws {@link BoundedReadError}. */
 export function readRegularFileSync(path: string, maxBytes: number): Buffer {
   let fd: number;
@@ -67,22 +96,13 @@ export function readRegularFileSync(path: string, maxBytes: number): Buffer {
   try {
     const st = fstatSync(fd);
     checkStat(path, st, maxBytes);
-    // One byte more than allowed, so that a file that grew since fstat is still caught.
-    const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
-    let n = 0;
-    for (;;) {
-      let got: number;
-      try {
-        got = readSync(fd, buf, n, buf.length - n, null);
-      } catch (err) {
-        throw openError(path, err);
-      }
-      if (got === 0) break;
-      n += got;
-      if (n > maxBytes) throw new BoundedReadError(path, 'too-large', `is over the limit of ${formatBytes(maxBytes)}`);
-      if (n === buf.length) break;
+    const into = new Filling(path, st.size, maxBytes);
+    try {
+      while (!into.done) into.add(readSync(fd, into.buf, into.n, into.room, null));
+    } catch (err) {
+      throw err instanceof BoundedReadError ? err : openError(path, err);
     }
-    return buf.subarray(0, n);
+    return into.bytes();
   } finally {
     closeSync(fd);
   }
@@ -99,21 +119,13 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
   try {
     const st = await handle.stat();
     checkStat(path, st, maxBytes);
-    const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes) + 1);
-    let n = 0;
-    for (;;) {
-      let got: number;
-      try {
-        ({ bytesRead: got } = await handle.read(buf, n, buf.length - n, null));
-      } catch (err) {
-        throw openError(path, err);
-      }
-      if (got === 0) break;
-      n += got;
-      if (n > maxBytes) throw new BoundedReadError(path, 'too-large', `is over the limit of ${formatBytes(maxBytes)}`);
-      if (n === buf.length) break;
+    const into = new Filling(path, st.size, maxBytes);
+    try {
+      while (!into.done) into.add((await handle.read(into.buf, into.n, into.room, null)).bytesRead);
+    } catch (err) {
+      throw err instanceof BoundedReadError ? err : openError(path, err);
     }
-    return buf.subarray(0, n);
+    return into.bytes();
   } finally {
     await handle.close();
   }
