@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadTeamSpec, parseTeamSpec, SpecError, TEAM_SCHEMA, YAML_LIMITS, type SpecIssue } from '../src/team/index.js';
+import { loadTeamSpec, MAX_EXTENDS_FILES, parseTeamSpec, SpecError, TEAM_SCHEMA, YAML_LIMITS, type SpecIssue } from '../src/team/index.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -156,6 +156,17 @@ describe('hostile team specs', function () {
         assert.match(issues[0]!.message, c.message);
       });
     }
+
+    it(`refuses extends that would read more than ${MAX_EXTENDS_FILES} files (the same one listed again and again)`, () => {
+      writeFileSync(join(dir, 'part.yaml'), 'seed: 1\n');
+      const file = join(dir, 'many.yaml');
+      writeFileSync(file, `extends: [${Array(10_000).fill('./part.yaml').join(', ')}]\n${BASE}`);
+      const issues = refused(() => loadTeamSpec(file));
+      assert.equal(issues.length, 1, issues.map((i) => i.message).join('\n'));
+      assert.equal(issues[0]!.line, 1);
+      assert.equal(issues[0]!.path, `extends[${MAX_EXTENDS_FILES - 1}]`);
+      assert.match(issues[0]!.message, /extends reads more than 32 files in all/);
+    });
 
     it('refuses a spec path that is a device or a FIFO, without reading it', () => {
       assert.match(refused(() => loadTeamSpec('/dev/zero'))[0]!.message, /is a device, not a regular file/);

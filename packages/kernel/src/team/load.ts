@@ -95,7 +95,7 @@ function readSpecText(file: string): string | { reason: BoundedReadError['reason
 export function parseTeamSpec(text: string, file: string = EMBEDDED): TeamSpec {
   const abs = file === EMBEDDED ? EMBEDDED : resolve(file);
   const issues: SpecIssue[] = [];
-  let tree = loadLayers(text, abs, [abs], issues);
+  let tree = loadLayers(text, abs, [abs], issues, { files: 1 });
   if (!tree || issues.length) throw new SpecError(abs, issues.length ? issues : [{ file: abs, line: 0, col: 0, path: '(root)', message: 'is not usable' }]);
 
   // `name` defaults to the file name.
@@ -203,7 +203,10 @@ function issueAt(loc: Loc, path: string, message: string, hint?: string): SpecIs
 }
 
 /** Parses one file and merges its `extends` chain under it (recursively, with cycle detection). */
-function loadLayers(text: string, file: string, chain: readonly string[], issues: SpecIssue[]): LNode | undefined {
+/** Most files one spec may read through `extends` (itself included), so that `extends: [b, b, b, ...]` stays bounded. */
+export const MAX_EXTENDS_FILES = 32;
+
+function loadLayers(text: string, file: string, chain: readonly string[], issues: SpecIssue[], read: { files: number }): LNode | undefined {
   const parsed = parseLocated(text, file);
   issues.push(...parsed.issues);
   const root = parsed.root;
@@ -233,12 +236,16 @@ function loadLayers(text: string, file: string, chain: readonly string[], issues
         issues.push(issueAt(loc, path, `extends cycle: ${cycle}`, 'remove one of the extends'));
         continue;
       }
+      if (++read.files > MAX_EXTENDS_FILES) {
+        issues.push(issueAt(loc, path, `extends reads more than ${MAX_EXTENDS_FILES} files in all`, 'extend fewer files, or each file once'));
+        break;
+      }
       const childText = readSpecText(target.file);
       if (typeof childText !== 'string') {
         issues.push(issueAt(loc, path, `${target.file} ${childText.message}`, childText.hint));
         continue;
       }
-      const child = loadLayers(childText, target.file, [...chain, target.file], issues);
+      const child = loadLayers(childText, target.file, [...chain, target.file], issues, read);
       if (child) base = base ? mergeLocated(base, child) : child;
     }
   }
