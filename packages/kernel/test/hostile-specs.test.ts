@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { causalLmPolicyConfigSchema } from '../src/policy/lm/policy.js';
 import { loadTeamSpec, MAX_EXTENDS_FILES, parseTeamSpec, SpecError, TEAM_SCHEMA, YAML_LIMITS, type SpecIssue } from '../src/team/index.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -206,6 +207,10 @@ describe('numeric ranges in every schema', () => {
 
   it('the team schema bounds every number', () => {
     assert.deepEqual(unbounded(TEAM_SCHEMA, 'team', [], () => false), []);
+  });
+
+  it('the built-in policies\' config schemas bound every number', () => {
+    assert.deepEqual(unbounded(causalLmPolicyConfigSchema, 'tfjs-causal-lm', [], () => false), []);
   });
 
   it(`the plugins' config schemas bound every number (${pluginSchemas.length} schemas)`, () => {

@@ -56,10 +56,10 @@ export const causalLmPolicyConfigSchema: JsonSchema = {
     modelType: { enum: ['qwen3', 'qwen2', 'llama'], default: 'qwen3' },
     tokenizer: { type: 'string' },
     backend: { enum: ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] },
-    seed: { type: 'integer' },
+    seed: { type: 'integer', minimum: 0, maximum: 4294967295 },
     lora: {
       type: 'object', additionalProperties: false, required: ['r', 'alpha', 'targetModules'],
-      properties: { r: { type: 'integer', minimum: 1 }, alpha: { type: 'number', exclusiveMinimum: 0 }, targetModules: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+      properties: { r: { type: 'integer', minimum: 1, maximum: 4096 }, alpha: { type: 'number', exclusiveMinimum: 0, maximum: 1e6 }, targetModules: { type: 'array', items: { type: 'string' }, minItems: 1 } },
     },
     adapter: { type: 'string' },
     optimizer: {
@@ -67,18 +67,18 @@ export const causalLmPolicyConfigSchema: JsonSchema = {
       properties: {
         lr: {
           oneOf: [
-            { type: 'number', exclusiveMinimum: 0 },
+            { type: 'number', exclusiveMinimum: 0, maximum: 1 },
             {
               type: 'object', additionalProperties: false, required: ['kind', 'lr'],
-              properties: { kind: { enum: ['constant', 'linear', 'cosine'] }, lr: { type: 'number' }, warmupSteps: { type: 'integer', minimum: 0 }, totalSteps: { type: 'integer', minimum: 1 }, minLr: { type: 'number', minimum: 0 } },
+              properties: { kind: { enum: ['constant', 'linear', 'cosine'] }, lr: { type: 'number', exclusiveMinimum: 0, maximum: 1 }, warmupSteps: { type: 'integer', minimum: 0, maximum: 1e7 }, totalSteps: { type: 'integer', minimum: 1, maximum: 1e7 }, minLr: { type: 'number', minimum: 0, maximum: 1 } },
             },
           ],
         },
-        beta1: { type: 'number' }, beta2: { type: 'number' }, eps: { type: 'number' },
-        weightDecay: { type: 'number', minimum: 0 }, maxGradNorm: { type: 'number', minimum: 0 },
+        beta1: { type: 'number', minimum: 0, exclusiveMaximum: 1 }, beta2: { type: 'number', minimum: 0, exclusiveMaximum: 1 }, eps: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        weightDecay: { type: 'number', minimum: 0, maximum: 10 }, maxGradNorm: { type: 'number', minimum: 0, maximum: 1e6 },
       },
     },
-    clip: { type: 'object', additionalProperties: false, properties: { low: { type: 'number', minimum: 0 }, high: { type: 'number', minimum: 0 } } },
+    clip: { type: 'object', additionalProperties: false, properties: { low: { type: 'number', minimum: 0, maximum: 10 }, high: { type: 'number', minimum: 0, maximum: 10 } } },
     batchPrompts: { type: 'boolean', default: false },
   },
 };
