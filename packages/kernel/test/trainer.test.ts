@@ -613,16 +613,8 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     const b = readJsonl<MetricsRecord>(join(part.out, 'metrics.jsonl')).map(stable);
     assert.deepEqual(b.map((m) => m.step), [0, 1, 2, 3, 4]);
     assert.equal(b.length, a.length);
-    // Rollout numbers (rewards, success, counts) are identical; loss values agree to float32 rounding (the wasm
-    // backend's reductions are not bit-stable across a process restart).
-    for (let i = 0; i < a.length; i++) {
-      assert.deepEqual(Object.keys(b[i]!).sort(), Object.keys(a[i]!).sort());
-      for (const [k, v] of Object.entries(a[i]!)) {
-        const w = b[i]![k];
-        if (typeof v === 'number' && k.startsWith('loss/')) assert.ok(Math.abs(v - (w as number)) <= 1e-5 * Math.max(1, Math.abs(v)), `step ${a[i]!.step} ${k}: ${v} vs ${w}`);
-        else assert.deepEqual(w, v, `step ${a[i]!.step} ${k}`);
-      }
-    }
+    // Rollout numbers (rewards, success, counts) and losses are identical (test/resume.test.ts checks more settings).
+    for (let i = 0; i < a.length; i++) assert.deepEqual(b[i], a[i], `step ${a[i]!.step}`);
     const ta = readJsonl<TraceRecord>(join(full.out, 'trace.jsonl'));
     const tb = readJsonl<TraceRecord>(join(part.out, 'trace.jsonl'));
     assert.deepEqual(tb, ta);
