@@ -46,7 +46,11 @@ export function register(program: Command): void {
       const trainer = await Trainer.create(spec, {
         outDir: out, ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
         ...(opts.sampleBudget !== undefined ? { sampleBudget: opts.sampleBudget } : {}), ...(opts.resume ? { resume: true } : {}),
-        skipFinalEval: !opts.finalEval, onEvent: (e) => progress.next(e),
+        skipFinalEval: !opts.finalEval,
+        onEvent: (e) => {
+          if (e.type === 'start') for (const w of e.warnings ?? []) process.stderr.write(`troupe train: warning: ${w}\n`);
+          progress.next(e);
+        },
       });
       try {
         const result = await trainer.run();

@@ -85,12 +85,35 @@ export interface BudgetProgress {
  */
 export function scheduleLr(h: PolicyHandle, config: TrainerConfig, step: number, progress?: BudgetProgress): number {
   const { kind, warmupSteps, minLr } = config.lrSchedule;
-  const totalSteps = Math.max(config.steps, warmupSteps + 1);
+  const totalSteps = decaySteps(config);
   let at = step - 1;
   if (progress && kind !== 'constant' && at >= warmupSteps) at = warmupSteps + Math.min(1, progress.generated / progress.budget) * (totalSteps - warmupSteps);
   const lr = lrAt({ kind, lr: peakLr(h, config), warmupSteps, totalSteps, minLr }, at);
   h.optimizerOptions.lr = lr;
   return lr;
+}
+
+/** The step at which a decaying schedule reaches its `minLr` (past its warm-up): the run's steps. */
+function decaySteps(config: TrainerConfig): number {
+  return Math.max(config.steps, config.lrSchedule.warmupSteps + 1);
+}
+
+/** What a decaying learning-rate schedule decays over: the run's steps, or its sample budget (`--sample-budget`). */
+export type LrDecaySpan = { readonly steps: number } | { readonly samples: number };
+
+/**
+ * What the run's decaying `lrSchedule` decays over ({@link scheduleLr}), recorded in each checkpoint: a run resumed
+ * with another span (`--steps` or `--sample-budget` changed) trained its earlier steps on another schedule.
+ * Undefined for a constant schedule, whose rate does not depend on it.
+ */
+export function lrDecaySpan(config: TrainerConfig, sampleBudget?: number): LrDecaySpan | undefined {
+  if (config.lrSchedule.kind === 'constant') return undefined;
+  return sampleBudget !== undefined ? { samples: sampleBudget } : { steps: decaySteps(config) };
+}
+
+/** "6 steps", "a budget of 400 samples". */
+export function describeLrDecaySpan(span: LrDecaySpan): string {
+  return 'samples' in span ? `a budget of ${span.samples} samples` : `${span.steps} step${span.steps === 1 ? '' : 's'}`;
 }
 
 /** Creates the handle's RL optimizer over the model's CURRENT trainable variables (call after any adapter load). */

@@ -23,7 +23,7 @@ import type { Rng } from '../contracts/common.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { createRng } from '../util/rng.js';
 import type { InstanceScheduleState } from './instances.js';
-import { optimizerMoments, type PolicyHandle } from './policies.js';
+import { optimizerMoments, type LrDecaySpan, type PolicyHandle } from './policies.js';
 
 /** A problem with a run folder or its checkpoints that the user can fix (the message says how). */
 export class RunFolderError extends Error {
@@ -62,6 +62,11 @@ export interface TrainerState {
   readonly samplesGenerated?: number;
   /** The best periodic validation evaluation so far (`algorithm.keepBest`): its step and success rate. */
   readonly best?: BestCheckpoint;
+  /**
+   * What the decaying `lrSchedule` of the steps so far decayed over (absent: a constant schedule, or a checkpoint
+   * written before it was recorded); a resume over another span is warned about.
+   */
+  readonly lrDecay?: LrDecaySpan;
 }
 
 /** The step of the best periodic validation evaluation so far, and its success rate (`algorithm.keepBest`). */

@@ -45,7 +45,9 @@ import { hasGreedyBranch, resolveTrainerConfig, TrainingSettingError, type Train
 import { BASELINE_FILE, comparisonMetrics, pairedComparison, readBaseline, type BaselineEval, type PairedComparison } from './compare.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
-import { disposeHandles, ensureOptimizer, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle } from './policies.js';
+import {
+  describeLrDecaySpan, disposeHandles, ensureOptimizer, lrDecaySpan, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle,
+} from './policies.js';
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
 import { InstanceSchedule } from './instances.js';
 import { generatedSamples, readMetrics } from './report.js';
@@ -70,7 +72,11 @@ export type MetricsRecord = { step: number; kind: 'warm-start' | 'baseline' | 't
 
 /** What the trainer tells its observer (the CLI's progress display). */
 export type TrainerEvent =
-  | { readonly type: 'start'; readonly firstStep: number; readonly steps: number; readonly level: MappingLevel; readonly resumedFrom?: number; readonly frozen: readonly string[] }
+  | {
+    readonly type: 'start'; readonly firstStep: number; readonly steps: number; readonly level: MappingLevel; readonly resumedFrom?: number; readonly frozen: readonly string[];
+    /** What the user should know before the steps run (the CLI prints them even without progress). */
+    readonly warnings?: readonly string[];
+  }
   | { readonly type: 'warm-start'; readonly phase: 'demonstrations' | 'epoch'; readonly policy?: string; readonly epoch?: number; readonly loss?: number; readonly count?: number }
   | { readonly type: 'step'; readonly step: number; readonly steps: number; readonly metrics: MetricsRecord }
   | { readonly type: 'eval'; readonly step: number; readonly result: EvaluationResult }
@@ -171,6 +177,8 @@ export class Trainer {
   /** Whether the warm start has run (here or in the run resumed from). */
   warmStarted = false;
   private readonly workerPool = new Map<string, UpdateWorker>();
+  /** Warnings of {@link prepare}, told with the 'start' event. */
+  private readonly warnings: string[] = [];
 
   private constructor(readonly spec: TeamSpec, readonly config: TrainerConfig, readonly team: TeamRuntime, readonly options: TrainerOptions) {
     this.environment = timedEnvironment(team.environment, this.timer);
@@ -246,6 +254,7 @@ export class Trainer {
       await truncateJsonl(metrics, state.step, ['final']); // a final eval is redone at the end
       await truncateJsonl(join(this.out, 'trace.jsonl'), state.step);
       this.samplesGenerated = state.samplesGenerated ?? generatedSamples(readMetrics(this.out));
+      this.noteLrDecayChange(state);
       return state.step;
     }
     if (!this.options.resume && existsSync(metrics)) {
@@ -255,12 +264,30 @@ export class Trainer {
     return undefined;
   }
 
+  /**
+   * A decaying `lrSchedule` spans the run's steps (or its sample budget): a run resumed with another `--steps` or
+   * `--sample-budget` than its steps so far were trained with follows another schedule than any uninterrupted run,
+   * and is warned about.
+   */
+  private noteLrDecayChange(state: TrainerState): void {
+    const now = lrDecaySpan(this.config, this.options.sampleBudget);
+    if (!state.lrDecay || !now || JSON.stringify(state.lrDecay) === JSON.stringify(now) || state.step === 0) return;
+    this.warnings.push(
+      `algorithm.lrSchedule (${this.config.lrSchedule.kind}) now decays over ${describeLrDecaySpan(now)}, but the ${state.step} step${state.step === 1 ? '' : 's'} before the ` +
+        `resume decayed over ${describeLrDecaySpan(state.lrDecay)}, so the run as a whole follows neither schedule. To continue a run as if uninterrupted, ` +
+        'resume it with the --steps and --sample-budget it was started with.',
+    );
+  }
+
   /** Runs the warm start, the training steps, periodic and final evaluation, and writes the report. */
   async run(): Promise<TrainingResult> {
     const started = performance.now();
     const resumedFrom = await this.prepare();
     const c = this.config;
-    this.emit({ type: 'start', firstStep: this.stepsDone + 1, steps: c.steps, level: this.level, frozen: c.freeze, ...(resumedFrom !== undefined ? { resumedFrom } : {}) });
+    this.emit({
+      type: 'start', firstStep: this.stepsDone + 1, steps: c.steps, level: this.level, frozen: c.freeze, ...(resumedFrom !== undefined ? { resumedFrom } : {}),
+      ...(this.warnings.length > 0 ? { warnings: this.warnings } : {}),
+    });
 
     let warm: (WarmStartResult & { demonstrations: number }) | undefined;
     if (resumedFrom === undefined) {
@@ -623,6 +650,7 @@ export class Trainer {
 
   /** Writes the checkpoint of the steps completed so far. */
   async checkpoint(): Promise<string> {
+    const lrDecay = lrDecaySpan(this.config, this.options.sampleBudget);
     const state: TrainerState = {
       format: 1,
       step: this.stepsDone,
@@ -634,6 +662,7 @@ export class Trainer {
       instances: this.schedule.state(),
       samplesGenerated: this.samplesGenerated,
       ...(this.best ? { best: this.best } : {}),
+      ...(lrDecay ? { lrDecay } : {}),
     };
     const dir = await saveTrainerCheckpoint(this.out, this.handles, state, this.config.keepCheckpoints);
     this.checkpointedStep = this.stepsDone;
