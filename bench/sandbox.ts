@@ -2,7 +2,8 @@
  * How many sandboxed runs per second? Runs a trivial Python program (`print(1)`) many times and prints runs/s:
  *   - each isolation kind that works here (bwrap, unshare) and 'none' (unisolated: rlimits, empty env, temp cwd)
  *   - sequentially (concurrency 1) and through the pool at concurrency 2
- * Every run is checked (verdict ok, stdout "1\n"); a failed run aborts the bench.
+ * Every run is checked (verdict ok, stdout "1\n"); a failed run aborts the bench. A kind whose warm-up run is refused
+ * (as root, 'none' refuses a runtime the dropped uid cannot reach, e.g. a pyenv Python under /root) is listed as skipped.
  * Run: npx tsx --conditions=troupe:source bench/sandbox.ts [runs=40] [--json]
  */
 import { probeIsolation, Sandbox, type IsolationKind, type RunRequest } from '@troupe/sandbox';
@@ -20,11 +21,12 @@ interface Row {
   meanWallMs: number;
 }
 
-async function measure(isolation: IsolationKind, concurrency: number): Promise<Row> {
+async function measure(isolation: IsolationKind, concurrency: number): Promise<Row | { isolation: IsolationKind; skipped: string }> {
   const sandbox = new Sandbox({ isolation, concurrency, allowUnisolated: isolation === 'none' });
   try {
     // Warm-up: resolves the interpreter and the isolation probe, which are cached afterwards.
     const warm = await sandbox.run(REQUEST);
+    if (warm.verdict === 'refused') return { isolation, skipped: warm.reason ?? 'refused' };
     if (warm.verdict !== 'ok') throw new Error(`${isolation}: warm-up run failed: ${warm.verdict} ${warm.reason ?? ''} ${warm.stderr}`);
     const t0 = performance.now();
     const results = await sandbox.runMany(Array.from({ length: RUNS }, () => REQUEST));
@@ -41,12 +43,20 @@ async function measure(isolation: IsolationKind, concurrency: number): Promise<R
 const report = await probeIsolation();
 const kinds: IsolationKind[] = [...(['bwrap', 'unshare'] as const).filter((k) => report.available[k]), 'none'];
 const rows: Row[] = [];
-for (const kind of kinds) for (const concurrency of [1, 2]) rows.push(await measure(kind, concurrency));
+const skipped = new Map<IsolationKind, string>();
+for (const kind of kinds) {
+  for (const concurrency of [1, 2]) {
+    const r = await measure(kind, concurrency);
+    if ('skipped' in r) skipped.set(kind, r.skipped);
+    else rows.push(r);
+  }
+}
 
 if (JSON_OUT) {
-  process.stdout.write(`${JSON.stringify({ program: 'print(1)', isolation: report, rows }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ program: 'print(1)', isolation: report, rows, skipped: Object.fromEntries(skipped) }, null, 2)}\n`);
 } else {
   console.log(`sandboxed runs of print(1), ${RUNS} per row (${report.details})`);
   console.log('isolation  concurrency  runs/s  mean wall ms');
   for (const r of rows) console.log(`${r.isolation.padEnd(10)} ${String(r.concurrency).padStart(11)}  ${String(r.runsPerSecond).padStart(6)}  ${String(r.meanWallMs).padStart(12)}`);
+  for (const [kind, why] of skipped) console.log(`${kind.padEnd(10)} skipped: ${why}`);
 }

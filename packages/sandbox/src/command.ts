@@ -120,9 +120,10 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
   // copied onto it from a read-only view of the host work dir, then ownership goes to the program's uid.
   a.push('--ro-bind', workDir, INPUT_DIR, '--size', String(inner.workDirBytes), '--tmpfs', SANDBOX_DIR, '--chdir', SANDBOX_DIR, '--clearenv');
   for (const [k, v] of Object.entries(inner.env)) a.push('--setenv', k, v);
-  // As root the first process still holds bwrap's capabilities: it caps the inodes of both tmpfs (bwrap has no
-  // option for that; unprivileged it cannot remount, so there the inodes are bounded only by the size).
-  const caps = isRoot() && tools.mount ? `${shq(tools.mount)} -o remount,nr_inodes=${inner.workDirInodes} ${SANDBOX_DIR} && ${shq(tools.mount)} -o remount,nr_inodes=${SHM_INODES} /dev/shm && ` : '';
+  // As root the first process still holds bwrap's capabilities: it caps the inodes of the working directory's tmpfs
+  // (bwrap has no option for that). One `mount` only: each costs a few ms per run; /dev/shm keeps its 16 MiB cap.
+  // Unprivileged it cannot remount: there the inodes are bounded by the size and the wall time only.
+  const caps = isRoot() && tools.mount ? `${shq(tools.mount)} -o remount,nr_inodes=${inner.workDirInodes} ${SANDBOX_DIR} && ` : '';
   const populate = `${caps}${shq(tools.cp!)} -R ${INPUT_DIR}/. ${SANDBOX_DIR}/${uid !== undefined ? ` && ${shq(tools.chown!)} -R ${uid}:${uid} ${SANDBOX_DIR}` : ''} && exec "$@"`;
   a.push('--', tools.sh!, '-c', populate, 'sh', ...innerChain(tools, inner, limits, uid));
   return { command: tools.bwrap!, args: a, env: {}, cwd: workDir, ...(filter ? { inputs: [filter] } : {}) };
