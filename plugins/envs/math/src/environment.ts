@@ -10,8 +10,10 @@ import {
   createRng, deriveSeed, shuffled, splitOfContent, toolDetailsOf, toolDetailsText, type ToolDetails,
   type ActionTypeSpec, type Environment, type Move, type Observation, type Rng, type SeatSpec, type Split, type SplitFractions, type StepResult,
 } from '@troupe/kernel';
-import { checkEquivalence, type EquivalenceOptions } from './checker/equivalence.js';
+import type { EquivalenceOptions, EquivalenceResult } from './checker/equivalence.js';
 import { extractProgramAnswer } from './checker/extract.js';
+import { extractAnswer, stripUnit, type ExtractionMode } from './checker/response.js';
+import { MathVerifier, sharedVerifier } from './checker/verifier.js';
 import { GeneratedProblemSet, problemKey } from './problems/generated-set.js';
 import { loadDatasetSync, type DatasetOptions } from './problems/loaders.js';
 import { FAMILIES, type Family, type MathProblem } from './problems/types.js';
@@ -55,8 +57,13 @@ export interface MathConfig {
     /** `hash` (default): rows go to the split their content hashes into; `all`: every split is the whole file; a split name: the file is that split only. */
     readonly split?: DatasetSplitMode;
   };
-  /** Options of the answer checker. */
-  readonly checker?: EquivalenceOptions;
+  /** Options of the answer checker (`budgetMs`: the time budget of one check, default 1000; `threads`: verifier workers, default 1). */
+  readonly checker?: EquivalenceOptions & { readonly threads?: number };
+  /**
+   * How the solver's answer is read from its text: `boxed` (default: its last `\boxed{}`, or a bare answer) or
+   * `lenient` (also "the final answer is …", the last math span, the last number). `<think>` blocks are always dropped.
+   */
+  readonly extraction?: ExtractionMode;
   /** Options of the sandbox the environment creates when none is injected, plus per-run limits. */
   readonly sandbox?: SandboxOptionsLike & { readonly limits?: Partial<SandboxLimitsLike> };
   /** At most this many characters of program output are shown to the seats (default 2000). */
@@ -67,9 +74,11 @@ export interface MathConfig {
  * The signals every step returns (map them in the team spec with the `signals-v0` reward):
  * `solver_correct` — 1 when the latest solver answer is correct, else 0 (at a coder step: the previous turn's);
  * `coder_reward` — the coder's program this turn: 1 correct, 0 wrong or silent, −1 crash, timeout or unreadable;
- * `team` — equals `solver_correct` (the paper's team term).
+ * `team` — equals `solver_correct` (the paper's team term);
+ * `answer_undecided` — 1 when the answer graded at this step could not be decided within the checker's time budget or
+ * size guards (it then counts as wrong), else 0.
  */
-export const MATH_SIGNALS: readonly string[] = Object.freeze(['solver_correct', 'coder_reward', 'team']);
+export const MATH_SIGNALS: readonly string[] = Object.freeze(['solver_correct', 'coder_reward', 'team', 'answer_undecided']);
 
 /** Defaults of {@link MathConfig}. */
 export const DEFAULT_MATH_CONFIG: MathConfig = { maxTurns: 3, seats: ['coder', 'solver'], families: FAMILIES };
@@ -88,6 +97,8 @@ export type HistoryEntry =
       readonly answer: string | null;
       /** 1 correct, 0 wrong, −1 crash/timeout/unparseable. */
       readonly reward: -1 | 0 | 1;
+      /** Whether the checker could not decide (budget or size guards); such an answer counts as wrong. */
+      readonly undecided?: boolean;
       /** Whether `answer` equals the reference (never shown to the seats). */
       readonly correct: boolean;
     }
@@ -101,6 +112,10 @@ export type HistoryEntry =
       readonly tool?: ToolDetails;
       /** Whether `answer` equals the reference (never shown to the seats). */
       readonly correct: boolean;
+      /** Where the answer was read from (the extraction step: boxed, final-answer, bare, math-span, last-number). */
+      readonly source?: string;
+      /** Whether the checker could not decide (budget or size guards); such an answer counts as wrong. */
+      readonly undecided?: boolean;
     };
 
 /** The state: an immutable value. */
@@ -164,6 +179,8 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   readonly seats: readonly SeatSpec[];
   readonly actionTypes: readonly ActionTypeSpec[];
   readonly maxTurns: number;
+  /** {@inheritDoc Environment.signals} */
+  readonly signals = MATH_SIGNALS;
   /** The resolved config. */
   readonly config: MathConfig;
   private readonly generated?: GeneratedProblemSet;
@@ -171,6 +188,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   private sandbox?: SandboxLike;
   private sandboxPromise?: Promise<SandboxLike>;
   private ownsSandbox = false;
+  private verifier?: MathVerifier;
 
   /** Builds the environment. Throws a clear error for a bad config or an unreadable dataset. */
   constructor(config: Partial<MathConfig> = {}, deps: MathEnvironmentDeps = {}) {
@@ -285,11 +303,21 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     return seat === 'coder' ? this.stepCoder(state, move) : this.stepSolver(state, move);
   }
 
-  /** Whether `answer` is the reference answer. */
-  private isCorrect(answer: string | null, problem: MathProblem): { correct: boolean; layer: string; details: string } {
-    if (answer === null) return { correct: false, layer: 'none', details: 'no answer' };
-    const r = checkEquivalence(answer, problem.answer, this.config.checker);
-    return { correct: r.equivalent, layer: r.layer, details: r.details };
+  /**
+   * Checks a pair with the verifier: the process-wide one, or this environment's own when `checker.threads` is set
+   * (created on first use; worker threads start only when a pair needs the symbolic layers).
+   */
+  private check(answer: string, reference: string): Promise<EquivalenceResult> {
+    const { threads, ...options } = this.config.checker ?? {};
+    if (threads !== undefined) this.verifier ??= new MathVerifier({ threads });
+    return (this.verifier ?? sharedVerifier()).check(answer, reference, options);
+  }
+
+  /** Whether `answer` is the reference answer (a unit the problem names is dropped from the answer first). */
+  private async isCorrect(answer: string | null, problem: MathProblem): Promise<{ correct: boolean; undecided: boolean; layer: string; details: string }> {
+    if (answer === null) return { correct: false, undecided: false, layer: 'none', details: 'no answer' };
+    const r = await this.check(problem.unit ? stripUnit(answer, problem.unit) : answer, problem.answer);
+    return { correct: r.equivalent, undecided: r.verdict === 'undecided', layer: r.layer, details: r.details };
   }
 
   /** The latest solver entry, if any. */
@@ -315,8 +343,11 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     return this.sandbox;
   }
 
-  /** Closes the sandbox if this environment created it (an injected sandbox belongs to its owner). */
+  /** Stops this environment's own verifier workers, and closes the sandbox if this environment created it (an injected one belongs to its owner). */
   async dispose(): Promise<void> {
+    const verifier = this.verifier;
+    this.verifier = undefined;
+    await verifier?.close();
     if (!this.ownsSandbox || !this.sandboxPromise) return;
     const sandbox = (await this.sandboxPromise) as SandboxLike & { close?: () => Promise<void> | void };
     this.sandbox = undefined;
@@ -346,15 +377,15 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
       // The exit code decides: warnings on stderr are not failures.
       const crashed = result.verdict !== 'ok' || result.exitCode !== 0;
       const answer = crashed ? null : extractProgramAnswer(result.stdout) ?? null;
-      const grade = this.isCorrect(answer, state.problem);
+      const grade = await this.isCorrect(answer, state.problem);
       const reward: -1 | 0 | 1 = crashed ? -1 : grade.correct ? 1 : 0;
       const max = Math.max(4000, this.config.outputChars ?? 2000);
       entry = {
         seat: 'coder', turn: state.turn, program: { language: action.language, source: action.source },
         run: { verdict: result.verdict, exitCode: result.exitCode, stdout: tail(result.stdout, max), stderr: tail(result.stderr, max), truncated: Boolean(result.truncated) },
-        answer, reward, correct: grade.correct,
+        answer, reward, correct: grade.correct, ...(grade.undecided ? { undecided: true } : {}),
       };
-      info = { verdict: result.verdict, exitCode: result.exitCode, answer, layer: grade.layer, details: grade.details, isolation: result.isolation };
+      info = { verdict: result.verdict, exitCode: result.exitCode, answer, layer: grade.layer, details: grade.details, undecided: grade.undecided, isolation: result.isolation };
     }
     const next: MathState = { ...state, seatIndex: state.seatIndex + 1, history: [...state.history, entry] };
     const solverCorrect = this.lastSolver(state)?.correct ? 1 : 0;
@@ -362,32 +393,53 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
       state: next,
       done: { terminated: false, truncated: false },
       success: state.success,
-      signals: { coder_reward: entry.reward, solver_correct: solverCorrect, team: solverCorrect },
+      signals: { coder_reward: entry.reward, solver_correct: solverCorrect, team: solverCorrect, answer_undecided: entry.undecided ? 1 : 0 },
       info: { seat: 'coder', reference: state.problem.answer, ...info },
     };
   }
 
-  /** The solver's step: grade the answer, check agreement with this turn's program answer, advance the turn. */
-  private stepSolver(state: MathState, move: Move<MathAction>): StepResult<MathState> {
-    let answer: string | null = null;
-    let error: string | undefined;
-    if (move.kind === 'invalid') error = move.error;
-    else {
-      // `{ answer }` (solver-v0), or a bare string (a tool-using role whose program printed the answer).
-      const a = move.action as Partial<AnswerAction> | string;
-      const text = typeof a === 'string' ? a : a?.answer;
-      if (typeof text !== 'string' || text.trim() === '') error = 'the answer action has no non-empty "answer" string';
-      else answer = text.trim();
+  /**
+   * The solver's answer, read by the shared extraction step (see checker/response.ts): from the role's `{ answer }`
+   * (solver-v0 already took the last `\boxed{}`; its raw text is re-read so that `<think>` blocks are dropped first),
+   * from a bare string (a tool-using role's printed answer), or, in `lenient` mode, from the raw text of a reply the
+   * role could not parse (no `\boxed{}`).
+   */
+  private readSolverAnswer(move: Move<MathAction>): { answer: string | null; source?: string; error?: string } {
+    const mode = this.config.extraction ?? 'boxed';
+    if (move.kind === 'invalid') {
+      const found = mode === 'lenient' && move.text ? extractAnswer(move.text, mode) : undefined;
+      return found ? { answer: found.answer.trim(), source: found.source } : { answer: null, error: move.error };
     }
-    const grade = this.isCorrect(answer, state.problem);
+    const a = move.action as Partial<AnswerAction> | string;
+    if (typeof a === 'string') {
+      const found = extractAnswer(a, mode);
+      return found ? { answer: found.answer.trim(), source: found.source } : { answer: null, error: `no answer could be read from ${JSON.stringify(a.slice(0, 80))}` };
+    }
+    const text = a?.answer;
+    if (typeof text !== 'string' || text.trim() === '') return { answer: null, error: 'the answer action has no non-empty "answer" string' };
+    if (move.text && /<\/?think>/i.test(move.text)) {
+      // The role's box may sit inside the reasoning: read the text again without it.
+      const reread = extractAnswer(move.text, mode);
+      return reread ? { answer: reread.answer.trim(), source: reread.source } : { answer: null, error: 'no answer after the <think> block' };
+    }
+    return { answer: text.trim(), source: 'boxed' };
+  }
+
+  /** The solver's step: grade the answer, check agreement with this turn's program answer, advance the turn. */
+  private async stepSolver(state: MathState, move: Move<MathAction>): Promise<StepResult<MathState>> {
+    const { answer, source, error } = this.readSolverAnswer(move);
+    const grade = await this.isCorrect(answer, state.problem);
     const tool = toolDetailsOf(move.details);
-    const entry: HistoryEntry = { seat: 'solver', turn: state.turn, answer, correct: grade.correct, ...(error ? { error } : {}), ...(tool ? { tool } : {}) };
+    const entry: HistoryEntry = {
+      seat: 'solver', turn: state.turn, answer, correct: grade.correct, ...(source ? { source } : {}), ...(grade.undecided ? { undecided: true } : {}),
+      ...(error ? { error } : {}), ...(tool ? { tool } : {}),
+    };
     const coder = this.coderOf(state, state.turn);
     let agree = false;
     let agreement: string | undefined;
     if (this.seats.length === 2) {
       if (answer !== null && coder?.answer) {
-        const r = checkEquivalence(answer, coder.answer, this.config.checker);
+        const r = await this.check(answer, coder.answer);
         agree = r.equivalent;
         agreement = r.details;
       }
@@ -404,9 +456,9 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
       state: next,
       done: { terminated, truncated },
       success: grade.correct,
-      signals: { solver_correct: correct, team: correct, coder_reward: coder?.reward ?? 0 },
+      signals: { solver_correct: correct, team: correct, coder_reward: coder?.reward ?? 0, answer_undecided: grade.undecided ? 1 : 0 },
       info: {
-        seat: 'solver', answer, reference: state.problem.answer, layer: grade.layer, details: grade.details,
+        seat: 'solver', answer, ...(source ? { source } : {}), reference: state.problem.answer, layer: grade.layer, details: grade.details, undecided: grade.undecided,
         agree, ...(agreement ? { agreement } : {}), ...(error ? { error } : {}),
       },
     };

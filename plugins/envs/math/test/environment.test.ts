@@ -62,10 +62,10 @@ describe('math-v0 environment', () => {
     const env = new MathEnvironment({ families: ['linear'] }, { sandbox: python });
     const state = env.reset(env.instance('train', 0, 0));
     const coder = await env.step(state, 'coder', act(env.oracle(state, 'coder')));
-    assert.deepEqual(coder.signals, { coder_reward: 1, solver_correct: 0, team: 0 });
+    assert.deepEqual(coder.signals, { coder_reward: 1, solver_correct: 0, team: 0, answer_undecided: 0 });
     assert.equal(coder.done.terminated || coder.done.truncated, false);
     const solver = await env.step(coder.state, 'solver', act(env.oracle(coder.state, 'solver')));
-    assert.deepEqual(solver.signals, { solver_correct: 1, team: 1, coder_reward: 1 });
+    assert.deepEqual(solver.signals, { solver_correct: 1, team: 1, coder_reward: 1, answer_undecided: 0 });
     assert.deepEqual(solver.done, { terminated: true, truncated: false });
     assert.equal(solver.success, true);
     assert.equal(solver.state.done, true);
@@ -106,7 +106,7 @@ describe('math-v0 environment', () => {
     const [, s] = await play(env, PROBLEM, [prints('50'), answer('50.0')]);
     assert.deepEqual(s!.done, { terminated: true, truncated: false });
     assert.equal(s!.success, false);
-    assert.deepEqual(s!.signals, { solver_correct: 0, team: 0, coder_reward: 0 });
+    assert.deepEqual(s!.signals, { solver_correct: 0, team: 0, coder_reward: 0, answer_undecided: 0 });
   });
 
   it('coder crash, timeout and unparseable program cost −1; stderr warnings with exit 0 do not', async () => {
@@ -187,7 +187,7 @@ describe('math-v0 environment', () => {
     assert.deepEqual(env.actionTypes.map((t) => t.name), ['answer']);
     const results = await play(env, PROBLEM, [{ kind: 'invalid', error: 'no box', text: '' }, answer('45')]);
     assert.deepEqual(results.map((r) => r.done), [{ terminated: false, truncated: false }, { terminated: true, truncated: false }]);
-    assert.deepEqual(results[1]!.signals, { solver_correct: 1, team: 1, coder_reward: 0 });
+    assert.deepEqual(results[1]!.signals, { solver_correct: 1, team: 1, coder_reward: 0, answer_undecided: 0 });
     const wrong = await play(env, PROBLEM, [answer('44')]);
     assert.deepEqual(wrong[0]!.done, { terminated: true, truncated: false });
     assert.equal(wrong[0]!.success, false);

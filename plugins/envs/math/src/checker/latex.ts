@@ -80,7 +80,8 @@ function translate(s: string): Token[] {
     const ch = s[i]!;
     if (ch === ' ') { i++; continue; }
     if (/[\d.]/.test(ch)) {
-      const m = /^(\d+(?:\.\d*)?|\.\d+)/.exec(s.slice(i))!;
+      // Scientific notation is one number: `1e309` is 10^309 (out of range), never 1·e·309.
+      const m = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/.exec(s.slice(i))!;
       out.push({ text: m[0], kind: 'operand' });
       i += m[0].length;
       continue;

@@ -18,6 +18,8 @@ export const UNIT_WORDS: ReadonlySet<string> = new Set([
   'degree', 'degrees', 'deg', 'dollar', 'dollars', 'cent', 'cents', 'euro', 'euros',
   'mph', 'kmh', 'km/h', 'l', 'liter', 'liters', 'litre', 'litres', 'ml', 'gallon', 'gallons',
   'people', 'students', 'apples', 'marbles', 'items', 'points', 'times', 'ways',
+  'usd', 'eur', 'gbp', 'rupees', 'rupee', 'yen', 'pesos', 'pence', 'm/s', 'km/hr', 'cm/s', 'ft/s', 'm/s^2', 'n', 'j', 'w', 'kw',
+  'v', 'pa', 'hz', 'k', 'mol', 'rad', 'radians', 'j/k',
 ]);
 
 /** Commands whose braced argument is plain text: the wrapper is removed (units inside are dropped). */
@@ -108,6 +110,18 @@ export function fixShorthandArguments(s: string): string {
 }
 
 /**
+ * Splits off an approximation annotation: `x = \frac13 \approx 0.33` → [`x = \frac13`, `0.33`]. The exact part is the
+ * answer; the approximation is kept for a reference written as a decimal. Without `\approx` (or `≈`): [text, undefined].
+ */
+export function splitApproximation(text: string): [string, string | undefined] {
+  const parts = text.split(/\\approx(?![A-Za-z])|≈|\\simeq(?![A-Za-z])/);
+  if (parts.length < 2) return [text, undefined];
+  const approximate = parts[parts.length - 1]!.trim().replace(/\$+$/, '');
+  const exact = parts[0]!.trim().replace(/^\$+/, '');
+  return exact.replace(/[\s$]/g, '') === '' ? [approximate, undefined] : [exact, approximate];
+}
+
+/**
  * Normalises an answer string for comparison. Idempotent. Steps, in order:
  * a `\boxed{}` wrapper is unwrapped; `$`, `\left`, `\right`, `\displaystyle`, `\!`, `\,`, `\;`, `\:`, `~` are
  * removed; `\dfrac`/`\tfrac` → `\frac`; `\text{...}` units (cm, degrees, dollars, "units", ...) are dropped and other
@@ -120,18 +134,29 @@ export function normalizeAnswer(raw: string): string {
   let s = raw.trim();
   const boxed = extractLastBoxed(s);
   if (boxed !== undefined && /^\$*\s*\\(boxed|fbox)/.test(s)) s = boxed;
-  s = s.replace(/\\\$/g, '');
+  // Math delimiters and markdown emphasis around the answer.
+  s = s.replace(/\\[()[\]]/g, ' ').replace(/\*\*|__/g, '');
+  // Currency: `\$`, `€`, `£`, `¥`, `\euro`, `\pounds`, `\textdollar`, and codes before or after a number.
+  s = s.replace(/\\\$|\\(?:euro|pounds|textdollar|textsterling|yen)(?![A-Za-z])|[€£¥₹]/g, '');
+  s = s.replace(/^\s*(?:USD|EUR|GBP|Rs\.?|INR)\s*(?=[\d.+-])|(?<=\d)\s*(?:USD|EUR|GBP)\s*$/g, '');
   s = s.replace(/\$/g, '');
+  s = s.replace(/\\begin\{[bB]matrix\}/g, '\\begin{pmatrix}').replace(/\\end\{[bB]matrix\}/g, '\\end{pmatrix}');
+  s = s.replace(/\\\\\s*\\end\{pmatrix\}/g, '\\end{pmatrix}');
+  // Matrix rows: `\\` becomes `;` (before `\ ` and `\;` turn into spaces below).
+  if (s.includes('\\begin{pmatrix}')) s = s.replace(/\\\\/g, ';');
   s = s.replace(/\\(left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![A-Za-z])/g, '');
   s = s.replace(/\\displaystyle|\\textstyle/g, '');
   s = s.replace(/\\[!,;:> ]/g, ' ').replace(/~/g, ' ');
-  s = s.replace(/\\[dt]frac(?![A-Za-z])/g, '\\frac');
+  s = s.replace(/\\[dtc]frac(?![A-Za-z])/g, '\\frac');
+  // Thousands separated by spaces: `1 000`, `12 345 678.5` (after `\,` and `\ ` became spaces).
+  s = s.replace(/^([+-]?\d{1,3})((?:[ \u00a0\u202f]\d{3})+)(?![\d/])/, (_m, head: string, groups: string) => head + groups.replace(/\D/g, ''));
   s = s.replace(/\\%/g, '%');
   s = unwrapTextCommands(s);
   s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree(?![A-Za-z])/g, '');
   s = s.replace(/(\d)\s*(?:percent|per cent)\.?$/i, '$1%');
   s = s.replace(/\\emptyset|\\varnothing/g, '\\emptyset');
-  s = s.replace(/\\(?:le|leq)(?![A-Za-z])/g, '\\le').replace(/\\(?:ge|geq)(?![A-Za-z])/g, '\\ge');
+  s = s.replace(/\\(?:le|leq|leqslant)(?![A-Za-z])|<=|≤/g, '\\le ').replace(/\\(?:ge|geq|geqslant)(?![A-Za-z])|>=|≥/g, '\\ge ');
+  s = s.replace(/\\(?:ne|neq)(?![A-Za-z])|!=|≠/g, '\\neq ').replace(/\\lt(?![A-Za-z])/g, '<').replace(/\\gt(?![A-Za-z])/g, '>');
   // A unit word (or two) after a number: `5 cm`, `12 square units`, `30 degrees`, `5cm` (not `2x`, `5m`).
   for (;;) {
     const m = /^(.*?\d[}%)]?)(\s*)([A-Za-z][A-Za-z/]*(?:\^\{?[23]\}?)?(?:\s+[A-Za-z]+)?)\.?$/.exec(s);

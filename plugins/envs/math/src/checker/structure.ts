@@ -1,6 +1,6 @@
 /**
  * Structured answers: tuples and intervals (ordered, with their brackets), sets (`\{...\}`, unordered), bare
- * comma-separated lists, unions of intervals (`\cup`) and `±` answers (`1\pm\sqrt{2}` = {1+√2, 1−√2}).
+ * comma-separated lists, unions of intervals (`\cup`), `±` answers (`1\pm\sqrt{2}` = {1+√2, 1−√2}) and matrices.
  */
 
 /** The structure of a normalised answer. */
@@ -8,7 +8,8 @@ export type AnswerStructure =
   | { readonly kind: 'scalar'; /** The answer. */ readonly text: string }
   | { readonly kind: 'tuple'; /** `(` or `[`. */ readonly open: string; /** `)` or `]`. */ readonly close: string; /** Elements in order. */ readonly items: readonly string[] }
   | { readonly kind: 'set'; /** Where the set came from. */ readonly source: 'braces' | 'pm' | 'union' | 'empty'; /** Elements (order irrelevant). */ readonly items: readonly string[] }
-  | { readonly kind: 'list'; /** Elements, as written. */ readonly items: readonly string[] };
+  | { readonly kind: 'list'; /** Elements, as written. */ readonly items: readonly string[] }
+  | { readonly kind: 'matrix'; /** Cells, row by row (`\begin{pmatrix}` or `bmatrix`). */ readonly rows: readonly (readonly string[])[] };
 
 /** Opening and closing delimiters, as tokens (LaTeX escaped braces count). */
 const OPENERS = ['\\{', '(', '[', '{'];
@@ -67,6 +68,10 @@ function expandItems(items: readonly string[]): string[] {
 
 /** The structure of a NORMALISED answer. */
 export function parseStructure(s: string): AnswerStructure {
+  const matrix = /^\\begin\{pmatrix\}(.*)\\end\{pmatrix\}$/.exec(s);
+  if (matrix && !matrix[1]!.includes('\\begin')) {
+    return { kind: 'matrix', rows: matrix[1]!.split(';').map((row) => row.split('&')) };
+  }
   if (s === '\\emptyset' || s === '\\{\\}') return { kind: 'set', source: 'empty', items: [] };
   const union = splitTopLevel(s, '\\cup');
   if (union.length > 1) return { kind: 'set', source: 'union', items: union };

@@ -1,7 +1,8 @@
 /**
  * Loaders for local problem files: JSONL (one JSON object per line) and Parquet (read with hyparquet), in the
- * GSM8K (`question`, `answer` ending in `#### N`), AIME (`problem`, `answer`), Polaris (`problem`, `answer`) and
- * MATH (`problem`, `solution` with a `\boxed{}`) formats, with a field-mapping option. Errors name the file, the
+ * GSM8K (`question`, `answer` ending in `#### N`), AIME (`problem`, `answer`), Polaris (`problem`, `answer`), MATH
+ * (`problem`, `solution` with a `\boxed{}`) and OlympiadBench (`question`, `final_answer` list, optional `unit`)
+ * formats, with a field-mapping option. Errors name the file, the
  * line (or row) and the missing field.
  */
 import { readFileSync, existsSync } from 'node:fs';
@@ -10,10 +11,11 @@ import { spawnSync } from 'node:child_process';
 import { extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { extractLastBoxed } from '../checker/extract.js';
+import { extractReference, gsm8kFinalAnswer } from '../checker/response.js';
 import type { MathProblem } from './types.js';
 
 /** Known file formats. `auto` decides per row from the fields present. */
-export type DatasetFormat = 'auto' | 'gsm8k' | 'aime' | 'polaris' | 'math';
+export type DatasetFormat = 'auto' | 'gsm8k' | 'aime' | 'polaris' | 'math' | 'olympiadbench';
 
 /** How to read one dataset file. */
 export interface DatasetOptions {
@@ -40,18 +42,14 @@ const FORMAT_FIELDS: Readonly<Record<Exclude<DatasetFormat, 'auto'>, { question:
   aime: { question: 'problem', answer: 'answer' },
   polaris: { question: 'problem', answer: 'answer' },
   math: { question: 'problem', answer: 'solution' },
+  olympiadbench: { question: 'question', answer: 'final_answer' },
 };
 
-/** The final answer of a GSM8K answer field: the text after the last `####`, without thousands commas. */
-export function gsm8kFinalAnswer(answer: string): string | undefined {
-  const at = answer.lastIndexOf('####');
-  if (at < 0) return undefined;
-  const final = answer.slice(at + 4).trim().replace(/(\d),(?=\d{3}\b)/g, '$1');
-  return final === '' ? undefined : final;
-}
+export { gsm8kFinalAnswer };
 
 /** Decides the format of one row for `auto`. */
 function detectFormat(row: Record<string, unknown>): Exclude<DatasetFormat, 'auto'> | undefined {
+  if ('final_answer' in row) return 'olympiadbench';
   if ('question' in row && typeof row.answer === 'string' && row.answer.includes('####')) return 'gsm8k';
   if ('problem' in row && 'answer' in row) return 'polaris';
   if ('problem' in row && 'solution' in row) return 'math';
@@ -67,7 +65,8 @@ export function rowToProblem(row: unknown, options: DatasetOptions, where: strin
   const format = requested === 'auto' ? detectFormat(record) ?? (options.fields ? 'polaris' : undefined) : requested;
   if (!format) {
     throw new MathDatasetError(`${where}: cannot tell the format from the fields ${JSON.stringify(Object.keys(record))}; `
-      + 'expected question/answer (GSM8K), problem/answer (AIME, Polaris) or problem/solution (MATH); set dataset.format or dataset.fields');
+      + 'expected question/answer (GSM8K), problem/answer (AIME, Polaris), problem/solution (MATH) or question/final_answer (OlympiadBench); '
+      + 'set dataset.format or dataset.fields');
   }
   const questionField = options.fields?.question ?? FORMAT_FIELDS[format].question;
   const answerField = options.fields?.answer ?? FORMAT_FIELDS[format].answer;
@@ -79,7 +78,13 @@ export function rowToProblem(row: unknown, options: DatasetOptions, where: strin
   const a = record[answerField];
   if (a === undefined || a === null || String(a).trim() === '') throw missing(answerField, 'answer');
   let answer = typeof a === 'string' ? a : typeof a === 'bigint' ? a.toString() : typeof a === 'number' ? String(a) : JSON.stringify(a);
-  if (format === 'gsm8k') {
+  let unit: string | undefined;
+  if (format === 'olympiadbench') {
+    answer = extractReference(Array.isArray(a) ? a : answer);
+    if (answer === '') throw new MathDatasetError(`${where}: field "${answerField}" holds no answer (OlympiadBench format: a list such as ["$4$"])`);
+    const u = record.unit;
+    if (typeof u === 'string' && u.trim() !== '') unit = u.trim();
+  } else if (format === 'gsm8k') {
     const final = gsm8kFinalAnswer(answer);
     if (final === undefined) throw new MathDatasetError(`${where}: field "${answerField}" has no "#### <final answer>" line (GSM8K format)`);
     answer = final;
@@ -88,7 +93,7 @@ export function rowToProblem(row: unknown, options: DatasetOptions, where: strin
     if (boxed === undefined) throw new MathDatasetError(`${where}: field "${answerField}" has no \\boxed{} final answer (MATH format)`);
     answer = boxed;
   }
-  return { question: String(q).trim(), answer: answer.trim(), source: format, origin: where };
+  return { question: String(q).trim(), answer: answer.trim(), source: format, origin: where, ...(unit ? { unit } : {}) };
 }
 
 /**

@@ -10,6 +10,8 @@ export interface MathProblem {
   readonly family?: string;
   /** A Python program that computes the answer from the problem's numbers (generated problems only). */
   readonly program?: string;
+  /** The unit the answer is given in (OlympiadBench's `unit`): dropped from an answer that ends with it. */
+  readonly unit?: string;
   /** Where a loaded problem came from: `file:line` (JSONL) or `file#row` (Parquet). */
   readonly origin?: string;
 }
