@@ -71,7 +71,15 @@ const TEXT_CASES: readonly TextCase[] = [
   {
     name: 'block maps nested 100 deep',
     yaml: `deep:\n${Array.from({ length: 99 }, (_, i) => `${' '.repeat(i + 1)}k:\n`).join('')}`,
-    line: BASE_LINES + 66, path: 'deep.k.k.k…', message: /nesting is deeper than 64 levels/,
+    line: BASE_LINES + 65, path: '(root)', message: /nesting is deeper than 64 levels/,
+  },
+  // 20 000 of these used to crash the process (the YAML composer ran out of memory compiling a regular expression).
+  { name: 'compact block lists 400 000 deep (- - - ...)', yaml: `x:\n${'- '.repeat(400_000)}a\n`, line: BASE_LINES + 2, path: '(root)', message: /nesting is deeper than 64 levels/ },
+  { name: 'explicit keys 400 000 deep (? ? ? ...)', yaml: `x:\n${'? '.repeat(400_000)}a\n`, line: BASE_LINES + 2, path: '(root)', message: /nesting is deeper than 64 levels/ },
+  {
+    name: 'lists under keys at one indentation, 90 levels',
+    yaml: `deep:\n${Array.from({ length: 30 }, (_, i) => `${'    '.repeat(i + 1)}k:\n${'    '.repeat(i + 1)}- a\n${'    '.repeat(i + 1)}- b:\n`).join('')}`,
+    line: BASE_LINES + 66, path: 'deep.k[1].b…', message: /nesting is deeper than 64 levels/,
   },
   { name: '__proto__ inside a section', yaml: 'evaluation:\n  __proto__:\n    episodes: 3\n', line: BASE_LINES + 2, path: 'evaluation.__proto__', message: /the key __proto__ is not allowed/ },
   { name: '__proto__ at the root', yaml: '__proto__: { polluted: true }\n', line: BASE_LINES + 1, path: '__proto__', message: /the key __proto__ is not allowed/ },

@@ -55,7 +55,7 @@ export function parseLocated(text: string, file: string): { root?: LNode; issues
   if (bytes > YAML_LIMITS.maxBytes) {
     return { issues: [limitIssue(0, 0, `is ${bytes} bytes, over the limit of ${YAML_LIMITS.maxBytes / (1 << 20)} MB for a spec`, 'a team spec is a short file: move data sets and prompts to files the plugins read')] };
   }
-  const tooDeep = flowDepthOffset(text);
+  const tooDeep = depthOffset(text);
   if (tooDeep !== undefined) {
     const before = text.slice(0, tooDeep);
     const line = before.split('\n').length;
@@ -105,18 +105,40 @@ export function parseLocated(text: string, file: string): { root?: LNode; issues
   }
 }
 
-/** The offset of the first flow bracket (`[` or `{`) nested deeper than the limit, if any (the lexer does not recurse). */
-function flowDepthOffset(text: string): number | undefined {
-  let depth = 0;
+/**
+ * The offset where the text nests deeper than the limit, if it does, found by the YAML lexer (which does not recurse,
+ * unlike the parser and the composer: deep nesting there overflows the stack or, for compact block sequences such as
+ * `- - - - a`, exhausts memory beyond recovery). Flow collections are counted bracket by bracket. Block collections
+ * are bounded by indentation: each nested one starts at a greater column than the one holding it (a list under a
+ * key may share the key's column, so this allows up to twice the limit; the conversion reports the exact place).
+ */
+function depthOffset(text: string): number | undefined {
+  let flow = 0;
   let offset = 0;
+  let lineStart = 0;
+  let atLineStart = true;
+  const columns: number[] = [];
+  const open = (col: number): boolean => {
+    while (columns.length > 0 && columns[columns.length - 1]! >= col) columns.pop();
+    columns.push(col);
+    return columns.length > YAML_LIMITS.maxDepth;
+  };
   for (const token of new Lexer().lex(text)) {
-    if (token === '[' || token === '{') {
-      if (++depth > YAML_LIMITS.maxDepth) return offset;
-    } else if (token === ']' || token === '}') {
-      depth = Math.max(0, depth - 1);
-    }
     // Control tokens (document start, flow end, scalar marker) are single characters that are not in the source.
-    if (!(token.length === 1 && (token === '\x02' || token === '\x18' || token === '\x1f'))) offset += token.length;
+    if (token.length === 1 && (token === '\x02' || token === '\x18' || token === '\x1f')) continue;
+    if (token === '[' || token === '{') {
+      if (++flow > YAML_LIMITS.maxDepth) return offset;
+    } else if (token === ']' || token === '}') {
+      flow = Math.max(0, flow - 1);
+    }
+    if (token[0] === '\n' || token[0] === '\r') {
+      atLineStart = true;
+      lineStart = offset + token.length;
+    } else if (flow === 0 && token.trim() !== '' && token[0] !== '#') {
+      if ((atLineStart || token === '-' || token === '?') && open(offset - lineStart)) return offset;
+      atLineStart = false;
+    }
+    offset += token.length;
   }
   return undefined;
 }
@@ -131,7 +153,8 @@ function aliasBomb(doc: Document): YamlNode | undefined {
     doc.toJS({ maxAliasCount: YAML_LIMITS.maxAliasCount });
     return undefined;
   } catch (err) {
-    if (!(err instanceof ReferenceError)) throw err;
+    // Anything else toJS might object to is left to the conversion below, which reports it in place.
+    if (!(err instanceof ReferenceError && /alias count/i.test(err.message))) return undefined;
   }
   let first: YamlNode | undefined;
   let nested: YamlNode | undefined;
