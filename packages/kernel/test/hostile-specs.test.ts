@@ -84,6 +84,10 @@ const TEXT_CASES: readonly TextCase[] = [
   { name: '__proto__ inside a section', yaml: 'evaluation:\n  __proto__:\n    episodes: 3\n', line: BASE_LINES + 2, path: 'evaluation.__proto__', message: /the key __proto__ is not allowed/ },
   { name: '__proto__ at the root', yaml: '__proto__: { polluted: true }\n', line: BASE_LINES + 1, path: '__proto__', message: /the key __proto__ is not allowed/ },
   { name: '__proto__ in a plugin config', yaml: 'seatDefaults:\n  roleConfig:\n    "__proto__": { isAdmin: true }\n', line: BASE_LINES + 3, path: 'seatDefaults.roleConfig.__proto__', message: /not allowed/ },
+  {
+    name: 'a list of 400 000 values (under 1 MB)', yaml: `seatDefaults: { roleConfig: { x: [${Array(400_000).fill('1').join(',')}] } }\n`,
+    line: BASE_LINES + 1, path: '(root)', message: /holds more than 20000 values/,
+  },
   { name: 'a spec over 1 MB', yaml: `# ${'x'.repeat(YAML_LIMITS.maxBytes)}\n`, line: undefined, path: '(root)', message: /over the limit of 1 MB/ },
   // Numbers: YAML reads 1e400 and .inf as Infinity, .nan as NaN; huge finite values are out of range.
   { name: 'seed: 1e400', yaml: 'seed: 1e400\n', line: BASE_LINES + 1, path: 'seed', message: /allowed: a finite number, from 0 to 4294967295; got Infinity/ },

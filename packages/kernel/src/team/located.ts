@@ -32,6 +32,8 @@ export const YAML_LIMITS = {
   maxBytes: 1 << 20,
   /** Deepest nesting of maps and lists. */
   maxDepth: 64,
+  /** Most values (scalars, maps and lists) in one file: the YAML parser slows down on very long lists. */
+  maxValues: 20_000,
   /** The YAML library's `maxAliasCount`: alias uses, weighted by the aliases inside what they point to. */
   maxAliasCount: 100,
   /** Most nodes produced by expanding aliases, in one file. */
@@ -55,12 +57,12 @@ export function parseLocated(text: string, file: string): { root?: LNode; issues
   if (bytes > YAML_LIMITS.maxBytes) {
     return { issues: [limitIssue(0, 0, `is ${bytes} bytes, over the limit of ${YAML_LIMITS.maxBytes / (1 << 20)} MB for a spec`, 'a team spec is a short file: move data sets and prompts to files the plugins read')] };
   }
-  const tooDeep = depthOffset(text);
-  if (tooDeep !== undefined) {
-    const before = text.slice(0, tooDeep);
+  const shape = shapeProblem(text);
+  if (shape) {
+    const before = text.slice(0, shape.offset);
     const line = before.split('\n').length;
-    const col = tooDeep - before.lastIndexOf('\n');
-    return { issues: [limitIssue(line, col, `nesting is deeper than ${YAML_LIMITS.maxDepth} levels`, 'flatten the structure')] };
+    const col = shape.offset - before.lastIndexOf('\n');
+    return { issues: [limitIssue(line, col, shape.message, shape.hint)] };
   }
   let doc: Document;
   try {
@@ -106,13 +108,16 @@ export function parseLocated(text: string, file: string): { root?: LNode; issues
 }
 
 /**
- * The offset where the text nests deeper than the limit, if it does, found by the YAML lexer (which does not recurse,
- * unlike the parser and the composer: deep nesting there overflows the stack or, for compact block sequences such as
- * `- - - - a`, exhausts memory beyond recovery). Flow collections are counted bracket by bracket. Block collections
- * are bounded by indentation: each nested one starts at a greater column than the one holding it (a list under a
- * key may share the key's column, so this allows up to twice the limit; the conversion reports the exact place).
+ * Where the text nests deeper than the limit or holds too many values, if it does, found by the YAML lexer (which
+ * does not recurse, unlike the parser and the composer: deep nesting there overflows the stack or, for compact block
+ * sequences such as `- - - - a`, exhausts memory beyond recovery; and the parser takes seconds on a list of a few
+ * hundred thousand items). Flow collections are counted bracket by bracket. Block collections are bounded by
+ * indentation: each nested one starts at a greater column than the one holding it (a list under a key may share the
+ * key's column, so this allows up to twice the limit; the conversion reports the exact place).
  */
-function depthOffset(text: string): number | undefined {
+function shapeProblem(text: string): { offset: number; message: string; hint: string } | undefined {
+  const tooDeep = (offset: number) => ({ offset, message: `nesting is deeper than ${YAML_LIMITS.maxDepth} levels`, hint: 'flatten the structure' });
+  let values = 0;
   let flow = 0;
   let offset = 0;
   let lineStart = 0;
@@ -124,10 +129,16 @@ function depthOffset(text: string): number | undefined {
     return columns.length > YAML_LIMITS.maxDepth;
   };
   for (const token of new Lexer().lex(text)) {
+    // Every scalar is announced by the scalar marker; every collection by a bracket or a block indicator.
+    if (token === '\x1f' || token === '[' || token === '{' || token === '-' || token === '?') {
+      if (++values > YAML_LIMITS.maxValues) {
+        return { offset, message: `holds more than ${YAML_LIMITS.maxValues} values`, hint: 'a team spec is a short file: move data sets and prompts to files the plugins read' };
+      }
+    }
     // Control tokens (document start, flow end, scalar marker) are single characters that are not in the source.
     if (token.length === 1 && (token === '\x02' || token === '\x18' || token === '\x1f')) continue;
     if (token === '[' || token === '{') {
-      if (++flow > YAML_LIMITS.maxDepth) return offset;
+      if (++flow > YAML_LIMITS.maxDepth) return tooDeep(offset);
     } else if (token === ']' || token === '}') {
       flow = Math.max(0, flow - 1);
     }
@@ -135,7 +146,7 @@ function depthOffset(text: string): number | undefined {
       atLineStart = true;
       lineStart = offset + token.length;
     } else if (flow === 0 && token.trim() !== '' && token[0] !== '#') {
-      if ((atLineStart || token === '-' || token === '?') && open(offset - lineStart)) return offset;
+      if ((atLineStart || token === '-' || token === '?') && open(offset - lineStart)) return tooDeep(offset);
       atLineStart = false;
     }
     offset += token.length;
