@@ -9,7 +9,7 @@ import { cp, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CausalLM, CheckpointError, initBackend, loadCheckpoint, loadLoraAdapter, saveLoraAdapter, writeCheckpoint,
+  CausalLM, CheckpointError, initBackend, loadCheckpoint, loadLoraAdapter, loadTokenizer, saveLoraAdapter, tinyTokenizerDir, writeCheckpoint,
   MAX_SAFETENSORS_HEADER_BYTES, type SafeTensor,
 } from '@troupe/kernel/model';
 
@@ -177,6 +177,19 @@ describe('hostile checkpoints', function () {
       await symlink(join('..', '..', 'blobs', `sha-${f}`), join(snapshot, f));
     }
     (await loadCheckpoint(snapshot)).dispose();
+  });
+
+  it('reads a tokenizer folder\'s files under the same rules: inside the folder, regular', async () => {
+    const d = join(dir, 'tokenizer');
+    await cp(tinyTokenizerDir(), d, { recursive: true });
+    await rm(join(d, 'tokenizer.json'));
+    await symlink('/dev/zero', join(d, 'tokenizer.json'));
+    await assert.rejects(loadTokenizer(d), (err: Error) => err instanceof CheckpointError && /tokenizer\.json: is a link to \/dev\/zero, outside the folder/.test(err.message));
+    await rm(join(d, 'tokenizer.json'));
+    await cp(join(tinyTokenizerDir(), 'tokenizer.json'), join(d, 'tokenizer.json'));
+    await rm(join(d, 'tokenizer_config.json'));
+    execFileSync('mkfifo', [join(d, 'tokenizer_config.json')]);
+    await assert.rejects(loadTokenizer(d), (err: Error) => err instanceof CheckpointError && /tokenizer_config\.json: is a FIFO, not a regular file/.test(err.message));
   });
 
   it(`refuses ${CASES.length} hostile checkpoints, each with a CheckpointError naming the file`, async () => {

@@ -4,13 +4,13 @@
  * checkpoint downloaded by a user loads here. Writes are atomic: the whole folder is written to a temporary sibling and
  * renamed into place.
  */
-import { copyFile, mkdir, realpath, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from '../util/atomic.js';
-import { BoundedReadError, readRegularFile } from '../util/read-bounded.js';
 import { CheckpointError } from './errors.js';
+import { checkpointFile, MAX_JSON_BYTES, readCheckpointFile } from './files.js';
 import { readSafetensors, serializeSafetensors, type SafeTensor } from './safetensors.js';
 import { CausalLM } from '../policy/lm/model.js';
 import { checkConfigAgainstTensors, parseHfConfig } from '../policy/lm/config.js';
@@ -34,57 +34,9 @@ export interface CheckpointData {
 /** Largest LoRA rank accepted from an adapter_config.json (released adapters use 4 to 256). */
 const MAX_LORA_RANK = 4096;
 
-/** Largest JSON file read from a checkpoint (config.json, the shard index, adapter_config.json). */
-const MAX_JSON_BYTES = 16 << 20;
-
-/** Whether `path` lies inside folder `dir` (or is it). */
-function isInside(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
-/**
- * The path of a file of checkpoint folder `dir`, named `name` by `listedBy` (a file of the folder, or the loader):
- * a relative name that stays inside the folder, and whose real path (symlinks followed) does too. The one exception is
- * the Hugging Face hub cache, whose `snapshots/<revision>` folders link their files to the repository's `blobs/`.
- * Whether it is a regular file is checked when it is read.
- */
-export async function checkpointFile(dir: string, name: string, listedBy: string): Promise<string> {
-  const refuse = (why: string): never => {
-    const what = listedBy === dir ? `${resolve(dir, String(name))}: ${why}` : `${listedBy}: names the file ${JSON.stringify(name)}, which ${why}`;
-    throw new CheckpointError(`${what}; a checkpoint's files must be regular files inside its folder ${dir}`);
-  };
-  if (typeof name !== 'string' || name === '' || name.includes('\0')) refuse('is not a file name');
-  if (isAbsolute(name)) refuse('is an absolute path');
-  const file = resolve(dir, name);
-  if (!isInside(dir, file)) refuse('lies outside the folder');
-  let real: string;
-  let realDir: string;
-  try {
-    [real, realDir] = await Promise.all([realpath(file), realpath(dir)]);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new CheckpointError(`${file}: no such file${name === basename(file) && listedBy !== dir ? ` (listed in ${listedBy})` : ''}`);
-    throw new CheckpointError(`${file}: cannot read (${code ?? (err as Error).message})`);
-  }
-  const hubBlobs = /[\\/]snapshots[\\/][^\\/]+$/.test(realDir) ? join(realDir, '..', '..', 'blobs') : undefined;
-  if (!isInside(realDir, real) && !(hubBlobs && isInside(hubBlobs, real))) refuse(`is a link to ${real}, outside the folder`);
-  return real;
-}
-
-/** Reads a file of a checkpoint (a regular file of at most `maxBytes`), as checkpointFile resolved it. */
-async function readCheckpointFile(file: string, maxBytes: number, shownAs: string): Promise<Buffer> {
-  try {
-    return await readRegularFile(file, maxBytes);
-  } catch (err) {
-    if (err instanceof BoundedReadError) throw new CheckpointError(`${shownAs}: ${err.message}`);
-    throw err;
-  }
-}
-
 async function readJson(dir: string, name: string, what: string): Promise<Record<string, unknown>> {
   const path = join(dir, name);
-  const text = (await readCheckpointFile(await checkpointFile(dir, name, dir), MAX_JSON_BYTES, path)).toString('utf8');
+  const text = (await readCheckpointFile(dir, name, MAX_JSON_BYTES)).toString('utf8');
   try {
     const v = JSON.parse(text) as unknown;
     if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');

@@ -5,11 +5,11 @@
  */
 import { AutoTokenizer, PreTrainedTokenizer, env } from '@huggingface/transformers';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChatMessage } from '../../contracts/common.js';
+import { readCheckpointFile } from '../../checkpoint/files.js';
 
 // Never reach the hub at run time.
 env.allowRemoteModels = false;
@@ -111,11 +111,20 @@ export class Tokenizer {
   }
 }
 
-async function readJsonFile(path: string): Promise<Record<string, unknown>> {
+/** Largest tokenizer file read (tokenizer.json of large vocabularies is tens of MB). */
+const MAX_TOKENIZER_FILE_BYTES = 256 << 20;
+
+/** A tokenizer file of folder `dir`: inside the folder and regular, like a checkpoint's files (`checkpointFile`). */
+async function readTokenizerText(dir: string, name: string): Promise<string> {
+  return (await readCheckpointFile(dir, name, MAX_TOKENIZER_FILE_BYTES)).toString('utf8');
+}
+
+async function readJsonFile(dir: string, name: string): Promise<Record<string, unknown>> {
+  const text = await readTokenizerText(dir, name);
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+    return JSON.parse(text) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`${path}: cannot load (${(err as Error).message.split('\n')[0]})`);
+    throw new Error(`${join(dir, name)}: cannot load (${(err as Error).message.split('\n')[0]})`);
   }
 }
 
@@ -133,11 +142,11 @@ export function loadTokenizer(dir: string): Promise<Tokenizer> {
     p = (async () => {
       const tj = join(d, 'tokenizer.json');
       if (!existsSync(tj)) throw new Error(`${d}: no tokenizer.json (a tokenizer folder needs tokenizer.json and tokenizer_config.json)`);
-      const json = await readJsonFile(tj);
+      const json = await readJsonFile(d, 'tokenizer.json');
       const cfgPath = join(d, 'tokenizer_config.json');
-      const config = existsSync(cfgPath) ? await readJsonFile(cfgPath) : {};
+      const config = existsSync(cfgPath) ? await readJsonFile(d, 'tokenizer_config.json') : {};
       if (!config.chat_template && existsSync(join(d, 'chat_template.jinja'))) {
-        config.chat_template = await readFile(join(d, 'chat_template.jinja'), 'utf8');
+        config.chat_template = await readTokenizerText(d, 'chat_template.jinja');
       }
       const name = typeof config.tokenizer_class === 'string' ? config.tokenizer_class.replace(/Fast$/, '') : 'PreTrainedTokenizer';
       const mapping = (AutoTokenizer as unknown as { TOKENIZER_CLASS_MAPPING: Record<string, typeof PreTrainedTokenizer> }).TOKENIZER_CLASS_MAPPING;
