@@ -162,7 +162,8 @@ function checkUnguarded(answer: string, reference: string, run: Run): Equivalenc
 function compareStructures(sa: AnswerStructure, sb: AnswerStructure, options: Run): EquivalenceResult {
   options.budget.check();
   if (sa.kind === 'matrix' || sb.kind === 'matrix') return compareMatrices(sa, sb, options);
-  const comma = decimalComma(sa, sb) ?? decimalComma(sb, sa);
+  // One way only: an answer written with a decimal comma against a decimal reference (a reference list stays a list).
+  const comma = decimalComma(sa, sb);
   if (comma) return comma;
   if (sa.kind === 'scalar' && sb.kind === 'scalar') return compareScalars(sa.text, sb.text, options);
   // A one-element set against a scalar: compare the element.
@@ -279,10 +280,10 @@ function isText(s: string): boolean {
 }
 
 /** Relation operators of normalised answers (see normalizeAnswer: `!=` → `\neq`, `<=` → `\le`, ...). */
-const RELATION = /(\\neq|\\le|\\ge|\\lt|\\gt|=|<|>)(?![A-Za-z])/;
+const RELATION = /(\\(?:neq|le|ge|lt|gt)(?![A-Za-z])|=|<|>)/;
 
-/** `x`, `x_1`, `f(x)`, `\theta`: what may stand on the left of `x = value`. */
-const SIMPLE_LHS = /^(?:[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z]\))?|\\[A-Za-z]+)$/;
+/** `x`, `x_1`, `AB`, `f(x)`, `f(2)`, `\theta`: what may stand on the left of `x = value`. */
+const SIMPLE_LHS = /^(?:[A-Za-z]{1,3}(?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z0-9]+\))?|\\[A-Za-z]+)$/;
 
 /** Splits a relation (chain) into its parts and operators; `ops` is empty for a plain value. */
 function splitRelation(s: string): { parts: string[]; ops: string[] } {

@@ -74,8 +74,11 @@ function phraseAnswer(text: string): string | undefined {
     }
   }
   if (!best) return undefined;
+  // "Final Answer: The final answer is 25." nests one phrasing in another: the innermost holds the answer.
+  const inner = phraseAnswer(best.value);
+  if (inner !== undefined) return inner;
   // The value ends at the end of the sentence: ". " followed by a capital letter ("... is $5$. I hope it is correct.").
-  const sentence = best.value.split(/(?<=[^\d\\])\.\s+(?=[A-Z])|(?<=\$)\.\s+/)[0]!;
+  const sentence = best.value.split(/\.\s+(?=[A-Z])/)[0]!;
   const value = cleanPhrase(sentence);
   return value === '' ? undefined : value;
 }
@@ -100,8 +103,12 @@ export function isBareAnswer(text: string): boolean {
   const s = text.trim();
   if (s === '' || s.length > MAX_BARE_CHARS || /\n/.test(s)) return false;
   if (/[.!?]\s+[A-Z]/.test(s)) return false;
-  const words = s.replace(/\\[A-Za-z]+(\{[^}]*\})?/g, ' ').match(/[A-Za-z]{2,}/g) ?? [];
-  return words.length <= 3;
+  const wordsOf = (t: string): string[] => t.replace(/\\[A-Za-z]+(\{[^}]*\})?/g, ' ').match(/[A-Za-z]{2,}/g) ?? [];
+  // Math written inside delimiters with words around it ("Therefore $x = 5$.") is a sentence: its span is the answer.
+  const outside = s.replace(/\$\$[\s\S]*?\$\$|\\\[[\s\S]*?\\\]|\\\([\s\S]*?\\\)|(?<!\\)\$(?:[^$\\]|\\[\s\S])*?\$/g, ' ');
+  if (outside !== s && wordsOf(outside).length > 0) return false;
+  // `28 percent`, `12 square units`, `no solution`, `Monday`; not `The total is 5` (a sentence starts with a word).
+  return wordsOf(s).length <= (/^[A-Za-z]/.test(s) ? 2 : 3);
 }
 
 /**
@@ -137,8 +144,13 @@ export function extractReference(reference: string | readonly unknown[]): string
   if (text.startsWith('[') && text.endsWith(']')) {
     try {
       const list: unknown = JSON.parse(text);
-      if (Array.isArray(list) && list.every((x) => typeof x === 'string' || typeof x === 'number')) return referenceList(list);
-    } catch { /* not a JSON list: an interval such as [0,1] */ }
+      // A list of strings; `[0, 1]` (numbers) is an interval, not a list of answers.
+      if (Array.isArray(list) && list.length > 0 && list.every((x) => typeof x === 'string')) return referenceList(list);
+    } catch {
+      // Not JSON (an interval such as [0,1], or a list typed with raw LaTeX backslashes: ["$\frac{1}{2}$"]).
+      const quoted = /^\[\s*"([\s\S]*)"\s*\]$/.exec(text);
+      if (quoted) return referenceList(quoted[1]!.split(/"\s*,\s*"/));
+    }
   }
   return gsm8kFinalAnswer(text) ?? extractLastBoxed(text) ?? text;
 }
