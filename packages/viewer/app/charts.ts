@@ -53,18 +53,27 @@ export function metricCharts(metrics: Metrics): Chart[] {
   add('time', rows(train, [['time/generate', 'generate'], ['time/env', 'env + roles'], ['time/update', 'update'], ['time/overhead', 'loop overhead']]), (values) => ({
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: 'Time per step', ...FRAME,
     data: { values }, mark: { type: 'bar', tooltip: true },
-    encoding: { x: { field: 'step', type: 'ordinal', title: 'step' }, y: { field: 'value', type: 'quantitative', title: 'seconds', stack: 'zero' }, color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom' } } },
+    encoding: { x: { field: 'step', type: 'ordinal', title: 'step', axis: { labelAngle: 0 } }, y: { field: 'value', type: 'quantitative', title: 'seconds', stack: 'zero' }, color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom' } } },
   }));
   return charts;
 }
 
-/** A vega-lite plot (SVG). */
+/** Above this many data points a plot draws on a canvas. */
+const SVG_MAX_POINTS = 1500;
+
+/** A vega-lite plot. */
 export function Plot({ spec, name }: { spec: Record<string, unknown>; name: string }) {
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!el.current) return;
-    const done = embed(el.current, spec as never, { actions: false, renderer: 'svg' });
-    return () => { void done.then((r) => r.finalize()); };
+    // SVG (crisp, searchable) for the usual few hundred points; canvas draws a long run's thousands at once
+    const values = ((spec.data as { values?: unknown[] } | undefined)?.values ?? []).length;
+    const target = el.current;
+    let view: Promise<{ finalize(): void }> | undefined;
+    // each plot compiles in a task of its own: the page paints first and stays responsive while they draw
+    const timer = setTimeout(() => { view = embed(target, spec as never, { actions: false, renderer: values > SVG_MAX_POINTS ? 'canvas' : 'svg' }); }, 0);
+    return () => { clearTimeout(timer); void view?.then((r) => r.finalize()); };
   }, [spec]);
-  return html`<div class="plot" data-chart=${name} ref=${el}></div>`;
+  // vega measures the container's width with its padding: the padding sits on the outer box
+  return html`<div class="plot" data-chart=${name}><div class="plot-body" ref=${el}></div></div>`;
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Regenerates test/fixtures/run/: a three-step training run of test/fixtures/viewer-run.yaml (trace.jsonl,
 // metrics.jsonl, report.md, baseline-eval.json, checkpoints without their weights) and two evaluation traces of the
-// same six test episodes under evals/ for the compare view
-// (the warm start, step 0, greedy; the trained model sampling at its seats' temperatures).
+// same ten test episodes under evals/ for the compare view
+// (the warm start, step 0, greedy; the trained model sampling at temperature 1.2).
 // Usage: npm run fixture -w @troupe/viewer   (about a minute; the run is seeded, the sampled text may still differ).
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,7 +25,11 @@ rmSync(out, { recursive: true, force: true });
 troupeCli('train', spec, '--out', out, '--no-progress');
 mkdirSync(join(out, 'evals'), { recursive: true });
 troupeCli('eval', spec, '--checkpoint', join(out, 'checkpoints', 'step-0'), '--trace', join(out, 'evals', 'step-0.trace.jsonl'));
-troupeCli('eval', spec, '--checkpoint', out, '--decoding', 'spec', '--trace', join(out, 'evals', 'step-3-sampled.trace.jsonl'));
+// the trained model sampling hot (temperature 1.2) plays other paths than the warm start's greedy ones
+const hot = join(tmpdir(), `viewer-run-hot-${process.pid}.yaml`);
+writeFileSync(hot, readFileSync(spec, 'utf8').replace(/temperature: [0-9.]+/, 'temperature: 1.2'));
+troupeCli('eval', hot, '--checkpoint', out, '--decoding', 'spec', '--trace', join(out, 'evals', 'step-3-sampled.trace.jsonl'));
+rmSync(hot);
 copyFileSync(spec, join(out, 'spec.yaml'));
 // keep each checkpoint's trainer-state.json (the viewer lists checkpoints); drop the weights and the plot images
 for (const step of readdirSync(join(out, 'checkpoints'))) {

@@ -124,6 +124,9 @@ describe('troupe view in chromium (fixture run)', function () {
       const greedy = g.find((r) => r.greedy);
       if (greedy) assert.equal(await cell.locator('.branch.greedy').getAttribute('data-branch'), String(greedy.branch));
       assert.deepEqual(await cell.locator('.completion').allInnerTexts(), g.map((r) => r.completion));
+      // the team term's weight is the seat's α in the spec as run (viewer-run.yaml: the executor's is 0.5), the others weigh 1
+      const alpha = g[0]!.seat === 'executor' ? '0.50' : '1.00';
+      assert.deepEqual(await cell.locator('.branch').first().locator('td.weight').allInnerTexts(), Object.keys(g[0]!.terms).map((t) => (t === 'team' ? `α ${alpha}` : '× 1.00')));
     }
     assert.ok(episode.some((r) => r.greedy), 'the fixture marks greedy branches');
     // what the next seat was shown: the next group's last user message

@@ -41,8 +41,8 @@ export function CompareView({ source, route, traces }: { source: DataSource; rou
       <label>show <select data-filter="status" value=${status} onChange=${(e: Event) => go({ status: (e.target as HTMLSelectElement).value, open: null })}>
         <option value="">all</option><option value="gained">gained</option><option value="lost">lost</option><option value="both">solved by both</option><option value="neither">solved by neither</option><option value="unpaired">unpaired</option></select></label></div>
     ${cmp.error && html`<p class="error">${cmp.error}</p>`}
-    ${c && html`<p class="big" data-testid="compare-summary">${fmt(c.paired ? c.successA / c.paired : null)} → ${fmt(c.paired ? c.successB / c.paired : null)}
-      <span class="muted">on ${c.paired} paired instances:</span> <b class="good" data-testid="gained">+${c.gained} gained</b> <b class="bad" data-testid="lost">−${c.lost} lost</b>
+    ${c && html`<p class="big summary" data-testid="compare-summary"><span>${fmt(c.paired ? c.successA / c.paired : null)} → ${fmt(c.paired ? c.successB / c.paired : null)}</span>
+      <span class="muted">success on ${c.paired} paired instances</span><b class="good" data-testid="gained">+${c.gained} gained</b><b class="bad" data-testid="lost">−${c.lost} lost</b>
       <span class="muted">exact McNemar p = ${fmt(c.pValue)}</span></p>
     <table class="grid" data-testid="pairs">
       <thead><tr><th>instance</th><th>A</th><th>B</th><th>status</th><th>paths part at</th></tr></thead>

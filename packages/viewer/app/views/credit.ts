@@ -14,12 +14,12 @@ function heatmap(cells: readonly CreditCell[]): Record<string, unknown> {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: 'Zero-variance share by seat and turn', background: 'white',
     data: { values: cells.map((c) => ({ seat: c.seat, turn: c.turn, share: c.zeroVarianceShare, groups: c.groups })) },
-    width: { step: 56 }, height: { step: 36 },
+    width: { step: 90 }, height: { step: 44 },
     layer: [
       { mark: { type: 'rect', tooltip: true }, encoding: { color: { field: 'share', type: 'quantitative', scale: { domain: [0, 1], scheme: 'orangered' }, title: 'zero-var' } } },
       { mark: { type: 'text', fontSize: 12 }, encoding: { text: { field: 'share', type: 'quantitative', format: '.0%' }, color: { condition: { test: 'datum.share > 0.6', value: 'white' }, value: 'black' } } },
     ],
-    encoding: { x: { field: 'turn', type: 'ordinal', title: 'turn' }, y: { field: 'seat', type: 'nominal', title: null } },
+    encoding: { x: { field: 'turn', type: 'ordinal', title: 'turn', axis: { labelAngle: 0 } }, y: { field: 'seat', type: 'nominal', title: null } },
   };
 }
 
@@ -41,6 +41,6 @@ export function CreditView({ source, route, trace, tick }: { source: DataSource;
         <td class="num" data-col="adv">${fmt(c.meanAbsAdvantage)}</td><td class="num">${fmt(c.meanReward)}</td>
         ${terms.map((t) => html`<td class="num">${fmt(c.termMeans[t])}</td>`)}</tr>`)}</tbody>
     </table>`}
-    ${spec && html`<div class="plots"><${Plot} name="credit-heatmap" spec=${spec} /></div>`}
+    ${spec && html`<div class="plots inline"><${Plot} name="credit-heatmap" spec=${spec} /></div>`}
   </div>`;
 }

@@ -17,7 +17,7 @@ function FinalEval({ metrics }: { metrics: Overview['metrics'] }) {
   return html`<section class="card" data-testid="final-eval">
     <h3>Final evaluation (${prefix.slice(5)} split, step ${String(final.step)})</h3>
     <p class="big">${fmt(n(`${prefix}/success_rate`))} <span class="muted">success, 95% CI ${fmt(n(`${prefix}/ci95_low`))}–${fmt(n(`${prefix}/ci95_high`))}, ${fmt(n(`${prefix}/episodes`), 0)} episodes</span></p>
-    ${hasCompare && html`<p data-testid="paired">Against the model RL started from, on the same episodes: ${fmt(n('compare/baseline_success_rate'))} → ${fmt(n(`${prefix}/success_rate`))};
+    ${hasCompare && html`<p data-testid="paired">Against the model RL started from, on the same episodes: ${fmt(n('compare/baseline_success_rate'))} → ${fmt(n(`${prefix}/success_rate`))};${' '}
       <b class="good">+${fmt(n('compare/gained'), 0)} gained</b>, <b class="bad">−${fmt(n('compare/lost'), 0)} lost</b>; exact McNemar p = ${fmt(n('compare/p_value'))}</p>`}
   </section>`;
 }

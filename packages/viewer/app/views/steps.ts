@@ -85,6 +85,7 @@ export function StepsView({ source, route, trace, tick }: { source: DataSource; 
       <a class="reset" href=${href('steps', { trace })}>clear</a>
     </div>
     ${page.error && html`<p class="error">${page.error}</p>`}
+    <p class="legend"><span class="bv sel">1.00</span> selected branch (the episode continued from it) <span class="bv greedy">1.00</span> greedy branch</p>
     ${page.data && html`<table class="grid groups" data-testid="groups">
       <thead><tr><th class="num">step</th><th>instance</th>${sortHead('turn', 'turn')}${sortHead('seat', 'seat')}<th>rewards by branch</th><th>advantages by branch</th>
         ${sortHead('spread', 'spread')}${sortHead('meanReward', 'mean r')}${sortHead('maxAbsAdvantage', 'max |A|')}<th>flags</th></tr></thead>

@@ -6,7 +6,7 @@
  */
 import { html } from 'htm/preact';
 import { useEffect } from 'preact/hooks';
-import type { ChatMessage, TraceLine } from '../../src/shared/types.js';
+import type { ChatMessage, Overview, TraceLine } from '../../src/shared/types.js';
 import type { DataSource } from '../source.js';
 import { fmt, signed, useLoad } from '../format.js';
 import { href, intParam, type Route } from '../route.js';
@@ -35,7 +35,13 @@ function Messages({ messages }: { messages: readonly ChatMessage[] }) {
   return html`<div class="messages">${messages.map((m) => html`<div class=${`msg ${m.role}`}><span class="role">${m.role}</span><pre>${m.content}</pre></div>`)}</div>`;
 }
 
-function BranchCard({ r }: { r: TraceLine }) {
+/** A seat's reward mix (r = α·team + Σ w·term), when the spec as run loads. */
+type Mix = NonNullable<Overview['mix']>[string] | undefined;
+
+/** The weight of a term in the mixed reward. */
+const weightOf = (mix: Mix, term: string): number | undefined => (mix ? (term === 'team' ? mix.alpha : (mix.weights[term] ?? 1)) : undefined);
+
+function BranchCard({ r, mix }: { r: TraceLine; mix: Mix }) {
   const cls = `branch${r.selected ? ' selected' : ''}${r.greedy ? ' greedy' : ''}${r.parseError ? ' malformed' : ''}`;
   return html`<div class=${cls} data-branch=${r.branch}>
     <div class="branch-head"><b>branch ${r.branch}</b>
@@ -44,24 +50,27 @@ function BranchCard({ r }: { r: TraceLine }) {
     <pre class="completion">${r.completion}</pre>
     ${r.parseError && html`<p class="parse-error">parse error: ${r.parseError}</p>`}
     <table class="terms">
-      ${Object.entries(r.terms).map(([t, v]) => html`<tr><td>${t}</td><td class="num">${fmt(v)}</td></tr>`)}
-      <tr class="total"><td>reward</td><td class="num" data-field="reward">${fmt(r.reward)}</td></tr>
-      <tr class="total"><td>advantage</td><td class="num" data-field="advantage">${signed(r.advantage)}</td></tr>
+      ${Object.entries(r.terms).map(([t, v]) => {
+        const w = weightOf(mix, t);
+        return html`<tr data-term=${t}><td>${t}</td><td class="num weight" title=${t === 'team' ? 'α, the weight of the team term' : `the weight of ${t}`}>${w === undefined ? '' : `${t === 'team' ? 'α ' : '× '}${fmt(w, 2)}`}</td><td class="num">${fmt(v)}</td></tr>`;
+      })}
+      <tr class="total"><td colspan="2">reward</td><td class="num" data-field="reward">${fmt(r.reward)}</td></tr>
+      <tr class="total"><td colspan="2">advantage</td><td class="num" data-field="advantage">${signed(r.advantage)}</td></tr>
     </table>
   </div>`;
 }
 
-function GroupCell({ g, next, focus }: { g: Group; next: Group | undefined; focus: boolean }) {
+function GroupCell({ g, next, focus, mix }: { g: Group; next: Group | undefined; focus: boolean; mix: Mix }) {
   const prompt = g.records[0]!.prompt;
   const nextShown = next?.records[0]?.prompt.filter((m) => m.role !== 'system').at(-1);
   return html`<div class=${`group${focus ? ' focus' : ''}`} id=${`g-${g.index}`} data-turn=${g.turn} data-seat=${g.seat}>
     <details class="prompt"><summary>prompt (${prompt.length} messages) · ${g.records[0]!.role} · policy ${g.records[0]!.policy} v${g.records[0]!.policyVersion}</summary><${Messages} messages=${prompt} /></details>
-    <div class="branch-row">${g.records.map((r) => html`<${BranchCard} key=${r.branch} r=${r} />`)}</div>
+    <div class="branch-row">${g.records.map((r) => html`<${BranchCard} key=${r.branch} r=${r} mix=${mix} />`)}</div>
     ${next && nextShown && html`<details class="next"><summary>then ${next.seat} (turn ${next.turn}) was shown</summary><pre>${nextShown.content}</pre></details>`}
   </div>`;
 }
 
-export function TreeView({ source, route, trace }: { source: DataSource; route: Route; trace: string }) {
+export function TreeView({ source, route, trace, mix }: { source: DataSource; route: Route; trace: string; mix: Overview['mix'] }) {
   const id = route.params.get('id') ?? '';
   const step = intParam(route.params, 'step') ?? null;
   const loaded = useLoad(() => source.episode(trace, id, step), [trace, id, step]);
@@ -88,7 +97,7 @@ export function TreeView({ source, route, trace }: { source: DataSource; route: 
       <div></div>${seats.map((s) => html`<div class="seat-head">${s}</div>`)}
       ${turns.map((t) => html`<div class="turn-head">turn ${t}</div>${seats.map((s) => {
         const cell = groups.filter((g) => g.turn === t && g.seat === s);
-        return html`<div class="cell">${cell.map((g) => html`<${GroupCell} key=${g.index} g=${g} next=${groups[g.index + 1]} focus=${g.turn === focusTurn && g.seat === focusSeat} />`)}</div>`;
+        return html`<div class="cell">${cell.map((g) => html`<${GroupCell} key=${g.index} g=${g} next=${groups[g.index + 1]} focus=${g.turn === focusTurn && g.seat === focusSeat} mix=${mix?.[g.seat]} />`)}</div>`;
       })}`)}
     </div>
   </div>`;

@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { loadTeamSpec } from '@troupe/kernel';
 import type { CheckpointInfo, Overview } from '../shared/types.js';
 import { TraceIndex, TraceFileError } from './trace-index.js';
 
@@ -16,6 +17,9 @@ export class RunFolderError extends Error {
     this.name = 'RunFolderError';
   }
 }
+
+/** How long the overview and the status wait for trace indexing before they answer with what is indexed. */
+export const OVERVIEW_BUDGET_MS = 250;
 
 /** step-2 before step-10. */
 const natural = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
@@ -38,6 +42,7 @@ export class RunFolder {
   readonly dir: string;
   private readonly traces = new Map<string, TraceIndex>();
   private readonly only: string | undefined;
+  private mixCache: { text: string; mix: Overview['mix'] } | undefined;
 
   /**
    * @param path A run folder or one trace file.
@@ -79,6 +84,19 @@ export class RunFolder {
   /** Every trace, indexed up to now. */
   async allTraces(): Promise<TraceIndex[]> {
     return Promise.all(this.traceNames().map((n) => this.trace(n)));
+  }
+
+  /**
+   * Every trace, indexed for at most `budgetMs`: a big trace keeps indexing in the background and reports how far it
+   * got (the overview paints at once; a live page sees the counts grow).
+   */
+  private async tracesWithin(budgetMs: number): Promise<TraceIndex[]> {
+    const all = this.allTraces();
+    all.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), budgetMs); });
+    const done = await Promise.race([all, late]).finally(() => clearTimeout(timer));
+    return done ?? this.traceNames().map((name) => this.traces.get(name) ?? new TraceIndex(join(this.dir, name), name));
   }
 
   /** metrics.jsonl (a torn last line is skipped). */
@@ -128,23 +146,47 @@ export class RunFolder {
   }
 
   /** A fingerprint of the run's files (trace and metrics sizes): it changes whenever the run writes. */
-  async status(): Promise<{ traces: { name: string; size: number; groups: number }[]; metricsBytes: number }> {
-    const traces = await this.allTraces();
+  async status(): Promise<{ traces: { name: string; size: number; indexedBytes: number; groups: number }[]; metricsBytes: number }> {
+    const traces = await this.tracesWithin(OVERVIEW_BUDGET_MS);
     const metrics = join(this.dir, 'metrics.jsonl');
     return {
-      traces: traces.map((t) => ({ name: relative(this.dir, t.file), size: t.size, groups: t.groups.length })),
+      traces: traces.map((t) => ({ name: relative(this.dir, t.file), size: t.size, indexedBytes: t.indexedBytes, groups: t.groups.length })),
       metricsBytes: !this.only && existsSync(metrics) ? statSync(metrics).size : 0,
     };
   }
 
-  /** The run overview (traces as indexed so far). */
+  /** Each seat's reward mix from the spec as run, resolved (extends, presets); null when it does not load. */
+  private mix(spec: { file: string; text: string } | null): Overview['mix'] {
+    if (!spec) return null;
+    if (this.mixCache?.text === spec.text) return this.mixCache.mix;
+    const mix = this.resolveMix(spec.file);
+    this.mixCache = { text: spec.text, mix };
+    return mix;
+  }
+
+  private resolveMix(file: string): Overview['mix'] {
+    const spec = { file };
+    try {
+      const resolved = loadTeamSpec(spec.file === 'spec.yaml' ? join(this.dir, 'spec.yaml') : spec.file);
+      return Object.fromEntries(Object.keys(resolved.seats).map((seat) => {
+        const m = resolved.rewards.seats[seat];
+        return [seat, { alpha: m?.alpha ?? 1, weights: { ...(m?.weights ?? {}) } }];
+      }));
+    } catch {
+      return null;
+    }
+  }
+
+  /** The run overview (traces as indexed so far, within {@link OVERVIEW_BUDGET_MS}). */
   async overview(): Promise<Overview> {
-    const traces = await this.allTraces();
+    const traces = await this.tracesWithin(OVERVIEW_BUDGET_MS);
     const report = join(this.dir, 'report.md');
+    const spec = this.spec();
     return {
       name: this.runInfo().name ?? basename(this.only ? join(this.dir, this.only) : this.dir),
       folder: this.dir,
-      spec: this.spec(),
+      spec,
+      mix: this.mix(spec),
       metrics: this.metrics(),
       checkpoints: this.checkpoints(),
       baseline: this.only ? null : (readJson(join(this.dir, 'baseline-eval.json')) ?? null),

@@ -8,8 +8,8 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { EpisodeOutcome, GroupSummary, TraceLine } from '../shared/types.js';
 import { hashText } from '../shared/queries.js';
 
-/** Bytes read per scan chunk. */
-const CHUNK = 4 << 20;
+/** Bytes read per scan chunk (the server answers other requests between chunks). */
+const CHUNK = 1 << 20;
 
 /** A trace file that cannot be read as a rollout trace (a message naming the file, the line and what to do). */
 export class TraceFileError extends Error {

@@ -2,37 +2,13 @@
  * The data the viewer's server sends and its web app shows (and a `--export` snapshot inlines): plain JSON shapes
  * derived from a run folder's trace files, metrics.jsonl and checkpoints.
  */
+import type { ChatMessage, TraceRecord } from '@troupe/kernel';
+
+/** One line of a rollout trace: the kernel's TraceRecord, as JSON. */
+export type TraceLine = TraceRecord;
 
 /** One chat message of a prompt. */
-export interface ChatMessage {
-  readonly role: string;
-  readonly content: string;
-}
-
-/** One line of a rollout trace (the kernel's TraceRecord, as JSON). */
-export interface TraceLine {
-  readonly step: number | null;
-  readonly episodeId: string;
-  readonly instanceUid: string;
-  readonly split: string;
-  readonly turn: number;
-  readonly seat: string;
-  readonly role: string;
-  readonly policy: string;
-  readonly policyVersion: number;
-  readonly branch: number;
-  readonly prompt: readonly ChatMessage[];
-  readonly completion: string;
-  readonly action: unknown;
-  readonly parseError: string | null;
-  readonly terms: Readonly<Record<string, number>>;
-  readonly reward: number;
-  readonly advantage: number | null;
-  readonly selected: boolean;
-  readonly greedy?: true;
-  readonly done: { readonly terminated: boolean; readonly truncated: boolean };
-  readonly success: boolean;
-}
+export type { ChatMessage };
 
 /** One group: the K branches of one (step, episode, turn, seat). */
 export interface GroupSummary {
@@ -174,6 +150,11 @@ export interface Overview {
   readonly folder: string;
   /** The team spec as run (YAML text) and where it was read (null: not found). */
   readonly spec: { readonly file: string; readonly text: string } | null;
+  /**
+   * Each seat's reward mix from the resolved spec (r = alpha·team + Σ weights[term]·term; a term not listed weighs 1);
+   * null when the spec is missing or does not load.
+   */
+  readonly mix: Readonly<Record<string, { readonly alpha: number; readonly weights: Readonly<Record<string, number>> }>> | null;
   /** metrics.jsonl records. */
   readonly metrics: readonly Record<string, unknown>[];
   readonly checkpoints: readonly CheckpointInfo[];
