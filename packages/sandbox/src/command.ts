@@ -117,14 +117,15 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
   }
   a.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--size', String(SHM_BYTES), '--tmpfs', '/dev/shm');
   // The working directory is a size-capped tmpfs (a program cannot fill the host's disk); the request's files are
-  // copied onto it from a read-only view of the host work dir, then ownership goes to the program's uid.
+  // copied onto it from a read-only view of the host work dir, keeping their owner (the program's uid).
   a.push('--ro-bind', workDir, INPUT_DIR, '--size', String(inner.workDirBytes), '--tmpfs', SANDBOX_DIR, '--chdir', SANDBOX_DIR, '--clearenv');
   for (const [k, v] of Object.entries(inner.env)) a.push('--setenv', k, v);
   // As root the first process still holds bwrap's capabilities: it caps the inodes of the working directory's tmpfs
   // (bwrap has no option for that). One `mount` only: each costs a few ms per run; /dev/shm keeps its 16 MiB cap.
   // Unprivileged it cannot remount: there the inodes are bounded by the size and the wall time only.
   const caps = isRoot() && tools.mount ? `${shq(tools.mount)} -o remount,nr_inodes=${inner.workDirInodes} ${SANDBOX_DIR} && ` : '';
-  const populate = `${caps}${shq(tools.cp!)} -R ${INPUT_DIR}/. ${SANDBOX_DIR}/${uid !== undefined ? ` && ${shq(tools.chown!)} -R ${uid}:${uid} ${SANDBOX_DIR}` : ''} && exec "$@"`;
+  // The host wrote the files (and the work dir) owned by `uid`: `cp -a` keeps that, /sandbox itself included.
+  const populate = `${caps}${shq(tools.cp!)} ${uid !== undefined ? '-a' : '-R'} ${INPUT_DIR}/. ${SANDBOX_DIR}/ && exec "$@"`;
   a.push('--', tools.sh!, '-c', populate, 'sh', ...innerChain(tools, inner, limits, uid));
   return { command: tools.bwrap!, args: a, env: {}, cwd: workDir, ...(filter ? { inputs: [filter] } : {}) };
 }
@@ -161,8 +162,7 @@ export function unsharePlan(tools: HostTools, layout: LayoutEntry[], inner: Inne
   lines.push(`mkdir ${R}/dev/shm && mount -t tmpfs -o mode=1777,size=${SHM_BYTES},nr_inodes=${SHM_INODES} troupe-shm ${R}/dev/shm`);
   lines.push(`ln -s /proc/self/fd ${R}/dev/fd && ln -s /proc/self/fd/0 ${R}/dev/stdin && ln -s /proc/self/fd/1 ${R}/dev/stdout && ln -s /proc/self/fd/2 ${R}/dev/stderr`);
   lines.push(`mount -t tmpfs -o mode=755,size=${inner.workDirBytes},nr_inodes=${inner.workDirInodes} troupe-work ${R}${SANDBOX_DIR}`);
-  lines.push(`cp -R ${shq(workDir)}/. ${R}${SANDBOX_DIR}/`);
-  if (uid !== undefined) lines.push(`chown -R ${uid}:${uid} ${R}${SANDBOX_DIR}`);
+  lines.push(`cp ${uid !== undefined ? '-a' : '-R'} ${shq(workDir)}/. ${R}${SANDBOX_DIR}/`);
   lines.push(`mount -o remount,ro,bind ${R}`);
   // PID 1 moves into the chroot too (so /proc/1/root shows nothing of the host) and stays a shell that waits for the
   // program: a program as PID 1 would ignore the kernel's SIGXCPU.

@@ -53,8 +53,6 @@ export interface HostTools {
   true?: string;
   /** coreutils cp (copies the request's files onto the sandbox's tmpfs). */
   cp?: string;
-  /** coreutils chown (hands the sandbox's files to the program's uid). */
-  chown?: string;
   /** util-linux mount (caps the inodes of bwrap's tmpfs when running as root). */
   mount?: string;
 }
@@ -73,7 +71,6 @@ export function hostTools(): HostTools {
     sh: findTool('sh'),
     true: findTool('true'),
     cp: findTool('cp'),
-    chown: findTool('chown'),
     mount: findTool('mount'),
   };
   return toolsCache;

@@ -91,8 +91,8 @@ export async function removeRunDirs(dirs: RunDirs): Promise<void> {
 async function tryKind(kind: IsolationKind): Promise<string | undefined> {
   const tools = hostTools();
   const missing: string[] = [];
-  if (kind === 'bwrap') for (const t of ['bwrap', 'sh', 'cp', 'chown', ...(isRoot() ? (['mount'] as const) : [])] as const) if (!tools[t]) missing.push(t);
-  if (kind === 'unshare') for (const t of ['unshare', 'chroot', 'env', 'sh', 'setpriv', 'cp', 'chown'] as const) if (!tools[t]) missing.push(t);
+  if (kind === 'bwrap') for (const t of ['bwrap', 'sh', 'cp', ...(isRoot() ? (['mount'] as const) : [])] as const) if (!tools[t]) missing.push(t);
+  if (kind === 'unshare') for (const t of ['unshare', 'chroot', 'env', 'sh', 'setpriv', 'cp'] as const) if (!tools[t]) missing.push(t);
   if (!tools.prlimit) missing.push('prlimit');
   if (isRoot() && !tools.setpriv) missing.push('setpriv');
   if (!tools.true) missing.push('true');
