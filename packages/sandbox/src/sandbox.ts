@@ -75,9 +75,9 @@ export function addressSpaceBytes(language: Language, limits: SandboxLimits): nu
   return (limits.memoryMb + RUNTIME_ADDRESS_SPACE_MB[language] + stacksMb) * 1024 * 1024;
 }
 
-/** What an unisolated run can do, said plainly (`uid`: the private uid it runs as, when root). */
-export function unisolatedWarning(uid: number | undefined): string {
-  const who = uid !== undefined ? `as the unprivileged uid ${uid} (dropped from root)` : `as this process's own user (uid ${process.getuid?.() ?? '?'})`;
+/** What an unisolated run can do, said plainly (`dropped`: it runs as a private uid, dropped from root). */
+export function unisolatedWarning(dropped: boolean): string {
+  const who = dropped ? 'as a private unprivileged uid each (dropped from root)' : `as this process's own user (uid ${process.getuid?.() ?? '?'})`;
   return `UNISOLATED sandbox runs (allowUnisolated / --allow-unisolated): programs run ${who} with only rlimits and an empty environment; they CAN read every file that user can read, reach the network, and leave processes behind. Use bwrap (apt-get install -y bubblewrap) for untrusted code.`;
 }
 
@@ -175,7 +175,7 @@ export class Sandbox {
   private warnUnisolated(uid: number | undefined): void {
     if (this.warnedUnisolated) return;
     this.warnedUnisolated = true;
-    process.emitWarning(unisolatedWarning(uid), { type: 'TroupeSandboxWarning', code: 'TROUPE_SANDBOX_UNISOLATED' });
+    process.emitWarning(unisolatedWarning(uid !== undefined), { type: 'TroupeSandboxWarning', code: 'TROUPE_SANDBOX_UNISOLATED' });
   }
 
   private refused(reason: string, isolation: IsolationKind = 'none'): RunResult {
