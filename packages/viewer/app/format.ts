@@ -30,7 +30,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
       (err: unknown) => { if (current) setState({ error: err instanceof Error ? err.message : String(err), loading: false }); },
     );
     return () => { current = false; };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
   return state;
 }

@@ -1,7 +1,7 @@
 /** The viewer's HTTP API: answers, validation errors naming the parameter, unknown traces and episodes. */
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
-import { buildServer, RunFolder } from '../src/index.js';
+import { buildServer, renderPage, RunFolder } from '../src/index.js';
 import { FIXTURE_RUN, fixtureRecords } from './helpers/fixture.js';
 
 describe('viewer API', () => {
@@ -45,5 +45,13 @@ describe('viewer API', () => {
     assert.deepEqual(e.body[0], first);
     const c = await get('/api/compare?a=evals/step-0.trace.jsonl&b=evals/step-3-sampled.trace.jsonl');
     assert.equal(c.body.paired, new Set(fixtureRecords('evals/step-0.trace.jsonl').map((r) => r.instanceUid)).size);
+  });
+
+  it('inlines a snapshot whose text holds </script> without ending the script element', () => {
+    const hostile = { completion: '</script><script>alert(1)</script><!-- x' };
+    const page = renderPage('t', { assets: { js: 'var s = "</script>";', css: '' }, snapshot: hostile });
+    assert.equal(page.match(/<\/script>/g)!.length, 2, 'only the data and the app scripts close');
+    const data = /<script id="troupe-snapshot" type="application\/json">(.*?)<\/script>/s.exec(page)![1]!;
+    assert.deepEqual(JSON.parse(data), hostile);
   });
 });

@@ -21,8 +21,8 @@ function Pair({ source, a, b, row }: { source: DataSource; a: string; b: string;
   const ra = useLoad(() => (row.a ? source.episode(a, row.a.episodeId, null) : Promise.resolve(null)), [a, row.instanceUid]);
   const rb = useLoad(() => (row.b ? source.episode(b, row.b.episodeId, null) : Promise.resolve(null)), [b, row.instanceUid]);
   return html`<tr class="pair-detail"><td colspan="5"><div class="side-by-side">
-    <div><h4>${a}</h4><${Path} records=${ra.data} parts=${row.parts} /></div>
-    <div><h4>${b}</h4><${Path} records=${rb.data} parts=${row.parts} /></div>
+    <div><h4>${a} ${row.a && html`<a class="small" href=${href('tree', { trace: a, id: row.a.episodeId })}>tree →</a>`}</h4><${Path} records=${ra.data} parts=${row.parts} /></div>
+    <div><h4>${b} ${row.b && html`<a class="small" href=${href('tree', { trace: b, id: row.b.episodeId })}>tree →</a>`}</h4><${Path} records=${rb.data} parts=${row.parts} /></div>
   </div></td></tr>`;
 }
 

@@ -25,7 +25,7 @@ function queryOf(params: URLSearchParams): GroupQuery {
 function StepsTable({ steps, trace, current }: { steps: StepSummary[]; trace: string; current: number | undefined }) {
   return html`<table class="grid steps" data-testid="steps">
     <thead><tr><th class="num">step</th><th class="num">episodes</th><th class="num">success</th><th class="num">groups</th><th class="num">zero-variance</th><th class="num">malformed</th></tr></thead>
-    <tbody>${steps.map((s) => html`<tr class=${s.step === (current ?? null) || s.step === current ? 'current' : ''} data-step=${s.step ?? ''}>
+    <tbody>${steps.map((s) => html`<tr class=${current !== undefined && s.step === current ? 'current' : ''} data-step=${s.step ?? ''}>
       <td class="num"><a href=${href('steps', { trace, step: s.step })}>${s.step ?? 'eval'}</a></td><td class="num">${s.episodes}</td>
       <td class="num" data-col="success">${fmt(s.successRate)}</td><td class="num">${s.groups}</td>
       <td class="num">${pct(s.zeroVarianceShare)}</td><td class="num">${pct(s.malformedShare)}</td></tr>`)}</tbody>
