@@ -93,8 +93,13 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
   ];
   // Unprivileged, bwrap's user namespace forbids nested ones; as root a seccomp filter does (see seccomp.ts).
   const filter = isRoot() ? noUserNamespacesFilter() : undefined;
+  // As root the first process still holds bwrap's capabilities: `mount -a` over this fstab caps the inodes of both
+  // tmpfs in one exec (bwrap has no option for it). Unprivileged it cannot remount: there the size and the wall time
+  // bound the file count.
+  const fstab = isRoot() && tools.mount ? Buffer.from(`none ${SANDBOX_DIR} tmpfs remount,nr_inodes=${inner.workDirInodes} 0 0\nnone /dev/shm tmpfs remount,nr_inodes=${SHM_INODES} 0 0\n`) : undefined;
+  const inputs = [filter, fstab].filter((b): b is Buffer => b !== undefined);
   if (!isRoot()) a.push('--unshare-user', '--disable-userns');
-  if (filter) a.push('--seccomp', '3');
+  if (filter) a.push('--seccomp', String(3 + inputs.indexOf(filter)));
   // bwrap creates missing parent directories with mode 0700, which the program's uid could not traverse.
   const made = new Set<string>();
   const parents = (p: string): void => {
@@ -116,18 +121,16 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
     a.push('--ro-bind', m, m);
   }
   a.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--size', String(SHM_BYTES), '--tmpfs', '/dev/shm');
+  if (fstab) a.push('--ro-bind-data', String(3 + inputs.indexOf(fstab)), '/etc/fstab');
   // The working directory is a size-capped tmpfs (a program cannot fill the host's disk); the request's files are
   // copied onto it from a read-only view of the host work dir, keeping their owner (the program's uid).
   a.push('--ro-bind', workDir, INPUT_DIR, '--size', String(inner.workDirBytes), '--tmpfs', SANDBOX_DIR, '--chdir', SANDBOX_DIR, '--clearenv');
   for (const [k, v] of Object.entries(inner.env)) a.push('--setenv', k, v);
-  // As root the first process still holds bwrap's capabilities: it caps the inodes of the working directory's tmpfs
-  // (bwrap has no option for that). One `mount` only: each costs a few ms per run; /dev/shm keeps its 16 MiB cap.
-  // Unprivileged it cannot remount: there the inodes are bounded by the size and the wall time only.
-  const caps = isRoot() && tools.mount ? `${shq(tools.mount)} -o remount,nr_inodes=${inner.workDirInodes} ${SANDBOX_DIR} && ` : '';
+  const caps = fstab ? `${shq(tools.mount!)} -a && ` : '';
   // The host wrote the files (and the work dir) owned by `uid`: `cp -a` keeps that, /sandbox itself included.
   const populate = `${caps}${shq(tools.cp!)} ${uid !== undefined ? '-a' : '-R'} ${INPUT_DIR}/. ${SANDBOX_DIR}/ && exec "$@"`;
   a.push('--', tools.sh!, '-c', populate, 'sh', ...innerChain(tools, inner, limits, uid));
-  return { command: tools.bwrap!, args: a, env: {}, cwd: workDir, ...(filter ? { inputs: [filter] } : {}) };
+  return { command: tools.bwrap!, args: a, env: {}, cwd: workDir, ...(inputs.length ? { inputs } : {}) };
 }
 
 /** Quotes a string for the POSIX shell. */

@@ -170,9 +170,7 @@ export function isolationGuarantees(kind: IsolationKind): string[] {
   return [
     'no network: a new network namespace with loopback only',
     'files: /usr, /bin, /sbin, /lib* and the runtime prefix read-only; writable only its own tmpfs (/sandbox, /dev/shm)',
-    kind === 'unshare'
-      ? 'the tmpfs are capped in size and in file count'
-      : `the tmpfs are capped in size; in file count ${root ? '/sandbox only' : 'neither (unprivileged bwrap cannot remount)'}`,
+    kind === 'bwrap' && !root ? 'the tmpfs are capped in size; their file count only by the wall time (unprivileged bwrap cannot remount)' : 'the tmpfs are capped in size and in file count',
     root ? 'runs as a private random uid per run, with no capabilities and no_new_privs' : 'runs in a user namespace, with no capabilities and no_new_privs',
     userns,
     'no survivors: a new PID namespace, killed as a whole when the run ends',

@@ -409,6 +409,22 @@ const said = (r: RunResult): string => `verdict ${r.verdict} (${r.reason ?? ''})
 const verdictIs = (verdict: RunResult['verdict']) => (r: RunResult) => (r.verdict === verdict ? undefined : said(r));
 const printed = (stdout: string) => (r: RunResult) => (r.verdict === 'ok' && r.stdout === stdout ? undefined : said(r));
 const isRoot = process.getuid?.() === 0;
+
+/** 100k empty files in `dir`: contained when the tmpfs's inode cap stops it with ENOSPC after at most `cap`. */
+function fileBomb(dir: string, cap: number): HostileCase {
+  return {
+    family: 'files',
+    name: `100k empty files in ${dir} (inode bomb)`,
+    language: 'python',
+    source: `import errno\nn = 0\ntry:\n    for i in range(100_000):\n        open(f"${dir}/f{i}", "w").close(); n += 1\nexcept OSError as e:\n    print(errno.errorcode[e.errno], n)`,
+    escaped: (r, kind) => {
+      const [code, n] = r.stdout.trim().split(' ');
+      // unprivileged bwrap cannot cap inodes: there the wall time is the bound
+      if (kind === 'bwrap' && !isRoot) return r.verdict === 'timeout' || code === 'ENOSPC' ? undefined : said(r);
+      return r.verdict === 'ok' && code === 'ENOSPC' && Number(n) <= cap ? undefined : said(r);
+    },
+  };
+}
 const MEMORY = { memoryMb: 64, cpuMs: 5000 };
 
 const HOSTILE_CASES: HostileCase[] = [
@@ -440,18 +456,8 @@ const HOSTILE_CASES: HostileCase[] = [
   },
   { family: 'memory', name: 'JavaScript heap growth', language: 'javascript', source: 'const a = []; while (true) a.push(new Array(1e6).fill(1.5));', limits: MEMORY, escaped: verdictIs('memory-limit') },
   { family: 'memory', name: 'JavaScript array buffers', language: 'javascript', source: 'const a = []; while (true) a.push(Buffer.alloc(50e6, 1));', limits: MEMORY, escaped: verdictIs('memory-limit') },
-  {
-    family: 'files',
-    name: '100k empty files (inode bomb)',
-    language: 'python',
-    source: 'import errno\nn = 0\ntry:\n    for i in range(100_000):\n        open(f"f{i}", "w").close(); n += 1\nexcept OSError as e:\n    print(errno.errorcode[e.errno], n)',
-    escaped: (r, kind) => {
-      const [code, n] = r.stdout.trim().split(' ');
-      // unprivileged bwrap cannot cap inodes: there the wall time is the bound
-      if (kind === 'bwrap' && !isRoot) return r.verdict === 'timeout' || code === 'ENOSPC' ? undefined : said(r);
-      return r.verdict === 'ok' && code === 'ENOSPC' && Number(n) <= 5000 ? undefined : said(r);
-    },
-  },
+  fileBomb('/sandbox', 5000),
+  fileBomb('/dev/shm', 256),
   {
     family: 'namespaces',
     name: 'creating a user namespace (libc unshare and the unshare tool)',
