@@ -15,7 +15,7 @@ const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/
 export function chromiumPath(): string {
   const fromEnv = process.env.TROUPE_CHROMIUM;
   if (fromEnv) {
-    if (!existsSync(fromEnv)) throw new Error(`TROUPE_CHROMIUM=${fromEnv}: no such file`);
+    if (!existsSync(fromEnv)) throw new Error(`TROUPE_CHROMIUM=${fromEnv}: no such file; unset it and run \`npm run setup\` as root (it installs Debian's chromium), or point it at a chromium executable`);
     return fromEnv;
   }
   const found = CANDIDATES.find((p) => existsSync(p));
