@@ -193,5 +193,12 @@ describe('troupe CLI (end to end, from source)', function () {
     assert.equal(out.node.version, process.versions.node);
     assert.ok(['tensorflow', 'wasm', 'cpu'].includes(out.tfjs.backend), JSON.stringify(out.tfjs));
     assert.ok(out.sandbox.isolation, JSON.stringify(out.sandbox));
+    // what holds, said for the isolation runs get and for unisolated runs: never a private uid that is not there
+    const holds = out.sandbox.details.holds as Record<string, string[]>;
+    assert.match(holds.none!.join('\n'), /NOT isolated/);
+    assert.match(holds.none!.join('\n'), process.getuid?.() === 0 ? /dropped from root/ : /NOT dropped/);
+    if (out.sandbox.isolation !== 'unavailable') assert.match(holds[out.sandbox.isolation]!.join('\n'), /no network.*\n(.*\n)*.*descriptors/);
+    const text = await troupe(['doctor']);
+    assert.match(text.stdout, /what holds under|runs are refused unless allowUnisolated/);
   });
 });
