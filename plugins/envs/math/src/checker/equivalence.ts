@@ -138,8 +138,8 @@ function checkUnguarded(answer: string, reference: string, run: Run): Equivalenc
   guardText(answer, 'answer');
   guardText(reference, 'reference');
   const [exact, approximate] = splitApproximation(answer);
-  const a = normalizeAnswer(exact);
   const b = normalizeAnswer(reference);
+  const a = normalizeAnswer(dropCountNoun(exact, b));
   if (a === '') return withVerdict({ equivalent: false, layer: 'none', details: 'the answer is empty after normalisation' });
   if (b === '') return withVerdict({ equivalent: false, layer: 'none', details: 'the reference is empty after normalisation' });
   if (a === b) return withVerdict({ equivalent: true, layer: 'normalized-string', details: `normalised forms are identical: ${a}` });
@@ -156,6 +156,15 @@ function checkUnguarded(answer: string, reference: string, run: Run): Equivalenc
     if (second.equivalent) return { ...second, details: `the approximation after \\approx: ${second.details}` };
   }
   return result;
+}
+
+/**
+ * `36 pencils`, `12 girls`: a number followed by one or two plain words, against a reference that is a number, is the
+ * number (unit words the normaliser knows are dropped anyway; this covers the nouns of word problems).
+ */
+function dropCountNoun(answer: string, normalizedReference: string): string {
+  const m = /^\s*\$?\s*([+-]?\d[\d,]*(?:\.\d+)?)\s*\$?\s+([A-Za-z]{3,}(?:\s+[A-Za-z]{3,})?)\.?\s*$/.exec(answer);
+  return m && !/^per\s*cent/i.test(m[2]!) && parseRational(normalizedReference) ? m[1]! : answer;
 }
 
 /** Compares two structured answers. */
