@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { checkEquivalence, checkExact, MathVerifier, MAX_ANSWER_CHARS, type Verdict } from '../src/checker/index.js';
 
 /** Hostile pairs (from the hardening review) and the verdicts allowed for each: never a wrong "equal". */
@@ -60,5 +62,15 @@ describe('checker: budget and size guards', () => {
     const pending = own.check('\\sin^2 x + \\cos^2 x', '1');
     await own.close();
     assert.equal((await pending).verdict, 'undecided');
+  });
+
+  it('keeps the process alive while a check waits for its worker, and never once the verifier is idle', async () => {
+    // A process that checks one symbolic pair and then does nothing: it must print the verdict (a worker still
+    // booting holds the process) and then exit by itself (an idle worker does not). A hang fails on mocha's timeout.
+    const script = `import { sharedVerifier } from './src/checker/index.ts';
+      const r = await sharedVerifier().check('(x+y)^{2}', 'x^2+2xy+y^2');
+      console.log(r.verdict, r.thread);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url).pathname });
+    assert.equal(stdout.trim(), 'equal worker');
   });
 });

@@ -74,16 +74,32 @@ interface Slot {
 /** Share of the budget the worker's own (cooperative) deadline gets; the hard deadline is the whole budget. */
 const COOPERATIVE_SHARE = 0.9;
 
+/**
+ * The main thread's Node options a worker can take: without the inline script of `node -e`/`-p` and its
+ * `--input-type`, which a worker started from a file refuses (it would die at start).
+ */
+function workerExecArgv(): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const a = process.execArgv[i]!;
+    if (['-e', '--eval', '-p', '--print'].includes(a)) i++;
+    else if (!/^--(input-type|eval|print)(=|$)/.test(a)) out.push(a);
+  }
+  return out;
+}
+
 /** Starts the worker: the compiled entry from dist, or the tsx bootstrap from source. */
 function startWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./verify-worker.js', import.meta.url));
-  return new Worker(new URL('./worker-source.mjs', import.meta.url));
+  const entry = import.meta.url.endsWith('.ts') ? './worker-source.mjs' : './verify-worker.js';
+  return new Worker(new URL(entry, import.meta.url), { execArgv: workerExecArgv() });
 }
 
 /** Checks answers with a hard per-check time budget; see the module comment. Call {@link close} when done. */
 export class MathVerifier {
   /** Counters since creation. */
   readonly stats: VerifierStats = { main: 0, worker: 0, undecided: 0, replaced: 0 };
+  /** Why a worker died before it was ready; from then on symbolic checks are undecided (no respawn loop). */
+  private startFailure?: string;
   private readonly threads: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
@@ -106,6 +122,10 @@ export class MathVerifier {
     }
     if (this.closed) throw new Error('MathVerifier: check() after close()');
     this.stats.worker++;
+    if (this.startFailure !== undefined) {
+      this.stats.undecided++;
+      return { ...undecided(this.startFailure), elapsedMs: performance.now() - started, thread: 'worker' };
+    }
     const result = await new Promise<EquivalenceResult>((resolve) => {
       const job: VerifyJob = { id: this.nextId++, answer: String(answer), reference: String(reference), options: { ...options, budgetMs: budgetMs * COOPERATIVE_SHARE } };
       this.queue.push({ job, budgetMs, started, resolve });
@@ -128,14 +148,27 @@ export class MathVerifier {
 
   /** Starts workers as needed and hands queued jobs to idle ready ones. */
   private pump(): void {
-    while (this.slots.length < this.threads && this.slots.length < this.queue.length + this.busy()) this.slots.push(this.spawn());
+    while (this.startFailure === undefined && this.slots.length < this.threads && this.slots.length < this.queue.length + this.busy()) this.slots.push(this.spawn());
     for (const slot of this.slots) {
       if (!slot.ready || slot.running) continue;
       const pending = this.queue.shift();
-      if (!pending) return;
+      if (!pending) break;
       slot.running = pending;
       pending.timer = setTimeout(() => this.overrun(slot, pending), pending.budgetMs);
       slot.worker.postMessage(pending.job);
+    }
+    this.holdProcess();
+  }
+
+  /**
+   * Workers keep the process alive only while checks wait for them (a worker still booting for a queued check
+   * included); an idle verifier never does.
+   */
+  private holdProcess(): void {
+    const waiting = this.queue.length > 0;
+    for (const slot of this.slots) {
+      if (slot.running || waiting) slot.worker.ref();
+      else slot.worker.unref();
     }
   }
 
@@ -147,7 +180,6 @@ export class MathVerifier {
   /** A new worker slot. */
   private spawn(): Slot {
     const slot: Slot = { worker: startWorker(), ready: false };
-    slot.worker.unref(); // an idle verifier never keeps the process alive (a pending check's timer does)
     slot.worker.on('message', (m: VerifyReply | { ready: true }) => {
       if ('ready' in m) { slot.ready = true; this.pump(); return; }
       const pending = slot.running;
@@ -160,12 +192,20 @@ export class MathVerifier {
     });
     const fail = (why: string): void => {
       if (!this.slots.includes(slot)) return;
+      if (!slot.ready) {
+        // A worker that cannot start would fail the same way again: answer what waits, and start no more.
+        this.startFailure = `the verifier's worker could not start (${why}); symbolic checks are undecided`;
+        this.slots.splice(this.slots.indexOf(slot), 1);
+        for (const queued of this.queue.splice(0)) queued.resolve(undecided(this.startFailure));
+        return;
+      }
       const pending = slot.running;
       this.replace(slot);
       if (pending) { clearTimeout(pending.timer); pending.resolve(undecided(`the verifier's worker failed (${why})`)); }
     };
     slot.worker.on('error', (err) => fail(err.message));
     slot.worker.on('exit', (code) => fail(`exit code ${code}`));
+    slot.worker.unref(); // after the listeners: adding a 'message' listener refs the worker's port again
     return slot;
   }
 
