@@ -115,8 +115,8 @@ export function checkEquivalence(answer: string, reference: string, options: Equ
 }
 
 /**
- * The cheap part of {@link checkEquivalence}: normalised strings, exact rationals and structures of those, under the
- * same guards. Undefined when only the symbolic or numeric layers could decide (the caller then runs the full check,
+ * The cheap part of {@link checkEquivalence}: normalised strings, exact rationals, structures of those, and for
+ * expressions the parse, the magnitude guards and structural equality, under the same size guards. Undefined when only the symbolic or numeric layers could decide (the caller then runs the full check,
  * off the main thread). Bounded by the size guards, so it is safe to call on the training thread.
  */
 export function checkExact(answer: string, reference: string, options: EquivalenceOptions = {}): EquivalenceResult | undefined {
@@ -387,13 +387,15 @@ function parseGuarded(text: string, side: string): MathNode | EquivalenceResult 
 
 /** Layers (c) and (d) on two scalar expressions. */
 function compareExpressions(a: string, b: string, options: Run): EquivalenceResult {
-  if (options.exactOnly) throw new NeedsSymbolic();
+  // Parsing, the magnitude guards and structural equality are bounded by the size guards: they run even in the cheap
+  // check on the calling thread. Sampling and simplification come after.
   const na = parseGuarded(a, 'answer');
   if (!isNode(na)) return na;
   const nb = parseGuarded(b, 'reference');
   if (!isNode(nb)) return nb;
   // Structural equality first: the same expression up to the order of sums and products (never expands).
   if (canonical(na) === canonical(nb)) return withVerdict({ equivalent: true, layer: 'symbolic', details: `the same expression up to order: ${na}` });
+  if (options.exactOnly) throw new NeedsSymbolic();
   const vars = [...new Set([...freeSymbols(na), ...freeSymbols(nb)])].sort();
   // Values that differ numerically at some point are not equivalent: no simplification needed (the expensive part).
   const quick = compareNumerically(na, nb, vars, options);
