@@ -45,6 +45,19 @@ describe('math-v0 reward on whole responses of each dataset format', () => {
     assert.equal(strict.info?.error, 'no \\boxed{} answer found');
   });
 
+  it('reports an answer the checker cannot decide in the answer_undecided signal, and counts it wrong', async () => {
+    const problem = rowToProblem({ problem: 'p', answer: '42' }, { path: 'inline', format: 'polaris' }, 'inline');
+    const step = await boxedOnly.step(boxedOnly.reset(problem), 'solver', solverMove('So it is \\boxed{42+9^{9^{9}}-9^{9^{9}}}.'));
+    assert.equal(step.signals.solver_correct, 0);
+    assert.equal(step.signals.answer_undecided, 1);
+    assert.equal(step.info?.undecided, true);
+  });
+
+  it('reads an OlympiadBench row by its fields: the answer list and the unit', () => {
+    const problem = rowToProblem({ question: 'q', final_answer: ['$3$', '$5$'], unit: 'm' }, { path: 'inline' }, 'inline');
+    assert.deepEqual([problem.source, problem.answer, problem.unit], ['olympiadbench', '3, 5', 'm']);
+  });
+
   it('drops a <think> block before reading the box', async () => {
     const problem = rowToProblem({ problem: 'p', answer: '9' }, { path: 'inline', format: 'polaris' }, 'inline');
     const inside = await boxedOnly.step(boxedOnly.reset(problem), 'solver', solverMove('<think>it is \\boxed{9}, or not</think>\nThe count is \\boxed{8}.'));
