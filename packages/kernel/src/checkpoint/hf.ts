@@ -1,8 +1,11 @@
 /**
  * Hugging Face-layout checkpoints: `config.json`, `model.safetensors` (or shards listed in
  * `model.safetensors.index.json`), and the tokenizer files. A checkpoint trained here loads in PyTorch, and a real
- * checkpoint downloaded by a user loads here. Writes are atomic: the whole folder is written to a temporary sibling and
- * renamed into place.
+ * checkpoint downloaded by a user loads here. Files are read by ranges (any size). Writes are atomic: the whole folder is
+ * written to a temporary sibling and renamed into place, so a half-written folder of shards is never a checkpoint.
+ * Weights larger than a shard (2 GB by default, like transformers' `max_shard_size`) are split into
+ * `model-0000i-of-0000N.safetensors` with the `model.safetensors.index.json` Hugging Face tools read. Each tensor keeps
+ * the dtype it was loaded in (F16/BF16 stay 16-bit on disk) unless the writer is told a dtype.
  */
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -11,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from '../util/atomic.js';
 import { CheckpointError } from './errors.js';
 import { checkpointFile, MAX_JSON_BYTES, readCheckpointFile } from './files.js';
-import { readSafetensors, serializeSafetensors, type SafeTensor } from './safetensors.js';
+import { readSafetensors, storedBytes, writeSafetensors, type SafeTensor, type StoredDtype } from './safetensors.js';
 import { CausalLM } from '../policy/lm/model.js';
 import { checkConfigAgainstTensors, parseHfConfig } from '../policy/lm/config.js';
 
@@ -30,6 +33,20 @@ export interface CheckpointData {
   /** Every tensor, as float32, by name. */
   readonly tensors: Map<string, SafeTensor>;
 }
+
+/** Default largest shard written: 2 GB (10^9 bytes, like transformers' `max_shard_size="2GB"`). */
+export const DEFAULT_MAX_SHARD_BYTES = 2_000_000_000;
+
+/** The dtype each tensor of a loaded model was stored in, by Hugging Face name (kept for its saves). */
+const loadedDtypes = new WeakMap<CausalLM, ReadonlyMap<string, StoredDtype>>();
+
+/** The dtypes model's tensors were stored in when it was loaded by {@link loadCheckpoint} (empty for other models). */
+export function storedDtypesOf(model: CausalLM): ReadonlyMap<string, StoredDtype> {
+  return loadedDtypes.get(model) ?? new Map();
+}
+
+/** Hugging Face's `torch_dtype` name of a stored dtype. */
+const TORCH_DTYPE: Record<StoredDtype, string> = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' };
 
 /** Largest LoRA rank accepted from an adapter_config.json (released adapters use 4 to 256). */
 const MAX_LORA_RANK = 4096;
@@ -109,7 +126,9 @@ export async function loadCheckpoint(dir: string): Promise<CausalLM> {
   const where = join(ck.dir, 'config.json');
   try {
     checkConfigAgainstTensors(parseHfConfig(ck.config, where), ck.tensors, where);
-    return CausalLM.fromTensors(ck.config, ck.tensors, ck.dir);
+    const model = CausalLM.fromTensors(ck.config, ck.tensors, ck.dir);
+    loadedDtypes.set(model, new Map([...ck.tensors].map(([name, t]) => [name, t.dtype ?? 'F32'])));
+    return model;
   } catch (err) {
     // The config's and the tensors' problems name the checkpoint: they are the user's to fix, not internal errors.
     if (err instanceof Error && !(err instanceof CheckpointError) && err.message.startsWith(ck.dir)) throw new CheckpointError(err.message);
@@ -121,8 +140,17 @@ export async function loadCheckpoint(dir: string): Promise<CausalLM> {
 export interface SaveCheckpointOptions {
   /** Folder whose tokenizer files (`TOKENIZER_FILES`) are copied into the checkpoint. */
   readonly tokenizerDir?: string;
-  /** Split weights into shards of at most this many bytes (with model.safetensors.index.json). Default: one file. */
+  /**
+   * Split weights into shards of at most this many bytes on disk (with model.safetensors.index.json); a tensor larger
+   * than this gets a shard of its own. Default {@link DEFAULT_MAX_SHARD_BYTES}; `Infinity` writes one file whatever
+   * the size. Weights that fit one shard are one `model.safetensors`.
+   */
   readonly maxShardBytes?: number;
+  /**
+   * Store every tensor in this dtype. By default each tensor keeps its own (`SafeTensor.dtype`; for
+   * {@link saveCheckpoint}, the dtype it was loaded in), F32 when it has none. F32 keeps trained weights exact.
+   */
+  readonly dtype?: StoredDtype;
   /** Extra keys merged into config.json. */
   readonly configExtra?: Record<string, unknown>;
 }
@@ -160,30 +188,32 @@ export async function writeCheckpoint(
   const tmp = join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   await mkdir(tmp, { recursive: true });
   try {
-    const cfg = { ...config, ...(options.configExtra ?? {}), torch_dtype: 'float32' };
+    const cfg = { ...config, ...(options.configExtra ?? {}), torch_dtype: TORCH_DTYPE[mainDtype(tensors, options.dtype)] };
     await writeFileAtomic(join(tmp, 'config.json'), JSON.stringify(cfg, null, 2) + '\n');
-    const max = options.maxShardBytes;
-    if (!max) {
-      await writeFileAtomic(join(tmp, 'model.safetensors'), serializeSafetensors(tensors, { format: 'pt' }));
+    const max = options.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES;
+    if (!(max > 0)) throw new Error(`writeCheckpoint: maxShardBytes must be a positive number of bytes, got ${max}`);
+    const shards: Map<string, SafeTensor>[] = [];
+    let cur = new Map<string, SafeTensor>();
+    let bytes = 0;
+    let total = 0;
+    for (const [name, t] of tensors) {
+      const b = storedBytes(t, options.dtype);
+      if (cur.size > 0 && bytes + b > max) { shards.push(cur); cur = new Map(); bytes = 0; }
+      cur.set(name, t);
+      bytes += b;
+      total += b;
+    }
+    if (cur.size > 0 || shards.length === 0) shards.push(cur);
+    const write = { dtype: options.dtype };
+    if (shards.length === 1) {
+      await writeSafetensors(join(tmp, 'model.safetensors'), shards[0]!, { format: 'pt' }, write);
     } else {
-      const shards: Map<string, SafeTensor>[] = [];
-      let cur = new Map<string, SafeTensor>();
-      let bytes = 0;
-      let total = 0;
-      for (const [name, t] of tensors) {
-        const b = t.data.byteLength;
-        if (cur.size > 0 && bytes + b > max) { shards.push(cur); cur = new Map(); bytes = 0; }
-        cur.set(name, t);
-        bytes += b;
-        total += b;
-      }
-      if (cur.size > 0) shards.push(cur);
       const n = shards.length;
       const weightMap: Record<string, string> = {};
       for (let i = 0; i < n; i++) {
         const file = `model-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`;
         for (const name of shards[i]!.keys()) weightMap[name] = file;
-        await writeFileAtomic(join(tmp, file), serializeSafetensors(shards[i]!, { format: 'pt' }));
+        await writeSafetensors(join(tmp, file), shards[i]!, { format: 'pt' }, write);
       }
       await writeFileAtomic(join(tmp, 'model.safetensors.index.json'),
         JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2) + '\n');
@@ -205,7 +235,18 @@ export async function writeCheckpoint(
 
 /** Saves a model as a Hugging Face-layout checkpoint folder (see `writeCheckpoint`). LoRA adapters are not merged. */
 export async function saveCheckpoint(dir: string, model: CausalLM, options: SaveCheckpointOptions = {}): Promise<void> {
-  await writeCheckpoint(dir, model.hfConfig, model.exportTensors(), options);
+  const stored = storedDtypesOf(model);
+  const tensors = new Map<string, SafeTensor>();
+  for (const [name, t] of model.exportTensors()) tensors.set(name, { ...t, dtype: stored.get(name) ?? 'F32' });
+  await writeCheckpoint(dir, model.hfConfig, tensors, options);
+}
+
+/** The dtype most of the weights are stored in: the checkpoint's `torch_dtype`. */
+function mainDtype(tensors: ReadonlyMap<string, SafeTensor>, forced: StoredDtype | undefined): StoredDtype {
+  if (forced) return forced;
+  const values: Record<StoredDtype, number> = { F32: 0, F16: 0, BF16: 0 };
+  for (const t of tensors.values()) values[t.dtype ?? 'F32'] += t.data.length;
+  return (Object.keys(values) as StoredDtype[]).reduce((a, b) => (values[b] > values[a] ? b : a), 'F32');
 }
 
 /** PEFT tensor name of a LoRA matrix: `base_model.model.<module>.lora_A.weight`. */
@@ -236,7 +277,7 @@ export async function saveLoraAdapter(dir: string, model: CausalLM, options: { b
   await mkdir(tmp, { recursive: true });
   try {
     await writeFileAtomic(join(tmp, 'adapter_config.json'), JSON.stringify(adapterConfig, null, 2) + '\n');
-    await writeFileAtomic(join(tmp, 'adapter_model.safetensors'), serializeSafetensors(tensors, { format: 'pt' }));
+    await writeSafetensors(join(tmp, 'adapter_model.safetensors'), tensors, { format: 'pt' });
     await swapInto(tmp, target);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });

@@ -100,7 +100,8 @@ export async function saveTrainerCheckpoint(root: string, handles: readonly Poli
       const lm = h.trainable;
       if (!lm) continue;
       if (h.lora) await saveLoraAdapter(join(tmp, h.name), lm.model);
-      else await saveCheckpoint(join(tmp, h.name), lm.model, { tokenizerDir: lm.tokenizer.dir });
+      // F32 whatever the base was stored in: a resumed run continues from exactly the weights it saved.
+      else await saveCheckpoint(join(tmp, h.name), lm.model, { tokenizerDir: lm.tokenizer.dir, dtype: 'F32' });
       if (h.optimizer) {
         const { m, v } = optimizerMoments(h.optimizer);
         const tensors = new Map<string, SafeTensor>();

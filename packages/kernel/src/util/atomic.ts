@@ -1,4 +1,4 @@
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -7,11 +7,16 @@ import { randomBytes } from 'node:crypto';
  * temporary file is renamed over the target. A crash leaves either the old file or the new one, never a torn one.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await writeFileAtomicWith(path, (handle) => handle.writeFile(data));
+}
+
+/** {@link writeFileAtomic} for a file written piece by piece: `write` fills the open temporary file. */
+export async function writeFileAtomicWith(path: string, write: (handle: FileHandle) => Promise<void>): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(tmp, 'w');
   try {
-    await handle.writeFile(data);
+    await write(handle);
     await handle.sync();
   } catch (err) {
     await handle.close().catch(() => undefined);

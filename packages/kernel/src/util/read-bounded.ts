@@ -5,7 +5,7 @@
  * open descriptor, so it cannot be swapped between the check and the read.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /** Why a file could not be read: missing, not a regular file, over the size limit, or an I/O error. */
 export type ReadRefusal = 'missing' | 'not-regular' | 'too-large' | 'unreadable';
@@ -128,5 +128,26 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
     return into.bytes();
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Opens a regular file of at most `maxBytes` bytes for reading by ranges (a file too large for one buffer); the caller
+ * closes the handle. Throws {@link BoundedReadError}.
+ */
+export async function openRegularFile(path: string, maxBytes = Number.MAX_SAFE_INTEGER): Promise<{ handle: FileHandle; size: number }> {
+  let handle;
+  try {
+    handle = await open(path, FLAGS);
+  } catch (err) {
+    throw openError(path, err);
+  }
+  try {
+    const st = await handle.stat();
+    checkStat(path, st, maxBytes);
+    return { handle, size: st.size };
+  } catch (err) {
+    await handle.close();
+    throw err;
   }
 }
