@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { parameterShapes, parseHfConfig, type LmConfig } from './config.js';
-import { applyRope, causalMask, causalPadMask, embed, linear, mm, rmsNorm, ropeMatrix, ropeTables, rotateHalfMatrix, silu } from './ops.js';
+import { applyRope, causalMask, causalPadMask, embed, linear, mm, rmsNorm, ropeMatrix, ropeTables, rotateHalfMatrix, silu, tapeOn } from './ops.js';
 
 /** A float32 tensor on the host, in Hugging Face layout. */
 export interface HostTensor {
@@ -84,6 +84,8 @@ export class CausalLM {
   loraConfig: LoraConfig | undefined;
   private rot: tf.Tensor2D;
   private disposed = false;
+  /** The tied head: the embedding transposed, and the embedding data it was taken from ({@link headWeight}). */
+  private tiedHead: { readonly source: object; readonly t: tf.Tensor } | undefined;
 
   private constructor(hfConfig: Record<string, unknown>, where: string) {
     this.hfConfig = { ...hfConfig };
@@ -326,9 +328,24 @@ export class CausalLM {
     }
     if (opts.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, c.hiddenSize]);
     x = rmsNorm(x, this.p('model.norm.weight'), eps);
-    const head = c.tieWordEmbeddings ? this.p('model.embed_tokens.weight').transpose() : this.p('lm_head.weight');
-    const logits = linear(x, head);
+    const logits = linear(x, this.headWeight());
     return wantCache ? { logits, cache: newCache } : { logits };
+  }
+
+  /**
+   * The head weight `[hidden, vocab]`. A tied head is the embedding transposed: under a gradient tape it is taken
+   * afresh, so gradients flow to the embedding; outside one it is kept until the embedding's data changes (an
+   * optimizer step or a load assigns new data), so generation does not copy the vocab × hidden matrix every token.
+   */
+  private headWeight(): tf.Tensor {
+    if (!this.config.tieWordEmbeddings) return this.p('lm_head.weight');
+    const emb = this.p('model.embed_tokens.weight');
+    if (tapeOn()) return emb.transpose();
+    if (this.tiedHead?.source !== emb.dataId) {
+      this.tiedHead?.t.dispose();
+      this.tiedHead = { source: emb.dataId, t: tf.keep(tf.tidy(() => emb.transpose())) };
+    }
+    return this.tiedHead.t;
   }
 
   /** Frees every tensor of the model. */
@@ -337,6 +354,8 @@ export class CausalLM {
     this.disposed = true;
     for (const v of this.params.values()) v.dispose();
     this.params.clear();
+    this.tiedHead?.t.dispose();
+    this.tiedHead = undefined;
     this.removeLora();
     this.rot.dispose();
   }

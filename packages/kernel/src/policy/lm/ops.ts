@@ -27,7 +27,7 @@ const mmGrad: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor = tf.customGrad(((a: tf.
 }) as never) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
 
 /** Whether a gradient tape is recording (inside `tf.grad`/`variableGrads`); tfjs has no public API for it. */
-function tapeOn(): boolean {
+export function tapeOn(): boolean {
   const e = tf.engine() as unknown as { isTapeOn?: () => boolean };
   return typeof e.isTapeOn === 'function' ? e.isTapeOn() : true;
 }
