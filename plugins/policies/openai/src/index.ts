@@ -1,0 +1,7 @@
+/**
+ * @troupe/policy-openai — `kind: openai` policies: a model served by any OpenAI-compatible server.
+ */
+export * from './config.js';
+export * from './response.js';
+export * from './policy.js';
+export { openAiPolicyContribution } from './module.js';
