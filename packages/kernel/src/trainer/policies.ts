@@ -37,6 +37,24 @@ export interface PolicyHandle {
   reference: CausalLM | undefined;
 }
 
+/**
+ * A policy that declares itself inference-only (`inferenceOnly: true`, e.g. `kind: openai`, whose weights live on a
+ * server): it can be played, never trained, so a training run must freeze it.
+ */
+function inferenceOnlyReason(policy: Policy): string | undefined {
+  const p = policy as Policy & { inferenceOnly?: unknown; inferenceOnlyReason?: unknown };
+  if (p.inferenceOnly !== true) return undefined;
+  return typeof p.inferenceOnlyReason === 'string' ? p.inferenceOnlyReason : 'it has no trainable weights here';
+}
+
+/** Why a team cannot be trained as its spec stands (a user-facing error: the CLI prints its message). */
+export class UntrainablePolicyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
 /** Builds the handles of a team's policies. */
 export function policyHandles(spec: TeamSpec, policies: ReadonlyMap<string, Policy>, seatOrder: readonly string[], config: TrainerConfig): PolicyHandle[] {
   const out: PolicyHandle[] = [];
@@ -63,6 +81,26 @@ export function policyHandles(spec: TeamSpec, policies: ReadonlyMap<string, Poli
     });
   }
   return out;
+}
+
+/**
+ * Refuses a run that would train an inference-only policy: one that seats play, that the run does not freeze, in a
+ * run that updates weights (an RL algorithm with steps, or a warm start). `algorithm.name: none` (prompt-only
+ * baselines) plays such policies as they are.
+ */
+export function refuseUntrainable(handles: readonly PolicyHandle[], config: TrainerConfig): void {
+  const updates = (config.name !== 'none' && config.steps > 0) || config.warmStart !== undefined;
+  if (!updates) return;
+  for (const h of handles) {
+    const reason = h.trainable ? undefined : inferenceOnlyReason(h.policy);
+    if (reason === undefined || h.frozen || h.seats.length === 0) continue;
+    const seats = `seat${h.seats.length === 1 ? '' : 's'} ${h.seats.join(', ')}`;
+    throw new UntrainablePolicyError(
+      `policy '${h.name}' (${h.policy.kind}) is inference-only and cannot be trained: ${reason}. It plays ${seats}.\n` +
+        `  hint: list it in algorithm.freeze (freeze: [${h.name}]) to play it as a frozen partner, ` +
+        `or give the seats that learn a tfjs-causal-lm policy`,
+    );
+  }
 }
 
 /** The peak learning rate of a handle (the policy's own `optimizer.lr` when it gives one, else the trainer's). */

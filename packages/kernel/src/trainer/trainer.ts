@@ -46,7 +46,7 @@ import { BASELINE_FILE, comparisonMetrics, pairedComparison, readBaseline, type 
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
 import {
-  describeLrDecaySpan, disposeHandles, ensureOptimizer, lrDecaySpan, mappingLevel, policyHandles, scheduleLr, type MappingLevel, type PolicyHandle,
+  describeLrDecaySpan, disposeHandles, ensureOptimizer, lrDecaySpan, mappingLevel, policyHandles, refuseUntrainable, scheduleLr, type MappingLevel, type PolicyHandle,
 } from './policies.js';
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
 import { InstanceSchedule } from './instances.js';
@@ -189,6 +189,7 @@ export class Trainer {
       ...(hasGreedyBranch(config, s.name) ? { greedyBranch: true, ...(config.selection === 'greedy' ? { continueFromGreedy: true } : {}) } : {}),
     }));
     this.handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), config);
+    refuseUntrainable(this.handles, config);
     this.level = mappingLevel(this.handles, team.seats.length);
     this.rng = createRng(deriveSeed(spec.seed, 'trainer'));
     this.schedule = new InstanceSchedule(config.replay);

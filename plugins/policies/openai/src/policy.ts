@@ -2,6 +2,7 @@
  * The `openai` policy: a model served by any OpenAI-compatible server. Inference only — its weights live on the
  * server — so it plays in `run`, `eval`, `experiment` and as a frozen partner in `train` (`algorithm.freeze`).
  */
+import { setMaxListeners } from 'node:events';
 import OpenAI from 'openai';
 import { deriveSeed, PluginError, type Completion, type GenerateCallOptions, type GenerationRequest, type Policy } from '@troupe/kernel';
 import { RESERVED_BODY_FIELDS, type OpenAiPolicyConfig } from './config.js';
@@ -144,11 +145,23 @@ export class OpenAiPolicy implements Policy {
 
   /** Samples `n` completions per request; rejects with an `AbortError` when the signal fires. */
   async generate(requests: readonly GenerationRequest[], options: GenerateCallOptions = {}): Promise<Completion[][]> {
-    options.signal?.throwIfAborted();
-    return Promise.all(requests.map((r) => this.sample(r, options.signal)));
+    const outer = options.signal;
+    outer?.throwIfAborted();
+    // One signal for this call's HTTP requests (each listens to it): the caller's signal gets one listener per call,
+    // and when one request fails for good the others are cancelled rather than left running.
+    const inner = new AbortController();
+    setMaxListeners(0, inner.signal);
+    const relay = (): void => inner.abort(outer!.reason);
+    outer?.addEventListener('abort', relay, { once: true });
+    try {
+      return await Promise.all(requests.map((r) => this.sample(r, inner.signal)));
+    } finally {
+      outer?.removeEventListener('abort', relay);
+      inner.abort();
+    }
   }
 
-  private async sample(request: GenerationRequest, signal: AbortSignal | undefined): Promise<Completion[]> {
+  private async sample(request: GenerationRequest, signal: AbortSignal): Promise<Completion[]> {
     if (!Number.isInteger(request.n) || request.n < 1) throw new Error(`Policy '${this.name}' (openai): n must be an integer >= 1, got ${request.n}.`);
     if (this.config.supportsN) {
       const response = await this.call(request, request.n, request.seed, signal);
@@ -191,18 +204,18 @@ export class OpenAiPolicy implements Policy {
     };
   }
 
-  private async call(request: GenerationRequest, n: number, seed: number, signal: AbortSignal | undefined): Promise<RawChatResponse> {
+  private async call(request: GenerationRequest, n: number, seed: number, signal: AbortSignal): Promise<RawChatResponse> {
     return this.#gate.run(async () => {
-      signal?.throwIfAborted();
+      if (signal.aborted) throw abortError(signal);
       try {
         const body = this.body(request, n, seed) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
-        const response = (await this.#client.chat.completions.create(body, signal ? { signal } : {})) as unknown as RawChatResponse;
+        const response = (await this.#client.chat.completions.create(body, { signal })) as unknown as RawChatResponse;
         this.usage.requests++;
         this.usage.promptTokens += response.usage?.prompt_tokens ?? 0;
         this.usage.completionTokens += response.usage?.completion_tokens ?? 0;
         return response;
       } catch (err) {
-        if (signal?.aborted || err instanceof OpenAI.APIUserAbortError) throw abortError(signal ?? AbortSignal.abort());
+        if (signal.aborted || err instanceof OpenAI.APIUserAbortError) throw abortError(signal);
         throw this.failure(err, 'POST /chat/completions', 'check the server log');
       }
     });

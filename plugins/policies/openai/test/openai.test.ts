@@ -181,6 +181,33 @@ describe('kind: openai policy', () => {
     assert.equal(server.maxInFlight, 2);
   });
 
+  it('cancels the rest of a call when one of its requests fails for good', async () => {
+    server = await ReplayServer.start(MODELS);
+    server.replies.push({ status: 400, body: { error: { message: 'bad request' } } }, ok('a'), ok('b'));
+    const policy = await createOpenAiPolicy('p', withDefaults({ baseUrl: server.baseUrl, model: 'm', maxConcurrency: 1 }));
+    await rejects(policy.generate([request({ n: 3 })]), /answered 400/);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(server.chatBodies.length, 1);
+  });
+
+  it('shares one caller signal among many requests without a listener-leak warning', async () => {
+    server = await ReplayServer.start(MODELS);
+    server.fallback = ok('#### [D]');
+    const policy = await createOpenAiPolicy('p', withDefaults({ baseUrl: server.baseUrl, model: 'm', maxConcurrency: 32 }));
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const signal = new AbortController().signal;
+      const out = await Promise.all(Array.from({ length: 3 }, (_, i) => policy.generate([request({ n: 8, seed: i })], { signal })));
+      assert.deepEqual(out.map((o) => o[0]!.length), [8, 8, 8]);
+      await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('rejects with an AbortError when the signal fires, and sends nothing after an abort', async () => {
     server = await ReplayServer.start(MODELS);
     server.replies.push({ hold: true });

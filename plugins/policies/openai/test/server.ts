@@ -24,6 +24,8 @@ export class ReplayServer {
   readonly requests: SeenRequest[] = [];
   /** Replies to POST /v1/chat/completions, taken in order. */
   readonly replies: Reply[] = [];
+  /** The reply when the queue is empty (default: a 500 saying so). */
+  fallback: Reply | undefined;
   /** Most chat requests in flight at once. */
   maxInFlight = 0;
   private inFlight = 0;
@@ -60,7 +62,7 @@ export class ReplayServer {
     };
     if (method === 'GET' && url === '/v1/models') return json(200, this.models);
     if (method !== 'POST' || url !== '/v1/chat/completions') return json(404, { error: { message: `no route ${method} ${url}`, type: 'invalid_request_error', code: 404 } });
-    const reply = this.replies.shift();
+    const reply = this.replies.shift() ?? this.fallback;
     if (!reply) return json(500, { error: { message: 'the test queued no reply for this request', type: 'server_error' } });
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
