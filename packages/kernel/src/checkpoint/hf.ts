@@ -117,6 +117,15 @@ export async function readCheckpoint(dir: string): Promise<CheckpointData> {
   return { dir: d, config, tensors };
 }
 
+/** A map whose entries are forgotten as they are read (`get`): each value is handed over exactly once. */
+class ReadOnce<K, V> extends Map<K, V> {
+  override get(key: K): V | undefined {
+    const v = super.get(key);
+    this.delete(key);
+    return v;
+  }
+}
+
 /**
  * Loads a checkpoint folder into a `CausalLM`. The config is checked against the weights' shapes before anything is
  * allocated from it. Errors name the folder, file, tensor or key.
@@ -126,8 +135,13 @@ export async function loadCheckpoint(dir: string): Promise<CausalLM> {
   const where = join(ck.dir, 'config.json');
   try {
     checkConfigAgainstTensors(parseHfConfig(ck.config, where), ck.tensors, where);
-    const model = CausalLM.fromTensors(ck.config, ck.tensors, ck.dir);
-    loadedDtypes.set(model, new Map([...ck.tensors].map(([name, t]) => [name, t.dtype ?? 'F32'])));
+    const dtypes = new Map([...ck.tensors].map(([name, t]) => [name, t.dtype ?? 'F32'] as const));
+    // The model transposes its linear weights into new arrays: handing it tensors it reads once (and that nothing
+    // else holds) frees each original as soon as it is copied, so loading peaks near the float32 weights, not twice.
+    const once = new ReadOnce(ck.tensors);
+    ck.tensors.clear();
+    const model = CausalLM.fromTensors(ck.config, once, ck.dir);
+    loadedDtypes.set(model, dtypes);
     return model;
   } catch (err) {
     // The config's and the tensors' problems name the checkpoint: they are the user's to fix, not internal errors.

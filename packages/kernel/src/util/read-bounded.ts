@@ -110,16 +110,9 @@ export function readRegularFileSync(path: string, maxBytes: number): Buffer {
 
 /** Reads a regular file of at most `maxBytes` bytes. Throws {@link BoundedReadError}. */
 export async function readRegularFile(path: string, maxBytes: number): Promise<Buffer> {
-  let handle;
+  const { handle, size } = await openRegularFile(path, maxBytes);
   try {
-    handle = await open(path, FLAGS);
-  } catch (err) {
-    throw openError(path, err);
-  }
-  try {
-    const st = await handle.stat();
-    checkStat(path, st, maxBytes);
-    const into = new Filling(path, st.size, maxBytes);
+    const into = new Filling(path, size, maxBytes);
     try {
       while (!into.done) into.add((await handle.read(into.buf, into.n, into.room, null)).bytesRead);
     } catch (err) {
