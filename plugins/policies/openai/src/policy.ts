@@ -30,6 +30,13 @@ function abortError(signal: AbortSignal): Error {
   return e;
 }
 
+/** The innermost cause of a connection error (`connect ECONNREFUSED 127.0.0.1:8000` rather than `fetch failed`), as `: <message>`. */
+function rootCause(err: Error): string {
+  let e: unknown = err.cause;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? `: ${e.message}` : '';
+}
+
 /** Runs at most `limit` tasks at once, in the order they were queued. */
 class Gate {
   private active = 0;
@@ -113,7 +120,7 @@ export class OpenAiPolicy implements Policy {
       const page = await this.#client.models.list();
       served = page.data.map((m) => m.id);
     } catch (err) {
-      throw this.failure(err, 'GET /models', `check that the server is running and that baseUrl (${baseUrl}) is its OpenAI API root, e.g. http://127.0.0.1:8000/v1`);
+      throw this.failure(err, 'GET /models', `check that the server is running and that policies.${this.name}.baseUrl is its OpenAI API root (http://host:port/v1)`);
     }
     if (!served.includes(model)) {
       throw new PluginError(PLUGIN, `policy '${this.name}' (openai): the server at ${baseUrl} does not serve model "${model}" (it serves: ${served.join(', ') || 'nothing'})`, {
@@ -131,7 +138,7 @@ export class OpenAiPolicy implements Policy {
       return new PluginError(PLUGIN, `${where}: ${what} to ${baseUrl} timed out after ${timeoutMs} ms${tries}`, { hint: `raise timeoutMs or check the server's load; ${hint}` });
     }
     if (err instanceof OpenAI.APIConnectionError) {
-      const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+      const cause = rootCause(err);
       return new PluginError(PLUGIN, `${where}: cannot reach the server at ${baseUrl}${cause}${tries}`, { hint });
     }
     if (err instanceof OpenAI.APIError && err.status !== undefined) {

@@ -75,6 +75,16 @@ describe('kind: openai through the CLI', function () {
     for (const text of [res.stdout, res.stderr, ...filesUnder(dir).map((f) => readFileSync(f, 'utf8'))]) assert.ok(!text.includes(KEY));
   });
 
+  it('`troupe validate` names bad config keys, and a key written into the spec is refused without being echoed', async () => {
+    const spec = join(dir, 'team.yaml');
+    writeFileSync(spec, teamSpec(server.baseUrl, '{ name: none }').replace('retries: 1 }', `retries: 99, apiKey: ${KEY} }`));
+    const res = await troupe(['validate', spec], {});
+    assert.equal(res.code, 1);
+    assert.match(res.stdout + res.stderr, /policies\.shared\.retries: must be <= 20/);
+    assert.match(res.stdout + res.stderr, /policies\.shared\.apiKey: unknown key \(did you mean "apiKeyEnv"\?\)/);
+    assert.ok(!(res.stdout + res.stderr).includes(KEY));
+  });
+
   it('`troupe train` plays it as a frozen partner when algorithm.freeze lists it', async () => {
     const spec = join(dir, 'team.yaml');
     writeFileSync(spec, teamSpec(server.baseUrl, '{ name: at-grpo, steps: 1, freeze: [shared], batchSize: 1, branches: 2 }'));

@@ -123,7 +123,7 @@ describe('kind: openai policy', () => {
     const baseUrl = server.baseUrl;
     await server.close();
     await rejects(createOpenAiPolicy('p', withDefaults({ baseUrl, model: 'm', retries: 0 })),
-      /plugin @troupe\/policy-openai: policy 'p' \(openai\): cannot reach the server at http:\/\/127\.0\.0\.1:\d+\/v1[\s\S]*hint: check that the server is running/);
+      /plugin @troupe\/policy-openai: policy 'p' \(openai\): cannot reach the server at http:\/\/127\.0\.0\.1:\d+\/v1: connect ECONNREFUSED[\s\S]*hint: check that the server is running/);
   });
 
   it('fails at start, clearly, when the server does not serve the model', async () => {
