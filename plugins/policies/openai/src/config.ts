@@ -12,6 +12,7 @@ export interface OpenAiPolicyConfig {
   readonly supportsN: boolean;
   readonly logprobs: boolean;
   readonly returnTokenIds: boolean;
+  readonly constrainedDecoding: 'none' | 'vllm' | 'sglang';
   readonly chatTemplateKwargs: Readonly<Record<string, unknown>>;
   readonly extraBody: Readonly<Record<string, unknown>>;
 }
@@ -24,13 +25,13 @@ export const OPENAI_POLICY_CONFIG_SCHEMA: JsonSchema = JSON.parse(
 /** Request fields the policy sets itself: `extraBody` may not override them. */
 export const RESERVED_BODY_FIELDS: readonly string[] = [
   'model', 'messages', 'n', 'seed', 'stop', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'top_k',
-  'logprobs', 'return_token_ids', 'chat_template_kwargs', 'stream',
+  'logprobs', 'return_token_ids', 'chat_template_kwargs', 'stream', 'structured_outputs', 'regex',
 ];
 
 /** Fills the defaults of a config given without the plugin host (tests, programmatic use), as the schema states them. */
 export function withDefaults(config: Partial<OpenAiPolicyConfig> & Pick<OpenAiPolicyConfig, 'baseUrl' | 'model'>): OpenAiPolicyConfig {
   return {
     maxConcurrency: 8, timeoutMs: 120_000, retries: 4, supportsN: false, logprobs: true, returnTokenIds: false,
-    chatTemplateKwargs: {}, extraBody: {}, ...config,
+    constrainedDecoding: 'none', chatTemplateKwargs: {}, extraBody: {}, ...config,
   };
 }

@@ -4,7 +4,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import OpenAI from 'openai';
-import { deriveSeed, PluginError, type Completion, type GenerateCallOptions, type GenerationRequest, type Policy } from '@troupe/kernel';
+import { deriveSeed, PluginError, type Completion, type GenerateCallOptions, type GenerationRequest, type OutputGrammar, type Policy } from '@troupe/kernel';
 import { RESERVED_BODY_FIELDS, type OpenAiPolicyConfig } from './config.js';
 import { choicesOf, completionOfChoice, type RawChatResponse } from './response.js';
 
@@ -35,6 +35,14 @@ function rootCause(err: Error): string {
   let e: unknown = err.cause;
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
   return e instanceof Error ? `: ${e.message}` : '';
+}
+
+/** The request fields that constrain the output to a seat's grammar, in the server's dialect. */
+function grammarFields(grammar: OutputGrammar | undefined, dialect: OpenAiPolicyConfig['constrainedDecoding']): Record<string, unknown> {
+  if (!grammar || dialect === 'none') return {};
+  if (dialect === 'vllm') return { structured_outputs: grammar.kind === 'regex' ? { regex: grammar.pattern } : { choice: [...grammar.choices] } };
+  const escape = (t: string): string => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return { regex: grammar.kind === 'regex' ? grammar.pattern : `(?:${grammar.choices.map(escape).join('|')})` };
 }
 
 /** Runs at most `limit` tasks at once, in the order they were queued. */
@@ -207,6 +215,7 @@ export class OpenAiPolicy implements Policy {
       ...(c.logprobs ? { logprobs: true } : {}),
       ...(c.returnTokenIds ? { return_token_ids: true } : {}),
       ...(Object.keys(c.chatTemplateKwargs).length > 0 ? { chat_template_kwargs: c.chatTemplateKwargs } : {}),
+      ...grammarFields(request.grammar, c.constrainedDecoding),
       ...c.extraBody,
     };
   }

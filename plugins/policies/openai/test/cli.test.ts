@@ -1,31 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { moduleConformance } from '@troupe/testing';
+import { troupe } from '../../../../test/helpers/cli.js';
 import { ReplayServer } from './server.js';
 
 moduleConformance(fileURLToPath(new URL('..', import.meta.url)));
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const KEY = 'sk-troupe-test-6b1d0e77c2';
-
-/** Runs the CLI from source in a child process (the test's server answers it from this process); tsx resolves from the root. */
-function troupe(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', join(ROOT, 'packages/cli/src/main.ts'), ...args], {
-      cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 /** A two-seat Plan-Path team whose one policy is `kind: openai` on `baseUrl`. */
 function teamSpec(baseUrl: string, algorithm: string): string {
@@ -62,7 +46,7 @@ describe('kind: openai through the CLI', function () {
     const spec = join(dir, 'team.yaml');
     writeFileSync(spec, teamSpec(server.baseUrl, '{ name: none }'));
     const trace = join(dir, 'trace.jsonl');
-    const res = await troupe(['run', spec, '-n', '2', '--trace', trace, '--json', '--no-progress'], { TROUPE_TEST_OPENAI_KEY: KEY });
+    const res = await troupe(['run', spec, '-n', '2', '--trace', trace, '--json', '--no-progress'], { env: { TROUPE_TEST_OPENAI_KEY: KEY } });
     assert.equal(res.code, 0, res.stderr);
     const doc = JSON.parse(res.stdout) as { episodes?: unknown };
     assert.ok(doc, res.stdout);
@@ -78,7 +62,7 @@ describe('kind: openai through the CLI', function () {
   it('`troupe validate` names bad config keys, and a key written into the spec is refused without being echoed', async () => {
     const spec = join(dir, 'team.yaml');
     writeFileSync(spec, teamSpec(server.baseUrl, '{ name: none }').replace('retries: 1 }', `retries: 99, apiKey: ${KEY} }`));
-    const res = await troupe(['validate', spec], {});
+    const res = await troupe(['validate', spec]);
     assert.equal(res.code, 1);
     assert.match(res.stdout + res.stderr, /policies\.shared\.retries: must be <= 20/);
     assert.match(res.stdout + res.stderr, /policies\.shared\.apiKey: unknown key \(did you mean "apiKeyEnv"\?\)/);
@@ -88,7 +72,7 @@ describe('kind: openai through the CLI', function () {
   it('`troupe train` plays it as a frozen partner when algorithm.freeze lists it', async () => {
     const spec = join(dir, 'team.yaml');
     writeFileSync(spec, teamSpec(server.baseUrl, '{ name: at-grpo, steps: 1, freeze: [shared], batchSize: 1, branches: 2 }'));
-    const res = await troupe(['train', spec, '--out', join(dir, 'run'), '--no-final-eval', '--json', '--no-progress'], { TROUPE_TEST_OPENAI_KEY: KEY });
+    const res = await troupe(['train', spec, '--out', join(dir, 'run'), '--no-final-eval', '--json', '--no-progress'], { env: { TROUPE_TEST_OPENAI_KEY: KEY } });
     assert.equal(res.code, 0, res.stderr);
     assert.ok(server.requests.filter((r) => r.url === '/v1/chat/completions').length > 0);
     for (const text of [res.stdout, res.stderr, ...filesUnder(dir).map((f) => readFileSync(f, 'utf8'))]) assert.ok(!text.includes(KEY));
@@ -97,7 +81,7 @@ describe('kind: openai through the CLI', function () {
   it('`troupe train` refuses to train it, naming the policy and its seats', async () => {
     const spec = join(dir, 'team.yaml');
     writeFileSync(spec, teamSpec(server.baseUrl, '{ name: at-grpo, steps: 1 }'));
-    const res = await troupe(['train', spec, '--out', join(dir, 'run'), '--no-progress'], { TROUPE_TEST_OPENAI_KEY: KEY });
+    const res = await troupe(['train', spec, '--out', join(dir, 'run'), '--no-progress'], { env: { TROUPE_TEST_OPENAI_KEY: KEY } });
     assert.equal(res.code, 1, res.stderr);
     assert.match(res.stderr, /troupe: policy 'shared' \(openai\) is inference-only and cannot be trained: its weights live on the server at http:\/\/127\.0\.0\.1:\d+\/v1 \(model "m"\)\. It plays seats proposer, executor\.\n  hint: list it in algorithm\.freeze/);
     assert.equal(server.requests.filter((r) => r.url === '/v1/chat/completions').length, 0);

@@ -79,6 +79,27 @@ describe('kind: openai policy', () => {
     });
   }
 
+  it("sends a seat's output grammar in the server's dialect, and none unless asked", async () => {
+    server = await ReplayServer.start(MODELS);
+    server.fallback = ok('#### [U]');
+    const regex: GenerationRequest = { ...request(), grammar: { kind: 'regex', pattern: '#### \\[[UDLR]\\]' } };
+    const choices: GenerationRequest = { ...request(), grammar: { kind: 'choices', choices: ['a.b', 'c|d'] } };
+    for (const constrainedDecoding of ['vllm', 'sglang', 'none'] as const) {
+      const policy = await createOpenAiPolicy('p', withDefaults({ baseUrl: server.baseUrl, model: 'm', constrainedDecoding }));
+      await policy.generate([regex]);
+      await policy.generate([choices]);
+    }
+    const sent = server.chatBodies.map((b) => ({ structured_outputs: b.structured_outputs, regex: b.regex }));
+    assert.deepEqual(sent, [
+      { structured_outputs: { regex: '#### \\[[UDLR]\\]' }, regex: undefined },
+      { structured_outputs: { choice: ['a.b', 'c|d'] }, regex: undefined },
+      { structured_outputs: undefined, regex: '#### \\[[UDLR]\\]' },
+      { structured_outputs: undefined, regex: '(?:a\\.b|c\\|d)' },
+      { structured_outputs: undefined, regex: undefined },
+      { structured_outputs: undefined, regex: undefined },
+    ]);
+  });
+
   it('retries 429 and 503 and a dropped connection, then succeeds', async () => {
     server = await ReplayServer.start(MODELS);
     const fast = { 'retry-after-ms': '5' };
