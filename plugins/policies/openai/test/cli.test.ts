@@ -48,8 +48,10 @@ describe('kind: openai through the CLI', function () {
     const trace = join(dir, 'trace.jsonl');
     const res = await troupe(['run', spec, '-n', '2', '--trace', trace, '--json', '--no-progress'], { env: { TROUPE_TEST_OPENAI_KEY: KEY } });
     assert.equal(res.code, 0, res.stderr);
-    const doc = JSON.parse(res.stdout) as { episodes?: unknown };
-    assert.ok(doc, res.stdout);
+    const doc = JSON.parse(res.stdout) as { episodes: number; policies: Record<string, string>; parse_failure_rate: Record<string, number> };
+    assert.equal(doc.episodes, 2);
+    assert.deepEqual(doc.policies, { shared: 'openai' });
+    assert.deepEqual(doc.parse_failure_rate, { proposer: 0, executor: 0 }); // the server's move lists reached the role and parsed
     const chats = server.requests.filter((r) => r.url === '/v1/chat/completions');
     assert.ok(chats.length >= 2, `${chats.length} chat requests`);
     for (const r of server.requests) assert.equal(r.headers.authorization, `Bearer ${KEY}`);
@@ -57,6 +59,16 @@ describe('kind: openai through the CLI', function () {
     assert.equal(turns.length, chats.length);
     assert.ok(turns.every((t) => t.includes('#### [R,R,R,D,D,D]')));
     for (const text of [res.stdout, res.stderr, ...filesUnder(dir).map((f) => readFileSync(f, 'utf8'))]) assert.ok(!text.includes(KEY));
+  });
+
+  it('`troupe eval` plays it (episodes with their success rate)', async () => {
+    const spec = join(dir, 'team.yaml');
+    writeFileSync(spec, teamSpec(server.baseUrl, '{ name: none }'));
+    const res = await troupe(['eval', spec, '-n', '2', '--json'], { env: { TROUPE_TEST_OPENAI_KEY: KEY } });
+    assert.equal(res.code, 0, res.stderr);
+    const doc = JSON.parse(res.stdout) as { episodes?: number };
+    assert.equal(doc.episodes, 2, res.stdout);
+    assert.ok(server.requests.filter((r) => r.url === '/v1/chat/completions').length >= 2);
   });
 
   it('`troupe validate` names bad config keys, and a key written into the spec is refused without being echoed', async () => {
