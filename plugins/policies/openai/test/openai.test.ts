@@ -103,10 +103,11 @@ describe('kind: openai policy', () => {
   it('retries 429 and 503 and a dropped connection, then succeeds', async () => {
     server = await ReplayServer.start(MODELS);
     const fast = { 'retry-after-ms': '5' };
+    // The dropped connection first: its retry waits the client's first backoff (about 0.5 s), the others 5 ms.
     server.replies.push(
+      { reset: true },
       { status: 429, headers: fast, body: { error: { message: 'rate limited', type: 'rate_limit_error' } } },
       { status: 503, headers: fast, body: { error: { message: 'overloaded', type: 'server_error' } } },
-      { reset: true },
       ok('#### [R]'),
     );
     const policy = await createOpenAiPolicy('p', withDefaults({ baseUrl: server.baseUrl, model: 'm', retries: 3 }));
