@@ -125,6 +125,13 @@ describe('kind: openai policy', () => {
     assert.equal(server.chatBodies.length, 2);
   });
 
+  it('gives up on a request the server does not answer within timeoutMs, with an error naming the timeout', async () => {
+    server = await ReplayServer.start(MODELS);
+    server.replies.push({ hold: true });
+    const policy = await createOpenAiPolicy('p', withDefaults({ baseUrl: server.baseUrl, model: 'm', timeoutMs: 200, retries: 0 }));
+    await rejects(policy.generate([request()]), /policy 'p' \(openai\): POST \/chat\/completions to http:\/\/127\.0\.0\.1:\d+\/v1 timed out after 200 ms[\s\S]*hint: raise timeoutMs/);
+  });
+
   it('does not retry a 400', async () => {
     server = await ReplayServer.start(MODELS);
     server.replies.push({ status: 400, body: { error: { message: "'n' must be 1", type: 'invalid_request_error' } } });
