@@ -7,7 +7,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CausalLM, initBackend, tf, saveCheckpoint, loadCheckpoint, readCheckpoint, writeCheckpoint, parseSafetensors,
+  CausalLM, initBackend, currentBackend, tf, saveCheckpoint, loadCheckpoint, readCheckpoint, writeCheckpoint, parseSafetensors,
   serializeSafetensors, readSafetensors, writeSafetensors, DEFAULT_MAX_SHARD_BYTES, type SafeTensor, type StoredDtype,
 } from '@troupe/kernel/model';
 
@@ -178,31 +178,44 @@ describe('checkpoints of real size', () => {
     m.dispose();
   });
 
-  it('the tied head gives the logits of an explicit head, follows training steps, and passes gradients to the embedding', () => {
-    const tied = CausalLM.random({ ...cfg, tie_word_embeddings: true }, 9);
-    const tensors = tied.exportTensors();
-    tensors.set('lm_head.weight', { shape: tensors.get('model.embed_tokens.weight')!.shape, data: new Float32Array(tensors.get('model.embed_tokens.weight')!.data) });
-    const untied = CausalLM.fromTensors({ ...cfg, tie_word_embeddings: false }, tensors);
-    assert.deepEqual(logits(tied), logits(untied));
-    assert.deepEqual(logits(tied), logits(untied)); // the cached head, a second time
-    // A token absent from the input gets gradient on its embedding row only through the head.
-    const emb = tied.params.get('model.embed_tokens.weight')!;
-    const loss = (): tf.Scalar => tf.tidy(() => tied.forward(tf.tensor2d(IDS, [1, 4], 'int32')).logits.slice([0, 0, 250], [1, 4, 1]).sum() as tf.Scalar);
-    const { grads } = tf.variableGrads(loss, [emb]);
-    const row = tf.tidy(() => grads[emb.name]!.slice([250, 0], [1, cfg.hidden_size]).abs().sum().dataSync()[0]!);
-    assert.ok(row > 0, `embedding row 250 got gradient ${row}`);
-    tf.dispose(grads);
-    // An optimizer step changes the embedding: the head follows it.
-    const before = logits(tied);
-    const opt = tf.train.sgd(0.5);
-    opt.minimize(loss, false, [emb]);
-    const after = logits(tied);
-    assert.notDeepEqual(after, before);
-    const fresh = CausalLM.fromTensors({ ...cfg, tie_word_embeddings: true }, tied.exportTensors());
-    assert.deepEqual(after, logits(fresh));
-    opt.dispose(); tied.dispose(); untied.dispose(); fresh.dispose();
-  });
+  for (const backend of ['wasm', 'cpu'] as const) {
+    it(`the tied head gives the logits of an explicit head, follows training steps, and passes gradients to the embedding (${backend})`, async () => {
+      const was = currentBackend()!.backend;
+      await initBackend({ backend, fresh: true });
+      try {
+        tiedHead();
+      } finally {
+        await initBackend({ backend: was, fresh: true });
+      }
+    });
+  }
 });
+
+/** The tied head against an explicit head equal to the embedding; after an optimizer step; its gradients. */
+function tiedHead(): void {
+  const tied = CausalLM.random({ ...cfg, tie_word_embeddings: true }, 9);
+  const tensors = tied.exportTensors();
+  tensors.set('lm_head.weight', { shape: tensors.get('model.embed_tokens.weight')!.shape, data: new Float32Array(tensors.get('model.embed_tokens.weight')!.data) });
+  const untied = CausalLM.fromTensors({ ...cfg, tie_word_embeddings: false }, tensors);
+  assert.deepEqual(logits(tied), logits(untied));
+  assert.deepEqual(logits(tied), logits(untied)); // the cached head, a second time
+  // A token absent from the input gets gradient on its embedding row only through the head.
+  const emb = tied.params.get('model.embed_tokens.weight')!;
+  const loss = (): tf.Scalar => tf.tidy(() => tied.forward(tf.tensor2d(IDS, [1, 4], 'int32')).logits.slice([0, 0, 250], [1, 4, 1]).sum() as tf.Scalar);
+  const { grads } = tf.variableGrads(loss, [emb]);
+  const row = tf.tidy(() => grads[emb.name]!.slice([250, 0], [1, cfg.hidden_size]).abs().sum().dataSync()[0]!);
+  assert.ok(row > 0, `embedding row 250 got gradient ${row}`);
+  tf.dispose(grads);
+  // An optimizer step changes the embedding: the head follows it.
+  const before = logits(tied);
+  const opt = tf.train.sgd(0.5);
+  opt.minimize(loss, false, [emb]);
+  const after = logits(tied);
+  assert.notDeepEqual(after, before);
+  const fresh = CausalLM.fromTensors({ ...cfg, tie_word_embeddings: true }, tied.exportTensors());
+  assert.deepEqual(after, logits(fresh));
+  opt.dispose(); tied.dispose(); untied.dispose(); fresh.dispose();
+}
 
 /** A one-tensor safetensors file of 65536 raw 16-bit values. */
 function serializeRaw(dtype: 'F16' | 'BF16', bits: Uint8Array): Uint8Array {
