@@ -10,3 +10,4 @@ export * from './generate.js';
 export * from './train.js';
 export * from './policy.js';
 export * from './bench.js';
+export * from './bench-checkpoint.js';

@@ -1,0 +1,107 @@
+/**
+ * `troupe bench model --model DIR`: a saved checkpoint's load time, peak RSS and sampling tokens/s, and PyTorch's on
+ * the same checkpoint. Values are checked for shape and sign only: speed belongs in benchmarks, not tests. The torch
+ * part runs when a Python with torch is found (TROUPE_TORCH_PYTHON, /usr/bin/python3, python3); otherwise it prints why.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CausalLM, findTorchPython, saveCheckpoint } from '@troupe/kernel/model';
+import { register } from '../src/commands/bench.js';
+import { commandRunner } from './helpers/run-command.js';
+
+const troupe = commandRunner(register, 'bench');
+/** A small GQA, tied-embedding config: fast to load and sample. */
+const CFG = {
+  model_type: 'qwen3', vocab_size: 256, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,
+  num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, tie_word_embeddings: true,
+};
+
+function assertPositive(block: Record<string, unknown>, keys: readonly string[], what: string): void {
+  for (const k of keys) {
+    const v = block[k];
+    assert.ok(typeof v === 'number' && Number.isFinite(v) && v > 0, `${what}.${k} = ${String(v)}`);
+  }
+}
+
+describe('troupe bench model --model', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let single: string;
+  let sharded: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'troupe-bench-model-'));
+    single = join(dir, 'single');
+    sharded = join(dir, 'sharded');
+    const m = CausalLM.random(CFG, 3);
+    try {
+      await saveCheckpoint(single, m);
+      await saveCheckpoint(sharded, m, { maxShardBytes: 20_000 });
+    } finally {
+      m.dispose();
+    }
+    assert.ok((await readdir(sharded)).includes('model.safetensors.index.json'));
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('measures load time, peak RSS and b1/b8 sampling tokens/s in a fresh process (--no-torch)', async () => {
+    const r = await troupe('model', '--model', single, '--json', '--no-torch', '--gen-tokens', '8');
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Record<string, unknown>;
+    assertPositive(out, ['load_s', 'peak_rss_mb', 'peak_rss_mb_after_gen', 'gen_tokens_per_s_b1', 'gen_tokens_per_s_b8'], 'tfjs');
+    assert.equal(typeof out.backend, 'string');
+    assert.equal(out.params, 256 * 64 + 2 * (64 * 64 + 2 * 32 * 64 + 64 * 64 + 3 * 64 * 128 + 2 * 64 + 2 * 16) + 64);
+    assert.equal(out.gen_tokens, 8);
+    assert.equal(out.prompt_len, 16);
+    assert.ok((out.peak_rss_mb_after_gen as number) >= (out.peak_rss_mb as number), 'the peak after loading is part of the later one');
+    assert.equal(out.torch, null);
+    assert.equal(out.torch_skipped, '--no-torch');
+  });
+
+  it('takes other batch sizes, prompt lengths and token counts', async () => {
+    const r = await troupe('model', '--model', sharded, '--json', '--no-torch', '--gen-batch', '2,3', '--gen-tokens', '4', '--prompt-len', '5');
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Record<string, unknown>;
+    assertPositive(out, ['gen_tokens_per_s_b2', 'gen_tokens_per_s_b3'], 'tfjs');
+    assert.equal(out.gen_tokens_per_s_b1, undefined);
+    assert.deepEqual([out.gen_tokens, out.prompt_len], [4, 5]);
+  });
+
+  it('names the folder when it is not a checkpoint, and refuses a batch list without --model', async () => {
+    const missing = join(dir, 'nothing-here');
+    // the child's CheckpointError reaches the CLI as one (printed as one line, exit 1, by main)
+    await assert.rejects(troupe('model', '--model', missing, '--json', '--no-torch'), { name: 'CheckpointError', message: `checkpoint folder ${missing} does not exist` });
+    const bad = await troupe('model', '--gen-batch', '1,8', '--no-torch');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--gen-batch takes one number without --model/);
+  });
+
+  it('measures PyTorch on the same (sharded) checkpoint at 1 and 2 threads, against the faster', async function () {
+    const found = await findTorchPython();
+    if (!found.python) {
+      console.log(`      bench model vs PyTorch NOT RUN: ${found.reason}`);
+      this.skip();
+    }
+    const r = await troupe('model', '--model', sharded, '--json', '--gen-tokens', '8');
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Record<string, Record<string, unknown>>;
+    assert.equal(out.torch_skipped, undefined);
+    const torch = out.torch!;
+    assertPositive(torch, ['load_s', 'peak_rss_mb', 'gen_tokens_per_s_b1', 'gen_tokens_per_s_b8'], 'torch');
+    assert.equal(torch.params, out.params);
+    const by = torch.by_threads as Record<string, Record<string, number>>;
+    assert.deepEqual(Object.keys(by), ['1', '2']);
+    for (const k of ['gen_tokens_per_s_b1', 'gen_tokens_per_s_b8']) {
+      assertPositive(by['1']!, [k], 'torch 1 thread');
+      assertPositive(by['2']!, [k], 'torch 2 threads');
+      assert.equal(torch[k], Math.max(by['1']![k]!, by['2']![k]!), `${k}: the faster thread count`);
+      assert.equal((torch.threads as Record<string, number>)[k], by['1']![k]! >= by['2']![k]! ? 1 : 2);
+      assert.equal(out.tfjs_over_torch![k], Math.round(((out[k] as unknown as number) / (torch[k] as number)) * 1000) / 1000);
+    }
+  });
+});
