@@ -9,6 +9,7 @@ import { register as newPlugin } from './new.js';
 import { register as plugins } from './plugins.js';
 import { register as run } from './run.js';
 import { register as sandbox } from './sandbox.js';
+import { register as serve } from './serve.js';
 import { register as sft } from './sft.js';
 import { register as test } from './test.js';
 import { register as train } from './train.js';
@@ -18,5 +19,5 @@ import { register as view } from './view.js';
 
 /** Every command module of the CLI, in the order `troupe --help` lists them. */
 export const COMMANDS: readonly ((program: Command) => void)[] = [
-  validate, run, train, sft, evaluate, experiment, view, env, generate, sandbox, verify, plugins, newPlugin, test, bench, doctor,
+  validate, run, train, sft, evaluate, experiment, view, env, generate, serve, sandbox, verify, plugins, newPlugin, test, bench, doctor,
 ];

@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { CliError, UsageError, integer, positiveInt } from '../errors.js';
+
+interface ServeOptions {
+  model: string;
+  tokenizer?: string;
+  host: string;
+  port: number;
+  servedModelName?: string;
+  maxQueue: number;
+  maxBatch: number;
+  maxTokens: number;
+  backend?: string;
+}
+
+/**
+ * `troupe serve --model DIR`: an OpenAI-compatible HTTP server over a Troupe or Hugging Face-layout checkpoint (the
+ * tfjs causal LM). The first stdout line is `troupe serve: listening on http://HOST:PORT/v1 (model NAME)`.
+ */
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description('serve a checkpoint over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions)')
+    .requiredOption('--model <dir>', 'Hugging Face-layout checkpoint folder (config.json, *.safetensors, tokenizer.json)')
+    .option('--tokenizer <dir>', 'tokenizer folder, or tiny / qwen3 (default: the model folder)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <n>', 'port to listen on; 0 picks a free one', integer('--port', { minimum: 0, maximum: 65535 }), 8000)
+    .option('--served-model-name <name>', 'the model id clients send (default: the folder name)')
+    .option('--max-queue <n>', 'requests waiting beyond this are refused with 503', positiveInt('--max-queue'), 256)
+    .option('--max-batch <n>', 'most requests decoded together', positiveInt('--max-batch'), 32)
+    .option('--max-tokens <n>', 'max_tokens when a request gives none', positiveInt('--max-tokens'), 256)
+    .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .action(async (opts: ServeOptions) => {
+      const lm = await import('@troupe/kernel/model');
+      const { createServer } = await import('../serve/server.js');
+      try {
+        await lm.initBackend(opts.backend ? { backend: opts.backend as 'auto' } : {});
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      const dir = resolve(opts.model);
+      if (!existsSync(join(dir, 'config.json'))) throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
+      let model;
+      try {
+        model = await lm.loadCheckpoint(dir);
+      } catch (err) {
+        throw new CliError((err as Error).message);
+      }
+      let tokenizer;
+      try {
+        tokenizer = await lm.loadTokenizer(opts.tokenizer ?? dir);
+      } catch (err) {
+        model.dispose();
+        throw new CliError(`${(err as Error).message}; pass --tokenizer DIR`);
+      }
+      const modelName = opts.servedModelName ?? basename(dir);
+      const app = createServer({
+        model, tokenizer, modelName, generateBatch: lm.generateBatch,
+        maxQueue: opts.maxQueue, maxBatch: opts.maxBatch, defaultMaxTokens: opts.maxTokens,
+      });
+      let address: string;
+      try {
+        address = await app.listen({ host: opts.host, port: opts.port });
+      } catch (err) {
+        model.dispose();
+        throw new CliError(`cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}`);
+      }
+      process.stdout.write(`troupe serve: listening on ${address}/v1 (model ${modelName})\n`);
+      await new Promise<void>((done) => {
+        const stop = (): void => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          void app.close().finally(() => { model.dispose(); done(); });
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+    });
+}

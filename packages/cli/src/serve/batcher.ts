@@ -1,0 +1,72 @@
+/**
+ * The request batcher of `troupe serve`: requests wait in a bounded queue and a single worker takes every queued
+ * request (up to `maxBatch`) into one `generateBatch` call, so concurrent requests decode together. A full queue is
+ * refused at once (the server answers 503) instead of growing without bound.
+ */
+import type { CausalLM, GeneratedSample, GenerationItem, Tokenizer } from '@troupe/kernel/model';
+
+/** Thrown by `submit` when the queue is full. */
+export class QueueFullError extends Error {
+  constructor(limit: number) {
+    super(`the server is overloaded: ${limit} requests are already waiting; retry later`);
+    this.name = 'QueueFullError';
+  }
+}
+
+interface Job {
+  readonly item: GenerationItem;
+  readonly resolve: (samples: GeneratedSample[]) => void;
+  readonly reject: (err: Error) => void;
+}
+
+type GenerateBatch = (model: CausalLM, items: readonly GenerationItem[], shared: { tokenizer?: Tokenizer }) => Promise<GeneratedSample[][]>;
+
+/** Options of `Batcher`. */
+export interface BatcherOptions {
+  /** Most requests waiting (not yet decoding); one more is refused with `QueueFullError`. */
+  readonly maxQueue: number;
+  /** Most requests decoded in one batch. */
+  readonly maxBatch: number;
+}
+
+/** Queues generation requests and decodes them in batches, one batch at a time. */
+export class Batcher {
+  private readonly queue: Job[] = [];
+  private running = false;
+
+  constructor(
+    private readonly model: CausalLM,
+    private readonly tokenizer: Tokenizer,
+    private readonly generateBatch: GenerateBatch,
+    private readonly opts: BatcherOptions,
+  ) {}
+
+  /** Requests waiting for a batch. */
+  get waiting(): number { return this.queue.length; }
+
+  /** Queues one prompt; resolves with its `n` samples. Rejects with `QueueFullError` when the queue is full. */
+  submit(item: GenerationItem): Promise<GeneratedSample[]> {
+    if (this.queue.length >= this.opts.maxQueue) return Promise.reject(new QueueFullError(this.opts.maxQueue));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const jobs = this.queue.splice(0, this.opts.maxBatch);
+        try {
+          const out = await this.generateBatch(this.model, jobs.map((j) => j.item), { tokenizer: this.tokenizer });
+          jobs.forEach((j, i) => j.resolve(out[i]!));
+        } catch (err) {
+          for (const j of jobs) j.reject(err as Error);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+}
