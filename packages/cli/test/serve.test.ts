@@ -3,10 +3,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
 import OpenAI from 'openai';
 import type { FastifyInstance } from 'fastify';
 import {
-  CausalLM, generateBatch, generateIds, initBackend, loadCheckpoint, loadTokenizer, writeCheckpoint,
+  CausalLM, generateBatch, generateIds, initBackend, loadCheckpoint, loadLoraAdapter, loadTokenizer, saveLoraAdapter, writeCheckpoint,
   type GenerationItem, type Tokenizer,
 } from '@troupe/kernel/model';
 import { troupe } from '../../../test/helpers/cli.js';
@@ -181,6 +182,32 @@ describe('troupe serve', function () {
     const body = (await raw.json()) as { error: { message: string; type: string; param: string | null; code: string | null } };
     assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
     assert.equal(body.error.param, 'n');
+  });
+
+  it('serves a checkpoint with a LoRA adapter (--adapter): greedy tokens equal the adapted model in-process', async () => {
+    const adapted = await loadCheckpoint(ckpt);
+    const adapter = join(dir, 'adapter');
+    try {
+      adapted.addLora({ r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj', 'o_proj'] }, 3);
+      for (const p of adapted.lora.values()) p.b.assign(tf.randomNormal(p.b.shape, 0, 2, 'float32', 1));
+      await saveLoraAdapter(adapter, adapted, { baseModel: 'tiny-test' });
+    } finally {
+      adapted.dispose();
+    }
+    const withAdapter = await loadCheckpoint(ckpt);
+    const s = await startServe(['--model', ckpt, '--adapter', adapter, '--tokenizer', 'tiny', '--port', '0']);
+    try {
+      await loadLoraAdapter(adapter, withAdapter);
+      const c = new OpenAI({ baseURL: s.url, apiKey: 'unused', maxRetries: 0 });
+      const res = await c.completions.create({ model: 'tiny-ckpt', prompt: 'abc', temperature: 0, max_tokens: 8, logprobs: 0 });
+      const [want] = await generateIds(withAdapter, tok.encode('abc'), { maxNewTokens: 8, temperature: 0, tokenizer: tok });
+      const [base] = await generateIds(model, tok.encode('abc'), { maxNewTokens: 8, temperature: 0, tokenizer: tok });
+      assert.deepEqual(res.choices[0]!.logprobs!.token_logprobs, want!.logprobs);
+      assert.notDeepEqual(want!.logprobs, base!.logprobs); // the adapter changes the model
+    } finally {
+      s.child.kill('SIGTERM');
+      withAdapter.dispose();
+    }
   });
 
   it('refuses a folder without a checkpoint, naming it', async () => {

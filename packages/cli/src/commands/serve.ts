@@ -6,6 +6,7 @@ import { CliError, UsageError, integer, positiveInt } from '../errors.js';
 interface ServeOptions {
   model: string;
   tokenizer?: string;
+  adapter?: string;
   host: string;
   port: number;
   servedModelName?: string;
@@ -17,7 +18,7 @@ interface ServeOptions {
 
 /**
  * `troupe serve --model DIR`: an OpenAI-compatible HTTP server over a Troupe or Hugging Face-layout checkpoint (the
- * tfjs causal LM). The first stdout line is `troupe serve: listening on http://HOST:PORT/v1 (model NAME)`.
+ * tfjs causal LM), optionally with a PEFT LoRA adapter. The first stdout line is `troupe serve: listening on http://HOST:PORT/v1 (model NAME)`.
  */
 export function register(program: Command): void {
   program
@@ -25,6 +26,7 @@ export function register(program: Command): void {
     .description('serve a checkpoint over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions)')
     .requiredOption('--model <dir>', 'Hugging Face-layout checkpoint folder (config.json, *.safetensors, tokenizer.json)')
     .option('--tokenizer <dir>', 'tokenizer folder, or tiny / qwen3 (default: the model folder)')
+    .option('--adapter <dir>', 'a PEFT LoRA adapter folder (adapter_config.json, adapter_model.safetensors) to apply')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port to listen on; 0 picks a free one', integer('--port', { minimum: 0, maximum: 65535 }), 8000)
     .option('--served-model-name <name>', 'the model id clients send (default: the folder name)')
@@ -45,7 +47,9 @@ export function register(program: Command): void {
       let model;
       try {
         model = await lm.loadCheckpoint(dir);
+        if (opts.adapter) await lm.loadLoraAdapter(resolve(opts.adapter), model);
       } catch (err) {
+        model?.dispose();
         throw new CliError((err as Error).message);
       }
       let tokenizer;
