@@ -255,6 +255,34 @@ describe('troupe serve', function () {
         assert.equal(answers[i]!.choices[0]!.text, alone!.text, p);
       }
     });
+    it('streams each token as it is sampled, before the request has finished', async () => {
+      let open!: () => void;
+      const gate = new Promise<void>((r) => { open = r; });
+      let released = false;
+      app = createServer({
+        model, tokenizer: tok, modelName: 'm',
+        generateBatch: async (mdl: CausalLM, items: readonly GenerationItem[], shared: { tokenizer?: Tokenizer }) => {
+          const out = await generateBatch(mdl, items, shared);
+          await gate; // the answer is held back: only the per-token chunks can reach the client before this opens
+          released = true;
+          return out;
+        },
+      });
+      const url = `${await app.listen({ host: '127.0.0.1', port: 0 })}/v1`;
+      const c = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+      const it = (await c.completions.create({ model: 'm', prompt: 'stream me', temperature: 0, max_tokens: 6, logprobs: 0, stream: true }))[Symbol.asyncIterator]();
+      const firsts = [(await it.next()).value!, (await it.next()).value!];
+      assert.equal(released, false);
+      assert.equal(firsts[0]!.choices[0]!.finish_reason, null);
+      open();
+      const rest: typeof firsts = [];
+      for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value);
+      const all = [...firsts, ...rest];
+      const [want] = await generateIds(model, tok.encode('stream me'), { maxNewTokens: 6, temperature: 0, tokenizer: tok });
+      assert.equal(all.map((ch) => ch.choices[0]!.text).join(''), want!.text);
+      assert.deepEqual(all.flatMap((ch) => ch.choices[0]!.logprobs?.token_logprobs ?? []), want!.logprobs);
+      assert.equal(all.at(-1)!.choices[0]!.finish_reason, want!.finishReason);
+    });
   });
 
   it('a team with `kind: openai` on the server plays the same greedy turns as the checkpoint in-process', async () => {

@@ -13,13 +13,21 @@ export class QueueFullError extends Error {
   }
 }
 
+/** Called with each token of a request as it is sampled (its sample index, token id and log-prob). */
+export type OnToken = (sample: number, token: number, logprob: number) => void;
+
 interface Job {
   readonly item: GenerationItem;
+  readonly onToken: OnToken | undefined;
   readonly resolve: (samples: GeneratedSample[]) => void;
   readonly reject: (err: Error) => void;
 }
 
-type GenerateBatch = (model: CausalLM, items: readonly GenerationItem[], shared: { tokenizer?: Tokenizer }) => Promise<GeneratedSample[][]>;
+type GenerateBatch = (
+  model: CausalLM,
+  items: readonly GenerationItem[],
+  shared: { tokenizer?: Tokenizer; onToken?: (item: number, sample: number, token: number, logprob: number) => void },
+) => Promise<GeneratedSample[][]>;
 
 /** Options of `Batcher`. */
 export interface BatcherOptions {
@@ -44,11 +52,14 @@ export class Batcher {
   /** Requests waiting for a batch. */
   get waiting(): number { return this.queue.length; }
 
-  /** Queues one prompt; resolves with its `n` samples. Rejects with `QueueFullError` when the queue is full. */
-  submit(item: GenerationItem): Promise<GeneratedSample[]> {
-    if (this.queue.length >= this.opts.maxQueue) return Promise.reject(new QueueFullError(this.opts.maxQueue));
+  /**
+   * Queues one prompt; resolves with its `n` samples, calling `onToken` with each token as it is sampled (never in
+   * the same tick as `submit`). Throws `QueueFullError` at once when the queue is full.
+   */
+  submit(item: GenerationItem, onToken?: OnToken): Promise<GeneratedSample[]> {
+    if (this.queue.length >= this.opts.maxQueue) throw new QueueFullError(this.opts.maxQueue);
     return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, onToken, resolve, reject });
       if (!this.running) void this.drain();
     });
   }
@@ -59,7 +70,8 @@ export class Batcher {
       while (this.queue.length > 0) {
         const jobs = this.queue.splice(0, this.opts.maxBatch);
         try {
-          const out = await this.generateBatch(this.model, jobs.map((j) => j.item), { tokenizer: this.tokenizer });
+          const onToken = (i: number, sample: number, token: number, logprob: number): void => jobs[i]!.onToken?.(sample, token, logprob);
+          const out = await this.generateBatch(this.model, jobs.map((j) => j.item), { tokenizer: this.tokenizer, onToken });
           jobs.forEach((j, i) => j.resolve(out[i]!));
         } catch (err) {
           for (const j of jobs) j.reject(err as Error);

@@ -2,8 +2,8 @@
  * The OpenAI-compatible HTTP server of `troupe serve` (Fastify): `GET /v1/models`, `POST /v1/chat/completions`,
  * `POST /v1/completions`, `GET /health`. Bodies are validated by Fastify's ajv schemas; every error is OpenAI-style
  * JSON `{ error: { message, type, param, code } }` (400 bad request, 404 unknown model or route, 503 queue full).
- * Requests are decoded in batches by `Batcher`. Streaming (`stream: true`) answers Server-Sent Events, one chunk per
- * token and `data: [DONE]`; the chunks are sent once the request's batch has finished decoding.
+ * Requests are decoded in batches by `Batcher`. Streaming (`stream: true`) answers Server-Sent Events, a chunk per
+ * token as it is sampled, and `data: [DONE]`.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
@@ -180,23 +180,60 @@ export function createServer(opts: ServeOptions): FastifyInstance {
     }
     return out;
   };
-  /** The text each token adds to a streamed choice: its piece, clipped so the pieces add up to the (stop-cut) text. */
-  const deltas = (s: GeneratedSample, p: string[]): string[] => {
-    let sent = 0;
-    return p.map((piece) => {
-      const room = s.text.slice(sent);
-      const d = room.startsWith(piece) ? piece : room.slice(0, Math.min(room.length, piece.length));
-      sent += d.length;
-      return d;
-    });
-  };
+  /** How a streamed answer renders its chunks. */
+  interface StreamShape {
+    /** Chunks sent before the first token (chat: each choice's role). */
+    readonly opening: object[];
+    /** A chunk for one sampled token of choice `index`: the text it releases, at `offset` in the completion. */
+    token(index: number, delta: string, token: number, logprob: number, offset: number): object;
+    /** The last chunk of choice `index`: the text still held back, and why it stopped. */
+    finish(index: number, delta: string, reason: string, offset: number): object;
+    /** The usage chunk (`stream_options.include_usage`). */
+    usage(u: Record<string, number>): object;
+  }
 
-  function stream(reply: FastifyReply, chunks: object[]): FastifyReply {
-    reply.hijack();
+  /**
+   * Streams one request as Server-Sent Events while its batch decodes: a chunk per sampled token, then each choice's
+   * finish chunk, the usage chunk when asked and `data: [DONE]`. With stop strings, text that could be the start of
+   * one is held back until it is not (the chunks add up to the stop-cut text); an error after the headers are sent
+   * arrives as an `error` event.
+   */
+  async function streamAnswer(reply: FastifyReply, gen: GenerationItem, promptIds: number[], shape: StreamShape, includeUsage: boolean): Promise<FastifyReply> {
+    const stops = gen.options.stop ?? [];
+    const hold = stops.length > 0 ? Math.max(...stops.map((x) => x.length)) - 1 : 0;
+    const rows = Array.from({ length: gen.options.n ?? 1 }, () => ({ ids: [] as number[], sent: '' }));
     const res = reply.raw;
+    const send = (c: object): void => { if (!res.destroyed) res.write(`data: ${JSON.stringify(c)}\n\n`); };
+    const done = batcher.submit(gen, (j, token, logprob) => {
+      const r = rows[j]!;
+      if (!eos.has(token)) r.ids.push(token);
+      let text = tok.decode(r.ids);
+      let cut = -1;
+      for (const x of stops) {
+        const k = x ? text.indexOf(x) : -1;
+        if (k >= 0 && (cut < 0 || k + x.length < cut)) cut = k + x.length;
+      }
+      text = cut >= 0 ? text.slice(0, cut) : text.slice(0, text.length - hold);
+      if (text.endsWith('\uFFFD')) text = text.slice(0, -1); // an incomplete UTF-8 sequence waits for its next byte
+      const delta = text.length > r.sent.length && text.startsWith(r.sent) ? text.slice(r.sent.length) : '';
+      r.sent += delta;
+      send(shape.token(j, delta, token, logprob, r.sent.length - delta.length));
+    });
+    reply.hijack();
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`);
-    res.end('data: [DONE]\n\n');
+    for (const c of shape.opening) send(c);
+    try {
+      const samples = await done;
+      samples.forEach((smp, j) => {
+        const sent = rows[j]!.sent;
+        send(shape.finish(j, smp.text.startsWith(sent) ? smp.text.slice(sent.length) : '', smp.finishReason, sent.length));
+      });
+      if (includeUsage) send(shape.usage(usage(promptIds, samples)));
+      res.end('data: [DONE]\n\n');
+    } catch (err) {
+      send({ error: { message: `generation failed: ${(err as Error).message}`, type: 'server_error', param: null, code: null } });
+      res.end();
+    }
     return reply;
   }
 
@@ -209,28 +246,25 @@ export function createServer(opts: ServeOptions): FastifyInstance {
     }));
     const text = tok.applyChatTemplate(messages, { templateArgs: body.chat_template_kwargs ?? {} });
     const promptIds = tok.encode(text);
-    const samples = await batcher.submit(item(body, promptIds));
-    const id = `chatcmpl-${randomUUID()}`;
-    const base = { id, created: Math.floor(Date.now() / 1000), model: modelName };
+    const gen = item(body, promptIds);
+    const base = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: modelName };
     const lp = (s: GeneratedSample, p: string[]): object | null => (body.logprobs
       ? { content: s.logprobs.map((l, i) => ({ token: p[i]!, logprob: l, bytes: [...Buffer.from(p[i]!, 'utf8')], top_logprobs: [] })) }
       : null);
     if (body.stream) {
-      const chunks: object[] = [];
-      samples.forEach((s, index) => {
-        const p = pieces(s);
-        chunks.push({ ...base, object: 'chat.completion.chunk', choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
-        const d = deltas(s, p);
-        p.forEach((piece, i) => {
-          const content = d[i]!;
-          const tokLp = body.logprobs ? { content: [{ token: piece, logprob: s.logprobs[i]!, bytes: [...Buffer.from(piece, 'utf8')], top_logprobs: [] }] } : null;
-          chunks.push({ ...base, object: 'chat.completion.chunk', choices: [{ index, delta: { content }, logprobs: tokLp, finish_reason: null, ...(body.return_token_ids ? { token_ids: [s.tokenIds[i]!] } : {}) }] });
-        });
-        chunks.push({ ...base, object: 'chat.completion.chunk', choices: [{ index, delta: {}, logprobs: null, finish_reason: s.finishReason }] });
-      });
-      if (body.stream_options?.include_usage) chunks.push({ ...base, object: 'chat.completion.chunk', choices: [], usage: usage(promptIds, samples) });
-      return stream(reply, chunks);
+      const chunk = (choice: object): object => ({ ...base, object: 'chat.completion.chunk', choices: [choice] });
+      return streamAnswer(reply, gen, promptIds, {
+        opening: Array.from({ length: gen.options.n ?? 1 }, (_, index) => chunk({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
+        token: (index, content, id, logprob) => {
+          const piece = tok.decode([id]);
+          const tokLp = body.logprobs ? { content: [{ token: piece, logprob, bytes: [...Buffer.from(piece, 'utf8')], top_logprobs: [] }] } : null;
+          return chunk({ index, delta: { content }, logprobs: tokLp, finish_reason: null, ...(body.return_token_ids ? { token_ids: [id] } : {}) });
+        },
+        finish: (index, content, reason) => chunk({ index, delta: content ? { content } : {}, logprobs: null, finish_reason: reason }),
+        usage: (u) => ({ ...base, object: 'chat.completion.chunk', choices: [], usage: u }),
+      }, body.stream_options?.include_usage === true);
     }
+    const samples = await batcher.submit(gen);
     return {
       ...base, object: 'chat.completion',
       ...(body.return_token_ids ? { prompt_token_ids: promptIds } : {}),
@@ -247,7 +281,7 @@ export function createServer(opts: ServeOptions): FastifyInstance {
     checkModel(body.model);
     const prompt = typeof body.prompt === 'string' ? body.prompt : body.prompt[0]!;
     const promptIds = tok.encode(prompt);
-    const samples = await batcher.submit(item(body, promptIds));
+    const gen = item(body, promptIds);
     const base = { id: `cmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: modelName };
     const wantLp = body.logprobs != null;
     const lp = (s: GeneratedSample, p: string[]): object | null => {
@@ -258,24 +292,18 @@ export function createServer(opts: ServeOptions): FastifyInstance {
       return { tokens: p, token_logprobs: s.logprobs, top_logprobs: p.map(() => ({})), text_offset: offsets };
     };
     if (body.stream) {
-      const chunks: object[] = [];
-      samples.forEach((s, index) => {
-        const p = pieces(s);
-        const d = deltas(s, p);
-        let offset = prompt.length;
-        p.forEach((piece, i) => {
-          const text = d[i]!;
-          offset += text.length;
-          chunks.push({
-            ...base, object: 'text_completion',
-            choices: [{ index, text, logprobs: wantLp ? { tokens: [piece], token_logprobs: [s.logprobs[i]!], top_logprobs: [{}], text_offset: [offset - text.length] } : null, finish_reason: null }],
-          });
-        });
-        chunks.push({ ...base, object: 'text_completion', choices: [{ index, text: '', logprobs: null, finish_reason: s.finishReason }] });
-      });
-      if (body.stream_options?.include_usage) chunks.push({ ...base, object: 'text_completion', choices: [], usage: usage(promptIds, samples) });
-      return stream(reply, chunks);
+      const chunk = (choice: object): object => ({ ...base, object: 'text_completion', choices: [choice] });
+      return streamAnswer(reply, gen, promptIds, {
+        opening: [],
+        token: (index, text, id, logprob, offset) => chunk({
+          index, text, finish_reason: null,
+          logprobs: wantLp ? { tokens: [tok.decode([id])], token_logprobs: [logprob], top_logprobs: [{}], text_offset: [prompt.length + offset] } : null,
+        }),
+        finish: (index, text, reason) => chunk({ index, text, logprobs: null, finish_reason: reason }),
+        usage: (u) => ({ ...base, object: 'text_completion', choices: [], usage: u }),
+      }, body.stream_options?.include_usage === true);
     }
+    const samples = await batcher.submit(gen);
     return {
       ...base, object: 'text_completion',
       ...(body.return_token_ids ? { prompt_token_ids: promptIds } : {}),

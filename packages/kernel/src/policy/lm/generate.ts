@@ -131,6 +131,7 @@ export interface GenerationItem {
 
 interface RowState {
   item: number;
+  sample: number;
   rng: Rng;
   cursor: GrammarCursor | undefined;
   tokenIds: number[];
@@ -151,7 +152,12 @@ interface RowState {
 export async function generateBatch(
   model: CausalLM,
   items: readonly GenerationItem[],
-  shared: { readonly tokenizer?: Tokenizer; readonly signal?: AbortSignal } = {},
+  shared: {
+    readonly tokenizer?: Tokenizer;
+    readonly signal?: AbortSignal;
+    /** Called with each token as it is sampled (sample j of item i), for streaming. */
+    readonly onToken?: (item: number, sample: number, token: number, logprob: number) => void;
+  } = {},
 ): Promise<GeneratedSample[][]> {
   const tok = shared.tokenizer;
   const V = model.config.vocabSize;
@@ -171,7 +177,7 @@ export async function generateBatch(
     const nfa: Nfa | undefined = o.grammar && tok ? compileGrammar(o.grammar) : undefined;
     for (let j = 0; j < n; j++) {
       rows.push({
-        item: i, rng: createRng(deriveSeed(o.seed ?? 0, 'row', j)), cursor: nfa ? new GrammarCursor(nfa, tok!.tokenTexts()) : undefined,
+        item: i, sample: j, rng: createRng(deriveSeed(o.seed ?? 0, 'row', j)), cursor: nfa ? new GrammarCursor(nfa, tok!.tokenTexts()) : undefined,
         tokenIds: [], logprobs: [], text: '', finishReason: 'length', done: false,
       });
     }
@@ -223,6 +229,7 @@ export async function generateBatch(
         }, row.rng);
         row.tokenIds.push(token);
         row.logprobs.push(logprob);
+        shared.onToken?.(row.item, row.sample, token, logprob);
         if (eos.has(token)) { row.done = true; row.finishReason = 'stop'; }
         else {
           if (cur) cur.advance(token);
