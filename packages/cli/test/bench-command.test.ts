@@ -96,6 +96,8 @@ describe('troupe bench model --model', function () {
     assert.equal(torch.params, out.params);
     const by = torch.by_threads as Record<string, Record<string, number>>;
     assert.deepEqual(Object.keys(by), ['1', '2']);
+    assert.equal(by['1']!.peak_rss_mb, torch.peak_rss_mb);
+    assert.equal(by['2']!.peak_rss_mb, undefined, 'the second load shares the first one\'s process: its peak is not its own');
     for (const k of ['gen_tokens_per_s_b1', 'gen_tokens_per_s_b8']) {
       assertPositive(by['1']!, [k], 'torch 1 thread');
       assertPositive(by['2']!, [k], 'torch 2 threads');

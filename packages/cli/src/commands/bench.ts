@@ -55,12 +55,13 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
       opts.torchThreads.forEach((t, i) => {
         const mine = runs.slice(i * batches.length, (i + 1) * batches.length);
         byThreads[t] = {
-          load_s: Number(mine[0]!.load_s), peak_rss_mb: Number(mine[0]!.peak_rss_mb),
+          load_s: Number(mine[0]!.load_s),
+          // one Python process runs every command: only the first load's peak RSS is that load's alone
+          ...(i === 0 ? { peak_rss_mb: Number(mine[0]!.peak_rss_mb) } : {}),
           ...Object.fromEntries(speedKeys.map((k, j) => [k, Number(mine[j]!.gen_tokens_per_s)])),
         };
       });
       const best = (k: string): string => opts.torchThreads.map(String).reduce((a, b) => (byThreads[b]![k]! > byThreads[a]![k]! ? b : a));
-      // One Python process runs every command: only the first load is in a clean process (its RSS and load time).
       const first = byThreads[opts.torchThreads[0]!]!;
       torch = {
         impl: runs[0]!.impl, params: runs[0]!.params, load_s: first.load_s, peak_rss_mb: first.peak_rss_mb,
