@@ -1,5 +1,5 @@
 /**
- * The single-agent variant suite of the game teams (ENVIRONMENTS.md, "Team workflow shared by the games"): a game
+ * The single-agent variant suite of the game teams (the paper's team workflow shared by the games): a game
  * environment whose seats are `proposer` then `executor` offers `config.seats: ["executor"]`, the paper's "single
  * agent" baseline, in which the executor plays alone on the same instances and is never shown a proposal.
  */

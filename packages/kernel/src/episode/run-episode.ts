@@ -23,7 +23,7 @@ export function sampleSeed(seed: number, episodeId: string, turn: number, seat: 
  * {@link runEpisode} (which wraps it in a cold Observable); use it where no stream is wanted. Rejects with the
  * signal's reason (an `AbortError`) when `signal` fires, and with a descriptive error when a plugin fails.
  *
- * The algorithm (ATGRPO.md): for each turn, for each seat IN ORDER, the seat observes the current state; its policy
+ * The algorithm (AT-GRPO, as the Stronger-MAS paper describes it): for each turn, for each seat IN ORDER, the seat observes the current state; its policy
  * samples K completions of that one prompt (one request with n = K); each completion is parsed and stepped on the SAME
  * immutable state; each branch's reward terms are mixed (r = α·team + Σ w·terms); the best branch is selected (ties:
  * terminal success first, then a seeded random choice; or the greedy branch, for a seat that continues from it) and

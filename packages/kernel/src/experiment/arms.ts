@@ -1,5 +1,5 @@
 /**
- * The arms of the paper's table (ATGRPO.md "Baselines"), derived from ONE base team spec per game: two or more seats
+ * The arms of the paper's table (the paper's "Baselines"), derived from ONE base team spec per game: two or more seats
  * (e.g. proposer + executor) each mapped to its own policy (L3), like `presets/plan-path-planner-team.yaml`.
  *
  * | arm | what it is | level | algorithm |
@@ -34,7 +34,7 @@ export const ARM_NAMES = ['single', 'single-grpo', 'mas-prompt', 'mas-naive-grpo
 /** One arm of the table. */
 export type ArmName = (typeof ARM_NAMES)[number];
 
-/** The policy mapping level an arm trains at (ATGRPO.md). */
+/** The policy mapping level an arm trains at (the Stronger-MAS paper). */
 export type ArmLevel = 'L0' | 'L1' | 'L2' | 'L3';
 
 /** What an arm is. */

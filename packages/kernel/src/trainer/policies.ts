@@ -10,7 +10,7 @@ import { AdamW, lrAt, type AdamWOptions } from '../policy/lm/train.js';
 import type { TeamSpec } from '../team/types.js';
 import type { TrainerConfig } from './config.js';
 
-/** The policy mapping level of a team (ATGRPO.md). */
+/** The policy mapping level of a team (the Stronger-MAS paper). */
 export type MappingLevel = 'L0' | 'L1' | 'L2' | 'L3' | 'frozen';
 
 /** One policy as the trainer sees it. */

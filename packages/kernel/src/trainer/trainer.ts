@@ -1,5 +1,5 @@
 /**
- * The AT-GRPO trainer (ATGRPO.md), written to be read top to bottom like a CleanRL script:
+ * The AT-GRPO trainer (the Stronger-MAS paper), written to be read top to bottom like a CleanRL script:
  *
  * ```
  * per training step n = 1..steps:

@@ -1,5 +1,5 @@
 /**
- * Checks the AT-GRPO invariants of ATGRPO.md on a finished event stream (test helper):
+ * Checks the AT-GRPO invariants of the Stronger-MAS paper on a finished event stream (test helper):
  * every group (episode, turn, seat) has exactly K samples sharing one prompt; the selected branch has the maximum
  * reward; the prompt of every group is derived from the state of the previously selected branch (checked by replaying
  * the selected moves on a fresh reset of the instance).

@@ -5,7 +5,7 @@ import type { PlanPathMovesAfterGoal, PlanPathPotential, PlanPathRewardKind } fr
 import type { Direction, Pos } from './grid.js';
 import { distancesTo, manhattan, moveTarget, samePos } from './grid.js';
 
-/** Reward constants of the shaped variant (ENVIRONMENTS.md). */
+/** Reward constants of the shaped variant (as in the Stronger-MAS paper). */
 export const SHAPED = Object.freeze({
   /** Cost of a valid move. */
   validMove: -0.01,

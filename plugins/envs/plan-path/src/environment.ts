@@ -1,5 +1,5 @@
 /**
- * `plan-path-v0`: the Plan-Path environment with the proposer/executor game-team workflow (ENVIRONMENTS.md).
+ * `plan-path-v0`: the Plan-Path environment with the proposer/executor game-team workflow (as in the Stronger-MAS paper).
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import { readFileSync } from 'node:fs';

@@ -177,7 +177,7 @@ export function applyMove(board: Board, at: Placement, dir: Direction): MoveOutc
   };
 }
 
-/** Reward constants of the shaped variant (ENVIRONMENTS.md). */
+/** Reward constants of the shaped variant (as in the Stronger-MAS paper). */
 export const SHAPED = Object.freeze({
   /** Cost of a valid move (walk or push). */
   validMove: -0.01,

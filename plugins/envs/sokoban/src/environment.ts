@@ -1,5 +1,5 @@
 /**
- * `sokoban-v0`: Sokoban with the proposer/executor game-team workflow (ENVIRONMENTS.md).
+ * `sokoban-v0`: Sokoban with the proposer/executor game-team workflow (as in the Stronger-MAS paper).
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import { readFileSync } from 'node:fs';

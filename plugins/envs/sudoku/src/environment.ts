@@ -1,5 +1,5 @@
 /**
- * `sudoku-v0`: Sudoku with exactly one solution, played by the proposer/executor game team (ENVIRONMENTS.md).
+ * `sudoku-v0`: Sudoku with exactly one solution, played by the proposer/executor game team (as in the Stronger-MAS paper).
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import { readFileSync } from 'node:fs';
