@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { CliError, UsageError, finiteNumber, integer, positiveInt, printJson } from '../errors.js';
+import { loadModelFolder, loadTokenizerFor, startBackend } from '../model-folder.js';
 
 interface GenerateOptions {
   model?: string;
@@ -45,34 +44,19 @@ export function register(program: Command): void {
       if (opts.topK < 0) throw new UsageError(`--top-k must be ≥ 0, got ${opts.topK}`);
       if (opts.preset && !['tiny', 'small'].includes(opts.preset)) throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
       const lm = await import('@troupe/kernel/model');
-      let backend;
-      try {
-        backend = await lm.initBackend(opts.backend ? { backend: opts.backend as 'auto' } : {});
-      } catch (err) {
-        throw new UsageError((err as Error).message);
-      }
+      const backend = await startBackend(lm, opts.backend);
       let model;
       let tokDir: string;
       if (opts.model) {
-        const dir = resolve(opts.model);
-        if (!existsSync(join(dir, 'config.json'))) throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
-        try {
-          model = await lm.loadCheckpoint(dir);
-        } catch (err) {
-          throw new CliError((err as Error).message);
-        }
-        tokDir = opts.tokenizer ?? dir;
+        const loaded = await loadModelFolder(lm, opts.model);
+        model = loaded.model;
+        tokDir = opts.tokenizer ?? loaded.dir;
       } else {
         model = lm.CausalLM.random(lm.presetHfConfig(opts.preset as 'tiny'), opts.seed);
         tokDir = opts.tokenizer ?? 'tiny';
       }
       try {
-        let tok;
-        try {
-          tok = await lm.loadTokenizer(tokDir);
-        } catch (err) {
-          throw new CliError(`${(err as Error).message}; pass --tokenizer DIR`);
-        }
+        const tok = await loadTokenizerFor(lm, tokDir);
         const text = opts.chat ? tok.applyChatTemplate([{ role: 'user', content: opts.prompt }]) : opts.prompt;
         const promptIds = tok.encode(text);
         if (promptIds.length === 0) throw new UsageError('--prompt encodes to no tokens');

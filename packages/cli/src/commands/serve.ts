@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
-import { CliError, UsageError, integer, positiveInt } from '../errors.js';
+import { basename } from 'node:path';
+import { CliError, integer, positiveInt } from '../errors.js';
+import { loadModelFolder, loadTokenizerFor, startBackend } from '../model-folder.js';
 
 interface ServeOptions {
   model: string;
@@ -37,27 +37,14 @@ export function register(program: Command): void {
     .action(async (opts: ServeOptions) => {
       const lm = await import('@troupe/kernel/model');
       const { createServer } = await import('../serve/server.js');
-      try {
-        await lm.initBackend(opts.backend ? { backend: opts.backend as 'auto' } : {});
-      } catch (err) {
-        throw new UsageError((err as Error).message);
-      }
-      const dir = resolve(opts.model);
-      if (!existsSync(join(dir, 'config.json'))) throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
-      let model;
-      try {
-        model = await lm.loadCheckpoint(dir);
-        if (opts.adapter) await lm.loadLoraAdapter(resolve(opts.adapter), model);
-      } catch (err) {
-        model?.dispose();
-        throw new CliError((err as Error).message);
-      }
+      await startBackend(lm, opts.backend);
+      const { dir, model } = await loadModelFolder(lm, opts.model, opts.adapter);
       let tokenizer;
       try {
-        tokenizer = await lm.loadTokenizer(opts.tokenizer ?? dir);
+        tokenizer = await loadTokenizerFor(lm, opts.tokenizer ?? dir);
       } catch (err) {
         model.dispose();
-        throw new CliError(`${(err as Error).message}; pass --tokenizer DIR`);
+        throw err;
       }
       const modelName = opts.servedModelName ?? basename(dir);
       const app = createServer({
