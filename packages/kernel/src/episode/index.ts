@@ -1,4 +1,4 @@
-/** Turn streams: one episode as a cold Observable of events (see docs/training.md for the algorithm). */
+/** Turn streams: one episode as a cold Observable of events (see docs/algorithm.md for the algorithm). */
 export * from './events.js';
 export * from './context.js';
 export * from './select.js';
