@@ -8,8 +8,6 @@
 import 'reflect-metadata';
 export * from './contracts/index.js';
 export * from './util/index.js';
-export * from './actions/index.js';
-export * from './prompts/index.js';
 export * from './di.js';
 export * from './plugins/index.js';
 export * from './team/index.js';

@@ -5,7 +5,8 @@
 import type {
   Environment, EnvironmentContribution, Move, Observation, RewardContribution, Role, RoleContribution, Split, StepResult, Transition,
 } from '@troupe/kernel';
-import { contentHash, createRng, deriveSeed, splitOfContent, toolDetailsOf, toolDetailsText, type ToolDetails } from '@troupe/kernel';
+import { contentHash, createRng, deriveSeed, splitOfContent } from '@troupe/kernel';
+import { toolDetailsOf, toolDetailsText, type ToolDetails } from '@troupe/game-kit';
 
 export interface ToyBugs {
   mutateState?: boolean;

@@ -2,5 +2,4 @@ export * from './rng.js';
 export * from './hash.js';
 export * from './splits.js';
 export * from './atomic.js';
-export * from './tool-details.js';
 export * from './folder-lock.js';

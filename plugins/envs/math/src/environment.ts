@@ -6,8 +6,9 @@
  * when the two answers agree (by the checker) or after `maxTurns` turns. Success = the solver's answer is correct.
  * With `seats: ['solver']` it is the single-agent baseline: the episode ends at the solver's first readable answer.
  */
+import { toolDetailsOf, toolDetailsText, type ToolDetails } from '@troupe/game-kit';
 import {
-  createRng, deriveSeed, shuffled, splitOfContent, toolDetailsOf, toolDetailsText, type ToolDetails,
+  createRng, deriveSeed, shuffled, splitOfContent,
   type ActionTypeSpec, type Environment, type Move, type Observation, type Rng, type SeatSpec, type Split, type SplitFractions, type StepResult,
 } from '@troupe/kernel';
 import type { EquivalenceOptions, EquivalenceResult } from './checker/equivalence.js';

@@ -1,7 +1,9 @@
 /**
  * The dynamics and the reward of Plan-Path: executing (or simulating) a move list from a position.
  */
-import type { PlanPathMovesAfterGoal, PlanPathPotential, PlanPathRewardKind } from './config.js';
+import type { RewardKind } from '@troupe/game-kit';
+import { roundReward } from '@troupe/game-kit';
+import type { PlanPathMovesAfterGoal, PlanPathPotential } from './config.js';
 import type { Direction, Pos } from './grid.js';
 import { distancesTo, manhattan, moveTarget, samePos } from './grid.js';
 
@@ -86,7 +88,7 @@ function potentialOn(board: Board, kind: PlanPathPotential): (pos: Pos) => numbe
  * exact one; with `'ignored'` (the default) they cost nothing.
  */
 export function runMoves(
-  board: Board, start: Pos, movesUsed: number, moves: readonly Direction[], kind: PlanPathRewardKind, afterGoal: PlanPathMovesAfterGoal = 'ignored',
+  board: Board, start: Pos, movesUsed: number, moves: readonly Direction[], kind: RewardKind, afterGoal: PlanPathMovesAfterGoal = 'ignored',
   potentialKind: PlanPathPotential = 'manhattan',
 ): RunOutcome {
   const phi = potentialOn(board, potentialKind);
@@ -133,9 +135,4 @@ export function runMoves(
     reward: kind === 'sparse' ? (reached ? 1 : 0) : shaped,
     perMove: perMove.map(roundReward),
   };
-}
-
-/** Rounds a reward to 9 decimals (removes floating-point noise such as 1.9000000000000004). */
-export function roundReward(x: number): number {
-  return Math.round(x * 1e9) / 1e9;
 }

@@ -3,8 +3,8 @@
  * Everything here is a pure function over plain, immutable data.
  */
 
-export { DELTAS, DIRECTIONS, isDirection, type Direction, type Pos } from '@troupe/kernel';
-import { DELTAS, DIRECTIONS, type Direction, type Pos } from '@troupe/kernel';
+export { DELTAS, DIRECTIONS, formatPos, isDirection, manhattan, samePos, type Direction, type Pos } from '@troupe/game-kit';
+import { DELTAS, DIRECTIONS, samePos, type Direction, type Pos } from '@troupe/game-kit';
 
 /** Cell symbols of a grid row string: `.` free, `#` wall. */
 export const FREE = '.';
@@ -15,16 +15,6 @@ export const WALL = '#';
 export function isFree(grid: readonly string[], pos: Pos): boolean {
   const line = grid[pos.row];
   return line !== undefined && pos.col >= 0 && pos.col < line.length && line[pos.col] === FREE;
-}
-
-/** Equality of positions. */
-export function samePos(a: Pos, b: Pos): boolean {
-  return a.row === b.row && a.col === b.col;
-}
-
-/** Manhattan distance between two cells. */
-export function manhattan(a: Pos, b: Pos): number {
-  return Math.abs(a.row - b.row) + Math.abs(a.col - b.col);
 }
 
 /**
@@ -184,9 +174,4 @@ export function renderGrid(grid: readonly string[], options: RenderGridOptions =
     lines.push(coords ? `${String(r).padStart(width)}  ${cells.join(' ')}` : cells.join(' '));
   });
   return lines.join('\n');
-}
-
-/** `(row, col)` as text. */
-export function formatPos(pos: Pos): string {
-  return `(${pos.row}, ${pos.col})`;
 }

@@ -2,7 +2,8 @@
  * Seeded instance generation with content-hash splits.
  */
 import type { Rng, Split } from '@troupe/kernel';
-import { contentHash, createRng, deriveSeed, splitOfContent } from '@troupe/kernel';
+import { contentHash, splitOfContent } from '@troupe/kernel';
+import { deepFreeze, instanceAt } from '@troupe/game-kit';
 import type { PlanPathConfig } from './config.js';
 import type { Direction, Pos } from './grid.js';
 import { FREE, WALL, bfs, isFree, samePos } from './grid.js';
@@ -45,14 +46,7 @@ export function makeInstance(grid: readonly string[], start: Pos, goal: Pos): Pl
   if (samePos(start, goal)) throw new Error('plan-path: the start and the goal must differ');
   const path = bfs(grid, start, goal);
   if (!path) throw new Error('plan-path: the goal is not reachable from the start');
-  return deepFreezeInstance({ size, grid: [...grid], start: { ...start }, goal: { ...goal }, shortest: path.length });
-}
-
-function deepFreezeInstance(i: PlanPathInstance): PlanPathInstance {
-  Object.freeze(i.grid);
-  Object.freeze(i.start);
-  Object.freeze(i.goal);
-  return Object.freeze(i);
+  return deepFreeze({ size, grid: [...grid], start: { ...start }, goal: { ...goal }, shortest: path.length });
 }
 
 /**
@@ -80,7 +74,7 @@ export function drawCandidate(rng: Rng, config: Pick<PlanPathConfig, 'size' | 'w
   const goal = free[g >= startIndex ? g + 1 : g]!;
   const path: Direction[] | null = bfs(grid, start, goal);
   if (!path || path.length === 0 || path.length > config.maxMoves) return null;
-  return deepFreezeInstance({ size, grid, start, goal, shortest: path.length });
+  return deepFreeze({ size, grid, start, goal, shortest: path.length });
 }
 
 /** Safety limit on candidates per instance (a split holds ≥ 5% of the hash space, so ~20 attempts are typical). */
@@ -92,15 +86,11 @@ export const MAX_ATTEMPTS = 100_000;
  * `split` (see `splitOfContent`). Splits are therefore disjoint by content whatever the seeds.
  */
 export function generateInstance(split: Split, index: number, seed: number, config: PlanPathConfig): PlanPathInstance {
-  if (config.splitFractions[split] <= 0) {
-    throw new Error(`plan-path-v0: split "${split}" has fraction 0 in environment.config.splitFractions; it holds no instances`);
-  }
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const rng = createRng(deriveSeed(seed, split, index, attempt));
-    const candidate = drawCandidate(rng, config);
-    if (!candidate) continue;
-    if (splitOfContent(planPathInstanceKey(candidate), config.splitFractions) === split) return candidate;
-  }
-  throw new Error(`plan-path-v0: no ${split} instance found after ${MAX_ATTEMPTS} candidates (seed ${seed}, index ${index}); `
-    + 'lower wallProbability or raise maxMoves');
+  return instanceAt({
+    id: 'plan-path-v0', splitFractions: config.splitFractions, maxAttempts: MAX_ATTEMPTS, hint: 'lower wallProbability or raise maxMoves',
+    draw: (rng, wanted) => {
+      const candidate = drawCandidate(rng, config);
+      return candidate && splitOfContent(planPathInstanceKey(candidate), config.splitFractions) === wanted ? candidate : null;
+    },
+  }, split, index, seed);
 }

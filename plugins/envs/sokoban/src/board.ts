@@ -2,25 +2,17 @@
  * Sokoban rules over plain, immutable data: positions, moves and pushes, the shaped reward, the BFS oracle,
  * corner deadlocks and ASCII rendering.
  */
-import type { SokobanPotential, SokobanRewardKind } from './config.js';
+import type { RewardKind } from '@troupe/game-kit';
+import { formatPos, manhattan, roundReward, samePos } from '@troupe/game-kit';
+import type { SokobanPotential } from './config.js';
 
-export { DELTAS, DIRECTIONS, isDirection, type Direction, type Pos } from '@troupe/kernel';
-import { DELTAS, DIRECTIONS, type Direction, type Pos } from '@troupe/kernel';
+export { DELTAS, DIRECTIONS, formatPos, isDirection, manhattan, samePos, type Direction, type Pos } from '@troupe/game-kit';
+import { DELTAS, DIRECTIONS, type Direction, type Pos } from '@troupe/game-kit';
 
 /** Classic Sokoban symbols. The instance grid uses only `#` and ` `; the others are drawn from positions. */
 export const SYMBOLS = Object.freeze({
   wall: '#', floor: ' ', goal: '.', box: '$', player: '@', boxOnGoal: '*', playerOnGoal: '+',
 });
-
-/** Equality of positions. */
-export function samePos(a: Pos, b: Pos): boolean {
-  return a.row === b.row && a.col === b.col;
-}
-
-/** Manhattan distance. */
-export function manhattan(a: Pos, b: Pos): number {
-  return Math.abs(a.row - b.row) + Math.abs(a.col - b.col);
-}
 
 /** Orders positions by row, then column (the canonical order of box and goal lists). */
 export function comparePos(a: Pos, b: Pos): number {
@@ -215,11 +207,6 @@ export interface RunOutcome {
   readonly perMove: readonly number[];
 }
 
-/** Rounds a reward to 9 decimals (removes floating-point noise). */
-export function roundReward(x: number): number {
-  return Math.round(x * 1e9) / 1e9;
-}
-
 /**
  * Runs `moves` from `start`: used both to execute the executor's list and to simulate the proposer's list on a copy
  * (inputs are never modified). Shaped reward per move: −0.01 valid, −0.05 invalid, +1 box onto a goal, −0.5 box off
@@ -227,7 +214,7 @@ export function roundReward(x: number): number {
  * distance), +10 on solving; moves after solving are ignored.
  */
 export function runMoves(
-  board: Board, start: Placement, moves: readonly Direction[], kind: SokobanRewardKind, potentialKind: SokobanPotential = 'manhattan',
+  board: Board, start: Placement, moves: readonly Direction[], kind: RewardKind, potentialKind: SokobanPotential = 'manhattan',
 ): RunOutcome {
   const phi = potentialOn(board, potentialKind);
   let at = start;
@@ -346,11 +333,6 @@ export function renderBoard(board: Board, at: Placement, options: RenderOptions 
     lines.push(coords ? `${r}  ${cells.join(' ')}` : cells.join(''));
   });
   return lines.join('\n');
-}
-
-/** `(row, col)` as text. */
-export function formatPos(pos: Pos): string {
-  return `(${pos.row}, ${pos.col})`;
 }
 
 /** A list of positions as text: `(1, 2), (3, 4)`. */

@@ -2,7 +2,8 @@
  * Seeded Sokoban generation (the classic reverse-play generator) with content-hash splits and de-duplication.
  */
 import type { Rng, Split } from '@troupe/kernel';
-import { contentHash, createRng, deriveSeed, splitOfContent } from '@troupe/kernel';
+import { contentHash, splitOfContent } from '@troupe/kernel';
+import { InstanceStreams, deepFreeze } from '@troupe/game-kit';
 import type { Board, Placement, Pos } from './board.js';
 import { DELTAS, DIRECTIONS, SYMBOLS, solve, sortedPositions } from './board.js';
 import type { SokobanConfig } from './config.js';
@@ -43,12 +44,6 @@ export function sokobanSplitOf(i: Pick<SokobanInstance, 'grid' | 'goals' | 'boxe
   return splitOfContent(contentHashOfLayout(i), config.splitFractions);
 }
 
-function freezeInstance(i: SokobanInstance): SokobanInstance {
-  Object.freeze(i.grid);
-  Object.freeze(i.player);
-  return Object.freeze(i);
-}
-
 /**
  * Builds an instance from a classic Sokoban picture (`#` wall, ` ` or `_` floor, `.` goal, `$` box, `@` player,
  * `*` box on goal, `+` player on goal), proving it solvable with the BFS oracle. For tests and hand-made puzzles.
@@ -79,7 +74,7 @@ export function parseInstance(rows: readonly string[], nodeCap = 1_000_000): Sok
   const placement: Placement = { player: players[0]!, boxes: sortedPositions(boxes) };
   const result = solve(board, placement, nodeCap);
   if (result.status !== 'solved') throw new Error(`sokoban: the puzzle is not solvable (BFS: ${result.status} after ${result.nodes} states)`);
-  return freezeInstance({ size, grid, goals: board.goals, boxes: placement.boxes, player: placement.player, shortest: result.moves.length });
+  return deepFreeze<SokobanInstance>({ size, grid, goals: board.goals, boxes: placement.boxes, player: placement.player, shortest: result.moves.length });
 }
 
 /** Floor-carving masks of the random walk (gym-sokoban's room topology generator), 3×3, centred on the walker. */
@@ -210,52 +205,22 @@ export function drawCandidate(rng: Rng, config: SokobanConfig, accept?: (layout:
   if (accept && !accept({ grid, goals: board.goals, boxes: placement.boxes })) return null;
   const result = solve(board, placement, config.oracleNodeCap);
   if (result.status !== 'solved' || result.moves.length > config.maxMoves || result.moves.length === 0) return null;
-  return freezeInstance({ size, grid, goals: board.goals, boxes: placement.boxes, player: { ...placement.player }, shortest: result.moves.length });
+  return deepFreeze<SokobanInstance>({ size, grid, goals: board.goals, boxes: placement.boxes, player: { ...placement.player }, shortest: result.moves.length });
 }
 
 /** Most consecutive rejected or duplicate candidates before generation gives up with an error. */
 export const MAX_ATTEMPTS = 200_000;
 
 /**
- * The instance stream of one (split, seed): candidates come from the seeded streams `deriveSeed(seed, split,
- * attempt)`, attempt = 0, 1, …; a candidate is kept when its layout hashes into `split` and its content key was not
- * kept before. Instance `index` is the `index`-th kept candidate, so instances are deterministic and unique within
- * a split, and layouts never cross splits. Kept instances are memoised.
+ * The instance streams of a config (see `InstanceStreams`): candidates come from the seeded streams
+ * `deriveSeed(seed, split, attempt)`, attempt = 0, 1, …; a candidate is kept when its layout hashes into `split` and its
+ * content key was not kept before. Instance `index` is the `index`-th kept candidate, so instances are deterministic
+ * and unique within a split, and layouts never cross splits. Kept instances are memoised.
  */
-export class SokobanStream {
-  private readonly kept: SokobanInstance[] = [];
-  private readonly keys = new Set<string>();
-  private attempt = 0;
-
-  /** A stream for one config, split and seed. */
-  constructor(private readonly config: SokobanConfig, private readonly split: Split, private readonly seed: number) {
-    if (config.splitFractions[split] <= 0) {
-      throw new Error(`sokoban-v0: split "${split}" has fraction 0 in environment.config.splitFractions; it holds no instances`);
-    }
-  }
-
-  /** The `index`-th instance. */
-  get(index: number): SokobanInstance {
-    if (!Number.isInteger(index) || index < 0) throw new Error(`sokoban-v0: instance index must be a non-negative integer, got ${index}`);
-    while (this.kept.length <= index) {
-      let misses = 0;
-      for (;;) {
-        const rng = createRng(deriveSeed(this.seed, this.split, this.attempt++));
-        const candidate = drawCandidate(rng, this.config, (layout) => sokobanSplitOf(layout, this.config) === this.split);
-        if (candidate) {
-          const key = sokobanInstanceKey(candidate);
-          if (!this.keys.has(key)) {
-            this.keys.add(key);
-            this.kept.push(candidate);
-            break;
-          }
-        }
-        if (++misses >= MAX_ATTEMPTS) {
-          throw new Error(`sokoban-v0: no new ${this.split} instance after ${MAX_ATTEMPTS} candidates (seed ${this.seed}, index ${this.kept.length}): `
-            + 'the distinct puzzles of this config are used up or too rare; raise environment.config.size, boxes or maxMoves');
-        }
-      }
-    }
-    return this.kept[index]!;
-  }
+export function sokobanStreams(config: SokobanConfig): InstanceStreams<SokobanInstance> {
+  return new InstanceStreams({
+    id: 'sokoban-v0', splitFractions: config.splitFractions, maxAttempts: MAX_ATTEMPTS,
+    hint: 'the distinct puzzles of this config are used up or too rare; raise environment.config.size, boxes or maxMoves',
+    draw: (rng, split) => drawCandidate(rng, config, (layout) => sokobanSplitOf(layout, config) === split),
+  }, sokobanInstanceKey);
 }

@@ -2,18 +2,15 @@
  * `sudoku-v0`: Sudoku with exactly one solution, played by the proposer/executor game team (as in the Stronger-MAS paper).
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
-import { readFileSync } from 'node:fs';
-import type {
-  ActionTypeSpec, Environment, EnvironmentContribution, JsonSchema, Move, Observation, ProgramLanguage, Rng, SeatSpec, Split,
-  StepResult, ToolDetails,
-} from '@troupe/kernel';
-import { toolDetailsOf, toolDetailsText } from '@troupe/kernel';
-import type { SudokuConfig, SudokuSeatName } from './config.js';
+import type { EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
+import type { Executed, GameState, Proposed, ToolDetails, TurnBase } from '@troupe/game-kit';
+import { GAME_SIGNALS, ProposerExecutorGame, TEAM_SEATS, deepFreeze, readSchema, roundReward } from '@troupe/game-kit';
+import type { SudokuConfig } from './config.js';
 import { resolveSudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
 import { conflictCount, copyGrid, filledCount, formatCompactGrid, formatFills, formatGridLine, isSolvedGrid, renderGrid } from './grid.js';
 import type { SudokuInstance } from './instance.js';
-import { SudokuStream, sudokuInstanceKey } from './instance.js';
+import { sudokuInstanceKey, sudokuStreams } from './instance.js';
 import { sudokuOracleProgram } from './oracle-program.js';
 
 /** The contribution id. */
@@ -26,10 +23,10 @@ export const SUDOKU_FILLS = 'sudoku-fills';
 export const SUDOKU_GRID = 'sudoku-grid';
 
 /** The seats of the team, in turn order (`config.seats` may keep only the executor). */
-export const SUDOKU_SEATS = Object.freeze(['proposer', 'executor'] as const);
+export const SUDOKU_SEATS = TEAM_SEATS;
 
 /** The signal names every step returns (see the README). */
-export const SUDOKU_SIGNALS = Object.freeze(['proposal_reward', 'executed_reward', 'success', 'malformed'] as const);
+export const SUDOKU_SIGNALS = GAME_SIGNALS;
 
 /** One fill: `[row, col, value]`, all 1-based (rows and columns 1..size, values 1..size). */
 export type Fill = readonly [number, number, number];
@@ -128,11 +125,6 @@ export function correctCount(instance: SudokuInstance, grid: Grid): number {
   return n;
 }
 
-/** Rounds a reward to 9 decimals (removes floating-point noise). */
-export function roundReward(x: number): number {
-  return Math.round(x * 1e9) / 1e9;
-}
-
 /**
  * The shaped reward of moving from `before` to `after` (a valid fill list): (newly correct cells − cells no longer
  * correct) / empty cells of the puzzle, − conflictPenalty × (conflicting pairs added − removed), + solvedBonus when
@@ -166,11 +158,7 @@ export interface ProposalRecord {
 }
 
 /** What happened in one finished turn. */
-export interface TurnRecord {
-  /** The turn index. */
-  readonly turn: number;
-  /** The proposal of that turn; `null` in the single-seat variant (`seats: ['executor']`: there is no proposer). */
-  readonly proposal: ProposalRecord | null;
+export interface TurnRecord extends TurnBase<ProposalRecord> {
   /** The executed fills (with `action: grid`, the fills the grid writes; `null` when unparseable or invalid: nothing applied). */
   readonly executed: readonly Fill[] | null;
   /** `ok`, `unparseable` or `invalid`. */
@@ -181,28 +169,12 @@ export interface TurnRecord {
   readonly filled: number;
   /** Conflicting pairs after execution. */
   readonly conflicts: number;
-  /** The executed reward. */
-  readonly reward: number;
 }
 
 /** A Sudoku state: a plain, deeply frozen value. `step` returns a new one. */
-export interface SudokuState {
-  /** The puzzle. */
-  readonly instance: SudokuInstance;
+export interface SudokuState extends GameState<SudokuInstance, ProposalRecord, TurnRecord> {
   /** The grid NOW (clues and the team's fills). */
   readonly grid: Grid;
-  /** The current turn (0-based). */
-  readonly turn: number;
-  /** Index in the environment's `seats` (the configured seats) of the seat that acts next. */
-  readonly seatIndex: number;
-  /** This turn's proposal, once the proposer has acted. */
-  readonly proposal: ProposalRecord | null;
-  /** Finished turns, oldest first. */
-  readonly history: readonly TurnRecord[];
-  /** Whether the grid is solved. */
-  readonly success: boolean;
-  /** Whether the episode is over (solved, or the turn limit). */
-  readonly done: boolean;
 }
 
 /**
@@ -213,62 +185,37 @@ function compactCounts(filled: number, cells: number, conflicts: number): string
   return filled === cells && conflicts === 0 ? 'solved' : `${filled}/${cells} c=${conflicts}`;
 }
 
-/** Deep-freezes a plain value (objects and arrays), returning it. */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
-  }
-  return value;
+/** How a move applies: its status, why it failed, the fills it writes, the grid it gives and its reward. */
+interface Evaluation {
+  readonly status: 'ok' | 'unparseable' | 'invalid';
+  readonly error?: string;
+  readonly fills: Fill[] | null;
+  readonly grid: Grid;
+  readonly reward: number;
 }
 
 /** The Sudoku environment for one config. */
-export class SudokuEnvironment implements Environment<SudokuInstance, SudokuState, SudokuAction> {
-  /** {@inheritDoc Environment.id} */
-  readonly id = SUDOKU_ID;
-  /** The resolved config. */
-  readonly config: SudokuConfig;
-  /** {@inheritDoc Environment.seats} */
-  readonly seats: readonly SeatSpec[];
-  /** {@inheritDoc Environment.actionTypes} */
-  readonly actionTypes: readonly ActionTypeSpec[];
-  /** {@inheritDoc Environment.maxTurns} */
-  readonly maxTurns: number;
-  /** The signals every step returns: `proposal_reward`, `executed_reward`, `success`, `malformed` (see the README). */
-  readonly signals: readonly string[] = SUDOKU_SIGNALS;
-  private readonly streams = new Map<string, SudokuStream>();
+export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, SudokuState, SudokuAction, ProposalRecord, TurnRecord, SudokuConfig> {
+  private readonly streams = sudokuStreams(this.config);
 
   /** Builds the environment; `config` is filled with defaults and range-checked. */
   constructor(config: Record<string, unknown> = {}) {
-    this.config = resolveSudokuConfig(config);
-    this.maxTurns = this.config.maxTurns;
-    const team = this.config.seats.length === 2;
-    const grid = this.config.action === 'grid';
-    const actionType = grid ? SUDOKU_GRID : SUDOKU_FILLS;
-    const what = grid ? 'grid' : 'fills';
-    this.seats = deepFreeze([
-      { name: 'proposer', actionType, description: `Proposes ${grid ? 'a completed grid; it is' : 'cell fills; they are'} simulated on a copy, never applied.` },
-      team
-        ? { name: 'executor', actionType, description: `Sees the proposal and its simulated grid; its ${what} ${grid ? 'is' : 'are'} applied.` }
-        : { name: 'executor', actionType, description: `Plays alone (single agent): sees the task and the current grid; its ${what} ${grid ? 'is' : 'are'} applied.` },
-    ].filter((s) => this.config.seats.includes(s.name as SudokuSeatName)));
-    const n = this.config.size;
-    this.actionTypes = deepFreeze([
-      grid
-        ? { name: SUDOKU_GRID, schema: gridAnswerSchema(n), description: `The completed grid: ${n} rows of ${n} numbers from 1 to ${n}, every given clue kept.` }
-        : { name: SUDOKU_FILLS, schema: fillsSchema(n), description: `A list of at most ${n * n} fills [row, col, value], each number from 1 to ${n}.` },
-    ]);
+    const c = resolveSudokuConfig(config);
+    const n = c.size;
+    const grid = c.action === 'grid';
+    const what = grid ? 'grid is' : 'fills are';
+    super(SUDOKU_ID, c, grid
+      ? { name: SUDOKU_GRID, schema: gridAnswerSchema(n), description: `The completed grid: ${n} rows of ${n} numbers from 1 to ${n}, every given clue kept.` }
+      : { name: SUDOKU_FILLS, schema: fillsSchema(n), description: `A list of at most ${n * n} fills [row, col, value], each number from 1 to ${n}.` }, {
+      proposer: `Proposes ${grid ? 'a completed grid; it is' : 'cell fills; they are'} simulated on a copy, never applied.`,
+      executor: `Sees the proposal and its simulated grid; its ${what} applied.`,
+      alone: `Plays alone (single agent): sees the task and the current grid; its ${what} applied.`,
+    });
   }
 
   /** {@inheritDoc Environment.instance} Instances of one (split, seed) are generated in order and memoised. */
   instance(split: Split, index: number, seed: number): SudokuInstance {
-    const key = `${split}\u241f${seed}`;
-    let stream = this.streams.get(key);
-    if (!stream) {
-      stream = new SudokuStream(this.config, split, seed);
-      this.streams.set(key, stream);
-    }
-    return stream.get(index);
+    return this.streams.get(split, index, seed);
   }
 
   /** {@inheritDoc Environment.instanceKey} */
@@ -279,12 +226,8 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
   /** Puzzle, solution, clue count, the oracle's fills and a picture. */
   describe(instance: SudokuInstance): Record<string, unknown> {
     return {
-      size: instance.size,
-      clues: instance.clues,
-      puzzle: instance.puzzle.map((r) => [...r]),
-      solution: instance.solution.map((r) => [...r]),
-      oracleFills: this.fillsToSolve(instance, instance.puzzle),
-      picture: renderGrid(instance.puzzle),
+      size: instance.size, clues: instance.clues, puzzle: instance.puzzle.map((r) => [...r]), solution: instance.solution.map((r) => [...r]),
+      oracleFills: this.fillsToSolve(instance, instance.puzzle), picture: renderGrid(instance.puzzle),
     };
   }
 
@@ -296,29 +239,18 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     });
   }
 
-  private seatIndexOf(seat: string): number {
-    const names = this.seats.map((s) => s.name);
-    const i = names.indexOf(seat);
-    if (i < 0) {
-      throw new Error(`${SUDOKU_ID}: unknown seat "${seat}"; the seats are ${names.join(', ')}`
-        + `${names.length < SUDOKU_SEATS.length ? ' (config.seats is ["executor"]: the single-agent variant)' : ''}`);
-    }
-    return i;
-  }
-
   /** The task statement for a seat. Never shows a complete grid. */
   taskText(seat: string): string {
     const n = this.config.size;
     const b = n === 4 ? '2x2' : '3x3';
-    const alone = this.seats.length === 1;
-    const turns = alone ? `You have at most ${this.maxTurns} turns.` : `The team has at most ${this.maxTurns} turns; each turn the proposer speaks first, then the executor.`;
+    const turns = this.turnsLine();
     const rules = `Sudoku: fill the ${n}x${n} grid so that every row, every column and every ${b} box holds each number from 1 to ${n} exactly once. The puzzle has exactly one solution.`;
     if (this.config.action === 'grid') {
-      const duty = alone
-        ? 'You play alone: give the grid that is applied.'
-        : seat === 'proposer'
-          ? 'You are the proposer: propose the completed grid. It is simulated on a copy and shown to the executor; it is not applied.'
-          : 'You are the executor: you see the proposer\'s grid and whether it solves the puzzle. Give the grid that is actually applied (copy the proposal if it is right, fix it if not).';
+      const duty = this.duty(seat, {
+        alone: 'You play alone: give the grid that is applied.',
+        proposer: 'You are the proposer: propose the completed grid. It is simulated on a copy and shown to the executor; it is not applied.',
+        executor: 'You are the executor: you see the proposer\'s grid and whether it solves the puzzle. Give the grid that is actually applied (copy the proposal if it is right, fix it if not).',
+      });
       return [
         rules,
         'Empty cells are shown as ".". The clues of the puzzle are fixed: an answer may not change a clue.',
@@ -328,16 +260,16 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
         duty,
       ].join('\n');
     }
-    const duty = alone
-      ? 'You play alone: give the fills that are applied.'
-      : seat === 'proposer'
-        ? 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.'
-        : 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).';
+    const duty = this.duty(seat, {
+      alone: 'You play alone: give the fills that are applied.',
+      proposer: 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.',
+      executor: 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).',
+    });
     return [
       rules,
       'Empty cells are shown as ".". The clues of the puzzle are fixed: a fill may not change a clue.',
       `A fill is [row, col, value]: rows are numbered 1 to ${n} from the top, columns 1 to ${n} from the left, values 1 to ${n}.`,
-      `Fills are applied in order; filling a cell ${alone ? 'you' : 'the team'} filled before overwrites it.`,
+      `Fills are applied in order; filling a cell ${this.alone ? 'you' : 'the team'} filled before overwrites it.`,
       `A list with a fill that changes a clue, or with a number outside 1 to ${n}, is invalid: nothing of it is applied.`,
       turns,
       duty,
@@ -352,7 +284,7 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     const n = instance.size;
     const conflicts = conflictCount(grid);
     return [
-      `Turn ${Math.min(state.turn, this.maxTurns - 1) + 1} of ${this.maxTurns}. Filled: ${filledCount(grid)} of ${n * n} cells (${instance.clues} clues, fixed). `
+      `${this.turnLine(state)} Filled: ${filledCount(grid)} of ${n * n} cells (${instance.clues} clues, fixed). `
         + `Conflicts: ${conflicts}.${state.success ? ' Solved.' : ''}`,
       'Clues (fixed):',
       renderGrid(instance.puzzle),
@@ -383,7 +315,9 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     return out.ok ? formatGridLine(out.grid) : formatFills(fills);
   }
 
-  private historyText(t: TurnRecord, puzzle: Grid): string {
+  /** One finished turn as a context block. */
+  historyText(t: TurnRecord, state: Pick<SudokuState, 'instance'>): string {
+    const { puzzle } = state.instance;
     const size = puzzle.length;
     if (this.config.observation === 'compact') {
       const fills = (status: string, list: readonly Fill[] | null): string => (status === 'ok' ? this.answerText(puzzle, list ?? []) : status === 'unparseable' ? 'none' : 'invalid');
@@ -394,29 +328,12 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; ${t.filled} cells filled, ${t.conflicts} conflict${t.conflicts === 1 ? '' : 's'}.`;
   }
 
-  /** {@inheritDoc Environment.observe} */
-  observe(state: SudokuState, seat: string): Observation {
-    this.seatIndexOf(seat);
-    const context: { label: string; text: string }[] = state.history.map((t) => ({ label: `turn ${t.turn + 1}`, text: this.historyText(t, state.instance.puzzle) }));
-    // The compact observation leaves the program out: the proposal line carries what it printed.
-    if (seat === 'executor' && state.proposal?.tool && this.config.observation !== 'compact') {
-      context.push({ label: 'proposer program', text: toolDetailsText(state.proposal.tool) });
-    }
-    if (seat === 'executor' && state.proposal) context.push({ label: 'proposal', text: this.proposalText(state.proposal) });
-    return deepFreeze({
-      task: this.taskText(seat),
-      state: this.stateText(state),
-      context,
-      turn: state.turn,
-      data: {
-        size: state.instance.size, puzzle: copyGrid(state.instance.puzzle), grid: copyGrid(state.grid),
-        proposal: seat === 'executor' && state.proposal ? state.proposal : null,
-      },
-    });
+  protected observationData(state: SudokuState): Record<string, unknown> {
+    return { size: state.instance.size, puzzle: copyGrid(state.instance.puzzle), grid: copyGrid(state.grid) };
   }
 
   /** Applies a move to a grid: the outcome, its status and its reward (a grid answer is recorded as the fills it writes). */
-  private evaluate(state: SudokuState, move: Move): { status: 'ok' | 'unparseable' | 'invalid'; error?: string; fills: Fill[] | null; grid: Grid; reward: number } {
+  private evaluate(state: SudokuState, move: Move<SudokuAction>): Evaluation {
     const { config } = this;
     const sparse = config.reward === 'sparse';
     if (move.kind === 'invalid') {
@@ -429,48 +346,24 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
     return { status: 'ok', fills, grid: out.grid, reward: fillReward(state.instance, state.grid, out.grid, config) };
   }
 
-  /** {@inheritDoc Environment.step} */
-  step(state: SudokuState, seat: string, move: Move<SudokuAction>): StepResult<SudokuState> {
-    const index = this.seatIndexOf(seat);
-    if (state.done) throw new Error(`${SUDOKU_ID}: step called on a finished episode (seat ${seat}, turn ${state.turn})`);
-    if (index !== state.seatIndex) {
-      throw new Error(`${SUDOKU_ID}: it is ${this.seats[state.seatIndex]?.name}'s move in turn ${state.turn}, not ${seat}'s`);
-    }
+  protected propose(state: SudokuState, move: Move<SudokuAction>): Proposed<ProposalRecord> {
     const e = this.evaluate(state, move);
-    const malformed = e.status === 'ok' ? 0 : 1;
-    if (seat === 'proposer') {
-      const tool = toolDetailsOf(move.details);
-      const proposal: ProposalRecord = {
+    return {
+      proposal: {
         fills: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }), grid: e.grid,
-        solves: e.status === 'ok' && isSolvedGrid(e.grid), reward: e.reward, ...(tool ? { tool } : {}),
-      };
-      return deepFreeze({
-        state: deepFreeze({ ...state, seatIndex: 1, proposal }),
-        done: { terminated: false, truncated: false },
-        success: false,
-        signals: { proposal_reward: e.reward, executed_reward: 0, success: 0, malformed },
-        info: { proposal },
-      });
-    }
-    // null only in the single-seat variant: the proposer seat acts before the executor in every team turn
-    const proposal: ProposalRecord | null = state.proposal;
+        solves: e.status === 'ok' && isSolvedGrid(e.grid), reward: e.reward,
+      },
+      malformed: e.status !== 'ok',
+    };
+  }
+
+  protected execute(state: SudokuState, move: Move<SudokuAction>): Executed<SudokuState, TurnRecord> {
+    const e = this.evaluate(state, move);
     const record: TurnRecord = {
-      turn: state.turn, proposal, executed: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }),
+      turn: state.turn, proposal: state.proposal, executed: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }),
       filled: filledCount(e.grid), conflicts: conflictCount(e.grid), reward: e.reward,
     };
-    const success = isSolvedGrid(e.grid);
-    const truncated = !success && state.turn + 1 >= this.maxTurns;
-    const next: SudokuState = deepFreeze({
-      instance: state.instance, grid: copyGrid(e.grid), turn: state.turn + 1, seatIndex: 0, proposal: null,
-      history: [...state.history, record], success, done: success || truncated,
-    });
-    return deepFreeze({
-      state: next,
-      done: { terminated: success, truncated },
-      success,
-      signals: { proposal_reward: 0, executed_reward: e.reward, success: success ? 1 : 0, malformed },
-      info: { ...record },
-    });
+    return { record, malformed: e.status !== 'ok', success: isSolvedGrid(e.grid), next: { grid: copyGrid(e.grid) } };
   }
 
   /** The fills that turn `grid` into the solution: every non-clue cell whose value differs, in row-major order. */
@@ -488,19 +381,17 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
    * For either seat: the fills that solve the puzzle from the CURRENT grid (overwriting wrong fills), or with
    * `action: grid` the solution grid.
    */
-  oracle(state: SudokuState, seat: string): SudokuAction {
-    this.seatIndexOf(seat);
+  protected solve(state: SudokuState): SudokuAction {
     if (this.config.action === 'grid') return copyGrid(state.instance.solution);
     return this.fillsToSolve(state.instance, state.grid);
   }
 
   /**
-   * The oracle as a Python program that prints exactly {@link SudokuEnvironment.oracle}'s action (the coder's
-   * demonstrations when it plays the proposer): it completes the current grid by backtracking. `undefined` for another
-   * language and where the current grid holds a wrong fill (no completion exists) or is full.
+   * The oracle as a Python program that prints exactly the oracle's action (the coder's demonstrations when it plays the
+   * proposer): it completes the current grid by backtracking. `undefined` for another language and where the current
+   * grid holds a wrong fill (no completion exists) or is full.
    */
-  oracleProgram(state: SudokuState, seat: string, language: ProgramLanguage): string | undefined {
-    this.seatIndexOf(seat);
+  protected override oracleSource(state: SudokuState, language: ProgramLanguage): string | undefined {
     return sudokuOracleProgram(state.grid, state.instance.solution, this.config.action, language);
   }
 
@@ -508,8 +399,7 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
    * 1 to `size` fills of random non-clue cells with random values (never touching a clue); with `action: grid`, the
    * current grid with every empty cell and 1 to `size` filled non-clue cells given random values.
    */
-  randomAction(state: SudokuState, seat: string, rng: Rng): SudokuAction {
-    this.seatIndexOf(seat);
+  protected random(state: SudokuState, rng: Rng): SudokuAction {
     const n = state.instance.size;
     const open: [number, number][] = []; // the puzzle's empty cells, 0-based
     for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (state.instance.puzzle[r]![c] === 0) open.push([r, c]);
@@ -531,19 +421,13 @@ export class SudokuEnvironment implements Environment<SudokuInstance, SudokuStat
 }
 
 /** The config schema file, read once (shipped in `schemas/`). */
-export const SUDOKU_CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/sudoku.config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+export const SUDOKU_CONFIG_SCHEMA = readSchema(new URL('../schemas/sudoku.config.json', import.meta.url));
 
 /** The `sudoku-v0` contribution. */
 export class SudokuContribution implements EnvironmentContribution {
-  /** {@inheritDoc EnvironmentContribution.id} */
   readonly id = SUDOKU_ID;
-  /** {@inheritDoc EnvironmentContribution.description} */
   readonly description = 'Sudoku with exactly one solution; a proposer proposes cell fills or a completed grid, an executor applies them';
-  /** {@inheritDoc EnvironmentContribution.configSchema} */
   readonly configSchema = SUDOKU_CONFIG_SCHEMA;
-  /** {@inheritDoc EnvironmentContribution.create} */
   create(config: Record<string, unknown>): SudokuEnvironment {
     return new SudokuEnvironment(config);
   }

@@ -4,9 +4,8 @@
  * `#### 1234 .... ....` written row by row. Contributed by this package next to the environment: no other role
  * produces these action types.
  */
-import { readFileSync } from 'node:fs';
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
-import { findAnswerLine, quoteExcerpt as quote, renderUserMessage } from '@troupe/kernel';
+import { findAnswerLine, quoteExcerpt as quote, readSchema, renderUserMessage } from '@troupe/game-kit';
 import type { Fill, GridAnswer, SudokuAction } from './environment.js';
 import { SUDOKU_FILLS, SUDOKU_GRID } from './environment.js';
 import { formatFills, formatGridLine } from './grid.js';
@@ -218,9 +217,7 @@ export class SudokuFillerRole implements Role<SudokuAction> {
 }
 
 /** The config schema file, read once. */
-export const SUDOKU_FILLER_CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/sudoku-filler.config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+export const SUDOKU_FILLER_CONFIG_SCHEMA: JsonSchema = readSchema(new URL('../schemas/sudoku-filler.config.json', import.meta.url));
 
 /** The `sudoku-filler-v0` contribution. */
 export class SudokuFillerContribution implements RoleContribution {

@@ -11,7 +11,8 @@
  * otherwise.
  */
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, RenderContext, Role, RoleContribution, SeatContext } from '@troupe/kernel';
-import { ANY_ACTION_TYPE, renderUserMessage } from '@troupe/kernel';
+import { ANY_ACTION_TYPE } from '@troupe/kernel';
+import { renderUserMessage } from '@troupe/game-kit';
 import { Sandbox, type RunRequest, type RunResult, type SandboxLimits, type SandboxOptions } from '@troupe/sandbox';
 import { readFileSync } from 'node:fs';
 import { extractProgram, type ProgramLanguage } from './extract.js';

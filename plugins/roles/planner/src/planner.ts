@@ -2,7 +2,8 @@
  * `planner-v0`: a role whose seat states an action list `#### [U,R,D]` (the action type `moves`).
  */
 import { readFileSync } from 'node:fs';
-import { MOVE_NOTATIONS, findAnswerLine, formatMoveList, quoteExcerpt as quote, renderUserMessage, type ChatMessage, type JsonSchema, type Move, type MoveNotation, type Observation, type OutputGrammar, type Role, type RoleContribution, type SeatContext } from '@troupe/kernel';
+import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import { MOVE_NOTATIONS, findAnswerLine, formatMoveList, quoteExcerpt as quote, renderUserMessage, type MoveNotation } from '@troupe/game-kit';
 
 /** The contribution id. */
 export const PLANNER_ID = 'planner-v0';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Observation } from '../src/index.js';
+import type { Observation } from '@troupe/kernel';
 import { findAnswerLine, quoteExcerpt, renderUserMessage } from '../src/index.js';
 
 const observation: Observation = {

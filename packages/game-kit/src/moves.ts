@@ -2,7 +2,7 @@
  * The `moves` action type shared by the grid games (Plan-Path, Sokoban, community mazes) and the roles that produce
  * it (planner, coder as proposer): a list of U / D / L / R steps on a grid whose row 0 is at the top.
  */
-import type { JsonSchema, Move } from '../contracts/common.js';
+import type { JsonSchema, Move } from '@troupe/kernel';
 
 /** The action type's name, as environments declare it for a seat and roles list it in `produces`. */
 export const MOVES_ACTION_TYPE = 'moves';

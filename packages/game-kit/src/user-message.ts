@@ -1,7 +1,7 @@
 /**
  * The user message that role plugins build from an observation, in the shapes the built-in game roles share.
  */
-import type { Observation } from '../contracts/environment.js';
+import type { Observation } from '@troupe/kernel';
 
 /** How {@link renderUserMessage} lays an observation out. */
 export interface UserMessageOptions {

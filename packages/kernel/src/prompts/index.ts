@@ -1,2 +1,0 @@
-export * from './user-message.js';
-export * from './answer-line.js';
