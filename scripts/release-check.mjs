@@ -213,6 +213,15 @@ function staleOnDisk(dir) {
   return staleOutputs(dir, files);
 }
 
+/** Removes `folder` (relative to `dir`) and the folders above it, up to dist/, while they are empty. */
+function removeEmptyFolders(dir, folder) {
+  for (let current = folder; current !== '.' && current !== 'dist'; current = dirname(current)) {
+    const path = join(dir, current);
+    if (!existsSync(path) || readdirSync(path).length > 0) return;
+    rmSync(path, { recursive: true });
+  }
+}
+
 /** Repairs what needs no judgement: LICENSE, CHANGELOG.md, the package.json fields, stale build outputs. */
 function fixPackage(root, folder) {
   const dir = join(root, folder);
@@ -247,6 +256,7 @@ function fixPackage(root, folder) {
   if (changed) writeJson(file, pkg);
   const stale = staleOnDisk(dir);
   for (const f of stale) rmSync(join(dir, f), { force: true });
+  for (const folder of new Set(stale.map((f) => dirname(f)))) removeEmptyFolders(dir, folder);
   if (stale.length) fixed.push(`${stale.length} stale build outputs removed (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', …' : ''})`);
   return fixed;
 }

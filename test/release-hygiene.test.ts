@@ -135,7 +135,7 @@ describe('release hygiene (scripts/release-check.mjs)', function () {
       assert.deepEqual(pkg.publishConfig, { access: 'public' });
       assert.deepEqual(Object.keys(pkg).slice(0, 8), ['name', 'version', 'description', 'type', 'license', 'repository', 'homepage', 'bugs'],
         'the new fields go after the license, the other keys keep their order');
-      assert.ok(!existsSync(join(goodDir, 'dist', 'old', 'gone.js')) && existsSync(join(goodDir, 'dist', 'index.js')), 'only the stale output is removed');
+      assert.ok(!existsSync(join(goodDir, 'dist', 'old')) && existsSync(join(goodDir, 'dist', 'index.js')), 'only the stale output is removed, with its emptied folder');
       assert.deepEqual(fixed.packages[0]!.problems, []);
       // What needs a decision stays reported: the leaky package's files and README, and no file is removed from it.
       assert.deepEqual(fixed.packages[1]!.problems, [
