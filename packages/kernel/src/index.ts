@@ -9,6 +9,7 @@ import 'reflect-metadata';
 export * from './contracts/index.js';
 export * from './util/index.js';
 export * from './di.js';
+export * from './services/index.js';
 export * from './plugins/index.js';
 export * from './team/index.js';
 export * from './episode/index.js';

@@ -4,3 +4,4 @@ export * from './role.js';
 export * from './reward.js';
 export * from './policy.js';
 export * from './manifest.js';
+export * from './services.js';

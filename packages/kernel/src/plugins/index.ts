@@ -43,3 +43,5 @@ export {
   type LoadedPlugin,
   type PluginHostOptions,
 } from './loader.js';
+export { configSchemaFile, readConfigSchema } from './config-schema.js';
+export { deriveManifest, diffManifest, manifestMismatchMessage, writeManifest, type Contributes, type DerivedManifest } from './manifest-from-code.js';

@@ -1,11 +1,11 @@
 /**
- * The plugin host: one inversify container, plugins loaded into it after their manifests are checked, and the
- * registry of contributions with validated, default-filled configs.
+ * The plugin host: plugins loaded after their manifests are checked, each into its own inversify container under the
+ * host's services, and the registry of contributions with validated, default-filled configs.
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Container, type interfaces } from 'inversify';
+import type { Container, interfaces } from 'inversify';
 import type { ValidateFunction } from 'ajv';
 import type { JsonSchema } from '../contracts/common.js';
 import { EnvironmentContribution, type Environment } from '../contracts/environment.js';
@@ -13,6 +13,7 @@ import type { ContributionKind } from '../contracts/manifest.js';
 import { PolicyContribution, type Policy, type PolicyCreateContext } from '../contracts/policy.js';
 import { RewardContribution, type RewardFunction } from '../contracts/reward.js';
 import { RoleContribution, type Role } from '../contracts/role.js';
+import { processServices } from '../services/index.js';
 import { compileSchema, formatPath, schemaIssues, type SchemaIssue } from './ajv.js';
 import { PluginError } from './errors.js';
 import { CONTRIBUTION_KINDS, contributionKey, readPluginPackage, resolvePackageFile, type PluginPackage } from './manifest.js';
@@ -45,7 +46,16 @@ export interface PluginHostOptions {
   readonly fromSource?: boolean;
   /** Pretend this kernel version is running (tests). */
   readonly kernelVersion?: string;
+  /**
+   * The container of the shared services the host's plugins are injected with (default: the process's, see
+   * `processServices`). The host's own container is a child of it, so a test can also bind a service on
+   * {@link PluginHost.container} for one host only.
+   */
+  readonly services?: Container;
 }
+
+/** A module's contributions of one kind, in binding order. */
+type BoundContributions = Map<ContributionKind, { id: string; value: object }[]>;
 
 /** A loaded plugin. */
 export interface LoadedPlugin {
@@ -102,13 +112,20 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * Owns one inversify container. {@link PluginHost.load} checks a plugin's manifest (schema, API version, kernel
- * range, config schema files) BEFORE importing its module, imports it, checks that the default export is a
- * ContainerModule, loads it, and checks that it binds exactly the contributions it declares.
+ * Loads plugins. {@link PluginHost.load} checks a plugin's manifest (schema, API version, kernel range, config
+ * schema files) BEFORE importing its module, imports it, checks that the default export is a ContainerModule, loads
+ * it, and checks that it binds exactly the contributions it declares.
+ *
+ * Containers: the host's {@link PluginHost.container} holds (or inherits) the shared services; every plugin module is
+ * loaded into a CHILD container of its own. A module declares its contributions by binding them to the contribution
+ * tokens (`bind(EnvironmentContribution).to(X).inSingletonScope()`), so what a plugin contributes is exactly what
+ * its own container binds to those tokens (no diffing of a shared container), its classes are injected with the
+ * services of the parent by `@inject(TOKEN)`, two plugins cannot see or shadow each other's bindings, and a module
+ * that fails is dropped with its container.
  */
 export class PluginHost {
-  /** The container every plugin module is loaded into. */
-  readonly container: Container = new Container();
+  /** The services container of this host (a child of the process's services); plugins' containers are its children. */
+  readonly container: Container;
   /** Every registered contribution. */
   readonly registry: ContributionRegistry = new ContributionRegistry();
   private readonly loaded = new Map<string, LoadedPlugin>();
@@ -123,6 +140,7 @@ export class PluginHost {
     this.baseDirs = options.baseDirs ?? defaultBaseDirs();
     this.fromSource = options.fromSource ?? runningFromSource();
     this.kernelVersion = options.kernelVersion;
+    this.container = (options.services ?? processServices()).createChild();
     for (const builtin of options.builtins ?? []) this.loadBuiltin(builtin);
   }
 
@@ -135,7 +153,7 @@ export class PluginHost {
   loadBuiltin(builtin: BuiltinModule): LoadedPlugin {
     const existing = this.loaded.get(`builtin:${builtin.name}`);
     if (existing) return existing;
-    const added = this.bindAndCollect(builtin.name, builtin.module, undefined);
+    const added = this.bindModule(builtin.name, builtin.module, undefined);
     const contributions: { kind: ContributionKind; id: string }[] = [];
     for (const kind of CONTRIBUTION_KINDS) {
       for (const c of added.get(kind) ?? []) {
@@ -187,7 +205,18 @@ export class PluginHost {
     return pending;
   }
 
-  private async importAndBind(pkg: PluginPackage): Promise<LoadedPlugin> {
+  /**
+   * Imports a package's module and binds it into a container of its own WITHOUT registering anything or comparing
+   * it with the manifest's `contributes` (`troupe manifest` derives the manifest from this). Throws {@link PluginError}.
+   */
+  async inspect(pkg: PluginPackage): Promise<{ readonly file: string; readonly contributions: readonly { readonly kind: ContributionKind; readonly id: string; readonly value: object }[] }> {
+    const { file, module } = await this.importModule(pkg);
+    const added = this.bindModule(pkg.name, module, file);
+    return { file, contributions: CONTRIBUTION_KINDS.flatMap((kind) => (added.get(kind) ?? []).map((c) => ({ kind, ...c }))) };
+  }
+
+  /** Imports a package's module file and checks that its default export is a ContainerModule. */
+  private async importModule(pkg: PluginPackage): Promise<{ file: string; module: interfaces.ContainerModule }> {
     const file = this.moduleFile(pkg);
     let namespace: Record<string, unknown>;
     try {
@@ -199,7 +228,9 @@ export class PluginHost {
         file,
         hint: ts && !typescriptLoaderActive()
           ? 'this is TypeScript source: build the plugin (npm run build) or run node with --import=tsx'
-          : `fix the error in the module, or reinstall ${pkg.name}`,
+          : /Parameter decorators only work when experimental decorators are enabled/.test(message)
+            ? 'tsx compiles parameter decorators only in files the current folder\'s tsconfig includes: declare constructor tokens with injectParameters(Class, [TOKEN, ...]) instead of @inject, or build the plugin'
+            : `fix the error in the module, or reinstall ${pkg.name}`,
         cause,
       });
     }
@@ -210,45 +241,46 @@ export class PluginHost {
         hint: "write `export default new ContainerModule((bind) => { ... })`, importing ContainerModule from '@troupe/kernel'",
       });
     }
-    const added = this.bindAndCollect(pkg.name, module, file);
+    return { file, module };
+  }
+
+  private async importAndBind(pkg: PluginPackage): Promise<LoadedPlugin> {
+    const { file, module } = await this.importModule(pkg);
+    const added = this.bindModule(pkg.name, module, file);
     const entries: ContributionEntry[] = [];
-    try {
-      for (const kind of CONTRIBUTION_KINDS) {
-        const declared = new Set((pkg.manifest.contributes[kind] ?? []).map((d) => d.id));
-        const bound = (added.get(kind) ?? []).map((c) => c.id);
-        const undeclared = bound.filter((id) => !declared.has(id));
-        if (undeclared.length) {
-          throw new PluginError(pkg.name, `its module binds ${KIND_NOUN[kind]} ${undeclared.map((i) => `"${i}"`).join(', ')} that the manifest does not declare`, {
-            file: pkg.packageJsonFile,
-            hint: `add { "id": "${undeclared[0]}" } to troupe.contributes.${kind} in package.json, or remove the binding`,
-          });
-        }
-        const missing = [...declared].filter((id) => !bound.includes(id));
-        if (missing.length) {
-          throw new PluginError(pkg.name, `declares ${KIND_NOUN[kind]} ${missing.map((i) => `"${i}"`).join(', ')} but its module binds no ${KIND_NOUN[kind]} contribution with that id`, {
-            file,
-            hint: `bind it: bind(${CONTRIBUTION_POINTS[kind].description?.replace('troupe.', '')}).toConstantValue(...) with id "${missing[0]}", or remove it from troupe.contributes.${kind}`,
-          });
-        }
-        for (const c of added.get(kind) ?? []) {
-          const decl = (pkg.manifest.contributes[kind] ?? []).find((d) => d.id === c.id);
-          entries.push(this.entry(kind, c, pkg.name, pkg, decl?.description));
-        }
+    // A failed check drops the plugin's container with everything it bound: nothing to undo here.
+    for (const kind of CONTRIBUTION_KINDS) {
+      const declared = new Set((pkg.manifest.contributes[kind] ?? []).map((d) => d.id));
+      const bound = (added.get(kind) ?? []).map((c) => c.id);
+      const undeclared = bound.filter((id) => !declared.has(id));
+      if (undeclared.length) {
+        throw new PluginError(pkg.name, `its module binds ${KIND_NOUN[kind]} ${undeclared.map((i) => `"${i}"`).join(', ')} that the manifest does not declare`, {
+          file: pkg.packageJsonFile,
+          hint: `regenerate the manifest from the code (troupe manifest ${pkg.dir} --write), or remove the binding`,
+        });
       }
-      const staged = new ContributionRegistry();
-      for (const e of entries) {
-        const owner = this.registry.owner(e.kind, e.id);
-        if (owner !== undefined) {
-          throw new PluginError(pkg.name, `${KIND_NOUN[e.kind]} id "${e.id}" is also provided by ${owner}`, {
-            file: pkg.packageJsonFile,
-            hint: `uninstall one of ${owner} and ${pkg.name}, or give one contribution another id`,
-          });
-        }
-        staged.add(e);
+      const missing = [...declared].filter((id) => !bound.includes(id));
+      if (missing.length) {
+        throw new PluginError(pkg.name, `declares ${KIND_NOUN[kind]} ${missing.map((i) => `"${i}"`).join(', ')} but its module binds no ${KIND_NOUN[kind]} contribution with that id`, {
+          file,
+          hint: `bind it: bind(${CONTRIBUTION_POINTS[kind].description?.replace('troupe.', '')}).to(YourContribution).inSingletonScope() with id "${missing[0]}", or regenerate the manifest from the code (troupe manifest ${pkg.dir} --write)`,
+        });
       }
-    } catch (error) {
-      this.container.unload(module);
-      throw error;
+      for (const c of added.get(kind) ?? []) {
+        const decl = (pkg.manifest.contributes[kind] ?? []).find((d) => d.id === c.id);
+        entries.push(this.entry(kind, c, pkg.name, pkg, decl?.description));
+      }
+    }
+    const staged = new ContributionRegistry();
+    for (const e of entries) {
+      const owner = this.registry.owner(e.kind, e.id);
+      if (owner !== undefined) {
+        throw new PluginError(pkg.name, `${KIND_NOUN[e.kind]} id "${e.id}" is also provided by ${owner}`, {
+          file: pkg.packageJsonFile,
+          hint: `uninstall one of ${owner} and ${pkg.name}, or give one contribution another id`,
+        });
+      }
+      staged.add(e);
     }
     for (const e of entries) this.registry.add(e);
     const plugin: LoadedPlugin = {
@@ -370,67 +402,50 @@ export class PluginHost {
     });
   }
 
-  /** Loads a module and returns the contributions it added, per kind (rolling back on failure). */
-  private bindAndCollect(plugin: string, module: interfaces.ContainerModule, file: string | undefined): Map<ContributionKind, { id: string; value: object }[]> {
-    const before = new Map<ContributionKind, Map<string, number>>();
-    for (const kind of CONTRIBUTION_KINDS) {
-      const counts = new Map<string, number>();
-      for (const c of this.contributionsAt(kind, plugin, file)) counts.set(c.id, (counts.get(c.id) ?? 0) + 1);
-      before.set(kind, counts);
-    }
+  /**
+   * Loads `module` into a new child container of the host's and resolves what it binds to each contribution token:
+   * those are the plugin's contributions (singletons, created here, injected with the services). Throws a
+   * {@link PluginError} naming the plugin when binding or resolving fails (a missing `@injectable`, a service that is
+   * not bound, a constructor that throws) or when a contribution has no id or is bound twice.
+   */
+  private bindModule(plugin: string, module: interfaces.ContainerModule, file: string | undefined): BoundContributions {
+    const own = this.container.createChild();
+    const where = file ? { file } : {};
     try {
-      this.container.load(module);
+      own.load(module);
     } catch (cause) {
       throw new PluginError(plugin, `loading its ContainerModule failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
-        ...(file ? { file } : {}),
+        ...where,
         hint: 'fix the bindings in the module',
         cause,
       });
     }
-    const added = new Map<ContributionKind, { id: string; value: object }[]>();
-    try {
-      for (const kind of CONTRIBUTION_KINDS) {
-        const counts = new Map(before.get(kind));
-        const list: { id: string; value: object }[] = [];
-        for (const c of this.contributionsAt(kind, plugin, file)) {
-          const n = counts.get(c.id) ?? 0;
-          if (n > 0) counts.set(c.id, n - 1);
-          else list.push(c);
-        }
-        const ids = list.map((c) => c.id);
-        const dup = ids.find((id, i) => ids.indexOf(id) !== i);
-        if (dup !== undefined) {
-          throw new PluginError(plugin, `its module binds ${KIND_NOUN[kind]} "${dup}" twice`, { ...(file ? { file } : {}), hint: 'bind each contribution once' });
-        }
-        added.set(kind, list);
+    const added: BoundContributions = new Map();
+    for (const kind of CONTRIBUTION_KINDS) {
+      const point = CONTRIBUTION_POINTS[kind];
+      // The host's own containers never bind contribution tokens, so `isCurrentBound` is exactly "this module binds it".
+      if (!own.isCurrentBound(point)) continue;
+      let values: unknown[];
+      try {
+        values = own.getAll(point);
+      } catch (cause) {
+        throw bindingError(plugin, kind, cause, where);
       }
-    } catch (error) {
-      this.container.unload(module);
-      throw error;
+      const list = values.map((value) => {
+        const id = (value as { id?: unknown } | null)?.id;
+        if (typeof id !== 'string' || id === '') {
+          throw new PluginError(plugin, `a ${KIND_NOUN[kind]} contribution has no string \`id\``, { ...where, hint: 'give every contribution an `id` property' });
+        }
+        return { id, value: value as object };
+      });
+      const ids = list.map((c) => c.id);
+      const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+      if (dup !== undefined) {
+        throw new PluginError(plugin, `its module binds ${KIND_NOUN[kind]} "${dup}" twice`, { ...where, hint: 'bind each contribution once' });
+      }
+      added.set(kind, list);
     }
     return added;
-  }
-
-  private contributionsAt(kind: ContributionKind, plugin: string, file: string | undefined): { id: string; value: object }[] {
-    const point = CONTRIBUTION_POINTS[kind];
-    if (!this.container.isBound(point)) return [];
-    let values: unknown[];
-    try {
-      values = this.container.getAll(point);
-    } catch (cause) {
-      throw new PluginError(plugin, `resolving its ${KIND_NOUN[kind]} contributions failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
-        ...(file ? { file } : {}),
-        hint: 'check the bindings (esbuild/tsx emits no decorator metadata: inject with explicit @inject(TOKEN), or bind constant values)',
-        cause,
-      });
-    }
-    return values.map((value) => {
-      const id = (value as { id?: unknown } | null)?.id;
-      if (typeof id !== 'string' || id === '') {
-        throw new PluginError(plugin, `a ${KIND_NOUN[kind]} contribution has no string \`id\``, { ...(file ? { file } : {}), hint: 'give every contribution an `id` property' });
-      }
-      return { id, value: value as object };
-    });
   }
 
   private entry(kind: ContributionKind, c: { id: string; value: object }, plugin: string, pkg: PluginPackage | undefined, description: string | undefined): ContributionEntry {
@@ -467,4 +482,25 @@ export class PluginHost {
       ...(fromFile ? { schemaFile: fromFile.file } : {}),
     };
   }
+}
+
+/** The shared services by token description, for messages. */
+const SERVICE_HINTS: Readonly<Record<string, string>> = {
+  'troupe.SandboxPool': 'the host binds one per process: `processServices().bind(SandboxPool).toConstantValue(sharedSandboxPool())` (sharedSandboxPool from @troupe/sandbox); a test binds its own on host.container',
+  'troupe.TokenizerCache': 'the host binds the one of @troupe/lm (or a test its own) before loading the plugin',
+};
+
+/** A {@link PluginError} for a module whose contributions cannot be created, saying which binding is wrong and what to do. */
+function bindingError(plugin: string, kind: ContributionKind, cause: unknown, where: { file?: string }): PluginError {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const unbound = /No matching bindings found for serviceIdentifier: (?:Symbol\()?([\w.$-]+)\)?/.exec(message);
+  let hint: string;
+  if (unbound) {
+    const token = unbound[1]!;
+    hint = SERVICE_HINTS[token] ?? `bind ${token} in the module (or, for a shared service, in the host's services) before the contribution that injects it`;
+    return new PluginError(plugin, `creating its ${KIND_NOUN[kind]} contributions failed: nothing is bound to ${token}, which one of them injects`, { ...where, hint, cause });
+  }
+  if (/Missing required @inject/.test(message)) hint = 'esbuild and tsx emit no decorator metadata: name the token of every constructor parameter with injectParameters(Class, [TOKEN, ...]) (from @troupe/kernel)';
+  else hint = 'fix the contribution classes and their bindings in the module';
+  return new PluginError(plugin, `creating its ${KIND_NOUN[kind]} contributions failed: ${message}`, { ...where, hint, cause });
 }

@@ -119,6 +119,11 @@ export interface ReadPluginOptions {
    * compiling is what costs time, and `validate` is then a function that always throws.
    */
   readonly compileSchemas?: boolean;
+  /**
+   * Read the manifest as if it declared no contributions (default false): `troupe manifest` derives them from the
+   * code, so a stale `contributes` (an id or a schema file that is gone) must not stop it.
+   */
+  readonly ignoreContributes?: boolean;
 }
 
 const notCompiled = Object.assign(
@@ -147,7 +152,8 @@ export function readPluginPackage(dir: string, options: ReadPluginOptions = {}):
   }
   const name = typeof pkg.name === 'string' ? pkg.name : dir;
   const version = typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-  const manifest = validateManifest(pkg.troupe, name, packageJsonFile);
+  const declared = validateManifest(pkg.troupe, name, packageJsonFile);
+  const manifest: PluginManifest = options.ignoreContributes ? { ...declared, contributes: {} } : declared;
   if (options.checkCompatibility !== false) checkCompatibility(manifest, name, packageJsonFile, options.kernelVersion);
   const root = resolve(dir);
   const configSchemas = new Map<string, { file: string; schema: JsonSchema; validate: ValidateFunction }>();
