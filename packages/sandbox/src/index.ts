@@ -14,3 +14,4 @@ export { Sandbox, chooseIsolation, badLimitValue, unisolatedWarning } from './sa
 export { probeIsolation, describeIsolation, isolationGuarantees, removeStaleRunDirs } from './probe.js';
 export { looksOutOfMemory } from './classify.js';
 export { TaskPool } from './pool.js';
+export { SharedSandboxPool, sharedSandboxPool, type SandboxSettings, type SharedSandboxPoolOptions } from './shared-pool.js';

@@ -111,6 +111,7 @@ export function chooseIsolation(report: IsolationReport, options: Pick<SandboxOp
 export class Sandbox {
   private readonly options: SandboxOptions;
   private readonly pool: TaskPool;
+  private readonly slots: TaskPool | undefined;
   private readonly inFlight = new Set<AbortController>();
   private readonly runs = new Set<Promise<RunResult>>();
   private closed = false;
@@ -119,8 +120,9 @@ export class Sandbox {
   /** @param options isolation choice, pool size, default limits and runtimes; see {@link SandboxOptions}. */
   constructor(options: SandboxOptions = {}) {
     this.options = { ...options };
-    const concurrency = options.concurrency ?? Math.max(1, availableParallelism());
+    const concurrency = options.concurrency ?? options.slots?.concurrency ?? Math.max(1, availableParallelism());
     this.pool = new TaskPool(concurrency);
+    this.slots = options.slots;
     const bad = checkLimits('options.defaults', options.defaults);
     if (bad) throw new RangeError(`Sandbox: ${bad}`);
     const iso = options.isolation ?? 'auto';
@@ -203,52 +205,55 @@ export class Sandbox {
     const invalid = this.validate(req);
     if (invalid) return this.refused(`invalid request: ${invalid}`);
     if (this.closed) return this.refused('the sandbox is closed');
-    return this.pool.run(async () => {
-      if (this.closed) return this.refused('the sandbox is closed');
-      if (req.signal?.aborted) return this.refused("aborted by the caller's AbortSignal before it started");
-      const choice = await this.chooseKind();
-      if (!choice.kind) return this.refused(choice.refusal ?? 'no isolation');
-      const kind = choice.kind;
-      let runtime: RuntimeInfo;
-      try {
-        runtime = req.language === 'python' ? await resolvePython(this.options.python) : await resolveNode(this.options.node);
-      } catch (err) {
-        return this.refused((err as Error).message, kind);
+    return this.pool.run(() => (this.slots ? this.slots.run(() => this.execute(req)) : this.execute(req)));
+  }
+
+  /** Runs a validated request once it holds a slot. */
+  private async execute(req: RunRequest): Promise<RunResult> {
+    if (this.closed) return this.refused('the sandbox is closed');
+    if (req.signal?.aborted) return this.refused("aborted by the caller's AbortSignal before it started");
+    const choice = await this.chooseKind();
+    if (!choice.kind) return this.refused(choice.refusal ?? 'no isolation');
+    const kind = choice.kind;
+    let runtime: RuntimeInfo;
+    try {
+      runtime = req.language === 'python' ? await resolvePython(this.options.python) : await resolveNode(this.options.node);
+    } catch (err) {
+      return this.refused((err as Error).message, kind);
+    }
+    const limits = this.limitsFor(req);
+    if (req.language === 'javascript' && (limits.maxProcesses < JS_MIN.maxProcesses || limits.memoryMb < JS_MIN.memoryMb)) {
+      // Node hangs (rather than failing) when it cannot start its threads or map its heap.
+      return this.refused(`JavaScript needs maxProcesses >= ${JS_MIN.maxProcesses} (Node's own threads count) and memoryMb >= ${JS_MIN.memoryMb}; got ${limits.maxProcesses} and ${limits.memoryMb}`, kind);
+    }
+    // As root, every run (unisolated ones too) executes as a private unprivileged uid: a runtime that uid cannot
+    // reach on the host's disk (a pyenv Python under /root) cannot run unisolated.
+    const uid = runUid();
+    if (kind === 'none') {
+      if (uid !== undefined && !worldReachable(runtime.executable)) {
+        return this.refused(`an unisolated run as root drops to an unprivileged uid, which cannot reach ${runtime.executable} (a parent directory is not searchable by others); install the runtime under /usr or /opt, or use bwrap (apt-get install -y bubblewrap)`, kind);
       }
-      const limits = this.limitsFor(req);
-      if (req.language === 'javascript' && (limits.maxProcesses < JS_MIN.maxProcesses || limits.memoryMb < JS_MIN.memoryMb)) {
-        // Node hangs (rather than failing) when it cannot start its threads or map its heap.
-        return this.refused(`JavaScript needs maxProcesses >= ${JS_MIN.maxProcesses} (Node's own threads count) and memoryMb >= ${JS_MIN.memoryMb}; got ${limits.maxProcesses} and ${limits.memoryMb}`, kind);
-      }
-      // As root, every run (unisolated ones too) executes as a private unprivileged uid: a runtime that uid cannot
-      // reach on the host's disk (a pyenv Python under /root) cannot run unisolated.
-      const uid = runUid();
-      if (kind === 'none') {
-        if (uid !== undefined && !worldReachable(runtime.executable)) {
-          return this.refused(`an unisolated run as root drops to an unprivileged uid, which cannot reach ${runtime.executable} (a parent directory is not searchable by others); install the runtime under /usr or /opt, or use bwrap (apt-get install -y bubblewrap)`, kind);
-        }
-        this.warnUnisolated(uid);
-      }
-      let dirs: RunDirs | undefined;
-      const ctl = new AbortController();
-      this.inFlight.add(ctl);
-      try {
-        dirs = await makeRunDirs(uid);
-        await this.writeFiles(dirs.work, req, uid);
-        const inner = this.innerCommand(req, runtime, limits, kind === 'none' ? dirs.work : SANDBOX_DIR);
-        const plan = planFor(kind, hostTools(), systemLayout(), inner, dirs.work, dirs.root, limits, uid);
-        const signal = req.signal ? AbortSignal.any([req.signal, ctl.signal]) : ctl.signal;
-        const raw = await execute(plan, { stdin: req.stdin ?? '', wallMs: limits.wallMs, maxOutputBytes: limits.maxOutputBytes, signal });
-        const result = classify(raw, kind, limits);
-        if (raw.aborted && ctl.signal.aborted && !req.signal?.aborted) result.reason = 'the sandbox was closed during the run';
-        return result;
-      } catch (err) {
-        return this.refused(`could not prepare the run: ${(err as Error).message}`, kind);
-      } finally {
-        this.inFlight.delete(ctl);
-        if (dirs) await removeRunDirs(dirs);
-      }
-    });
+      this.warnUnisolated(uid);
+    }
+    let dirs: RunDirs | undefined;
+    const ctl = new AbortController();
+    this.inFlight.add(ctl);
+    try {
+      dirs = await makeRunDirs(uid);
+      await this.writeFiles(dirs.work, req, uid);
+      const inner = this.innerCommand(req, runtime, limits, kind === 'none' ? dirs.work : SANDBOX_DIR);
+      const plan = planFor(kind, hostTools(), systemLayout(), inner, dirs.work, dirs.root, limits, uid);
+      const signal = req.signal ? AbortSignal.any([req.signal, ctl.signal]) : ctl.signal;
+      const raw = await execute(plan, { stdin: req.stdin ?? '', wallMs: limits.wallMs, maxOutputBytes: limits.maxOutputBytes, signal });
+      const result = classify(raw, kind, limits);
+      if (raw.aborted && ctl.signal.aborted && !req.signal?.aborted) result.reason = 'the sandbox was closed during the run';
+      return result;
+    } catch (err) {
+      return this.refused(`could not prepare the run: ${(err as Error).message}`, kind);
+    } finally {
+      this.inFlight.delete(ctl);
+      if (dirs) await removeRunDirs(dirs);
+    }
   }
 
   private async writeFiles(work: string, req: RunRequest, uid: number | undefined): Promise<void> {

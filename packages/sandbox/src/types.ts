@@ -1,3 +1,5 @@
+import type { TaskPool } from './pool.js';
+
 /** The languages the sandbox runs: the machine's `python3`, or Node.js for JavaScript. */
 export type Language = 'python' | 'javascript';
 
@@ -115,8 +117,17 @@ export interface SandboxOptions {
   isolation?: 'auto' | IsolationKind;
   /** Permit unisolated runs: when no isolation is available, or when `isolation: 'none'` is asked for (default false: such runs are refused). */
   allowUnisolated?: boolean;
-  /** How many runs execute at once (default: the number of CPUs). */
+  /**
+   * How many runs execute at once (default: the number of CPUs, or with `slots` the slots' count). With `slots`, it
+   * caps this sandbox's share of them.
+   */
   concurrency?: number;
+  /**
+   * Run slots shared with other sandboxes (a {@link SharedSandboxPool}'s): a run waits for one of this sandbox's own
+   * `concurrency` places, then for a shared slot, so sandboxes with different isolation settings never run more
+   * programs at once, together, than the slots allow.
+   */
+  slots?: TaskPool;
   /** Limits overriding {@link DEFAULT_LIMITS} for every run of this sandbox. */
   defaults?: Partial<SandboxLimits>;
   /** The Python interpreter command (default 'python3', resolved once to its real executable). */
