@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { JsonSchema, Split } from '@troupe/kernel';
-import { DEFAULT_SPLIT_FRACTIONS, type SplitFractions } from '@troupe/kernel';
+import { DEFAULT_SPLIT_FRACTIONS, readConfigSchema, type SplitFractions } from '@troupe/kernel';
 import { badLimitValue, type SandboxLimits, type SandboxOptions } from '@troupe/sandbox';
 import type { DatasetFormat } from './loaders.js';
 
@@ -63,9 +62,7 @@ export interface CodeEnvConfig {
 const LIMIT_KEYS = ['cpuMs', 'wallMs', 'memoryMb', 'maxProcesses', 'maxOutputBytes', 'maxFileBytes'] as const;
 
 /** JSON schema of the config, with defaults (also in schemas/code.config.json). */
-export const CODE_CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/code.config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+export const CODE_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/code.config.json', import.meta.url));
 
 /** An invalid environment config: names the key path and what to do. */
 export class CodeConfigError extends Error {

@@ -6,8 +6,13 @@
  * the tester's tests (at least one), or after T turns. Rewards are reported as signals (see the README).
  */
 import {
-  createRng,
-  deriveSeed,
+  DerivedRandomStreams,
+  injectable,
+  injectParameters,
+  Logger,
+  optionalService,
+  RandomStreams,
+  SandboxPool,
   shuffled,
   type ActionTypeSpec,
   type Environment,
@@ -20,7 +25,7 @@ import {
   type Split,
   type StepResult,
 } from '@troupe/kernel';
-import { Sandbox } from '@troupe/sandbox';
+import { sharedSandboxPool } from '@troupe/sandbox';
 import { CODE_CONFIG_SCHEMA, resolveConfig, type CodeEnvConfig, type CodeSeat } from './config.js';
 import { problemKey, problemsBySplit, type ProblemsBySplit } from './dataset.js';
 import { headOf, SHOWN_OUTPUT_CHARS, TestRunner, type SandboxLike } from './runner.js';
@@ -88,10 +93,16 @@ export const CODE_SIGNALS = [
   'success',
 ] as const;
 
-/** Options for creating the environment programmatically. */
+/** What the environment runs programs with and draws instance orders from. */
 export interface CodeEnvironmentOptions {
-  /** The sandbox to run programs in (share one across environments and tests); default: one created from config.sandbox. */
+  /** The runner of its programs (a test's fake); default: the pool's runner with `config.sandbox`. */
   readonly sandbox?: SandboxLike;
+  /** The process's sandbox pool (default: `sharedSandboxPool()` of `@troupe/sandbox`). */
+  readonly pool?: SandboxPool;
+  /** Where the seeded instance orders come from (default: `deriveSeed`-named streams, as always). */
+  readonly random?: RandomStreams;
+  /** Where it reports refused runs (default: none). */
+  readonly logger?: Logger;
 }
 
 /** The code environment. States are frozen values; `step` returns new ones. */
@@ -110,10 +121,11 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
   readonly problems: ProblemsBySplit;
   private readonly runner: TestRunner;
   private sandbox: SandboxLike | undefined;
+  private readonly random: RandomStreams;
 
   /**
    * @param config raw or resolved config (defaults are filled in)
-   * @param options an injected sandbox
+   * @param options the sandbox pool (or a runner), random streams and logger
    */
   constructor(config: Record<string, unknown> = {}, options: CodeEnvironmentOptions = {}) {
     this.config = resolveConfig(config);
@@ -122,7 +134,8 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
     this.maxTurns = this.config.maxTurns;
     this.problems = problemsBySplit(this.config);
     this.sandbox = options.sandbox;
-    this.runner = new TestRunner(() => (this.sandbox ??= new Sandbox({ ...this.config.sandbox })), this.config.limits, this.config.cacheSize);
+    this.random = options.random ?? new DerivedRandomStreams();
+    this.runner = new TestRunner(() => (this.sandbox ??= (options.pool ?? sharedSandboxPool()).runner({ ...this.config.sandbox })), this.config.limits, this.config.cacheSize, options.logger);
   }
 
   /** @inheritdoc */
@@ -133,7 +146,7 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
     }
     if (!Number.isInteger(index) || index < 0) throw new RangeError(`code-v0: instance index must be a non-negative integer, got ${index}`);
     const epoch = Math.floor(index / list.length);
-    const order = shuffled([...list.keys()], createRng(deriveSeed(seed, 'code-v0', split, epoch)));
+    const order = shuffled([...list.keys()], this.random.stream(seed, 'code-v0', split, epoch));
     return Object.freeze({ problem: list[order[index % list.length]!]!, split });
   }
 
@@ -420,7 +433,8 @@ export function renderFailure(o: TestOutcome, index: number): string {
   return `${head}\nThe program ${what} [verdict: ${o.verdict}].${o.stderr.trim() ? `\nstderr (end):\n\`\`\`\n${o.stderr.replace(/\n+$/, '')}\n\`\`\`` : ''}`;
 }
 
-/** The contribution of `code-v0`. */
+/** The contribution of `code-v0`, injected with the process's sandbox pool, random streams and logger. */
+@injectable()
 export class CodeEnvironmentContribution implements EnvironmentContribution {
   /** @inheritdoc */
   readonly id = CODE_ENV_ID;
@@ -429,11 +443,21 @@ export class CodeEnvironmentContribution implements EnvironmentContribution {
   /** @inheritdoc */
   readonly configSchema: JsonSchema = CODE_CONFIG_SCHEMA;
 
-  /** @param options an injected sandbox shared by every environment this contribution creates */
-  constructor(private readonly options: CodeEnvironmentOptions = {}) {}
+  /** What every environment it creates runs programs with. */
+  readonly options: CodeEnvironmentOptions;
+
+  /**
+   * @param pool the process's sandbox pool (without a host: `sharedSandboxPool()`, the same one)
+   * @param random the process's random streams
+   * @param logger the process's logger
+   */
+  constructor(pool: SandboxPool = sharedSandboxPool(), random: RandomStreams = new DerivedRandomStreams(), logger?: Logger) {
+    this.options = { pool, random, ...(logger ? { logger: logger.child(CODE_ENV_ID) } : {}) };
+  }
 
   /** @inheritdoc */
   create(config: Record<string, unknown>): CodeEnvironment {
     return new CodeEnvironment(config, this.options);
   }
 }
+injectParameters(CodeEnvironmentContribution, [optionalService(SandboxPool), RandomStreams, Logger]);

@@ -1,8 +1,7 @@
 import { ContainerModule, EnvironmentContribution } from '@troupe/kernel';
 import { CodeEnvironmentContribution } from './environment.js';
 
-/** Binds the `code-v0` environment to the environment contribution point (its sandbox is created on first use). */
+/** Binds `code-v0` to the environment contribution point (one instance, injected with the sandbox pool). */
 export default new ContainerModule((bind) => {
-  bind(CodeEnvironmentContribution).toConstantValue(new CodeEnvironmentContribution());
-  bind(EnvironmentContribution).toService(CodeEnvironmentContribution);
+  bind(EnvironmentContribution).to(CodeEnvironmentContribution).inSingletonScope();
 });

@@ -3,16 +3,12 @@
  * `runMany` call, and outcomes are cached by content (program, input, expected output, tolerance), so the K branches
  * of the tree sampler and repeated oracle programs cost one execution each.
  */
-import { contentHash } from '@troupe/kernel';
-import type { RunRequest, RunResult, SandboxLimits } from '@troupe/sandbox';
+import { contentHash, type Logger, type ProgramLimits, type ProgramRun, type ProgramRunner, type ProgramRunResult } from '@troupe/kernel';
 import { outputsMatch } from './compare.js';
 import type { IoTest, ProgramAction, TestOutcome } from './types.js';
 
-/** The part of `@troupe/sandbox`'s `Sandbox` the environment uses (so tests may inject any implementation). */
-export interface SandboxLike {
-  /** Runs several programs (bounded concurrency inside); results in request order. */
-  runMany(requests: readonly RunRequest[]): Promise<RunResult[]>;
-}
+/** The part of a sandbox runner the environment uses (so tests may inject any implementation). */
+export type SandboxLike = Pick<ProgramRunner, 'runMany'>;
 
 /** The sandbox refused to run a program: a configuration problem of the machine, not the program's fault. */
 export class SandboxRefusedError extends Error {
@@ -59,18 +55,20 @@ export class TestRunner {
    * stdin and the limits (all in the key), so K branches with the same program, or test sets that share inputs, run
    * each (program, input) once.
    */
-  private static readonly cache = new Map<string, RunResult>();
+  private static readonly cache = new Map<string, ProgramRunResult>();
   private readonly cache = TestRunner.cache;
 
   /**
    * @param sandbox resolves the sandbox lazily (it is created on the first run)
    * @param limits limits of every run
    * @param cacheSize runs kept (least recently used are evicted); 0 disables the cache
+   * @param logger told (at debug) how many runs each call made and how many the cache answered
    */
   constructor(
     private readonly sandbox: () => SandboxLike,
-    private readonly limits: Partial<SandboxLimits>,
+    private readonly limits: Partial<ProgramLimits>,
     private readonly cacheSize = 4096,
+    private readonly logger?: Logger,
   ) {}
 
   /**
@@ -80,8 +78,8 @@ export class TestRunner {
    */
   async run(jobs: readonly TestJob[]): Promise<TestOutcome[][]> {
     const keys = jobs.map((job) => job.tests.map((test) => contentHash([job.program.language, job.program.source, stdinOf(test.input), this.limits])));
-    const known = new Map<string, RunResult>();
-    const requests: RunRequest[] = [];
+    const known = new Map<string, ProgramRunResult>();
+    const requests: ProgramRun[] = [];
     const requested: string[] = [];
     const requestedSet = new Set<string>();
     jobs.forEach((job, j) => {
@@ -100,6 +98,7 @@ export class TestRunner {
         requests.push({ language: job.program.language, source: job.program.source, stdin: stdinOf(test.input), limits: { ...this.limits } });
       });
     });
+    if (this.logger?.enabled('debug')) this.logger.debug('test runs', { jobs: jobs.length, runs: requests.length, cached: known.size });
     if (requests.length > 0) {
       const runs = await this.sandbox().runMany(requests);
       runs.forEach((run, i) => {
@@ -111,7 +110,7 @@ export class TestRunner {
           );
         }
         // Judging reads stdout and the verdict; stderr is only displayed (its end), so keep its last 4,096 characters.
-        const kept: RunResult = { ...run, stderr: run.stderr.length > 4096 ? run.stderr.slice(-4096) : run.stderr };
+        const kept: ProgramRunResult = { ...run, stderr: run.stderr.length > 4096 ? run.stderr.slice(-4096) : run.stderr };
         known.set(requested[i]!, kept);
         if (this.cacheSize > 0 && run.stdout.length <= MAX_CACHED_STDOUT) {
           this.cache.set(requested[i]!, kept);
@@ -126,7 +125,7 @@ export class TestRunner {
 /**
  * Judges one run. Only the exit code decides a crash: stderr output (warnings) with exit code 0 is not a failure.
  */
-export function toOutcome(test: IoTest, run: RunResult, tolerance: number | null): TestOutcome {
+export function toOutcome(test: IoTest, run: ProgramRunResult, tolerance: number | null): TestOutcome {
   const passed = run.verdict === 'ok' && outputsMatch(run.stdout, test.output, tolerance);
   return Object.freeze({
     input: test.input,

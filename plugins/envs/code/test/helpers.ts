@@ -1,15 +1,20 @@
-/** Test helpers: one sandbox shared by every test file of the package (closed after the run). */
+/** Test helpers: one sandbox pool shared by every test file of the package (closed after the run). */
 import { after } from 'mocha';
-import { Sandbox } from '@troupe/sandbox';
+import { SharedSandboxPool, type Sandbox } from '@troupe/sandbox';
 
-let sandbox: Sandbox | undefined;
+let pool: SharedSandboxPool | undefined;
 
-/** The shared sandbox (bubblewrap or unshare isolation; the suite needs one of them, as CI has). */
+/** The package's sandbox pool (two slots). */
+export function testPool(): SharedSandboxPool {
+  pool ??= new SharedSandboxPool({ concurrency: 2 });
+  return pool;
+}
+
+/** The pool's sandbox with default settings (bubblewrap or unshare isolation; the suite needs one, as CI has). */
 export function sharedSandbox(): Sandbox {
-  sandbox ??= new Sandbox({ concurrency: 2 });
-  return sandbox;
+  return testPool().runner();
 }
 
 after(async () => {
-  await sandbox?.close();
+  await pool?.close();
 });

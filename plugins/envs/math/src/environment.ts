@@ -8,7 +8,7 @@
  */
 import { toolDetailsOf, toolDetailsText, type ToolDetails } from '@troupe/game-kit';
 import {
-  createRng, deriveSeed, shuffled, splitOfContent,
+  DerivedRandomStreams, shuffled, splitOfContent, type Logger, type RandomStreams, type SandboxPool,
   type ActionTypeSpec, type Environment, type Move, type Observation, type Rng, type SeatSpec, type Split, type SplitFractions, type StepResult,
 } from '@troupe/kernel';
 import type { EquivalenceOptions, EquivalenceResult } from './checker/equivalence.js';
@@ -18,7 +18,8 @@ import { MathVerifier, sharedVerifier } from './checker/verifier.js';
 import { GeneratedProblemSet, problemKey } from './problems/generated-set.js';
 import { loadDatasetSync, type DatasetOptions } from './problems/loaders.js';
 import { FAMILIES, type Family, type MathProblem } from './problems/types.js';
-import { createDefaultSandbox, type SandboxLike, type SandboxLimitsLike, type SandboxOptionsLike, type SandboxRunResult } from './sandbox.js';
+import { sharedSandboxPool } from '@troupe/sandbox';
+import { type SandboxLike, type SandboxLimitsLike, type SandboxOptionsLike, type SandboxRunResult } from './sandbox.js';
 
 /** The environment id. */
 export const MATH_ENV_ID = 'math-v0';
@@ -137,8 +138,14 @@ export interface MathState {
 
 /** Dependencies a host (or a test) can inject. */
 export interface MathEnvironmentDeps {
-  /** The sandbox that runs the coder's programs (default: `new Sandbox(config.sandbox)` from `@troupe/sandbox`, created on first use). */
+  /** The runner of the coder's programs (a test's fake); default: the pool's runner with `config.sandbox`. */
   readonly sandbox?: SandboxLike;
+  /** The process's sandbox pool (default: `sharedSandboxPool()` of `@troupe/sandbox`). */
+  readonly pool?: SandboxPool;
+  /** Where the seeded orders of a fixed dataset come from (default: `deriveSeed`-named streams, as always). */
+  readonly random?: RandomStreams;
+  /** Where it reports what the coder's runs did (default: none). */
+  readonly logger?: Logger;
   /** Problems to use instead of the generated set or a dataset file (split by content hash). */
   readonly problems?: readonly MathProblem[];
 }
@@ -187,8 +194,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   private readonly generated?: GeneratedProblemSet;
   private readonly fixed?: { readonly bySplit: Record<Split, readonly MathProblem[]> };
   private sandbox?: SandboxLike;
-  private sandboxPromise?: Promise<SandboxLike>;
-  private ownsSandbox = false;
+  private readonly deps: MathEnvironmentDeps;
   private verifier?: MathVerifier;
 
   /** Builds the environment. Throws a clear error for a bad config or an unreadable dataset. */
@@ -205,6 +211,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     this.actionTypes = seats.length === 2 ? ACTION_TYPES : ACTION_TYPES.filter((t) => t.name === 'answer');
     this.maxTurns = this.config.maxTurns;
     this.sandbox = deps.sandbox;
+    this.deps = deps;
     if (deps.problems) {
       this.fixed = { bySplit: this.splitProblems(deps.problems, 'hash') };
     } else if (this.config.dataset) {
@@ -240,7 +247,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
       const where = this.config.dataset ? `dataset ${this.config.dataset.path} (split mode ${this.config.dataset.split ?? 'hash'})` : 'the injected problems';
       throw new Error(`math-v0: the ${split} split of ${where} is empty`);
     }
-    const order = shuffled(rows.map((_, k) => k), createRng(deriveSeed(seed, MATH_ENV_ID, split)));
+    const order = shuffled(rows.map((_, k) => k), (this.deps.random ?? new DerivedRandomStreams()).stream(seed, MATH_ENV_ID, split));
     return rows[order[index % rows.length]!]!;
   }
 
@@ -332,29 +339,20 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     return state.history.find((e): e is Extract<HistoryEntry, { seat: 'coder' }> => e.seat === 'coder' && e.turn === turn);
   }
 
-  /** Gets (or creates) the sandbox. */
-  private async getSandbox(): Promise<SandboxLike> {
-    if (this.sandbox) return this.sandbox;
-    if (!this.sandboxPromise) {
-      const { limits: _limits, ...options } = this.config.sandbox ?? {};
-      this.sandboxPromise = createDefaultSandbox(options);
-      this.ownsSandbox = true;
+  /** The runner of the coder's programs: the injected one, else the pool's runner with `config.sandbox`. */
+  private getSandbox(): SandboxLike {
+    if (!this.sandbox) {
+      const { limits: _limits, ...settings } = this.config.sandbox ?? {};
+      this.sandbox = (this.deps.pool ?? sharedSandboxPool()).runner(settings);
     }
-    this.sandbox = await this.sandboxPromise;
     return this.sandbox;
   }
 
-  /** Stops this environment's own verifier workers, and closes the sandbox if this environment created it (an injected one belongs to its owner). */
+  /** Stops this environment's own verifier workers (the sandbox belongs to the process's pool, which its host closes). */
   async dispose(): Promise<void> {
     const verifier = this.verifier;
     this.verifier = undefined;
     await verifier?.close();
-    if (!this.ownsSandbox || !this.sandboxPromise) return;
-    const sandbox = (await this.sandboxPromise) as SandboxLike & { close?: () => Promise<void> | void };
-    this.sandbox = undefined;
-    this.sandboxPromise = undefined;
-    this.ownsSandbox = false;
-    await sandbox.close?.();
   }
 
   /** The coder's step: parse, run, read the last printed line, grade. */
@@ -368,7 +366,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
       info = { error };
     } else {
       const action = program as ProgramAction;
-      const sandbox = await this.getSandbox();
+      const sandbox = this.getSandbox();
       const { limits } = this.config.sandbox ?? {};
       const result: SandboxRunResult = await sandbox.run({ language: action.language, source: action.source, ...(limits ? { limits } : {}) });
       if (result.verdict === 'refused') {
@@ -387,6 +385,7 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
         answer, reward, correct: grade.correct, ...(grade.undecided ? { undecided: true } : {}),
       };
       info = { verdict: result.verdict, exitCode: result.exitCode, answer, layer: grade.layer, details: grade.details, undecided: grade.undecided, isolation: result.isolation };
+      this.deps.logger?.debug('coder program ran', { verdict: result.verdict, answer, correct: grade.correct, layer: grade.layer });
     }
     const next: MathState = { ...state, seatIndex: state.seatIndex + 1, history: [...state.history, entry] };
     const solverCorrect = this.lastSolver(state)?.correct ? 1 : 0;

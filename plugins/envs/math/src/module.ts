@@ -1,8 +1,7 @@
 import { ContainerModule, EnvironmentContribution } from '@troupe/kernel';
 import { MathEnvironmentContribution } from './contribution.js';
 
-/** Binds the `math-v0` environment to the environment contribution point. */
+/** Binds `math-v0` to the environment contribution point (one instance, injected with the sandbox pool). */
 export default new ContainerModule((bind) => {
-  bind(MathEnvironmentContribution).toConstantValue(new MathEnvironmentContribution());
-  bind(EnvironmentContribution).toService(MathEnvironmentContribution);
+  bind(EnvironmentContribution).to(MathEnvironmentContribution).inSingletonScope();
 });

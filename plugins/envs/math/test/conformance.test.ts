@@ -5,10 +5,10 @@
 import { fileURLToPath } from 'node:url';
 import { environmentConformance, moduleConformance } from '@troupe/testing';
 import { MathEnvironmentContribution } from '../src/index.js';
-import { LocalPythonSandbox } from './helpers/local-python.js';
+import { FixedPool, LocalPythonSandbox } from './helpers/local-python.js';
 
 environmentConformance(new MathEnvironmentContribution(), { config: { seats: ['solver'] } });
-environmentConformance(new MathEnvironmentContribution({ sandbox: new LocalPythonSandbox() }), {
+environmentConformance(new MathEnvironmentContribution(new FixedPool(new LocalPythonSandbox())), {
   config: { seats: ['coder', 'solver'], maxTurns: 2 },
   episodes: 1,
   seeds: [0],

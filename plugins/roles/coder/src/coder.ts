@@ -10,11 +10,10 @@
  * `mode: auto` (default) picks `program` when the seat's action type is `program`, and `program-output-actions`
  * otherwise.
  */
-import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, RenderContext, Role, RoleContribution, SeatContext } from '@troupe/kernel';
-import { ANY_ACTION_TYPE } from '@troupe/kernel';
+import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, ProgramLimits, ProgramRunner, RenderContext, Role, RoleContribution, SandboxSettings, SeatContext } from '@troupe/kernel';
+import { ANY_ACTION_TYPE, injectable, injectParameters, Logger, optionalService, readConfigSchema, SandboxPool } from '@troupe/kernel';
 import { renderUserMessage } from '@troupe/game-kit';
-import { Sandbox, type RunRequest, type RunResult, type SandboxLimits, type SandboxOptions } from '@troupe/sandbox';
-import { readFileSync } from 'node:fs';
+import { sharedSandboxPool } from '@troupe/sandbox';
 import { extractProgram, type ProgramLanguage } from './extract.js';
 import { outputParserFor, programPrinting } from './output.js';
 
@@ -26,11 +25,8 @@ export interface ProgramAction {
   readonly source: string;
 }
 
-/** The part of `@troupe/sandbox`'s `Sandbox` the role uses. */
-export interface RoleSandbox {
-  /** Runs one program. */
-  run(request: RunRequest): Promise<RunResult>;
-}
+/** The part of a sandbox runner the role uses. */
+export type RoleSandbox = Pick<ProgramRunner, 'run'>;
 
 /** How the coder turns its reply into an action. */
 export type CoderMode = 'auto' | 'program' | 'program-output-actions';
@@ -42,9 +38,9 @@ export interface CoderConfig {
   /** The language the prompt asks for (default python; both are always accepted). */
   readonly language: ProgramLanguage;
   /** Limits of the runs in program-output-actions mode (default: 2 s CPU, 5 s wall, 256 MiB). */
-  readonly limits: Partial<SandboxLimits>;
-  /** Options of the sandbox the role creates when none is injected. */
-  readonly sandbox: Pick<SandboxOptions, 'isolation' | 'allowUnisolated' | 'concurrency'>;
+  readonly limits: ProgramLimits;
+  /** Settings of its runner from the process's sandbox pool (isolation, allowUnisolated, its share of the slots). */
+  readonly sandbox: Pick<SandboxSettings, 'isolation' | 'allowUnisolated' | 'concurrency'>;
   /**
    * The barest user message: each context block as `label: text`, then the state, last (so the program's copy of the
    * state is always the same distance after it); no task, no headings, no closing line (for tiny byte-level models
@@ -59,7 +55,7 @@ export interface CoderConfig {
 export const DETAIL_CHARS = 2000;
 
 /** JSON schema of the coder's config (also in schemas/coder.config.json). */
-export const CODER_CONFIG_SCHEMA: JsonSchema = JSON.parse(readFileSync(new URL('../schemas/coder.config.json', import.meta.url), 'utf8')) as JsonSchema;
+export const CODER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/coder.config.json', import.meta.url));
 
 /**
  * Action types the coder produces: `program`, and by running the program `moves`, `answer` and any other type
@@ -100,7 +96,7 @@ function resolveCoderConfig(raw: Record<string, unknown>): CoderConfig {
   return {
     mode,
     language,
-    limits: (raw['limits'] ?? {}) as Partial<SandboxLimits>,
+    limits: (raw['limits'] ?? {}) as ProgramLimits,
     sandbox: (raw['sandbox'] ?? {}) as CoderConfig['sandbox'],
     terse,
     ...(systemPrompt === undefined ? {} : { systemPrompt }),
@@ -117,12 +113,14 @@ export class CoderRole implements Role<unknown> {
    * @param config raw role config
    * @param sandbox returns the sandbox (created lazily on the first run)
    * @param produces the action types it produces
+   * @param logger told (at debug) how each run of a program ended
    */
   constructor(
     readonly id: string,
     config: Record<string, unknown>,
     private readonly sandbox: () => RoleSandbox,
     readonly produces: readonly string[] = CODER_PRODUCES,
+    private readonly logger?: Logger,
   ) {
     this.config = resolveCoderConfig(config);
   }
@@ -180,6 +178,7 @@ export class CoderRole implements Role<unknown> {
           '(apt-get install bubblewrap) or make `unshare` work, or set roleConfig.sandbox.allowUnisolated: true where running untrusted code unisolated is acceptable.',
       );
     }
+    this.logger?.debug('program ran', { seat: seat.seat, verdict: run.verdict, exitCode: run.exitCode });
     const details = {
       program: program.source,
       language: program.language,
@@ -222,19 +221,33 @@ export class CoderRole implements Role<unknown> {
   }
 }
 
-/** Options of the coder contributions. */
-export interface CoderContributionOptions {
-  /** A sandbox shared by every role created (default: one created lazily from the role config). */
-  readonly sandbox?: RoleSandbox;
+/** The runner of a role's programs, asked of the pool on the first run (with the role config's `sandbox` settings). */
+function lazySandbox(pool: SandboxPool, config: Record<string, unknown>): () => RoleSandbox {
+  let sandbox: RoleSandbox | undefined;
+  return () => (sandbox ??= pool.runner({ ...((config['sandbox'] ?? {}) as SandboxSettings) }));
 }
 
-function lazySandbox(options: CoderContributionOptions, config: Record<string, unknown>): () => RoleSandbox {
-  let sandbox = options.sandbox;
-  return () => (sandbox ??= new Sandbox({ ...((config['sandbox'] ?? {}) as SandboxOptions) }));
+/** What both coder contributions are injected with (inversify needs the base class @injectable too). */
+@injectable()
+class CoderContributionBase {
+  /** The process's sandbox pool, shared by every role created. */
+  readonly pool: SandboxPool;
+  /** The process's logger. */
+  readonly logger: Logger | undefined;
+
+  /**
+   * @param pool the process's sandbox pool (without a host: `sharedSandboxPool()`, the same one)
+   * @param logger the process's logger
+   */
+  constructor(pool: SandboxPool = sharedSandboxPool(), logger?: Logger) {
+    this.pool = pool;
+    this.logger = logger;
+  }
 }
 
 /** `coder-v0`: writes programs; in program-output-actions mode its program's printed output is the action. */
-export class CoderRoleContribution implements RoleContribution {
+@injectable()
+export class CoderRoleContribution extends CoderContributionBase implements RoleContribution {
   /** @inheritdoc */
   readonly id = 'coder-v0';
   /** @inheritdoc */
@@ -244,17 +257,15 @@ export class CoderRoleContribution implements RoleContribution {
   /** @inheritdoc */
   readonly configSchema = CODER_CONFIG_SCHEMA;
 
-  /** @param options a shared sandbox */
-  constructor(private readonly options: CoderContributionOptions = {}) {}
-
   /** @inheritdoc */
   create(config: Record<string, unknown>): CoderRole {
-    return new CoderRole(this.id, config, lazySandbox(this.options, config));
+    return new CoderRole(this.id, config, lazySandbox(this.pool, config), CODER_PRODUCES, this.logger?.child(this.id));
   }
 }
 
 /** `coder-proposer-v0`: the coder always in program-output-actions mode (the games' proposer, the paper's tool agent). */
-export class CoderProposerRoleContribution implements RoleContribution {
+@injectable()
+export class CoderProposerRoleContribution extends CoderContributionBase implements RoleContribution {
   /** @inheritdoc */
   readonly id = 'coder-proposer-v0';
   /** @inheritdoc */
@@ -264,11 +275,9 @@ export class CoderProposerRoleContribution implements RoleContribution {
   /** @inheritdoc */
   readonly configSchema = CODER_CONFIG_SCHEMA;
 
-  /** @param options a shared sandbox */
-  constructor(private readonly options: CoderContributionOptions = {}) {}
-
   /** @inheritdoc */
   create(config: Record<string, unknown>): CoderRole {
-    return new CoderRole(this.id, { ...config, mode: 'program-output-actions' }, lazySandbox(this.options, config), this.produces);
+    return new CoderRole(this.id, { ...config, mode: 'program-output-actions' }, lazySandbox(this.pool, config), this.produces, this.logger?.child(this.id));
   }
 }
+injectParameters(CoderContributionBase, [optionalService(SandboxPool), Logger]);

@@ -3,7 +3,7 @@ import { CoderProposerRoleContribution, CoderRoleContribution, type CoderRole } 
 import { fileURLToPath } from 'node:url';
 import { GARBAGE_TEXTS, moduleConformance, roleConformance } from '@troupe/testing';
 import type { Observation, SeatContext } from '@troupe/kernel';
-import { sharedSandbox } from './helpers.js';
+import { testPool } from './helpers.js';
 
 const program: SeatContext = { seat: 'coder', actionType: 'program' };
 const proposer: SeatContext = { seat: 'proposer', actionType: 'moves' };
@@ -16,7 +16,7 @@ const obs: Observation = {
 };
 
 describe('coder-v0 role', () => {
-  const contribution = new CoderRoleContribution({ sandbox: sharedSandbox() });
+  const contribution = new CoderRoleContribution(testPool());
   const role = contribution.create({}) as CoderRole;
 
   it('prompts with the task, the current state and the context (failing tests), asking for a ```python block', () => {
@@ -111,10 +111,10 @@ describe('coder-v0 role', () => {
     });
 
     it('mode: program forces the program action even on other seats; coder-proposer-v0 always runs it', async () => {
-      const forced = new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ mode: 'program' });
+      const forced = new CoderRoleContribution(testPool()).create({ mode: 'program' });
       const m = await forced.parse('```python\nprint("[U]")\n```', proposer);
       assert.deepEqual((m as { action: unknown }).action, { language: 'python', source: 'print("[U]")\n' });
-      const prop = new CoderProposerRoleContribution({ sandbox: sharedSandbox() });
+      const prop = new CoderProposerRoleContribution(testPool());
       assert.deepEqual(prop.produces, ['moves', 'answer', '*']);
       const p = prop.create({});
       assert.equal(p.id, 'coder-proposer-v0');
@@ -132,7 +132,7 @@ describe('coder-v0 role', () => {
       assert.deepEqual(asked, ['python']);
       assert.deepEqual(((await role.parse(text, proposer)) as { action: unknown }).action, ['U', 'R']);
       asked.length = 0;
-      const js = new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ language: 'javascript' });
+      const js = new CoderRoleContribution(testPool()).create({ language: 'javascript' });
       assert.equal(js.render(['U', 'R'], proposer, context), text, 'no javascript program: falls back to python');
       assert.deepEqual(asked, ['javascript', 'python']);
       const none = role.render(['U', 'R'], proposer, { oracleProgram: () => undefined });
@@ -142,15 +142,15 @@ describe('coder-v0 role', () => {
     });
 
     it('terse: the state and the context blocks only; systemPrompt replaces the system message', () => {
-      const terse = new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ terse: true, systemPrompt: 'you are the {seat}' });
+      const terse = new CoderRoleContribution(testPool()).create({ terse: true, systemPrompt: 'you are the {seat}' });
       const [system, user] = terse.prompt(obs, proposer);
       assert.equal(system!.content, 'you are the proposer');
       assert.ok(user!.content.endsWith(`\n${obs.state}`), `the state last: ${user!.content}`);
       assert.ok(user!.content.startsWith(`${obs.context[0]!.label}: ${obs.context[0]!.text}`));
       assert.ok(!user!.content.includes(obs.task), 'no task text');
       assert.ok(!user!.content.includes('```python block'), 'no closing line');
-      assert.throws(() => new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ terse: 'yes' }), /terse/);
-      assert.throws(() => new CoderRoleContribution({ sandbox: sharedSandbox() }).create({ systemPrompt: 3 }), /systemPrompt/);
+      assert.throws(() => new CoderRoleContribution(testPool()).create({ terse: 'yes' }), /terse/);
+      assert.throws(() => new CoderRoleContribution(testPool()).create({ systemPrompt: 3 }), /systemPrompt/);
     });
 
     it('an aborted seat signal stops the run', async () => {
@@ -161,7 +161,7 @@ describe('coder-v0 role', () => {
   });
 });
 
-roleConformance(new CoderRoleContribution({ sandbox: sharedSandbox() }), {
+roleConformance(new CoderRoleContribution(testPool()), {
   observations: [obs, { task: 'Solve it.', state: 'Turn 1 of 3.\nProgram: none yet.', context: [], turn: 0 }],
   actions: [{ language: 'python', source: 'a, b = map(int, input().split())\nprint(a + b)\n' }, { language: 'javascript', source: 'console.log(1)\n' }],
   seats: [program],
@@ -171,7 +171,7 @@ roleConformance(new CoderRoleContribution({ sandbox: sharedSandbox() }), {
   },
 });
 
-roleConformance(new CoderProposerRoleContribution({ sandbox: sharedSandbox() }), {
+roleConformance(new CoderProposerRoleContribution(testPool()), {
   observations: [obs],
   actions: [['U', 'R', 'D'], ['L'], []],
   seats: [proposer],

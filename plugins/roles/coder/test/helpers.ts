@@ -1,15 +1,15 @@
-/** One sandbox shared by the package's tests, closed after the run. */
+/** One sandbox pool shared by the package's tests, closed after the run. */
 import { after } from 'mocha';
-import { Sandbox } from '@troupe/sandbox';
+import { SharedSandboxPool } from '@troupe/sandbox';
 
-let sandbox: Sandbox | undefined;
+let pool: SharedSandboxPool | undefined;
 
-/** The shared sandbox. */
-export function sharedSandbox(): Sandbox {
-  sandbox ??= new Sandbox({ concurrency: 2 });
-  return sandbox;
+/** The package's sandbox pool (two slots). */
+export function testPool(): SharedSandboxPool {
+  pool ??= new SharedSandboxPool({ concurrency: 2 });
+  return pool;
 }
 
 after(async () => {
-  await sandbox?.close();
+  await pool?.close();
 });

@@ -3,6 +3,7 @@
  * (no isolation; fast), and `ScriptedSandbox` returns canned results. Never use them for untrusted code.
  */
 import { spawnSync } from 'node:child_process';
+import type { ProgramRunner, SandboxPool, SandboxSettings } from '@troupe/kernel';
 import type { SandboxLike, SandboxRunRequest, SandboxRunResult } from '../../src/index.js';
 
 /** Runs Python (or JavaScript) programs with a plain child process and classifies them like the sandbox. */
@@ -67,4 +68,17 @@ export function python3Executable(): string {
     pythonPath = r.status === 0 && r.stdout.trim() ? r.stdout.trim() : 'python3';
   }
   return pythonPath;
+}
+
+/** A sandbox pool whose every runner is `runner` (the settings asked for are recorded). */
+export class FixedPool implements SandboxPool {
+  readonly concurrency = 1;
+  /** The settings of every `runner()` call, in order. */
+  readonly asked: SandboxSettings[] = [];
+  constructor(private readonly fixed: SandboxLike) {}
+  runner(settings: SandboxSettings = {}): ProgramRunner {
+    this.asked.push(settings);
+    return { run: (r) => this.fixed.run(r), runMany: (rs) => Promise.all(rs.map((r) => this.fixed.run(r))) };
+  }
+  async close(): Promise<void> {}
 }
