@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { JsonSchema } from '@troupe/kernel';
+import { readConfigSchema } from '@troupe/kernel';
 
 /** The validated config of one `kind: openai` policy (defaults filled by the plugin host). */
 export interface OpenAiPolicyConfig {
@@ -18,9 +18,7 @@ export interface OpenAiPolicyConfig {
 }
 
 /** The JSON schema of the config (also the manifest's `configSchema` file). */
-export const OPENAI_POLICY_CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/openai.config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+export const OPENAI_POLICY_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/openai.config.json', import.meta.url));
 
 /** Request fields the policy sets itself: `extraBody` may not override them. */
 export const RESERVED_BODY_FIELDS: readonly string[] = [

@@ -4,4 +4,5 @@
 export * from './config.js';
 export * from './response.js';
 export * from './policy.js';
-export { openAiPolicyContribution } from './module.js';
+export * from './contribution.js';
+export { default as openAiModule } from './module.js';

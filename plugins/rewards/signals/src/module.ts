@@ -3,6 +3,5 @@ import { SignalsRewardContribution } from './signals.js';
 
 /** Binds the `signals-v0` reward to the reward contribution point. */
 export default new ContainerModule((bind) => {
-  bind(SignalsRewardContribution).toConstantValue(new SignalsRewardContribution());
-  bind(RewardContribution).toService(SignalsRewardContribution);
+  bind(RewardContribution).to(SignalsRewardContribution).inSingletonScope();
 });

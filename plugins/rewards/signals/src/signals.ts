@@ -1,8 +1,8 @@
 /**
  * `signals-v0`: the reward terms `team` and `local`, read from named signals of the environment's step result.
  */
-import { readFileSync } from 'node:fs';
 import type { ConfigProblem, JsonSchema, RewardCheckContext, RewardContribution, RewardFunction, Transition } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 
 /** The contribution id. */
 export const SIGNALS_ID = 'signals-v0';
@@ -138,11 +138,10 @@ export class SignalsReward implements RewardFunction {
 }
 
 /** The config schema file, read once. */
-export const SIGNALS_CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/signals.config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+export const SIGNALS_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/signals.config.json', import.meta.url));
 
 /** The `signals-v0` contribution. */
+@injectable()
 export class SignalsRewardContribution implements RewardContribution {
   /** {@inheritDoc RewardContribution.id} */
   readonly id = SIGNALS_ID;

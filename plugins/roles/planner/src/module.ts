@@ -3,6 +3,5 @@ import { PlannerContribution } from './planner.js';
 
 /** Binds the `planner-v0` role to the role contribution point. */
 export default new ContainerModule((bind) => {
-  bind(PlannerContribution).toConstantValue(new PlannerContribution());
-  bind(RoleContribution).toService(PlannerContribution);
+  bind(RoleContribution).to(PlannerContribution).inSingletonScope();
 });

@@ -1,8 +1,8 @@
 /**
  * `planner-v0`: a role whose seat states an action list `#### [U,R,D]` (the action type `moves`).
  */
-import { readFileSync } from 'node:fs';
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 import { MOVE_NOTATIONS, findAnswerLine, formatMoveList, quoteExcerpt as quote, renderUserMessage, type MoveNotation } from '@troupe/game-kit';
 
 /** The contribution id. */
@@ -211,11 +211,10 @@ export class PlannerRole implements Role<PlannerMove[]> {
 }
 
 /** The config schema file, read once. */
-export const PLANNER_CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/planner.config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+export const PLANNER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/planner.config.json', import.meta.url));
 
 /** The `planner-v0` contribution. */
+@injectable()
 export class PlannerContribution implements RoleContribution {
   /** {@inheritDoc RoleContribution.id} */
   readonly id = PLANNER_ID;

@@ -3,6 +3,5 @@ import { SolverContribution } from './solver.js';
 
 /** Binds the `solver-v0` role to the role contribution point. */
 export default new ContainerModule((bind) => {
-  bind(SolverContribution).toConstantValue(new SolverContribution());
-  bind(RoleContribution).toService(SolverContribution);
+  bind(RoleContribution).to(SolverContribution).inSingletonScope();
 });

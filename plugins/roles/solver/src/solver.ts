@@ -1,8 +1,8 @@
 /**
  * `solver-v0`: a role whose seat reasons and gives its final answer in `\boxed{}` (the action type `answer`).
  */
-import { readFileSync } from 'node:fs';
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 
 /** The contribution id. */
 export const SOLVER_ID = 'solver-v0';
@@ -178,11 +178,10 @@ export class SolverRole implements Role<SolverAnswer> {
 }
 
 /** The config schema (schemas/solver.config.json). */
-export const SOLVER_CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/solver.config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+export const SOLVER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/solver.config.json', import.meta.url));
 
 /** The `solver-v0` contribution. */
+@injectable()
 export class SolverContribution implements RoleContribution {
   /** {@inheritDoc RoleContribution.id} */
   readonly id = SOLVER_ID;

@@ -23,7 +23,7 @@
  * invalid moves with an error that states the format.
  */
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
-import { readFileSync } from 'node:fs';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 
 /** One unit test. */
 export interface UnitTest {
@@ -51,7 +51,7 @@ export interface TesterConfig {
 export const MAX_TEST_CHARS = 20_000;
 
 /** JSON schema of the tester's config (also in schemas/tester.config.json). */
-export const TESTER_CONFIG_SCHEMA: JsonSchema = JSON.parse(readFileSync(new URL('../schemas/tester.config.json', import.meta.url), 'utf8')) as JsonSchema;
+export const TESTER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/tester.config.json', import.meta.url));
 
 const FORMAT_HELP = 'write each test as a line **Test Input:** followed by a fenced ``` block, then a line **Test Output:** followed by a fenced ``` block';
 
@@ -218,6 +218,7 @@ export class TesterRole implements Role<UnitTestsAction> {
 }
 
 /** `tester-v0`. */
+@injectable()
 export class TesterRoleContribution implements RoleContribution {
   /** @inheritdoc */
   readonly id = 'tester-v0';
