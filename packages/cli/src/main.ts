@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { CliError } from './errors.js';
 import { COMMANDS } from './commands/index.js';
+import { bindCliServices } from './services.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../package.json') as { version: string };
@@ -29,6 +30,7 @@ function isUserFacing(err: unknown): err is Error {
 
 /** Runs the CLI with `argv` (as in process.argv) and resolves with the exit code: 0 ok, 1 failure, 2 usage. */
 export async function main(argv: readonly string[]): Promise<number> {
+  bindCliServices();
   const program = buildProgram();
   try {
     await program.parseAsync(argv as string[]);

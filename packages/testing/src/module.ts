@@ -1,11 +1,12 @@
 /**
- * The module conformance suite: a plugin package's `troupe` manifest declares exactly what its module binds, and
- * every bound contribution's config schema is the schema file the manifest names.
+ * The module conformance suite: a plugin package's `troupe` manifest is the one its code states (`troupe manifest`
+ * derives it), its module binds exactly what the manifest declares, and every bound contribution's config schema is
+ * the schema file the manifest names.
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ContributionKind, PluginManifest } from '@troupe/kernel';
-import { CONTRIBUTION_KINDS, PluginHost, canonicalJson, readPluginPackage } from '@troupe/kernel';
+import { CONTRIBUTION_KINDS, PluginHost, canonicalJson, deriveManifest, diffManifest, manifestMismatchMessage, readPluginPackage } from '@troupe/kernel';
 import type { ConformanceCheck, ConformanceFailure } from './core.js';
 import { check, describeError, guardedChecks, registerChecks, runChecks } from './core.js';
 
@@ -44,6 +45,17 @@ export function moduleChecks(pkgDir: string, options: ModuleConformanceOptions =
         if (!d.configSchema) fail(`contribution "${d.id}" declares no configSchema file`);
         if (!d.description) fail(`contribution "${d.id}" has no description`);
       }
+    }),
+    check(suite, 'the manifest is the one the code states (troupe manifest)', async (fail) => {
+      let derived;
+      try {
+        derived = await deriveManifest(dir, hostOptions);
+      } catch (err) {
+        fail(describeError(err));
+        return;
+      }
+      const diff = diffManifest(derived);
+      if (diff.length > 0) fail(manifestMismatchMessage(derived, diff));
     }),
     check(suite, 'the module binds exactly the declared contributions, with the declared config schemas', async (fail) => {
       const host = new PluginHost(hostOptions);

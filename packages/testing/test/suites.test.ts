@@ -184,6 +184,14 @@ describe('module suite', () => {
     const failures = await checkModuleConformance(fixture('schema-mismatch-plugin'));
     assert.ok(failures.some((f) => /configSchema differs/.test(f.message)), JSON.stringify(failures));
   });
+  it('catches a manifest that is not the one the code states, showing the difference', async () => {
+    const failures = await checkModuleConformance(fixture('schema-mismatch-plugin'));
+    const stale = failures.find((f) => f.check === 'the manifest is the one the code states (troupe manifest)');
+    assert.ok(stale, JSON.stringify(failures));
+    assert.match(stale.message, /- troupe\.contributes\.environments\[0\]\.configSchema: "\.\/schemas\/config\.json"/);
+    assert.match(stale.message, /\+ troupe\.contributes\.environments\[0\]\.configSchema: "\.\/schemas\/fixture-env-v0\.config\.json"/);
+    assert.match(stale.message, /regenerate it: troupe manifest .*schema-mismatch-plugin --write/);
+  });
   it('catches an invalid manifest', async () => {
     const failures = await checkModuleConformance(fixture('bad-manifest-plugin'));
     assert.ok(failures.some((f) => /invalid `troupe` manifest/.test(f.message)), JSON.stringify(failures));

@@ -3,16 +3,14 @@
  * environment signals named in the config, `bonus` pays `successBonus` on the step that solves the task. The team
  * spec mixes the terms per seat (r = α·team + local + bonus); every term is logged separately.
  */
-import { readFileSync } from 'node:fs';
 import type { JsonSchema, RewardContribution, RewardFunction, Transition } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 
 /** The contribution id. Bump the `-vN` suffix whenever the terms change. */
 export const ID = '__ID__';
 
-/** The config schema, read from `schemas/config.json` (the same file the manifest declares). */
-export const CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+/** The config schema, read from `schemas/config.json` (`troupe manifest` names this file in package.json). */
+export const CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/config.json', import.meta.url));
 
 /** The terms this reward produces, always all of them. */
 export const TERMS = ['team', 'local', 'bonus'] as const;
@@ -53,6 +51,7 @@ export class SignalTermsReward implements RewardFunction {
 }
 
 /** The contribution the plugin's module binds to `RewardContribution`. */
+@injectable()
 export class SignalTermsContribution implements RewardContribution {
   /** The contribution id. */
   readonly id = ID;

@@ -3,7 +3,6 @@
  * typed action (never throwing on bad text), renders an action back to canonical text, and declares the grammar that
  * constrained decoding enforces. It produces the `moves` action type (a list of U, D, L, R) used by grid games.
  */
-import { readFileSync } from 'node:fs';
 import type {
   ChatMessage,
   JsonSchema,
@@ -14,14 +13,13 @@ import type {
   RoleContribution,
   SeatContext,
 } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 
 /** The contribution id. Bump the `-vN` suffix whenever the format changes. */
 export const ID = '__ID__';
 
-/** The config schema, read from `schemas/config.json` (the same file the manifest declares). */
-export const CONFIG_SCHEMA: JsonSchema = JSON.parse(
-  readFileSync(new URL('../schemas/config.json', import.meta.url), 'utf8'),
-) as JsonSchema;
+/** The config schema, read from `schemas/config.json` (`troupe manifest` names this file in package.json). */
+export const CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/config.json', import.meta.url));
 
 /** One move. */
 export type Step = 'U' | 'D' | 'L' | 'R';
@@ -86,6 +84,7 @@ export class MovesLineRole implements Role<readonly Step[]> {
 }
 
 /** The contribution the plugin's module binds to `RoleContribution`. */
+@injectable()
 export class MovesLineContribution implements RoleContribution {
   /** The contribution id. */
   readonly id = ID;

@@ -5,6 +5,7 @@ import { register as env } from './env.js';
 import { register as evaluate } from './eval.js';
 import { register as experiment } from './experiment.js';
 import { register as generate } from './generate.js';
+import { register as manifest } from './manifest.js';
 import { register as newPlugin } from './new.js';
 import { register as plugins } from './plugins.js';
 import { register as run } from './run.js';
@@ -19,5 +20,5 @@ import { register as view } from './view.js';
 
 /** Every command module of the CLI, in the order `troupe --help` lists them. */
 export const COMMANDS: readonly ((program: Command) => void)[] = [
-  validate, run, train, sft, evaluate, experiment, view, env, generate, serve, sandbox, verify, plugins, newPlugin, test, bench, doctor,
+  validate, run, train, sft, evaluate, experiment, view, env, generate, serve, sandbox, verify, plugins, newPlugin, test, manifest, bench, doctor,
 ];

@@ -39,7 +39,8 @@ function report(result: PluginTestResult): void {
     else if (suite.failures.length === 0) lines.push(`  conformance ${what}: passed`);
     else {
       lines.push(`  conformance ${what}: ${suite.failures.length} failure${suite.failures.length === 1 ? '' : 's'}`);
-      for (const f of suite.failures.slice(0, 20)) lines.push(`    - ${f.check}: ${f.message}`);
+      // A message's own lines (a manifest diff, a hint) stay under its bullet.
+      for (const f of suite.failures.slice(0, 20)) lines.push(`    - ${f.check}: ${f.message.replace(/\n/g, '\n      ')}`);
     }
   }
   lines.push(result.ok ? 'ok' : 'FAILED');

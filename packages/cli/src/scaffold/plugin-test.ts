@@ -93,11 +93,11 @@ const PLUGIN_KINDS: readonly PluginKind[] = ['env', 'role', 'reward', 'policy'];
  * a shorthand of any kind (`maze` → `maze`, `@troupe/env-maze`, `troupe-env-maze`, `@troupe/role-maze`, ...). A miss
  * lists every candidate tried.
  */
-export function locatePlugin(plugin: string, cwd: string): string {
+export function locatePlugin(plugin: string, cwd: string, command = 'troupe test'): string {
   const asPath = resolve(cwd, plugin);
   if (isPathLike(plugin) || (existsSync(asPath) && statSync(asPath).isDirectory())) {
     if (!existsSync(join(asPath, 'package.json'))) {
-      throw new CliError(`troupe test: no package.json in ${asPath}; pass a plugin package folder or a package name`, 2);
+      throw new CliError(`${command}: no package.json in ${asPath}; pass a plugin package folder or a package name`, 2);
     }
     return asPath;
   }
@@ -116,7 +116,7 @@ export function locatePlugin(plugin: string, cwd: string): string {
     }
   }
   const tried = [...new Set(misses.flatMap((m) => m.replace(/^\s*tried packages:\s*/, '').split(', ')).filter(Boolean))];
-  throw new CliError(`troupe test: no plugin "${plugin}" found from ${baseDirs.join(', ')}\n  tried packages: ${tried.join(', ')}\n  hint: pass the plugin's folder (troupe test ./my-plugin) or install it`, 1);
+  throw new CliError(`${command}: no plugin "${plugin}" found from ${baseDirs.join(', ')}\n  tried packages: ${tried.join(', ')}\n  hint: pass the plugin's folder (${command} ./my-plugin) or install it`, 1);
 }
 
 /** Runs `npm <args>` in `dir`, resolving with its exit code. */
@@ -240,7 +240,9 @@ export async function testPlugin(options: PluginTestOptions = {}): Promise<Plugi
     loadError = error.message;
   }
   if (loadError !== undefined) {
-    conformance.push({ kind: 'plugin', id: pkg.name, failures: [{ suite: `plugin ${pkg.name}`, check: 'loads through the kernel', message: loadError }] });
+    // The module suite says why (and, when the manifest is stale, how package.json differs from the code).
+    const failures = await checkModuleConformance(dir);
+    conformance.push({ kind: 'plugin', id: pkg.name, failures: failures.length ? failures : [{ suite: `plugin ${pkg.name}`, check: 'loads through the kernel', message: loadError }] });
   } else {
     conformance.push({ kind: 'plugin', id: pkg.name, failures: await checkModuleConformance(dir) });
     const entries = host.registry.list().filter((e) => e.dir === pkg.dir || e.plugin === pkg.name);
