@@ -8,7 +8,6 @@ import { createRng } from '../src/util/index.js';
 import {
   ContributionRegistry,
   KERNEL_ROOT,
-  PluginError,
   PluginHost,
   checkCompatibility,
   closest,
@@ -21,20 +20,10 @@ import {
   runningFromSource,
   validateManifest,
 } from '../src/plugins/index.js';
+import { pluginError } from './helpers/plugin-error.js';
 import { FIXTURES, fakeProject } from './fixtures/plugins/helpers.js';
 
 const executed = (): string[] => ((globalThis as Record<string, unknown>).__troupeFixtureExecuted as string[] | undefined) ?? [];
-
-/** Asserts that `fn` rejects/throws a PluginError and returns it. */
-async function pluginError(fn: () => unknown): Promise<PluginError> {
-  try {
-    await fn();
-  } catch (error) {
-    assert.ok(error instanceof PluginError, `expected a PluginError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a PluginError');
-}
 
 describe('plugins: names', () => {
   it('expands shorthands like Docusaurus', () => {

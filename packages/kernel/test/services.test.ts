@@ -7,18 +7,9 @@ import { injectParameters } from '../src/di.js';
 import { EnvironmentContribution, Logger, RandomStreams, SandboxPool, type Rng } from '../src/contracts/index.js';
 import { createServices, DerivedRandomStreams, logLevelFromEnv, processServices, StreamLogger } from '../src/services/index.js';
 import { createRng, deriveSeed } from '../src/util/index.js';
-import { deriveManifest, diffManifest, manifestMismatchMessage, PluginError, PluginHost, writeManifest } from '../src/plugins/index.js';
+import { deriveManifest, diffManifest, manifestMismatchMessage, PluginHost, writeManifest } from '../src/plugins/index.js';
+import { pluginError } from './helpers/plugin-error.js';
 import { FIXTURES } from './fixtures/plugins/helpers.js';
-
-async function pluginError(fn: () => unknown): Promise<PluginError> {
-  try {
-    await fn();
-  } catch (error) {
-    assert.ok(error instanceof PluginError, `expected a PluginError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a PluginError');
-}
 
 describe('services: the kernel implementations', () => {
   it('random streams are the deriveSeed-named streams contributions used before', () => {
