@@ -3,6 +3,5 @@ import { PlanPathContribution } from './environment.js';
 
 /** Binds the `plan-path-v0` environment to the environment contribution point. */
 export default new ContainerModule((bind) => {
-  bind(PlanPathContribution).toConstantValue(new PlanPathContribution());
-  bind(EnvironmentContribution).toService(PlanPathContribution);
+  bind(EnvironmentContribution).to(PlanPathContribution).inSingletonScope();
 });

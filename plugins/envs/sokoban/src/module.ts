@@ -3,6 +3,5 @@ import { SokobanContribution } from './environment.js';
 
 /** Binds the `sokoban-v0` environment to the environment contribution point. */
 export default new ContainerModule((bind) => {
-  bind(SokobanContribution).toConstantValue(new SokobanContribution());
-  bind(EnvironmentContribution).toService(SokobanContribution);
+  bind(EnvironmentContribution).to(SokobanContribution).inSingletonScope();
 });
