@@ -149,4 +149,25 @@ describe('manifest from code', () => {
     assert.deepEqual(diffManifest(again), []);
     assert.equal(JSON.parse(readFileSync(file, 'utf8')).name, 'troupe-env-dice', 'the rest of package.json stays');
   });
+
+  it('accepts a schema read without readConfigSchema when it is the file package.json names', async () => {
+    const module = join(dir, 'src', 'module.ts');
+    const plain = readFileSync(module, 'utf8').replace(/readConfigSchema\((new URL\([^)]*\))\)/, "JSON.parse(readFileSync($1, 'utf8'))");
+    writeFileSync(module, `import { readFileSync } from 'node:fs';\n${plain}`);
+    assert.deepEqual(diffManifest(await deriveManifest(dir, { services: createServices() })), []);
+  });
+
+  it('writes a schema built in code into the package, named after its contribution', async () => {
+    const module = join(dir, 'src', 'module.ts');
+    writeFileSync(module, readFileSync(module, 'utf8').replace(/readConfigSchema\(new URL\([^)]*\)\)/, "{ type: 'object' }"));
+    const inline = await deriveManifest(dir, { services: createServices() });
+    assert.deepEqual(diffManifest(inline), [
+      '- troupe.contributes.environments[0].configSchema: "./schemas/dice.json"',
+      '+ troupe.contributes.environments[0].configSchema: "./schemas/dice-v0.config.json"',
+      '+ ./schemas/dice-v0.config.json: the config schema the code builds (missing or different)',
+    ]);
+    writeManifest(inline);
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, 'schemas', 'dice-v0.config.json'), 'utf8')), { type: 'object' });
+    assert.deepEqual(diffManifest(await deriveManifest(dir, { services: createServices() })), []);
+  });
 });

@@ -82,9 +82,14 @@ export async function deriveManifest(dir: string, options: Pick<PluginHostOption
       }
       path = inside;
     } else {
-      path = `./schemas/${c.id}.config.json`;
+      // A schema built in code (or read without readConfigSchema): the file package.json names when it holds the
+      // same schema, else schemas/<id>.config.json, written by --write.
+      const named = (declared[c.kind] ?? []).find((d) => d.id === c.id)?.configSchema;
+      const inside = named === undefined ? undefined : packagePath(pkg.dir, join(pkg.dir, named));
+      const same = inside !== undefined && canonicalJson(readJson(join(pkg.dir, inside))) === canonicalJson(schema);
+      path = same ? inside : `./schemas/${c.id}.config.json`;
       const target = join(pkg.dir, path);
-      if (canonicalJson(readJson(target)) !== canonicalJson(schema)) schemaFiles.push({ file: target, schema });
+      if (!same && canonicalJson(readJson(target)) !== canonicalJson(schema)) schemaFiles.push({ file: target, schema });
     }
     (derived[c.kind] ??= []).push({ id: c.id, configSchema: path, description: value.description });
   }
