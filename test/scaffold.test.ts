@@ -187,9 +187,9 @@ describe('troupe new env → build → test → play, outside the repository', f
   before(() => {
     tmp = tempDir('e2e');
     plugin = join(tmp, 'troupe-env-corridor');
-    buildWorkspace(['packages/kernel', 'packages/testing']);
+    buildWorkspace(['packages/kernel', 'packages/game-kit', 'packages/testing']);
     mkdirSync(join(tmp, 'packs'));
-    packs = packWorkspace(['@troupe/kernel', '@troupe/testing'], join(tmp, 'packs'));
+    packs = packWorkspace(['@troupe/kernel', '@troupe/game-kit', '@troupe/testing'], join(tmp, 'packs'));
   });
   after(() => cleanup(tmp));
 
@@ -202,11 +202,13 @@ describe('troupe new env → build → test → play, outside the repository', f
     assert.ok(doc.nextSteps.some((s: string) => s.includes('environment: { id: corridor }')));
   });
 
-  it('installs @troupe/kernel and @troupe/testing from packed tarballs, the rest from the npm cache', async () => {
-    const run = await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--save-dev',
-      packs.get('@troupe/kernel')!, packs.get('@troupe/testing')!], plugin);
+  it('installs @troupe/kernel, @troupe/game-kit and @troupe/testing from packed tarballs, the rest from the npm cache', async () => {
+    // no --save-* flag: each package stays where the template lists it (the game kit a dependency, the rest dev)
+    const run = await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts',
+      packs.get('@troupe/kernel')!, packs.get('@troupe/game-kit')!, packs.get('@troupe/testing')!], plugin);
     ok(run, 'npm install');
     assert.ok(existsSync(join(plugin, 'node_modules', '@troupe', 'kernel', 'dist', 'index.js')));
+    assert.ok(existsSync(join(plugin, 'node_modules', '@troupe', 'game-kit', 'dist', 'index.js')));
     assert.ok(existsSync(join(plugin, 'node_modules', 'typescript')));
   });
 
@@ -235,7 +237,7 @@ describe('troupe new env → build → test → play, outside the repository', f
 
   it('plays in a team spec with troupe run, next to official plugins', () => {
     const project = join(tmp, 'project');
-    ok(troupe(['new', 'team', 'corridor-team', '--dir', project, '--env', 'corridor', '--seats', 'walker', '--role', 'planner'], tmp), 'troupe new team');
+    ok(troupe(['new', 'team', 'corridor-team', '--dir', project, '--env', 'corridor', '--seats', 'proposer,executor', '--role', 'planner'], tmp), 'troupe new team');
     mkdirSync(join(project, 'node_modules'));
     symlinkSync(plugin, join(project, 'node_modules', 'troupe-env-corridor'), 'dir');
     const run = ok(troupe(['run', 'team.yaml', '--episodes', '5', '--policy', 'oracle', '--json'], project), 'troupe run');
@@ -243,7 +245,7 @@ describe('troupe new env → build → test → play, outside the repository', f
     assert.equal(doc.environment, 'corridor-v0', run.stdout);
     assert.equal(doc.episodes, 5);
     assert.equal(doc.success_rate, 1, 'the oracle, rendered and parsed by the official planner role, solves every corridor');
-    assert.equal(doc.parse_failure_rate.walker, 0);
-    assert.ok(doc.mean_reward.walker > 0, run.stdout);
+    assert.deepEqual(doc.parse_failure_rate, { proposer: 0, executor: 0 });
+    assert.ok(doc.mean_reward.executor > 0, run.stdout);
   });
 });

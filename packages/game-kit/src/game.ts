@@ -7,9 +7,8 @@
  * the observation skeleton (one context block per finished turn, the proposer's program, the proposal) and the
  * task-text lines about turns and duties. A game states its rules in the abstract methods.
  */
-import { readFileSync } from 'node:fs';
 import type {
-  ActionTypeSpec, Environment, JsonSchema, Move, Observation, ProgramLanguage, Rng, SeatSpec, Split, StepResult,
+  ActionTypeSpec, Environment, Move, Observation, ProgramLanguage, Rng, SeatSpec, Split, StepResult,
 } from '@troupe/kernel';
 import type { GameConfig } from './config.js';
 import { SOLO_SEATS, TEAM_SEATS } from './config.js';
@@ -90,11 +89,6 @@ export interface SeatTexts {
   readonly proposer: string;
   readonly executor: string;
   readonly alone: string;
-}
-
-/** Reads a JSON schema shipped with a plugin (e.g. `new URL('../schemas/x.config.json', import.meta.url)`). */
-export function readSchema(url: URL): JsonSchema {
-  return JSON.parse(readFileSync(url, 'utf8')) as JsonSchema;
 }
 
 /** A proposer/executor game for one resolved config (see the module comment). */

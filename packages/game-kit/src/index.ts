@@ -4,7 +4,7 @@
  * content-hash splits, the answer line and user message the game roles read and write, and tool details.
  */
 export * from './values.js';
-export * from './positions.js';
+export * from './grid.js';
 export * from './moves.js';
 export * from './config.js';
 export * from './instances.js';

@@ -1,15 +1,19 @@
 /**
  * Grid games played with the `moves` action type (Plan-Path, Sokoban, community mazes): both seats answer with a
  * list of U / D / L / R moves; the proposer's list is simulated, the executor's executed. {@link MovesGame} adds to
- * the proposer/executor skeleton the action type, the seat texts, parsing with the malformed penalty, the notation
- * of move lists in observations, the task-text lines about moves, and random move lists.
+ * the proposer/executor skeleton the action type, the seat texts, parsing with the malformed penalty, the proposal
+ * and turn records of a move list (a game adds its own fields), the moves used, the notation of move lists in
+ * observations, the task-text lines about moves, and random move lists. A game states where things are
+ * ({@link MovesGame.where}), how a list runs from there ({@link MovesGame.run}) and what a turn leaves
+ * ({@link MovesGame.settle}).
  */
 import type { Move, Rng } from '@troupe/kernel';
-import type { GameConfig } from './config.js';
-import type { GameState, ProposalBase, TurnBase } from './game.js';
+import type { GameConfig, RewardKind } from './config.js';
+import type { Executed, GameState, ProposalBase, Proposed, TurnBase } from './game.js';
 import { ProposerExecutorGame } from './game.js';
 import type { Direction, MoveNotation } from './moves.js';
 import { DIRECTIONS, MOVES_ACTION_TYPE, formatMoveList, movesOf, movesSchema } from './moves.js';
+import { roundReward } from './values.js';
 
 /** The config keys of a moves game, beyond {@link GameConfig}. */
 export interface MovesGameConfig extends GameConfig {
@@ -27,9 +31,111 @@ export const MOVES_LEGEND: readonly string[] = Object.freeze([
   'Moves: U = up (row - 1), D = down (row + 1), L = left (col - 1), R = right (col + 1).',
 ]);
 
+/** What a move list did when run from where things are (a game's run adds its own counts). */
+export interface MovesRun<W> {
+  /** Where things end. */
+  readonly end: W;
+  /** Moves that could not be made (nothing moved). */
+  readonly invalid: number;
+  /** Moves after the task was solved, not executed. */
+  readonly ignored: number;
+  /** Whether the task is solved at the end. */
+  readonly solved: boolean;
+  /** The list's reward. */
+  readonly reward: number;
+}
+
+/** What {@link runMoveList} returns: the run, the moves processed and the per-move shaped rewards, not yet rounded. */
+export interface MoveListRun<W> {
+  /** Where things end. */
+  readonly end: W;
+  /** Moves processed (a list stops once the task is solved). */
+  readonly processed: number;
+  /** Processed moves that could not be made (nothing moved). */
+  readonly invalid: number;
+  /** Moves after the task was solved, not executed. */
+  readonly ignored: number;
+  /** Whether the task is solved at the end. */
+  readonly solved: boolean;
+  /** The shaped reward of each processed move, in order. */
+  readonly perMove: number[];
+}
+
+/**
+ * Runs `moves` from `start`, one `move` at a time, until the list ends or `solved` holds (later moves are ignored).
+ * `move(at, dir, i)` says where move `i` leads (`at` itself when it cannot be made), whether it could, and its shaped
+ * reward. The inputs are never modified: the proposer's list is simulated, the executor's executed, the same way.
+ */
+export function runMoveList<W>(
+  start: W, moves: readonly Direction[], solved: (at: W) => boolean,
+  move: (at: W, dir: Direction, index: number) => { readonly to: W; readonly valid: boolean; readonly reward: number },
+): MoveListRun<W> {
+  let at = start;
+  let invalid = 0;
+  const perMove: number[] = [];
+  let done = solved(at);
+  for (const dir of moves) {
+    if (done) break;
+    const m = move(at, dir, perMove.length);
+    if (!m.valid) invalid++;
+    perMove.push(m.reward);
+    at = m.to;
+    done = solved(at);
+  }
+  return { end: at, processed: perMove.length, invalid, ignored: moves.length - perMove.length, solved: done, perMove };
+}
+
+/**
+ * The reward of a move list: sparse, 1 when solved and 0 otherwise; shaped, the sum of `perMove`. Rounded to 9
+ * decimals, like each per-move reward returned, so that mathematically equal rewards compare equal.
+ */
+export function moveListReward(perMove: readonly number[], solved: boolean, kind: RewardKind): { readonly reward: number; readonly perMove: number[] } {
+  const shaped = roundReward(perMove.reduce((a, b) => a + b, 0));
+  return { reward: kind === 'sparse' ? (solved ? 1 : 0) : shaped, perMove: perMove.map(roundReward) };
+}
+
+/** The proposal record of a moves game (`W`: where things are, a position or a placement). */
+export interface MovesProposal<W> extends ProposalBase {
+  /** The proposed moves, or `null` when the proposer's answer could not be used. */
+  readonly moves: readonly Direction[] | null;
+  /** Why it could not be used. */
+  readonly error?: string;
+  /** Where the simulation ends (where things are now when it could not be used). */
+  readonly end: W;
+  /** Invalid moves in the simulation. */
+  readonly invalid: number;
+}
+
+/** The turn record of a moves game. */
+export interface MovesTurn<W, P extends ProposalBase> extends TurnBase<P> {
+  /** The executed moves (`null` when the executor's answer could not be used). */
+  readonly executed: readonly Direction[] | null;
+  /** Why the executor's answer could not be used. */
+  readonly error?: string;
+  /** Where things were before execution. */
+  readonly from: W;
+  /** Where things are after execution. */
+  readonly to: W;
+  /** Invalid executed moves. */
+  readonly invalid: number;
+  /** Executed-list moves ignored because the task was solved. */
+  readonly ignored: number;
+}
+
+/** The state of a moves game. */
+export interface MovesState<I, P extends ProposalBase, T extends TurnBase<P>> extends GameState<I, P, T> {
+  /** Moves executed so far in the episode (invalid ones included; ignored ones not). */
+  readonly movesUsed: number;
+}
+
+/** What a finished turn leaves, as a game's {@link MovesGame.settle} states it. */
+export type Settled<S, T> = Omit<Executed<S, T>, 'record' | 'malformed'>;
+
 /** A moves game for one resolved config; instances have a `size` (random lists are at most 2·size long). */
-export abstract class MovesGame<I extends { readonly size: number }, S extends GameState<I, P, T>, P extends ProposalBase, T extends TurnBase<P>, C extends MovesGameConfig>
-  extends ProposerExecutorGame<I, S, Direction[], P, T, C> {
+export abstract class MovesGame<
+  I extends { readonly size: number }, W, R extends MovesRun<W>, S extends MovesState<I, P, T>, P extends MovesProposal<W>, T extends MovesTurn<W, P>,
+  C extends MovesGameConfig,
+> extends ProposerExecutorGame<I, S, Direction[], P, T, C> {
   constructor(id: string, config: C) {
     super(id, config, {
       name: MOVES_ACTION_TYPE, schema: movesSchema(config.maxMoves), description: `A list of at most ${config.maxMoves} moves, each U, D, L or R.`,
@@ -40,6 +146,25 @@ export abstract class MovesGame<I extends { readonly size: number }, S extends G
     });
   }
 
+  /** Where things are now (the walker's position, the player's and boxes' placement). */
+  protected abstract where(state: S): W;
+  /** Runs `moves` from where things are in `state` (never modifying it). */
+  protected abstract run(state: S, moves: readonly Direction[]): R;
+  /** The game's own fields of a proposal record, from its simulation (`null`: the answer could not be used). */
+  protected abstract proposalFields(state: S, run: R | null): Omit<P, keyof MovesProposal<W>>;
+  /** The game's own fields of the next state, whether the task is solved, and whether the episode stops anyway. */
+  protected abstract settle(state: S, record: T, movesUsed: number): Settled<S, T>;
+
+  /** The game's own fields of a turn record, from the run (`null`: the answer could not be used). None by default. */
+  protected turnFields(_run: R | null): Omit<T, keyof MovesTurn<W, P>> {
+    return {} as Omit<T, keyof MovesTurn<W, P>>;
+  }
+
+  /** Extra `info` of a proposer's step. None by default. */
+  protected proposalInfo(_state: S): Readonly<Record<string, unknown>> | undefined {
+    return undefined;
+  }
+
   /** The moves of a seat's answer, or why they cannot be used and the reward that costs. */
   protected parse(move: Move<Direction[]>): { readonly moves: Direction[] } | { readonly error: string; readonly reward: number } {
     const parsed = movesOf(move, this.config.maxMoves);
@@ -47,9 +172,36 @@ export abstract class MovesGame<I extends { readonly size: number }, S extends G
     return { moves: parsed.moves.slice() };
   }
 
+  protected propose(state: S, move: Move<Direction[]>): Proposed<P> {
+    const parsed = this.parse(move);
+    const run = 'error' in parsed ? null : this.run(state, parsed.moves);
+    const proposal = run && !('error' in parsed)
+      ? { moves: parsed.moves, end: run.end, invalid: run.invalid, reward: run.reward }
+      : { moves: null, error: (parsed as { error: string }).error, end: this.where(state), invalid: 0, reward: (parsed as { reward: number }).reward };
+    const info = this.proposalInfo(state);
+    return { proposal: { ...proposal, ...this.proposalFields(state, run) } as Omit<P, 'tool'>, malformed: !run, ...(info ? { info } : {}) };
+  }
+
+  protected execute(state: S, move: Move<Direction[]>): Executed<S, T> {
+    const parsed = this.parse(move);
+    const from = this.where(state);
+    const run = 'error' in parsed ? null : this.run(state, parsed.moves);
+    const base = { turn: state.turn, proposal: state.proposal, from };
+    const record = (run && !('error' in parsed)
+      ? { ...base, executed: parsed.moves, to: run.end, invalid: run.invalid, ignored: run.ignored, reward: run.reward, ...this.turnFields(run) }
+      : { ...base, executed: null, error: (parsed as { error: string }).error, to: from, invalid: 0, ignored: 0, reward: (parsed as { reward: number }).reward, ...this.turnFields(null) }) as unknown as T;
+    const movesUsed = state.movesUsed + (run ? record.executed!.length - record.ignored : 0);
+    return { ...this.settle(state, record, movesUsed), record, malformed: !run };
+  }
+
   /** A move list as observations write it, in the configured notation. */
   formatMoves(moves: readonly Direction[]): string {
     return formatMoveList(moves, this.config.notation);
+  }
+
+  /** A move list or `none`, for the compact observation. */
+  protected compactMoves(moves: readonly Direction[] | null): string {
+    return moves ? this.formatMoves(moves) : 'none';
   }
 
   /** The seat's duty line, then the answer line (the last two lines of the task). */

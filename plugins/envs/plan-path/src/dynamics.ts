@@ -2,7 +2,7 @@
  * The dynamics and the reward of Plan-Path: executing (or simulating) a move list from a position.
  */
 import type { RewardKind } from '@troupe/game-kit';
-import { roundReward } from '@troupe/game-kit';
+import { moveListReward, runMoveList } from '@troupe/game-kit';
 import type { PlanPathMovesAfterGoal, PlanPathPotential } from './config.js';
 import type { Direction, Pos } from './grid.js';
 import { distancesTo, manhattan, moveTarget, samePos } from './grid.js';
@@ -92,47 +92,24 @@ export function runMoves(
   potentialKind: PlanPathPotential = 'manhattan',
 ): RunOutcome {
   const phi = potentialOn(board, potentialKind);
-  let pos = start;
-  let processed = 0;
-  let invalid = 0;
-  let reached = samePos(pos, board.goal);
   let optimal = false;
-  const perMove: number[] = [];
-  for (const dir of moves) {
-    if (reached) break;
+  const run = runMoveList(start, moves, (pos) => samePos(pos, board.goal), (pos, dir, i) => {
     const next = moveTarget(board.grid, pos, dir);
     const to = next ?? pos;
     let r = (next ? SHAPED.validMove : SHAPED.invalidMove) + (SHAPED.gamma * phi(to) - phi(pos));
-    processed++;
-    if (!next) invalid++;
-    pos = to;
-    if (samePos(pos, board.goal)) {
-      reached = true;
+    if (samePos(to, board.goal)) {
       r += SHAPED.goal;
-      if (movesUsed + processed === board.shortest) {
-        optimal = true;
-        r += SHAPED.optimal;
-      }
+      optimal = movesUsed + i + 1 === board.shortest;
+      if (optimal) r += SHAPED.optimal;
     }
-    perMove.push(r);
+    return { to, valid: next !== null, reward: r };
+  });
+  const perMove = run.perMove;
+  if (afterGoal === 'penalized' && run.ignored > 0) {
+    if (optimal) perMove[perMove.length - 1]! -= SHAPED.optimal;
+    optimal = false;
+    for (let i = 0; i < run.ignored; i++) perMove.push(SHAPED.invalidMove);
   }
-  if (afterGoal === 'penalized' && processed < moves.length) {
-    if (optimal) {
-      optimal = false;
-      perMove[perMove.length - 1]! -= SHAPED.optimal;
-    }
-    for (let i = processed; i < moves.length; i++) perMove.push(SHAPED.invalidMove);
-  }
-  // Rounded to 1e-9 so that mathematically equal rewards compare equal (branch selection breaks ties explicitly).
-  const shaped = roundReward(perMove.reduce((a, b) => a + b, 0));
-  return {
-    end: pos,
-    processed,
-    invalid,
-    ignored: moves.length - processed,
-    reachedGoal: reached,
-    optimal,
-    reward: kind === 'sparse' ? (reached ? 1 : 0) : shaped,
-    perMove: perMove.map(roundReward),
-  };
+  const { processed, invalid, ignored, end, solved } = run;
+  return { end, processed, invalid, ignored, reachedGoal: solved, optimal, ...moveListReward(perMove, solved, kind) };
 }

@@ -2,11 +2,13 @@
  * `plan-path-v0`: the Plan-Path environment with the proposer/executor game-team workflow (as in the Stronger-MAS paper).
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
-import type { EnvironmentContribution, Move, ProgramLanguage, Split } from '@troupe/kernel';
-import type { Executed, GameState, Proposed, ToolDetails, TurnBase } from '@troupe/game-kit';
-import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos, deepFreeze, readSchema } from '@troupe/game-kit';
+import type { EnvironmentContribution, ProgramLanguage, Split } from '@troupe/kernel';
+import { readConfigSchema } from '@troupe/kernel';
+import type { MovesProposal, MovesState, MovesTurn, Settled } from '@troupe/game-kit';
+import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos, deepFreeze } from '@troupe/game-kit';
 import type { PlanPathConfig } from './config.js';
 import { resolvePlanPathConfig } from './config.js';
+import type { RunOutcome } from './dynamics.js';
 import { runMoves } from './dynamics.js';
 import type { Direction, Pos } from './grid.js';
 import { canonicalPath, formatPos, renderGrid, samePos } from './grid.js';
@@ -25,46 +27,19 @@ export const PLAN_PATH_SEATS = TEAM_SEATS;
 /** The signal names every step returns (see the README for their meaning). */
 export const PLAN_PATH_SIGNALS = GAME_SIGNALS;
 
-/** The proposer's proposal of the current turn, simulated on a copy of the state. */
-export interface ProposalRecord {
-  /** The proposed moves, or `null` when the proposer's text did not parse. */
-  readonly moves: readonly Direction[] | null;
-  /** Why it did not parse (when `moves` is `null`). */
-  readonly error?: string;
-  /** Where the simulated walker ends (the current position when unparseable). */
-  readonly end: Pos;
+/** The proposer's proposal of the current turn, simulated on a copy of the state (the walker's `end` position). */
+export interface ProposalRecord extends MovesProposal<Pos> {
   /** Whether the simulation reaches the goal. */
   readonly reachesGoal: boolean;
-  /** Invalid moves in the simulation. */
-  readonly invalid: number;
-  /** The simulated reward (the proposer's `proposal_reward`). */
-  readonly reward: number;
-  /** The program that printed the proposal and its output, when the proposer used a tool (the coder). */
-  readonly tool?: ToolDetails;
 }
 
-/** What happened in one finished turn. */
-export interface TurnRecord extends TurnBase<ProposalRecord> {
-  /** The executed moves (`null` when the executor's text did not parse). */
-  readonly executed: readonly Direction[] | null;
-  /** Why the executor's text did not parse. */
-  readonly error?: string;
-  /** Position before execution. */
-  readonly from: Pos;
-  /** Position after execution. */
-  readonly to: Pos;
-  /** Invalid executed moves. */
-  readonly invalid: number;
-  /** Executed-list moves ignored because the goal was reached. */
-  readonly ignored: number;
-}
+/** What happened in one finished turn: the walker's positions `from` and `to`. */
+export type TurnRecord = MovesTurn<Pos, ProposalRecord>;
 
 /** A Plan-Path state: a plain, deeply frozen value. `step` returns a new one. */
-export interface PlanPathState extends GameState<PlanPathInstance, ProposalRecord, TurnRecord> {
+export interface PlanPathState extends MovesState<PlanPathInstance, ProposalRecord, TurnRecord> {
   /** Where the walker is NOW. */
   readonly position: Pos;
-  /** Moves executed so far in the episode (invalid ones included; ignored ones not). */
-  readonly movesUsed: number;
 }
 
 /** `(+2,-1)`: the goal's offset from the walker in rows and columns, signed, for the compact observation. */
@@ -74,7 +49,7 @@ function compactOffset(from: Pos, to: Pos): string {
 }
 
 /** The Plan-Path environment for one config. */
-export class PlanPathEnvironment extends MovesGame<PlanPathInstance, PlanPathState, ProposalRecord, TurnRecord, PlanPathConfig> {
+export class PlanPathEnvironment extends MovesGame<PlanPathInstance, Pos, RunOutcome & { solved: boolean }, PlanPathState, ProposalRecord, TurnRecord, PlanPathConfig> {
   protected override readonly executorSees = 'where it would end';
 
   /** Builds the environment; `config` is filled with defaults and range-checked. */
@@ -154,8 +129,7 @@ export class PlanPathEnvironment extends MovesGame<PlanPathInstance, PlanPathSta
   /** One finished turn as a context block. */
   historyText(t: TurnRecord): string {
     if (this.config.observation === 'compact') {
-      const moves = (m: readonly Direction[] | null): string => (m ? this.formatMoves(m) : 'none');
-      return `${t.proposal ? `${moves(t.proposal.moves)} ` : ''}${moves(t.executed)} ${compactPos(t.from)}->${compactPos(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
+      return `${t.proposal ? `${this.compactMoves(t.proposal.moves)} ` : ''}${this.compactMoves(t.executed)} ${compactPos(t.from)}->${compactPos(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
     }
     const proposed = t.proposal ? `proposed ${t.proposal.moves ? this.formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
     const executed = t.executed ? this.formatMoves(t.executed) : `unparseable (${t.error ?? ''}), the walker did not move`;
@@ -168,31 +142,26 @@ export class PlanPathEnvironment extends MovesGame<PlanPathInstance, PlanPathSta
     return { size: instance.size, grid: [...instance.grid], position: { ...state.position }, goal: { ...instance.goal }, movesUsed: state.movesUsed };
   }
 
-  private run(state: PlanPathState, moves: readonly Direction[]): ReturnType<typeof runMoves> {
+  protected where(state: PlanPathState): Pos {
+    return state.position;
+  }
+
+  protected run(state: PlanPathState, moves: readonly Direction[]): RunOutcome & { solved: boolean } {
     const { reward, movesAfterGoal, potential } = this.config;
-    return runMoves(state.instance, state.position, state.movesUsed, moves, reward, movesAfterGoal, potential);
+    const run = runMoves(state.instance, state.position, state.movesUsed, moves, reward, movesAfterGoal, potential);
+    return { ...run, solved: run.reachedGoal };
   }
 
-  protected propose(state: PlanPathState, move: Move<Direction[]>): Proposed<ProposalRecord> {
-    const parsed = this.parse(move);
-    const info = { from: state.position };
-    if ('error' in parsed) {
-      return { proposal: { moves: null, error: parsed.error, end: state.position, reachesGoal: false, invalid: 0, reward: parsed.reward }, malformed: true, info };
-    }
-    const sim = this.run(state, parsed.moves);
-    return { proposal: { moves: parsed.moves, end: sim.end, reachesGoal: sim.reachedGoal, invalid: sim.invalid, reward: sim.reward }, malformed: false, info };
+  protected proposalFields(_state: PlanPathState, run: { solved: boolean } | null): Pick<ProposalRecord, 'reachesGoal'> {
+    return { reachesGoal: run?.solved ?? false };
   }
 
-  protected execute(state: PlanPathState, move: Move<Direction[]>): Executed<PlanPathState, TurnRecord> {
-    const parsed = this.parse(move);
-    const base = { turn: state.turn, proposal: state.proposal, from: state.position };
-    const record: TurnRecord = 'error' in parsed
-      ? { ...base, executed: null, error: parsed.error, to: state.position, invalid: 0, ignored: 0, reward: parsed.reward }
-      : ((run) => ({ ...base, executed: parsed.moves, to: run.end, invalid: run.invalid, ignored: run.ignored, reward: run.reward }))(this.run(state, parsed.moves));
-    return {
-      record, malformed: 'error' in parsed, success: samePos(record.to, state.instance.goal),
-      next: { position: record.to, movesUsed: state.movesUsed + (record.executed ? record.executed.length - record.ignored : 0) },
-    };
+  protected override proposalInfo(state: PlanPathState): Record<string, unknown> {
+    return { from: state.position };
+  }
+
+  protected settle(state: PlanPathState, record: TurnRecord, movesUsed: number): Settled<PlanPathState, TurnRecord> {
+    return { success: samePos(record.to, state.instance.goal), next: { position: record.to, movesUsed } };
   }
 
   /** The canonical shortest path (fewest turns, see `canonicalPath`) from the current position, cut to `maxMoves`; `[]` when already on the goal. */
@@ -207,7 +176,7 @@ export class PlanPathEnvironment extends MovesGame<PlanPathInstance, PlanPathSta
 }
 
 /** The config schema file, read once (shipped in `schemas/`). */
-export const PLAN_PATH_CONFIG_SCHEMA = readSchema(new URL('../schemas/plan-path.config.json', import.meta.url));
+export const PLAN_PATH_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/plan-path.config.json', import.meta.url));
 
 /** The `plan-path-v0` contribution. */
 export class PlanPathContribution implements EnvironmentContribution {

@@ -4,7 +4,7 @@
  */
 
 export { DELTAS, DIRECTIONS, formatPos, isDirection, manhattan, samePos, type Direction, type Pos } from '@troupe/game-kit';
-import { DELTAS, DIRECTIONS, samePos, type Direction, type Pos } from '@troupe/game-kit';
+import { DELTAS, DIRECTIONS, drawGrid, samePos, type Direction, type Pos } from '@troupe/game-kit';
 
 /** Cell symbols of a grid row string: `.` free, `#` wall. */
 export const FREE = '.';
@@ -144,34 +144,11 @@ export interface RenderGridOptions {
   readonly coordinates?: boolean;
 }
 
-/**
- * ASCII rendering of a grid: `.` free, `#` wall, `A` the walker, `G` the goal, `*` the walker on the goal.
- * With coordinates (the default), column numbers head the grid and each row starts with its number:
- *
- * ```
- *    0 1 2
- * 0  A . #
- * 1  . # G
- * ```
- */
+/** ASCII rendering of a grid: `.` free, `#` wall, `A` the walker, `G` the goal, `*` the walker on the goal (see `drawGrid`). */
 export function renderGrid(grid: readonly string[], options: RenderGridOptions = {}): string {
-  const coords = options.coordinates ?? true;
-  const cols = grid[0]?.length ?? 0;
-  const width = String(Math.max(grid.length, cols) - 1).length;
-  const lines: string[] = [];
-  if (coords) {
-    const header = Array.from({ length: cols }, (_, c) => String(c).padStart(width)).join(' ');
-    lines.push(`${' '.repeat(width)}  ${header}`);
-  }
-  grid.forEach((line, r) => {
-    const cells = Array.from(line, (ch, c) => {
-      const here = { row: r, col: c };
-      const isAgent = options.agent !== undefined && samePos(options.agent, here);
-      const isGoal = options.goal !== undefined && samePos(options.goal, here);
-      const sym = isAgent && isGoal ? '*' : isAgent ? 'A' : isGoal ? 'G' : ch;
-      return sym.padStart(width);
-    });
-    lines.push(coords ? `${String(r).padStart(width)}  ${cells.join(' ')}` : cells.join(' '));
-  });
-  return lines.join('\n');
+  return drawGrid(grid, (ch, here) => {
+    const isAgent = options.agent !== undefined && samePos(options.agent, here);
+    const isGoal = options.goal !== undefined && samePos(options.goal, here);
+    return isAgent && isGoal ? '*' : isAgent ? 'A' : isGoal ? 'G' : ch;
+  }, { coordinates: options.coordinates ?? true, separator: ' ' });
 }

@@ -1,68 +1,18 @@
 /**
- * Fixture-driven episodes (Babel style): each folder in test/fixtures holds `case.json` (config, instance, scripted
- * moves) and `expected.json` (the transcript). Run with UPDATE_FIXTURES=1 to (re)write `expected.json`, then review
- * the diff by hand.
+ * Fixture-driven episodes (see `fixtureEpisodes`): each folder in test/fixtures holds `case.json` (config, instance
+ * as a generated one or `{ grid, start, goal }`, scripted `moves` or `"oracle"`) and `expected.json` (the transcript).
  */
-import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Direction, Pos } from '../src/index.js';
+import { PlanPathEnvironment, makeInstance, type PlanPathState } from '../src/index.js';
 import { join } from 'node:path';
-import type { Move } from '@troupe/kernel';
-import type { Direction, PlanPathInstance, PlanPathState } from '../src/index.js';
-import { PlanPathEnvironment, makeInstance } from '../src/index.js';
+import { fixtureEpisodes } from '@troupe/game-kit/testing';
 
-interface Case {
-  readonly description: string;
-  readonly config: Record<string, unknown>;
-  readonly instance: { split: 'train' | 'validation' | 'test'; index: number; seed: number } | { grid: string[]; start: { row: number; col: number }; goal: { row: number; col: number } };
-  readonly steps: readonly { seat: string; moves?: Direction[] | 'oracle'; invalid?: string }[];
-}
-
-const dir = join(import.meta.dirname, 'fixtures');
-const round = (x: number): number => Math.round(x * 1e9) / 1e9;
-
-function play(c: Case): unknown {
-  const env = new PlanPathEnvironment(c.config);
-  const instance: PlanPathInstance = 'grid' in c.instance
-    ? makeInstance(c.instance.grid, c.instance.start, c.instance.goal)
-    : env.instance(c.instance.split, c.instance.index, c.instance.seed);
-  let state: PlanPathState = env.reset(instance);
-  const transcript: unknown[] = [];
-  for (const s of c.steps) {
-    const obs = env.observe(state, s.seat);
-    let move: Move<Direction[]>;
-    if (s.invalid !== undefined) move = { kind: 'invalid', error: s.invalid, text: s.invalid };
-    else {
-      const moves = s.moves === 'oracle' ? env.oracle(state, s.seat) : s.moves!;
-      move = { kind: 'action', action: moves, text: `#### [${moves.join(',')}]` };
-    }
-    const r = env.step(state, s.seat, move);
-    transcript.push({
-      seat: s.seat,
-      turn: state.turn,
-      observed: { state: obs.state, context: obs.context },
-      move: move.kind === 'action' ? move.action : { invalid: move.error },
-      position: r.state.position,
-      movesUsed: r.state.movesUsed,
-      signals: Object.fromEntries(Object.entries(r.signals).map(([k, v]) => [k, round(v)])),
-      done: r.done,
-      success: r.success,
-    });
-    state = r.state;
-  }
-  return { describe: env.describe(instance), transcript, final: env.observe(state, env.seats[0]!.name).state };
-}
-
-describe('plan-path fixtures', () => {
-  for (const name of readdirSync(dir).sort()) {
-    it(name, () => {
-      const c = JSON.parse(readFileSync(join(dir, name, 'case.json'), 'utf8')) as Case;
-      const actual = play(c);
-      const file = join(dir, name, 'expected.json');
-      if (process.env.UPDATE_FIXTURES === '1' || !existsSync(file)) {
-        if (process.env.CI) assert.fail(`${file} is missing; run UPDATE_FIXTURES=1 npx mocha locally and review it`);
-        writeFileSync(file, `${JSON.stringify(actual, null, 2)}\n`);
-      }
-      assert.deepEqual(actual, JSON.parse(readFileSync(file, 'utf8')));
-    });
-  }
+fixtureEpisodes('plan-path fixtures', join(import.meta.dirname, 'fixtures'), {
+  create: (config) => new PlanPathEnvironment(config),
+  make: (i) => makeInstance(i.grid as string[], i.start as Pos, i.goal as Pos),
+  action: (step, env, state) => {
+    const moves = step.moves === 'oracle' ? env.oracle!(state, step.seat as string) : (step.moves as Direction[]);
+    return { action: moves, text: `#### [${moves.join(',')}]` };
+  },
+  view: (s: PlanPathState) => ({ position: s.position, movesUsed: s.movesUsed }),
 });

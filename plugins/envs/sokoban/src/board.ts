@@ -3,7 +3,7 @@
  * corner deadlocks and ASCII rendering.
  */
 import type { RewardKind } from '@troupe/game-kit';
-import { formatPos, manhattan, roundReward, samePos } from '@troupe/game-kit';
+import { drawGrid, formatPos, manhattan, moveListReward, runMoveList, samePos } from '@troupe/game-kit';
 import type { SokobanPotential } from './config.js';
 
 export { DELTAS, DIRECTIONS, formatPos, isDirection, manhattan, samePos, type Direction, type Pos } from '@troupe/game-kit';
@@ -217,34 +217,19 @@ export function runMoves(
   board: Board, start: Placement, moves: readonly Direction[], kind: RewardKind, potentialKind: SokobanPotential = 'manhattan',
 ): RunOutcome {
   const phi = potentialOn(board, potentialKind);
-  let at = start;
-  let processed = 0;
-  let invalid = 0;
   let pushes = 0;
-  let solved = isSolved(board, at.boxes);
-  const perMove: number[] = [];
-  for (const dir of moves) {
-    if (solved) break;
+  const run = runMoveList(start, moves, (at) => isSolved(board, at.boxes), (at, dir) => {
     const o = applyMove(board, at, dir);
     let r = o.valid ? SHAPED.validMove : SHAPED.invalidMove;
     if (o.onto) r += SHAPED.boxOnGoal;
     if (o.off) r += SHAPED.boxOffGoal;
     r += SHAPED.shapingWeight * (SHAPED.gamma * phi(o.placement.boxes) - phi(at.boxes));
-    processed++;
-    if (!o.valid) invalid++;
+    if (isSolved(board, o.placement.boxes)) r += SHAPED.solved;
     if (o.pushed) pushes++;
-    at = o.placement;
-    if (isSolved(board, at.boxes)) {
-      solved = true;
-      r += SHAPED.solved;
-    }
-    perMove.push(r);
-  }
-  const shaped = roundReward(perMove.reduce((a, b) => a + b, 0));
-  return {
-    end: at, processed, invalid, pushes, ignored: moves.length - processed, solved,
-    reward: kind === 'sparse' ? (solved ? 1 : 0) : shaped, perMove: perMove.map(roundReward),
-  };
+    return { to: o.placement, valid: o.valid, reward: r };
+  });
+  const { end, processed, invalid, ignored, solved } = run;
+  return { end, processed, invalid, pushes, ignored, solved, ...moveListReward(run.perMove, solved, kind) };
 }
 
 /** Result of the BFS oracle. */
@@ -316,23 +301,13 @@ export interface RenderOptions {
  * coordinates, column numbers head the grid and each row starts with its number; cells are separated by spaces.
  */
 export function renderBoard(board: Board, at: Placement, options: RenderOptions = {}): string {
-  const floor = options.floor ?? '_';
-  const coords = options.coordinates ?? true;
-  const cols = board.grid[0]?.length ?? 0;
-  const lines: string[] = [];
-  if (coords) lines.push(`   ${Array.from({ length: cols }, (_, c) => String(c)).join(' ')}`);
-  board.grid.forEach((line, r) => {
-    const cells = Array.from(line, (ch, c) => {
-      const here = { row: r, col: c };
-      if (ch === SYMBOLS.wall) return SYMBOLS.wall;
-      const goalHere = isGoal(board, here);
-      if (samePos(at.player, here)) return goalHere ? SYMBOLS.playerOnGoal : SYMBOLS.player;
-      if (at.boxes.some((b) => samePos(b, here))) return goalHere ? SYMBOLS.boxOnGoal : SYMBOLS.box;
-      return goalHere ? SYMBOLS.goal : floor;
-    });
-    lines.push(coords ? `${r}  ${cells.join(' ')}` : cells.join(''));
-  });
-  return lines.join('\n');
+  return drawGrid(board.grid, (ch, here) => {
+    if (ch === SYMBOLS.wall) return SYMBOLS.wall;
+    const goalHere = isGoal(board, here);
+    if (samePos(at.player, here)) return goalHere ? SYMBOLS.playerOnGoal : SYMBOLS.player;
+    if (at.boxes.some((b) => samePos(b, here))) return goalHere ? SYMBOLS.boxOnGoal : SYMBOLS.box;
+    return goalHere ? SYMBOLS.goal : options.floor ?? '_';
+  }, { coordinates: options.coordinates ?? true });
 }
 
 /** A list of positions as text: `(1, 2), (3, 4)`. */

@@ -2,10 +2,11 @@
  * `sokoban-v0`: Sokoban with the proposer/executor game-team workflow (as in the Stronger-MAS paper).
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
-import type { EnvironmentContribution, Move, ProgramLanguage, Split } from '@troupe/kernel';
-import type { Executed, GameState, Proposed, ToolDetails, TurnBase } from '@troupe/game-kit';
-import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos, deepFreeze, readSchema } from '@troupe/game-kit';
-import type { Board, Direction, Placement, Pos } from './board.js';
+import type { EnvironmentContribution, ProgramLanguage, Split } from '@troupe/kernel';
+import { readConfigSchema } from '@troupe/kernel';
+import type { MovesProposal, MovesState, MovesTurn, Settled } from '@troupe/game-kit';
+import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos, deepFreeze } from '@troupe/game-kit';
+import type { Direction, Placement, Pos, RunOutcome } from './board.js';
 import { boxesOnGoals, cornerDeadlocks, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve } from './board.js';
 import type { SokobanConfig } from './config.js';
 import { resolveSokobanConfig } from './config.js';
@@ -24,50 +25,24 @@ export const SOKOBAN_SEATS = TEAM_SEATS;
 /** The signal names every step returns (see the README). */
 export const SOKOBAN_SIGNALS = GAME_SIGNALS;
 
-/** The proposer's proposal of the current turn, simulated on a copy of the state. */
-export interface ProposalRecord {
-  /** The proposed moves, or `null` when the proposer's answer was malformed. */
-  readonly moves: readonly Direction[] | null;
-  /** Why it was malformed. */
-  readonly error?: string;
-  /** Where the simulation ends (the current placement when malformed). */
-  readonly end: Placement;
+/** The proposer's proposal of the current turn, simulated on a copy of the state (the placement at its `end`). */
+export interface ProposalRecord extends MovesProposal<Placement> {
   /** Whether the simulation solves the puzzle. */
   readonly solves: boolean;
-  /** Invalid moves in the simulation. */
-  readonly invalid: number;
   /** Boxes the simulation leaves in a non-goal corner (deadlocked). */
   readonly deadlocked: readonly Pos[];
-  /** The simulated reward (the proposer's `proposal_reward`). */
-  readonly reward: number;
-  /** The program that printed the proposal and its output, when the proposer used a tool (the coder). */
-  readonly tool?: ToolDetails;
 }
 
-/** What happened in one finished turn. */
-export interface TurnRecord extends TurnBase<ProposalRecord> {
-  /** The executed moves (`null` when the executor's answer was malformed). */
-  readonly executed: readonly Direction[] | null;
-  /** Why the executor's answer was malformed. */
-  readonly error?: string;
-  /** Placement before execution. */
-  readonly from: Placement;
-  /** Placement after execution. */
-  readonly to: Placement;
-  /** Invalid executed moves. */
-  readonly invalid: number;
+/** What happened in one finished turn: the placements `from` and `to`. */
+export interface TurnRecord extends MovesTurn<Placement, ProposalRecord> {
   /** Pushes. */
   readonly pushes: number;
-  /** Executed-list moves ignored because the puzzle was solved. */
-  readonly ignored: number;
 }
 
 /** A Sokoban state: a plain, deeply frozen value. `step` returns a new one. */
-export interface SokobanState extends GameState<SokobanInstance, ProposalRecord, TurnRecord> {
+export interface SokobanState extends MovesState<SokobanInstance, ProposalRecord, TurnRecord> {
   /** Where the player and the boxes are NOW. */
   readonly placement: Placement;
-  /** Moves executed so far (invalid ones included; ignored ones not). */
-  readonly movesUsed: number;
   /** Boxes in a non-goal corner (the puzzle can no longer be solved). */
   readonly deadlocked: readonly Pos[];
 }
@@ -83,7 +58,7 @@ function compactPlacement(p: Placement): string {
 }
 
 /** The Sokoban environment for one config. */
-export class SokobanEnvironment extends MovesGame<SokobanInstance, SokobanState, ProposalRecord, TurnRecord, SokobanConfig> {
+export class SokobanEnvironment extends MovesGame<SokobanInstance, Placement, RunOutcome, SokobanState, ProposalRecord, TurnRecord, SokobanConfig> {
   private readonly streams = sokobanStreams(this.config);
 
   /** Builds the environment; `config` is filled with defaults and range-checked. */
@@ -171,8 +146,7 @@ export class SokobanEnvironment extends MovesGame<SokobanInstance, SokobanState,
   /** One finished turn as a context block. */
   historyText(t: TurnRecord): string {
     if (this.config.observation === 'compact') {
-      const moves = (m: readonly Direction[] | null): string => (m ? this.formatMoves(m) : 'none');
-      return `${t.proposal ? `${moves(t.proposal.moves)} ` : ''}${moves(t.executed)} -> ${compactPlacement(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
+      return `${t.proposal ? `${this.compactMoves(t.proposal.moves)} ` : ''}${this.compactMoves(t.executed)} -> ${compactPlacement(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
     }
     const proposed = t.proposal ? `proposed ${t.proposal.moves ? this.formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
     const executed = t.executed ? this.formatMoves(t.executed) : `unparseable (${t.error ?? ''}), nothing moved`;
@@ -188,34 +162,27 @@ export class SokobanEnvironment extends MovesGame<SokobanInstance, SokobanState,
     };
   }
 
-  private run(state: SokobanState, moves: readonly Direction[]): ReturnType<typeof runMoves> {
+  protected where(state: SokobanState): Placement {
+    return state.placement;
+  }
+
+  protected run(state: SokobanState, moves: readonly Direction[]): RunOutcome {
     return runMoves(state.instance, state.placement, moves, this.config.reward, this.config.potential);
   }
 
-  protected propose(state: SokobanState, move: Move<Direction[]>): Proposed<ProposalRecord> {
-    const parsed = this.parse(move);
-    if ('error' in parsed) {
-      return { proposal: { moves: null, error: parsed.error, end: state.placement, solves: false, invalid: 0, deadlocked: [], reward: parsed.reward }, malformed: true };
-    }
-    const sim = this.run(state, parsed.moves);
-    return {
-      proposal: { moves: parsed.moves, end: sim.end, solves: sim.solved, invalid: sim.invalid, deadlocked: cornerDeadlocks(state.instance, sim.end.boxes), reward: sim.reward },
-      malformed: false,
-    };
+  protected proposalFields(state: SokobanState, run: RunOutcome | null): Pick<ProposalRecord, 'solves' | 'deadlocked'> {
+    return { solves: run?.solved ?? false, deadlocked: run ? cornerDeadlocks(state.instance, run.end.boxes) : [] };
   }
 
-  protected execute(state: SokobanState, move: Move<Direction[]>): Executed<SokobanState, TurnRecord> {
-    const board: Board = state.instance;
-    const parsed = this.parse(move);
-    const base = { turn: state.turn, proposal: state.proposal, from: state.placement };
-    const record: TurnRecord = 'error' in parsed
-      ? { ...base, executed: null, error: parsed.error, to: state.placement, invalid: 0, pushes: 0, ignored: 0, reward: parsed.reward }
-      : ((run) => ({ ...base, executed: parsed.moves, to: run.end, invalid: run.invalid, pushes: run.pushes, ignored: run.ignored, reward: run.reward }))(this.run(state, parsed.moves));
-    const success = isSolved(board, record.to.boxes);
-    const deadlocked = success ? [] : cornerDeadlocks(board, record.to.boxes);
+  protected override turnFields(run: RunOutcome | null): Pick<TurnRecord, 'pushes'> {
+    return { pushes: run?.pushes ?? 0 };
+  }
+
+  protected settle(state: SokobanState, record: TurnRecord, movesUsed: number): Settled<SokobanState, TurnRecord> {
+    const success = isSolved(state.instance, record.to.boxes);
+    const deadlocked = success ? [] : cornerDeadlocks(state.instance, record.to.boxes);
     return {
-      record, malformed: 'error' in parsed, success, stop: this.config.deadlockTermination && deadlocked.length > 0,
-      next: { placement: record.to, movesUsed: state.movesUsed + (record.executed ? record.executed.length - record.ignored : 0), deadlocked },
+      success, stop: this.config.deadlockTermination && deadlocked.length > 0, next: { placement: record.to, movesUsed, deadlocked },
       info: { ...record, deadlocked },
     };
   }
@@ -241,7 +208,7 @@ export class SokobanEnvironment extends MovesGame<SokobanInstance, SokobanState,
 }
 
 /** The config schema file, read once (shipped in `schemas/`). */
-export const SOKOBAN_CONFIG_SCHEMA = readSchema(new URL('../schemas/sokoban.config.json', import.meta.url));
+export const SOKOBAN_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sokoban.config.json', import.meta.url));
 
 /** The `sokoban-v0` contribution. */
 export class SokobanContribution implements EnvironmentContribution {

@@ -3,8 +3,9 @@
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import type { EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
+import { readConfigSchema } from '@troupe/kernel';
 import type { Executed, GameState, Proposed, ToolDetails, TurnBase } from '@troupe/game-kit';
-import { GAME_SIGNALS, ProposerExecutorGame, TEAM_SEATS, deepFreeze, readSchema, roundReward } from '@troupe/game-kit';
+import { GAME_SIGNALS, ProposerExecutorGame, TEAM_SEATS, deepFreeze, roundReward } from '@troupe/game-kit';
 import type { SudokuConfig } from './config.js';
 import { resolveSudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
@@ -421,7 +422,7 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
 }
 
 /** The config schema file, read once (shipped in `schemas/`). */
-export const SUDOKU_CONFIG_SCHEMA = readSchema(new URL('../schemas/sudoku.config.json', import.meta.url));
+export const SUDOKU_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sudoku.config.json', import.meta.url));
 
 /** The `sudoku-v0` contribution. */
 export class SudokuContribution implements EnvironmentContribution {

@@ -5,7 +5,8 @@
  * produces these action types.
  */
 import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
-import { findAnswerLine, quoteExcerpt as quote, readSchema, renderUserMessage } from '@troupe/game-kit';
+import { readConfigSchema } from '@troupe/kernel';
+import { findAnswerLine, quoteExcerpt as quote, renderUserMessage } from '@troupe/game-kit';
 import type { Fill, GridAnswer, SudokuAction } from './environment.js';
 import { SUDOKU_FILLS, SUDOKU_GRID } from './environment.js';
 import { formatFills, formatGridLine } from './grid.js';
@@ -217,7 +218,7 @@ export class SudokuFillerRole implements Role<SudokuAction> {
 }
 
 /** The config schema file, read once. */
-export const SUDOKU_FILLER_CONFIG_SCHEMA: JsonSchema = readSchema(new URL('../schemas/sudoku-filler.config.json', import.meta.url));
+export const SUDOKU_FILLER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/sudoku-filler.config.json', import.meta.url));
 
 /** The `sudoku-filler-v0` contribution. */
 export class SudokuFillerContribution implements RoleContribution {
