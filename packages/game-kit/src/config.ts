@@ -57,15 +57,16 @@ function alternatives(values: readonly unknown[]): string {
 }
 
 /**
- * Reads a raw environment config over its defaults. The constructor rejects unknown keys; each reading method checks
- * one key and returns its value, or throws `ID: environment.config.KEY must be …, got …`. The kernel validates against
- * the JSON schema first; the reader keeps direct users of an environment's constructor safe too.
+ * Reads a raw config over its defaults. The constructor rejects unknown keys; each reading method checks one key and
+ * returns its value, or throws `ID: SECTION.KEY must be …, got …` (SECTION: `environment.config` by default,
+ * `roleConfig` for a role). The kernel validates against the JSON schema first; the reader keeps direct users of a
+ * constructor safe too.
  */
 export class ConfigReader {
   private readonly values: Record<string, unknown>;
 
-  /** Merges `raw` over `defaults`; throws on a key `defaults` does not have. */
-  constructor(readonly id: string, defaults: object, raw: Record<string, unknown> = {}) {
+  /** Merges `raw` over `defaults`; throws on a key `defaults` does not have (a key may default to `undefined`). */
+  constructor(readonly id: string, defaults: object, raw: Record<string, unknown> = {}, readonly section = 'environment.config') {
     const known = Object.keys(defaults);
     for (const key of Object.keys(raw)) {
       if (!known.includes(key)) this.fail(key, `is not a known key; known keys: ${known.join(', ')}`);
@@ -75,7 +76,7 @@ export class ConfigReader {
 
   /** Throws the error for `key`. */
   fail(key: string, message: string): never {
-    throw new Error(`${this.id}: environment.config.${key} ${message}`);
+    throw new Error(`${this.id}: ${this.section}.${key} ${message}`);
   }
 
   /** The raw value of `key` (default filled), unchecked. */
@@ -109,6 +110,13 @@ export class ConfigReader {
     const v = this.values[key];
     if (typeof v !== 'boolean') this.fail(key, `must be a boolean, got ${JSON.stringify(v)}`);
     return v;
+  }
+
+  /** A string, or `undefined` when absent: `{ [key]: value }` or `{}`, to spread into a config. */
+  optionalString<K extends string>(key: K): { readonly [P in K]?: string } {
+    const v = this.values[key];
+    if (v !== undefined && typeof v !== 'string') this.fail(key, `must be a string, got ${JSON.stringify(v)}`);
+    return (v === undefined ? {} : { [key]: v }) as { readonly [P in K]?: string };
   }
 
   /** One of `values` (compared with `===`). */

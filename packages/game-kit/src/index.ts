@@ -10,6 +10,8 @@ export * from './config.js';
 export * from './instances.js';
 export * from './game.js';
 export * from './moves-game.js';
+export * from './search.js';
 export * from './answer-line.js';
+export * from './answer-role.js';
 export * from './user-message.js';
 export * from './tool-details.js';

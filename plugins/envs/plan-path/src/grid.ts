@@ -4,7 +4,7 @@
  */
 
 export { DELTAS, DIRECTIONS, formatPos, isDirection, manhattan, samePos, type Direction, type Pos } from '@troupe/game-kit';
-import { DELTAS, DIRECTIONS, drawGrid, samePos, type Direction, type Pos } from '@troupe/game-kit';
+import { DELTAS, DIRECTIONS, drawGrid, samePos, shortestMoves, type Direction, type Pos } from '@troupe/game-kit';
 
 /** Cell symbols of a grid row string: `.` free, `#` wall. */
 export const FREE = '.';
@@ -55,35 +55,9 @@ export function distancesTo(grid: readonly string[], goal: Pos): Int32Array {
  */
 export function bfs(grid: readonly string[], start: Pos, goal: Pos): Direction[] | null {
   if (!isFree(grid, start) || !isFree(grid, goal)) return null;
-  if (samePos(start, goal)) return [];
-  const rows = grid.length;
   const cols = grid[0]?.length ?? 0;
-  const key = (p: Pos): number => p.row * cols + p.col;
-  const prev = new Map<number, { from: Pos; dir: Direction }>();
-  const seen = new Uint8Array(rows * cols);
-  seen[key(start)] = 1;
-  const queue: Pos[] = [start];
-  for (let head = 0; head < queue.length; head++) {
-    const cur = queue[head]!;
-    for (const dir of DIRECTIONS) {
-      const next = moveTarget(grid, cur, dir);
-      if (!next || seen[key(next)]) continue;
-      seen[key(next)] = 1;
-      prev.set(key(next), { from: cur, dir });
-      if (samePos(next, goal)) {
-        const path: Direction[] = [];
-        let at: Pos = next;
-        while (!samePos(at, start)) {
-          const step = prev.get(key(at))!;
-          path.push(step.dir);
-          at = step.from;
-        }
-        return path.reverse();
-      }
-      queue.push(next);
-    }
-  }
-  return null;
+  const found = shortestMoves(start, { key: (p) => p.row * cols + p.col, next: (p, dir) => moveTarget(grid, p, dir), solved: (p) => samePos(p, goal) });
+  return found.status === 'solved' ? found.moves : null;
 }
 
 /**

@@ -4,9 +4,10 @@
  * `#### 1234 .... ....` written row by row. Contributed by this package next to the environment: no other role
  * produces these action types.
  */
-import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import type { JsonSchema, Observation, RoleContribution, SeatContext } from '@troupe/kernel';
 import { readConfigSchema } from '@troupe/kernel';
-import { findAnswerLine, quoteExcerpt as quote, renderUserMessage } from '@troupe/game-kit';
+import type { AnswerRoleConfig } from '@troupe/game-kit';
+import { ANSWER_ROLE_DEFAULTS, AnswerLineRole, findAnswerLine, quoteExcerpt as quote, readAnswerRoleConfig, renderUserMessage, roleConfigReader } from '@troupe/game-kit';
 import type { Fill, GridAnswer, SudokuAction } from './environment.js';
 import { SUDOKU_FILLS, SUDOKU_GRID } from './environment.js';
 import { formatFills, formatGridLine } from './grid.js';
@@ -14,19 +15,10 @@ import { formatFills, formatGridLine } from './grid.js';
 /** The contribution id. */
 export const SUDOKU_FILLER_ID = 'sudoku-filler-v0';
 
-/** The validated config of the filler role. */
-export interface SudokuFillerConfig {
+/** The validated config of the filler role: the answer-line role's keys (`systemPrompt`: `{seat}`, `{size}` substituted) and the size. */
+export interface SudokuFillerConfig extends AnswerRoleConfig {
   /** Grid size (4 or 9): bounds the grammar's digits and the number of fills. Default 4. */
   readonly size: 4 | 9;
-  /** Include the task statement in the user message. Default true. */
-  readonly includeTask: boolean;
-  /**
-   * The user message is only the state and `label: text` context lines: no task, headings or answer-format line (for
-   * tiny byte-level models, where every character is a token). Default false.
-   */
-  readonly terse: boolean;
-  /** Replacement system prompt (`{seat}`, `{size}` substituted). */
-  readonly systemPrompt?: string;
 }
 
 /** The default config. */
@@ -57,18 +49,8 @@ export const SUDOKU_FILLER_SYSTEM_PROMPT = [
 ].join('\n');
 
 function resolveConfig(raw: Record<string, unknown>): SudokuFillerConfig {
-  const known = ['size', 'includeTask', 'terse', 'systemPrompt'];
-  for (const key of Object.keys(raw)) {
-    if (!known.includes(key)) throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.${key} is not a known key; known keys: ${known.join(', ')}`);
-  }
-  const c = { ...DEFAULT_SUDOKU_FILLER_CONFIG, ...raw } as Record<string, unknown>;
-  if (c.size !== 4 && c.size !== 9) throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.size must be 4 or 9, got ${JSON.stringify(c.size)}`);
-  if (typeof c.includeTask !== 'boolean') throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.includeTask must be a boolean, got ${JSON.stringify(c.includeTask)}`);
-  if (typeof c.terse !== 'boolean') throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.terse must be a boolean, got ${JSON.stringify(c.terse)}`);
-  if (c.systemPrompt !== undefined && typeof c.systemPrompt !== 'string') {
-    throw new Error(`${SUDOKU_FILLER_ID}: roleConfig.systemPrompt must be a string, got ${JSON.stringify(c.systemPrompt)}`);
-  }
-  return Object.freeze({ size: c.size as 4 | 9, includeTask: c.includeTask, terse: c.terse, ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }) });
+  const r = roleConfigReader(SUDOKU_FILLER_ID, { size: 4, ...ANSWER_ROLE_DEFAULTS }, raw);
+  return Object.freeze({ size: r.oneOf('size', [4, 9] as const), ...readAnswerRoleConfig(r) });
 }
 
 /**
@@ -164,43 +146,28 @@ export function renderObservation(observation: Observation, options: { includeTa
   return renderUserMessage(observation, { ...options, format: options.format ?? SUDOKU_FILLER_FORMAT });
 }
 
-/** The filler role for one config. */
-export class SudokuFillerRole implements Role<SudokuAction> {
-  /** {@inheritDoc Role.id} */
-  readonly id = SUDOKU_FILLER_ID;
-  /** {@inheritDoc Role.produces} */
-  readonly produces = Object.freeze([SUDOKU_FILLS, SUDOKU_GRID]);
-  /** The resolved config. */
-  readonly config: SudokuFillerConfig;
-
+/** The filler role for one config: a `sudoku-grid` seat answers with the grid, any other with fills. */
+export class SudokuFillerRole extends AnswerLineRole<SudokuAction, SudokuFillerConfig> {
   /** Builds the role; `config` is filled with defaults and checked. */
   constructor(config: Record<string, unknown> = {}) {
-    this.config = resolveConfig(config);
+    super(SUDOKU_FILLER_ID, Object.freeze([SUDOKU_FILLS, SUDOKU_GRID]), resolveConfig(config));
   }
 
-  /** The system prompt for a seat. */
-  systemPrompt(seat: SeatContext): string {
-    const builtIn = seat.actionType === SUDOKU_GRID ? SUDOKU_GRID_SYSTEM_PROMPT : SUDOKU_FILLER_SYSTEM_PROMPT;
-    return (this.config.systemPrompt ?? builtIn).replaceAll('{seat}', seat.seat).replaceAll('{size}', String(this.config.size));
+  protected builtInPrompt(seat: SeatContext): string {
+    return seat.actionType === SUDOKU_GRID ? SUDOKU_GRID_SYSTEM_PROMPT : SUDOKU_FILLER_SYSTEM_PROMPT;
   }
 
-  /** {@inheritDoc Role.prompt} */
-  prompt(observation: Observation, seat: SeatContext): ChatMessage[] {
-    const format = seat.actionType === SUDOKU_GRID ? gridAnswerFormat(this.config.size) : SUDOKU_FILLER_FORMAT;
-    return [
-      { role: 'system', content: this.systemPrompt(seat) },
-      { role: 'user', content: renderObservation(observation, { includeTask: this.config.includeTask, terse: this.config.terse, format }) },
-    ];
+  protected substitutions(): Record<string, number> {
+    return { size: this.config.size };
   }
 
-  /** {@inheritDoc Role.parse} A `sudoku-grid` seat's text is read as a grid answer, any other as fills. */
-  parse(text: string, seat: SeatContext): Move<SudokuAction> {
-    if (seat.actionType === SUDOKU_GRID) {
-      const parsed = parseGridAnswer(text, this.config.size);
-      return parsed.ok ? { kind: 'action', action: parsed.grid, text } : { kind: 'invalid', error: parsed.error, text };
-    }
-    const parsed = parseFills(text);
-    return parsed.ok ? { kind: 'action', action: parsed.fills, text } : { kind: 'invalid', error: parsed.error, text };
+  protected format(seat: SeatContext): string {
+    return seat.actionType === SUDOKU_GRID ? gridAnswerFormat(this.config.size) : SUDOKU_FILLER_FORMAT;
+  }
+
+  protected read(text: string, seat: SeatContext): { ok: true; action: SudokuAction } | { ok: false; error: string } {
+    const parsed = seat.actionType === SUDOKU_GRID ? parseGridAnswer(text, this.config.size) : parseFills(text);
+    return parsed.ok ? { ok: true, action: 'grid' in parsed ? parsed.grid : parsed.fills } : parsed;
   }
 
   /** {@inheritDoc Role.render} */
@@ -212,8 +179,8 @@ export class SudokuFillerRole implements Role<SudokuAction> {
    * Fills: `#### \[(?:F(?:,F){0,size²-1})?\]` with F = `\[[1-size],[1-size],[1-size]\]`; grid: `#### R(?: R){size-1}`
    * with R = `[1-size]{size}`.
    */
-  grammar(seat: SeatContext): OutputGrammar {
-    return { kind: 'regex', pattern: seat.actionType === SUDOKU_GRID ? gridAnswerPattern(this.config.size) : fillsPattern(this.config.size) };
+  protected pattern(seat: SeatContext): string {
+    return seat.actionType === SUDOKU_GRID ? gridAnswerPattern(this.config.size) : fillsPattern(this.config.size);
   }
 }
 
