@@ -6,7 +6,7 @@
  * states the game: its config, its instances, how a move list runs, what the seats read, and the oracle. Replace the
  * corridor with your game and keep the shape.
  */
-import { readConfigSchema, splitOfContent, contentHash, type EnvironmentContribution, type Split } from '@troupe/kernel';
+import { injectable, readConfigSchema, splitOfContent, contentHash, type EnvironmentContribution, type Split } from '@troupe/kernel';
 import {
   ConfigReader, GAME_CONFIG_DEFAULTS, MOVE_NOTATIONS, MovesGame, deepFreeze, instanceAt, moveListReward, runMoveList,
   type Direction, type MovesGameConfig, type MovesProposal, type MovesRun, type MovesState, type MovesTurn, type Settled,
@@ -167,6 +167,7 @@ export class CorridorEnvironment extends MovesGame<CorridorInstance, number, Mov
 export const CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/config.json', import.meta.url));
 
 /** The contribution the plugin's module binds to `EnvironmentContribution`. */
+@injectable()
 export class CorridorContribution implements EnvironmentContribution {
   readonly id = ID;
   readonly description = 'Walk a one-dimensional corridor to the goal cell';

@@ -3,7 +3,7 @@
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import type { EnvironmentContribution, ProgramLanguage, Split } from '@troupe/kernel';
-import { readConfigSchema } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 import type { MovesProposal, MovesState, MovesTurn, Settled } from '@troupe/game-kit';
 import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos, deepFreeze } from '@troupe/game-kit';
 import type { PlanPathConfig } from './config.js';
@@ -179,6 +179,7 @@ export class PlanPathEnvironment extends MovesGame<PlanPathInstance, Pos, RunOut
 export const PLAN_PATH_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/plan-path.config.json', import.meta.url));
 
 /** The `plan-path-v0` contribution. */
+@injectable()
 export class PlanPathContribution implements EnvironmentContribution {
   readonly id = PLAN_PATH_ID;
   readonly description = 'Plan-Path: walk a grid to the goal; a proposer proposes a move list, an executor executes one';

@@ -3,7 +3,7 @@
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import type { EnvironmentContribution, ProgramLanguage, Split } from '@troupe/kernel';
-import { readConfigSchema } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 import type { MovesProposal, MovesState, MovesTurn, Settled } from '@troupe/game-kit';
 import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos, deepFreeze } from '@troupe/game-kit';
 import type { Direction, Placement, Pos, RunOutcome } from './board.js';
@@ -211,6 +211,7 @@ export class SokobanEnvironment extends MovesGame<SokobanInstance, Placement, Ru
 export const SOKOBAN_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sokoban.config.json', import.meta.url));
 
 /** The `sokoban-v0` contribution. */
+@injectable()
 export class SokobanContribution implements EnvironmentContribution {
   readonly id = SOKOBAN_ID;
   readonly description = 'Sokoban: push every box onto a goal; a proposer proposes a move list, an executor executes one';

@@ -3,7 +3,7 @@
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import type { EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
-import { readConfigSchema } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 import type { Executed, GameState, Proposed, ToolDetails, TurnBase } from '@troupe/game-kit';
 import { GAME_SIGNALS, ProposerExecutorGame, TEAM_SEATS, deepFreeze, roundReward } from '@troupe/game-kit';
 import type { SudokuConfig } from './config.js';
@@ -425,6 +425,7 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
 export const SUDOKU_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sudoku.config.json', import.meta.url));
 
 /** The `sudoku-v0` contribution. */
+@injectable()
 export class SudokuContribution implements EnvironmentContribution {
   readonly id = SUDOKU_ID;
   readonly description = 'Sudoku with exactly one solution; a proposer proposes cell fills or a completed grid, an executor applies them';

@@ -5,7 +5,7 @@
  * produces these action types.
  */
 import type { JsonSchema, Observation, RoleContribution, SeatContext } from '@troupe/kernel';
-import { readConfigSchema } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 import type { AnswerRoleConfig } from '@troupe/game-kit';
 import { ANSWER_ROLE_DEFAULTS, AnswerLineRole, findAnswerLine, quoteExcerpt as quote, readAnswerRoleConfig, renderUserMessage, roleConfigReader } from '@troupe/game-kit';
 import type { Fill, GridAnswer, SudokuAction } from './environment.js';
@@ -188,6 +188,7 @@ export class SudokuFillerRole extends AnswerLineRole<SudokuAction, SudokuFillerC
 export const SUDOKU_FILLER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/sudoku-filler.config.json', import.meta.url));
 
 /** The `sudoku-filler-v0` contribution. */
+@injectable()
 export class SudokuFillerContribution implements RoleContribution {
   /** {@inheritDoc RoleContribution.id} */
   readonly id = SUDOKU_FILLER_ID;
