@@ -1,13 +1,18 @@
 /**
- * `@troupe/game-kit/testing`: fixture-driven episodes for games (Babel style), shared by every game's test suite.
- * Each folder in a fixtures directory holds `case.json` (config, instance, scripted moves) and `expected.json` (the
- * transcript). {@link fixtureEpisodes} registers one mocha test per folder; run with `UPDATE_FIXTURES=1` to (re)write
- * `expected.json`, then review the diff by hand (on CI a missing file fails instead).
+ * `@troupe/game-kit/testing`: the tests every proposer/executor game's suite shares.
+ * - {@link fixtureEpisodes}: fixture-driven episodes (Babel style). Each folder in a fixtures directory holds
+ *   `case.json` (config, instance, scripted moves) and `expected.json` (the transcript); one mocha test per folder.
+ *   Run with `UPDATE_FIXTURES=1` to (re)write `expected.json`, then review the diff by hand (on CI a missing file
+ *   fails instead).
+ * - {@link teamEpisodes}: the game played the way the kernel plays it (observe → role prompt → text → role parse →
+ *   step → reward terms), with the oracle spoken through the role, with unparseable text, and the signals checked.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Environment, Move, Split } from '@troupe/kernel';
+import type { Environment, Move, Observation, RewardFunction, Role, SeatContext, Split, Transition } from '@troupe/kernel';
+import { createRng } from '@troupe/kernel';
+import { GAME_SIGNALS } from './game.js';
 
 /** A fixture's `case.json`: `instance` is a generated one, or the game's hand-made form (read by `GameFixtures.make`). */
 export interface FixtureCase {
@@ -68,15 +73,21 @@ export async function playFixture<I, S extends { readonly turn: number }, A>(gam
 
 interface MochaGlobals {
   describe(title: string, fn: () => void): unknown;
-  it(title: string, fn: () => Promise<void>): unknown;
+  it(title: string, fn: () => void | Promise<void>): unknown;
 }
 
-/** Registers `describe(title)` with one test per fixture folder in `dir` (see the module comment); run it under mocha. */
-export function fixtureEpisodes<I, S extends { readonly turn: number }, A>(title: string, dir: string, game: GameFixtures<I, S, A>): void {
+/** Mocha's `describe` and `it`, or an error naming the suite when they are not defined. */
+function mocha(title: string): MochaGlobals {
   const { describe, it } = globalThis as unknown as Partial<MochaGlobals>;
   if (typeof describe !== 'function' || typeof it !== 'function') {
     throw new Error(`@troupe/game-kit/testing: "${title}" registers mocha tests, but mocha's describe/it globals are not defined; run it under mocha`);
   }
+  return { describe, it };
+}
+
+/** Registers `describe(title)` with one test per fixture folder in `dir` (see the module comment); run it under mocha. */
+export function fixtureEpisodes<I, S extends { readonly turn: number }, A>(title: string, dir: string, game: GameFixtures<I, S, A>): void {
+  const { describe, it } = mocha(title);
   describe(title, () => {
     for (const name of readdirSync(dir).sort()) {
       it(name, async () => {
@@ -90,4 +101,99 @@ export function fixtureEpisodes<I, S extends { readonly turn: number }, A>(title
       });
     }
   });
+}
+
+/** What one played episode left: every observation, every transition, and the last state. */
+export interface PlayedTeam<S> {
+  readonly observations: Observation[];
+  readonly transitions: Transition[];
+  readonly state: S;
+}
+
+/**
+ * Plays test instance `index` (seed 11) the way the kernel does: each seat observes, `speak` gives its text, the role
+ * parses it, the environment steps; until the episode ends. Asserts that every prompt shows the current state.
+ */
+export function playTeam<S extends { readonly done: boolean }>(
+  env: Environment<unknown, S, unknown>, role: Role, seatOf: (seat: string) => SeatContext, index: number, speak: (state: S, seat: string) => string,
+): PlayedTeam<S> {
+  let state = env.reset(env.instance('test', index, 11));
+  const observations: Observation[] = [];
+  const transitions: Transition[] = [];
+  for (let turn = 0; turn < env.maxTurns; turn++) {
+    for (const { name } of env.seats) {
+      const obs = env.observe(state, name);
+      observations.push(obs);
+      assert.ok(role.prompt(obs, seatOf(name)).some((m) => m.content.includes(obs.state)), 'the prompt shows the current state');
+      const move = role.parse(speak(state, name), seatOf(name)) as Move;
+      const result = env.step(state, name, move);
+      if ('then' in result) throw new Error(`${env.id}: playTeam plays games whose step is synchronous`);
+      transitions.push({ seat: name, turn, before: state, move, result });
+      state = result.state;
+      if (result.done.terminated || result.done.truncated) return { observations, transitions, state };
+    }
+  }
+  return { observations, transitions, state };
+}
+
+/** What {@link teamEpisodes} checks a game with. */
+export interface TeamEpisodes<S> {
+  /** The environment (default config). */
+  readonly env: Environment<unknown, S, unknown>;
+  /** The role both seats play (it renders the oracle's actions and parses every text). */
+  readonly role: Role;
+  /** The seat context of a seat (its action type). */
+  readonly seatOf: (seat: string) => SeatContext;
+  /** The reward: `team` the executed reward, each seat's `local` its own (`proposal_reward`, `executed_reward`). */
+  readonly reward: RewardFunction;
+  /** Checks the executed reward of one-turn oracle play (e.g. above the goal bonus). */
+  readonly oracleReward: (local: number) => void;
+  /** The reward of unparseable text (the game's malformed penalty). */
+  readonly malformedReward: number;
+  /** Where things are in a state (unparseable text must never change it). */
+  readonly where: (state: S) => unknown;
+  /** Some unparseable text. */
+  readonly nonsense: string;
+}
+
+/**
+ * Registers the team checks every proposer/executor game shares (see the module comment): the oracle, spoken through
+ * the role after some reasoning, solves each of 20 test instances in one turn, with the same simulated and executed
+ * reward; unparseable text costs the malformed penalty, changes nothing and runs to truncation; every step returns
+ * exactly the game kit's signals. Returns a random and an oracle episode for the role and reward conformance suites.
+ */
+export function teamEpisodes<S extends { readonly done: boolean; readonly success: boolean }>(title: string, t: TeamEpisodes<S>): { sample: PlayedTeam<S>; oracle: PlayedTeam<S> } {
+  const { describe, it } = mocha(title);
+  const { env, role, seatOf, reward } = t;
+  const render = (action: unknown, seat: string): string => role.render(action, seatOf(seat));
+  const rng = createRng(9);
+  const sample = playTeam(env, role, seatOf, 1, (s, seat) => render(env.randomAction!(s, seat, rng), seat));
+  const oracle = playTeam(env, role, seatOf, 1, (s, seat) => render(env.oracle!(s, seat), seat));
+  describe(title, () => {
+    it('the oracle, spoken through the role after some reasoning, solves every test instance in one turn', () => {
+      for (let i = 0; i < 20; i++) {
+        const { transitions, state } = playTeam(env, role, seatOf, i, (s, seat) => `Let me think.\n${render(env.oracle!(s, seat), seat)}`);
+        assert.equal(state.success, true);
+        assert.equal(transitions.length, 2);
+        const [p, e] = transitions.map((tr) => reward.terms(tr));
+        assert.equal(p!.local, e!.local, 'the simulated reward is the executed one');
+        assert.equal(p!.team, 0);
+        assert.equal(e!.team, e!.local);
+        t.oracleReward(e!.local!);
+      }
+    });
+
+    it('unparseable text costs the malformed penalty, changes nothing, and runs to truncation', () => {
+      const { transitions, state } = playTeam(env, role, seatOf, 0, () => t.nonsense);
+      assert.equal(transitions.length, 2 * env.maxTurns);
+      assert.equal(state.done && !state.success, true);
+      assert.deepEqual(t.where(state), t.where(env.reset((transitions[0]!.before as { instance: unknown }).instance)));
+      for (const tr of transitions) assert.equal(reward.terms(tr).local, t.malformedReward);
+    });
+
+    it('every step returns exactly the game kit\'s signals', () => {
+      for (const tr of [...sample.transitions, ...oracle.transitions]) assert.deepEqual(Object.keys(tr.result.signals).sort(), [...GAME_SIGNALS].sort());
+    });
+  });
+  return { sample, oracle };
 }

@@ -1,65 +1,29 @@
 /**
- * Sokoban with the planner role and the signals reward, the way the kernel plays it: observe → prompt → text →
- * parse → step → reward terms. Also runs the role and reward suites on real Sokoban observations and transitions.
+ * Sokoban with the planner role and the signals reward, the way the kernel plays it (the game kit's team checks), and
+ * the role and reward suites on real Sokoban observations and transitions.
  */
 import assert from 'node:assert/strict';
-import type { Move, Observation, SeatContext, Transition } from '@troupe/kernel';
+import type { SeatContext } from '@troupe/kernel';
 import { createRng } from '@troupe/kernel';
+import { playTeam, teamEpisodes } from '@troupe/game-kit/testing';
 import { PlannerContribution } from '@troupe/role-planner';
 import { SignalsRewardContribution } from '@troupe/reward-signals';
 import { rewardConformance, roleConformance } from '@troupe/testing';
 import type { SokobanState } from '../src/index.js';
-import { SOKOBAN_SIGNALS, SokobanEnvironment } from '../src/index.js';
+import { SokobanEnvironment } from '../src/index.js';
 
 const env = new SokobanEnvironment({});
 const role = new PlannerContribution().create({ maxMoves: env.config.maxMoves });
 const rewardConfig = { team: 'executed_reward', seats: { proposer: { local: 'proposal_reward' }, executor: { local: 'executed_reward' } } };
-const reward = new SignalsRewardContribution().create(rewardConfig);
 const seatOf = (seat: string): SeatContext => ({ seat, actionType: 'moves' });
 
-/** Plays one episode; `speak` gives each seat's text. */
-function play(index: number, speak: (state: SokobanState, seat: string) => string) {
-  let state = env.reset(env.instance('test', index, 11));
-  const observations: Observation[] = [];
-  const transitions: Transition[] = [];
-  for (let turn = 0; turn < env.maxTurns; turn++) {
-    for (const { name } of env.seats) {
-      const obs = env.observe(state, name);
-      observations.push(obs);
-      const messages = role.prompt(obs, seatOf(name));
-      assert.ok(messages.some((m) => m.content.includes(obs.state)), 'the prompt shows the current state');
-      const move = role.parse(speak(state, name), seatOf(name)) as Move;
-      const result = env.step(state, name, move as Move<never>);
-      transitions.push({ seat: name, turn, before: state, move, result });
-      state = result.state;
-      if (result.done.terminated || result.done.truncated) return { observations, transitions, state };
-    }
-  }
-  return { observations, transitions, state };
-}
+const { sample, oracle } = teamEpisodes<SokobanState>('sokoban team (planner role + signals reward)', {
+  env, role, seatOf, reward: new SignalsRewardContribution().create(rewardConfig),
+  oracleReward: (local) => assert.ok(local > 10, `executed reward ${local}`),
+  malformedReward: -2, nonsense: 'I push the box, trust me.', where: (s) => s.placement,
+});
 
-describe('sokoban team (planner role + signals reward)', () => {
-  it('the oracle, spoken through the planner format, solves every test instance in one turn', () => {
-    for (let i = 0; i < 20; i++) {
-      const { transitions, state } = play(i, (s, seat) => `Let me think.\n${role.render(env.oracle(s, seat), seatOf(seat))}`);
-      assert.equal(state.success, true);
-      assert.equal(transitions.length, 2);
-      const [p, e] = transitions.map((t) => reward.terms(t));
-      assert.equal(p!.local, e!.local);
-      assert.equal(p!.team, 0);
-      assert.equal(e!.team, e!.local);
-      assert.ok(e!.local > 10, `executed reward ${e!.local}`);
-    }
-  });
-
-  it('unparseable text costs -2 and never moves anything', () => {
-    const { transitions, state } = play(0, () => 'I push the box, trust me.');
-    assert.equal(transitions.length, 2 * env.maxTurns);
-    assert.equal(state.done && !state.success, true);
-    assert.deepEqual(state.placement, { player: state.instance.player, boxes: state.instance.boxes });
-    for (const t of transitions) assert.equal(reward.terms(t).local, -2);
-  });
-
+describe('sokoban team play', () => {
   it('the oracle solves from states reached by random play (unless a box is stuck)', () => {
     const rng = createRng(4);
     let checked = 0;
@@ -81,7 +45,7 @@ describe('sokoban team (planner role + signals reward)', () => {
 
   it('every prompt shows the placement after the previous execution', () => {
     const rng = createRng(3);
-    const { observations, transitions } = play(2, (s, seat) => role.render(env.randomAction(s, seat, rng), seatOf(seat)));
+    const { observations, transitions } = playTeam(env, role, seatOf, 2, (s, seat) => role.render(env.randomAction(s, seat, rng), seatOf(seat)));
     for (let k = 2; k < observations.length; k += 2) {
       const executed = transitions[k - 1]!.result.state as SokobanState;
       assert.match(observations[k]!.state, new RegExp(`Player @ at \\(${executed.placement.player.row}, ${executed.placement.player.col}\\)`));
@@ -89,9 +53,7 @@ describe('sokoban team (planner role + signals reward)', () => {
   });
 });
 
-const sampleRng = createRng(9);
-const sample = play(1, (s, seat) => role.render(env.randomAction(s, seat, sampleRng), seatOf(seat)));
-const oracle = play(1, (s, seat) => role.render(env.oracle(s, seat), seatOf(seat)));
+// The suites, on real Sokoban data.
 roleConformance(new PlannerContribution(), {
   config: { maxMoves: env.config.maxMoves },
   observations: [...sample.observations, ...oracle.observations],
@@ -103,9 +65,4 @@ rewardConformance(new SignalsRewardContribution(), {
   config: rewardConfig,
   transitions: [...sample.transitions, ...oracle.transitions],
   checkContext: { environment: env.id, seats: env.seats.map((s) => s.name), signals: env.signals },
-});
-describe('sokoban signals', () => {
-  it('are exactly the documented ones', () => {
-    for (const t of [...sample.transitions, ...oracle.transitions]) assert.deepEqual(Object.keys(t.result.signals).sort(), [...SOKOBAN_SIGNALS].sort());
-  });
 });

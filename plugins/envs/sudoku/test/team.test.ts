@@ -1,15 +1,16 @@
 /**
  * The sudoku-filler role on its own (parsing, rendering, grammar, prompts) and with the environment and the signals
- * reward, the way the kernel plays it: observe → prompt → text → parse → step → reward terms.
+ * reward, the way the kernel plays it (the game kit's team checks).
  */
 import assert from 'node:assert/strict';
-import type { Move, Observation, SeatContext, Transition } from '@troupe/kernel';
+import type { SeatContext } from '@troupe/kernel';
 import { createRng } from '@troupe/kernel';
+import { playTeam, teamEpisodes } from '@troupe/game-kit/testing';
 import { SignalsRewardContribution } from '@troupe/reward-signals';
 import { rewardConformance, roleConformance } from '@troupe/testing';
 import type { SudokuState } from '../src/index.js';
 import {
-  SUDOKU_FILLER_SYSTEM_PROMPT, SUDOKU_FILLS, SUDOKU_SIGNALS, SudokuEnvironment, SudokuFillerContribution, fillsPattern, parseFills,
+  SUDOKU_FILLER_SYSTEM_PROMPT, SUDOKU_FILLS, SudokuEnvironment, SudokuFillerContribution, fillsPattern, parseFills,
   renderGrid,
 } from '../src/index.js';
 
@@ -18,24 +19,6 @@ const role = new SudokuFillerContribution().create({ size: 4 });
 const rewardConfig = { team: 'executed_reward', seats: { proposer: { local: 'proposal_reward' }, executor: { local: 'executed_reward' } } };
 const reward = new SignalsRewardContribution().create(rewardConfig);
 const seatOf = (seat: string): SeatContext => ({ seat, actionType: SUDOKU_FILLS });
-
-function play(e: SudokuEnvironment, index: number, speak: (state: SudokuState, seat: string) => string) {
-  let state = e.reset(e.instance('test', index, 11));
-  const observations: Observation[] = [];
-  const transitions: Transition[] = [];
-  for (let turn = 0; turn < e.maxTurns; turn++) {
-    for (const { name } of e.seats) {
-      const obs = e.observe(state, name);
-      observations.push(obs);
-      const move = role.parse(speak(state, name), seatOf(name)) as Move;
-      const result = e.step(state, name, move as Move<never>);
-      transitions.push({ seat: name, turn, before: state, move, result });
-      state = result.state;
-      if (result.done.terminated || result.done.truncated) return { observations, transitions, state };
-    }
-  }
-  return { observations, transitions, state };
-}
 
 describe('sudoku-filler parsing', () => {
   it('reads the last #### line, with spaces, after any reasoning', () => {
@@ -77,31 +60,15 @@ describe('sudoku-filler parsing', () => {
   });
 });
 
-describe('sudoku team (filler role + signals reward)', () => {
-  it('the oracle, spoken through the filler format, solves every test instance in one turn', () => {
-    for (let i = 0; i < 20; i++) {
-      const { transitions, state } = play(env, i, (s, seat) => `Thinking.\n${role.render(env.oracle(s, seat), seatOf(seat))}`);
-      assert.equal(state.success, true);
-      assert.equal(transitions.length, 2);
-      const [p, e] = transitions.map((t) => reward.terms(t));
-      assert.equal(p!.local, 3);
-      assert.equal(p!.team, 0);
-      assert.equal(e!.team, 3);
-      assert.equal(e!.local, 3);
-    }
-  });
+const { sample, oracle } = teamEpisodes<SudokuState>('sudoku team (filler role + signals reward)', {
+  env, role, seatOf, reward, oracleReward: (local) => assert.equal(local, 3), // progress 1 + the solved bonus 2
+  malformedReward: -2, nonsense: 'I think the grid is solved already.', where: (s) => s.grid,
+});
 
-  it('unparseable text costs -2 and changes nothing', () => {
-    const { transitions, state } = play(env, 0, () => 'I think the grid is solved already.');
-    assert.equal(transitions.length, 2 * env.maxTurns);
-    assert.equal(state.done && !state.success, true);
-    assert.deepEqual(state.grid, state.instance.puzzle);
-    for (const t of transitions) assert.equal(reward.terms(t).local, -2);
-  });
-
+describe('sudoku team observations', () => {
   it('the executor sees the proposal and its simulated grid, and every prompt shows the current grid', () => {
     const rng = createRng(5);
-    const { observations, transitions } = play(env, 3, (s, seat) => role.render(env.randomAction(s, seat, rng), seatOf(seat)));
+    const { observations, transitions } = playTeam(env, role, seatOf, 3, (s, seat) => role.render(env.randomAction(s, seat, rng), seatOf(seat)));
     for (let k = 0; k < observations.length; k++) {
       const obs = observations[k]!;
       const before = transitions[k]!.before as SudokuState;
@@ -111,9 +78,6 @@ describe('sudoku team (filler role + signals reward)', () => {
   });
 });
 
-const sampleRng = createRng(9);
-const sample = play(env, 1, (s, seat) => role.render(env.randomAction(s, seat, sampleRng), seatOf(seat)));
-const oracle = play(env, 1, (s, seat) => role.render(env.oracle(s, seat), seatOf(seat)));
 roleConformance(new SudokuFillerContribution(), {
   config: { size: 4 },
   observations: [...sample.observations, ...oracle.observations],
@@ -125,9 +89,4 @@ rewardConformance(new SignalsRewardContribution(), {
   config: rewardConfig,
   transitions: [...sample.transitions, ...oracle.transitions],
   checkContext: { environment: env.id, seats: env.seats.map((s) => s.name), signals: env.signals },
-});
-describe('sudoku signals', () => {
-  it('are exactly the documented ones', () => {
-    for (const t of [...sample.transitions, ...oracle.transitions]) assert.deepEqual(Object.keys(t.result.signals).sort(), [...SUDOKU_SIGNALS].sort());
-  });
 });
