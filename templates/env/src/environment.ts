@@ -1,10 +1,8 @@
 /**
- * The corridor: a tiny but complete Troupe environment, written on `@troupe/game-kit`. A walker stands in a
- * one-dimensional corridor and must reach the goal cell; the team answers with move lists (`L` or `R`; `U` and `D`
- * bump into the wall): the proposer's list is simulated and shown to the executor, whose list is executed. With
- * `seats: ['executor']` the executor plays alone. The kit runs the turns, records, signals and observations; this file
- * states the game: its config, its instances, how a move list runs, what the seats read, and the oracle. Replace the
- * corridor with your game and keep the shape.
+ * The corridor, a complete Troupe environment on `@troupe/game-kit`: a walker must reach the goal cell of a corridor;
+ * the proposer's move list (`L`, `R`; `U` and `D` bump into the wall) is simulated and shown to the executor, whose
+ * list is executed (with `seats: ['executor']` it plays alone). The kit runs turns, records, signals and observations;
+ * this file states the game. Replace the corridor with your game and keep the shape.
  */
 import { injectable, readConfigSchema, splitOfContent, contentHash, type EnvironmentContribution, type Split } from '@troupe/kernel';
 import {
@@ -17,9 +15,8 @@ export const ID = '__ID__';
 
 /** The validated config: the kit's keys (turns, reward, observation, seats, splits, notation, malformed penalty) and the corridor's. */
 export interface CorridorConfig extends MovesGameConfig {
-  /** Shortest corridor generated. */
+  /** Shortest and longest corridor generated. */
   readonly minLength: number;
-  /** Longest corridor generated. */
   readonly maxLength: number;
 }
 
@@ -40,33 +37,23 @@ export function resolveConfig(raw: Record<string, unknown> = {}): CorridorConfig
 }
 
 /** One task: a corridor of `size` cells, the start cell and the goal cell (0-based, start ≠ goal). */
-export interface CorridorInstance {
-  readonly size: number;
-  readonly start: number;
-  readonly goal: number;
-}
+export interface CorridorInstance { readonly size: number; readonly start: number; readonly goal: number }
 
 /** The proposal, simulated: the kit's record (moves, where it ends, invalid moves, reward) and whether it reaches the goal. */
-export interface Proposal extends MovesProposal<number> {
-  readonly reachesGoal: boolean;
-}
+export interface Proposal extends MovesProposal<number> { readonly reachesGoal: boolean }
 
 /** One finished turn: the kit's record (executed moves, from, to, invalid and ignored moves, reward). */
 export type Turn = MovesTurn<number, Proposal>;
 
 /** A state (never mutated: `step` returns a new frozen one): the kit's fields and where the walker stands now. */
-export interface CorridorState extends MovesState<CorridorInstance, Proposal, Turn> {
-  readonly position: number;
-}
+export interface CorridorState extends MovesState<CorridorInstance, Proposal, Turn> { readonly position: number }
 
 /** Shaped reward of one move: −0.01 if valid, −0.1 if invalid (the walker stays); reaching the goal adds +1. */
 export const SHAPED = Object.freeze({ validMove: -0.01, invalidMove: -0.1, goal: 1 });
 
 /** Renders the corridor as text: `#` walls, `.` floor, `@` walker, `G` goal. */
 export function renderCorridor(size: number, position: number, goal: number): string {
-  let row = '';
-  for (let i = 0; i < size; i++) row += i === position ? '@' : i === goal ? 'G' : '.';
-  return `#${row}#`;
+  return `#${Array.from({ length: size }, (_, i) => (i === position ? '@' : i === goal ? 'G' : '.')).join('')}#`;
 }
 
 /** The corridor for one config. */
