@@ -51,11 +51,14 @@ describe('services: injection into contributions', () => {
   it('injects the host’s logger and random streams into a plugin’s contribution class', async () => {
     const lines: string[] = [];
     const services = createServices();
-    services.rebind(Logger).toConstantValue(new StreamLogger('info', (l) => lines.push(l)));
+    services.rebind(Logger).toConstantValue(new StreamLogger('debug', (l) => lines.push(l)));
     const host = new PluginHost({ baseDirs: [FIXTURES], services });
     await host.load(join(FIXTURES, 'env-dice'));
     const env = host.createEnvironment('dice', { sides: 20 });
-    assert.deepEqual(lines, ['info [dice-v0] created {"sides":20}']);
+    assert.deepEqual(lines, [
+      `debug [plugins] plugin loaded {"plugin":"troupe-env-dice","version":"0.1.0","file":${JSON.stringify(join(FIXTURES, 'env-dice', 'src', 'module.ts'))},"contributions":["dice-v0"]}`,
+      'info [dice-v0] created {"sides":20}',
+    ]);
     const expected = 1 + createRng(deriveSeed(42, 'dice-v0', 'train', 3)).int(20);
     assert.deepEqual(env.instance('train', 3, 42), { roll: expected }, 'same seed, same instance as deriving the seed by hand');
     assert.equal(host.registry.get('environments', 'dice-v0').contribution, host.registry.get('environments', 'dice').contribution, 'one singleton');

@@ -13,6 +13,7 @@ import type { ContributionKind } from '../contracts/manifest.js';
 import { PolicyContribution, type Policy, type PolicyCreateContext } from '../contracts/policy.js';
 import { RewardContribution, type RewardFunction } from '../contracts/reward.js';
 import { RoleContribution, type Role } from '../contracts/role.js';
+import { Logger } from '../contracts/services.js';
 import { processServices } from '../services/index.js';
 import { compileSchema, formatPath, schemaIssues, type SchemaIssue } from './ajv.js';
 import { PluginError } from './errors.js';
@@ -293,6 +294,7 @@ export class PluginHost {
       builtin: false,
     };
     this.loaded.set(pkg.dir, plugin);
+    this.logger()?.debug('plugin loaded', { plugin: pkg.name, version: pkg.version, file, contributions: plugin.contributions.map((c) => c.id) });
     return plugin;
   }
 
@@ -383,6 +385,11 @@ export class PluginHost {
     const raw = { ...((config as Record<string, unknown>) ?? {}) };
     delete raw.kind;
     return entry.contribution.create(name, this.validateConfig('policies', entry.id, raw, where), context);
+  }
+
+  /** The host's logger, when its services bind one. */
+  private logger(): Logger | undefined {
+    return this.container.isBound(Logger) ? this.container.get<Logger>(Logger).child('plugins') : undefined;
   }
 
   private moduleFile(pkg: PluginPackage): string {
