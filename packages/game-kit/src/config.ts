@@ -3,7 +3,7 @@
  * seats, split fractions), their defaults, and a reader whose checks throw an error naming the environment, the key
  * path (`environment.config.KEY`) and the allowed values.
  */
-import type { SplitFractions } from '@troupe/kernel';
+import type { JsonSchema, SplitFractions } from '@troupe/kernel';
 import { DEFAULT_SPLIT_FRACTIONS } from '@troupe/kernel';
 
 /** A seat name of a proposer/executor game. */
@@ -49,6 +49,15 @@ export const GAME_CONFIG_DEFAULTS: GameConfig = Object.freeze({
   seats: TEAM_SEATS,
   splitFractions: DEFAULT_SPLIT_FRACTIONS,
 });
+
+/**
+ * The `default` of each property of a config schema (`undefined` where it has none): the defaults a
+ * {@link ConfigReader} fills, so that the schema file states them once.
+ */
+export function schemaDefaults(schema: JsonSchema): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, { readonly default?: unknown }>;
+  return Object.fromEntries(Object.entries(properties).map(([key, property]) => [key, property.default]));
+}
 
 /** `"a" or "b"`, `"a", "b" or "c"`: allowed values for an error message. */
 function alternatives(values: readonly unknown[]): string {

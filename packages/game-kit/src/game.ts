@@ -146,6 +146,11 @@ implements Environment<I, S, A> {
   /** A random action (seat already checked). */
   protected abstract random(state: S, rng: Rng): A;
 
+  /** The initial state of `instance`: the game's `fields` and turn 0, the first seat, no proposal, no history. */
+  protected start(instance: I, fields: Omit<S, Managed>, success = false): S {
+    return deepFreeze({ instance, ...fields, turn: 0, seatIndex: 0, proposal: null, history: [], success, done: false } as unknown as S);
+  }
+
   /** Whether the executor plays alone (`seats: ['executor']`). */
   get alone(): boolean {
     return this.seats.length === 1;

@@ -9,7 +9,8 @@
  *   `index`-th kept one (memoised). Instances are unique within a split.
  */
 import type { Rng, Split, SplitFractions } from '@troupe/kernel';
-import { createRng, deriveSeed } from '@troupe/kernel';
+import { createRng, deriveSeed, splitOfContent } from '@troupe/kernel';
+import { deepFreeze } from './values.js';
 
 /** Throws when `split` has fraction 0 (it holds no instances). */
 export function checkSplitHolds(id: string, split: Split, fractions: SplitFractions): void {
@@ -26,6 +27,11 @@ export interface InstanceSource<I> {
   readonly splitFractions: SplitFractions;
   /** One candidate from `rng` that belongs to `split`, or `null` when rejected (invalid, or of another split). */
   draw(rng: Rng, split: Split): I | null;
+  /**
+   * The candidate's content key, when the split is decided by it: a candidate is then kept only when the key hashes
+   * into the split (`splitOfContent`), and `draw` need not check the split itself.
+   */
+  readonly key?: (candidate: I) => string;
   /** Most candidates tried (for {@link InstanceStreams}: consecutive misses) before giving up. */
   readonly maxAttempts: number;
   /** What to change in the config when generation gives up (ends the error message). */
@@ -37,7 +43,7 @@ export function instanceAt<I>(source: InstanceSource<I>, split: Split, index: nu
   checkSplitHolds(source.id, split, source.splitFractions);
   for (let attempt = 0; attempt < source.maxAttempts; attempt++) {
     const candidate = source.draw(createRng(deriveSeed(seed, split, index, attempt)), split);
-    if (candidate) return candidate;
+    if (candidate && (!source.key || splitOfContent(source.key(candidate), source.splitFractions) === split)) return deepFreeze(candidate);
   }
   throw new Error(`${source.id}: no ${split} instance found after ${source.maxAttempts} candidates (seed ${seed}, index ${index}); ${source.hint}`);
 }
@@ -61,7 +67,8 @@ export class InstanceStreams<I> {
     if (!Number.isInteger(index) || index < 0) throw new Error(`${id}: instance index must be a non-negative integer, got ${index}`);
     while (stream.kept.length <= index) {
       for (let misses = 1; ; misses++) {
-        const candidate = this.source.draw(createRng(deriveSeed(seed, split, stream.attempt++)), split);
+        const drawn = this.source.draw(createRng(deriveSeed(seed, split, stream.attempt++)), split);
+        const candidate = drawn && (!this.source.key || splitOfContent(this.source.key(drawn), this.source.splitFractions) === split) ? drawn : null;
         const key = candidate && this.key(candidate);
         if (candidate && !stream.keys.has(key!)) {
           stream.keys.add(key!);

@@ -8,11 +8,11 @@
  * ({@link MovesGame.settle}).
  */
 import type { Move, Rng } from '@troupe/kernel';
-import type { GameConfig, RewardKind } from './config.js';
+import type { ConfigReader, GameConfig, RewardKind } from './config.js';
 import type { Executed, GameState, ProposalBase, Proposed, TurnBase } from './game.js';
 import { ProposerExecutorGame } from './game.js';
 import type { Direction, MoveNotation } from './moves.js';
-import { DIRECTIONS, MOVES_ACTION_TYPE, formatMoveList, movesOf, movesSchema } from './moves.js';
+import { DIRECTIONS, MOVES_ACTION_TYPE, MOVE_NOTATIONS, formatMoveList, movesOf, movesSchema } from './moves.js';
 import { roundReward } from './values.js';
 
 /** The config keys of a moves game, beyond {@link GameConfig}. */
@@ -23,6 +23,16 @@ export interface MovesGameConfig extends GameConfig {
   readonly malformedPenalty: number;
   /** How observations write move lists: `moves` `[U,U,R]` or `runs` `[U2,R1]` (match the planner role's). */
   readonly notation: MoveNotation;
+}
+
+/** The {@link MovesGameConfig} keys, checked: the game's keys, maxMoves 1..`maxMovesLimit`, malformedPenalty, notation. */
+export function readMovesGameConfig(r: ConfigReader, maxMovesLimit: number): MovesGameConfig {
+  return {
+    ...r.game(),
+    maxMoves: r.integer('maxMoves', 1, maxMovesLimit),
+    malformedPenalty: r.finite('malformedPenalty'),
+    notation: r.oneOf('notation', MOVE_NOTATIONS),
+  };
 }
 
 /** The task-text lines every moves game states: coordinates and what each move does. */
@@ -203,6 +213,7 @@ export abstract class MovesGame<
   protected compactMoves(moves: readonly Direction[] | null): string {
     return moves ? this.formatMoves(moves) : 'none';
   }
+
 
   /** The seat's duty line, then the answer line (the last two lines of the task). */
   protected closingLines(seat: string, goal: string): string[] {

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { ConfigReader, GAME_CONFIG_DEFAULTS, InstanceStreams, drawGrid, instanceAt, moveListReward, runMoveList } from '../src/index.js';
+import { splitOfContent } from '@troupe/kernel';
+import {
+  ConfigReader, GAME_CONFIG_DEFAULTS, InstanceStreams, drawGrid, instanceAt, moveListReward, readMovesGameConfig, runMoveList, schemaDefaults,
+} from '../src/index.js';
 
 describe('ConfigReader', () => {
   const read = (raw: Record<string, unknown>) => new ConfigReader('toy-v0', { ...GAME_CONFIG_DEFAULTS, size: 5, flag: true }, raw);
@@ -20,6 +23,14 @@ describe('ConfigReader', () => {
     assert.throws(() => read({ splitFractions: { train: 0.5, validation: 0.1, test: 0.1 } }).splitFractions(), /splitFractions must add up to 1, got 0\.7/);
     assert.throws(() => read({ splitFractions: { train: 2, validation: 0.1, test: 0.1 } }).splitFractions(), /splitFractions\.train must be a number from 0 to 1, got 2/);
   });
+
+  it('takes the defaults from a config schema, and reads the moves-game keys', () => {
+    const schema = { type: 'object', properties: { maxMoves: { type: 'integer', default: 6 }, note: { type: 'string' } } };
+    assert.deepEqual(schemaDefaults(schema), { maxMoves: 6, note: undefined });
+    const r = new ConfigReader('toy-v0', { ...GAME_CONFIG_DEFAULTS, ...schemaDefaults(schema), malformedPenalty: -1, notation: 'moves' }, { notation: 'runs' });
+    assert.deepEqual(readMovesGameConfig(r, 10), { ...GAME_CONFIG_DEFAULTS, maxMoves: 6, malformedPenalty: -1, notation: 'runs' });
+    assert.throws(() => readMovesGameConfig(new ConfigReader('toy-v0', { ...GAME_CONFIG_DEFAULTS, maxMoves: 11, malformedPenalty: 0, notation: 'moves' }), 10), /environment\.config\.maxMoves must be an integer from 1 to 10, got 11/);
+  });
 });
 
 describe('instance generation', () => {
@@ -34,6 +45,15 @@ describe('instance generation', () => {
     assert.deepEqual(instanceAt(source(), 'train', 3, 7), instanceAt(source(), 'train', 3, 7));
     for (let i = 0; i < 20; i++) assert.equal(instanceAt(source(), 'validation', i, 1).n % 2, 1);
     assert.throws(() => instanceAt(source(), 'test', 0, 0), /toy-v0: split "test" has fraction 0 in environment\.config\.splitFractions; it holds no instances/);
+  });
+
+  it('instanceAt with a content key: keeps a candidate only when its key hashes into the split, deeply frozen', () => {
+    const keyed = { ...source(), splitFractions: { train: 0.5, validation: 0.3, test: 0.2 }, draw: (rng: { int(n: number): number }) => ({ n: rng.int(1000), tags: ['x'] }), key: (i: { n: number }) => String(i.n) };
+    for (const split of ['train', 'validation', 'test'] as const) {
+      const got = instanceAt(keyed, split, 4, 9);
+      assert.equal(splitOfContent(String(got.n), keyed.splitFractions), split);
+      assert.ok(Object.isFrozen(got) && Object.isFrozen(got.tags));
+    }
   });
 
   it('InstanceStreams: unique by key within a split, memoised, and a clear error once the distinct instances run out', () => {

@@ -1,7 +1,7 @@
 /** A tiny moves game for the kit's tests: a walker on a line of `size` cells steps L/R to the goal cell. */
 import { contentHash, splitOfContent, type Split } from '@troupe/kernel';
 import {
-  ConfigReader, GAME_CONFIG_DEFAULTS, MOVE_NOTATIONS, MovesGame, deepFreeze, instanceAt, moveListReward, runMoveList,
+  ConfigReader, GAME_CONFIG_DEFAULTS, MovesGame, readMovesGameConfig, instanceAt, moveListReward, runMoveList,
   type Direction, type MovesGameConfig, type MovesProposal, type MovesRun, type MovesState, type MovesTurn, type Settled,
 } from '../src/index.js';
 
@@ -15,7 +15,7 @@ const DEFAULTS: MovesGameConfig = Object.freeze({ ...GAME_CONFIG_DEFAULTS, maxMo
 export class LineGame extends MovesGame<LineInstance, number, MovesRun<number>, LineState, LineProposal, LineTurn, MovesGameConfig> {
   constructor(raw: Record<string, unknown> = {}) {
     const r = new ConfigReader('line-v0', DEFAULTS, raw);
-    super('line-v0', { ...r.game(), maxMoves: r.integer('maxMoves', 1, 8), malformedPenalty: r.finite('malformedPenalty'), notation: r.oneOf('notation', MOVE_NOTATIONS) });
+    super('line-v0', readMovesGameConfig(r, 8));
   }
   instance(split: Split, index: number, seed: number): LineInstance {
     return instanceAt({
@@ -29,7 +29,7 @@ export class LineGame extends MovesGame<LineInstance, number, MovesRun<number>, 
   instanceKey(i: LineInstance): string { return contentHash(i); }
   describe(i: LineInstance): Record<string, unknown> { return { ...i }; }
   reset(instance: LineInstance): LineState {
-    return deepFreeze({ instance, position: instance.start, turn: 0, seatIndex: 0, movesUsed: 0, proposal: null, history: [], success: false, done: false });
+    return this.start(instance, { position: instance.start, movesUsed: 0 });
   }
   taskText(seat: string): string { return [this.turnsLine(), ...this.closingLines(seat, 'reaches the goal')].join('\n'); }
   stateText(s: LineState): string { return `${this.turnLine(s)} at ${s.position}, goal ${s.instance.goal}`; }
