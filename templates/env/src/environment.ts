@@ -4,49 +4,50 @@
  * list is executed (with `seats: ['executor']` it plays alone). The kit runs turns, records, signals and observations;
  * this file states the game. Replace the corridor with your game and keep the shape.
  */
-import { injectable, readConfigSchema, splitOfContent, contentHash, type EnvironmentContribution, type Split } from '@troupe/kernel';
-import {
-  ConfigReader, GAME_CONFIG_DEFAULTS, MOVE_NOTATIONS, MovesGame, deepFreeze, instanceAt, moveListReward, runMoveList,
-  type Direction, type MovesGameConfig, type MovesProposal, type MovesRun, type MovesState, type MovesTurn, type Settled,
-} from '@troupe/game-kit';
+import { contentHash, injectable, readConfigSchema } from '@troupe/kernel';
+import type { EnvironmentContribution, Rng, Split } from '@troupe/kernel';
+import * as kit from '@troupe/game-kit';
+import type { Direction, MovesGameConfig, MovesProposal, MovesRun, MovesState, MovesTurn } from '@troupe/game-kit';
 
 /** The contribution id. Bump the `-vN` suffix whenever dynamics or rewards change. */
 export const ID = '__ID__';
 
-/** The validated config: the kit's keys (turns, reward, observation, seats, splits, notation, malformed penalty) and the corridor's. */
+/** The config schema, read from `schemas/config.json` (the file the manifest declares; it states the defaults). */
+export const CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/config.json', import.meta.url));
+
+/** The validated config: the kit's keys (turns, reward, observation, seats, splits, moves) and the corridor lengths. */
 export interface CorridorConfig extends MovesGameConfig {
-  /** Shortest and longest corridor generated. */
   readonly minLength: number;
   readonly maxLength: number;
 }
 
-/** The defaults, as in `schemas/config.json`. */
-export const DEFAULT_CONFIG: CorridorConfig = Object.freeze({
-  ...GAME_CONFIG_DEFAULTS, minLength: 6, maxLength: 16, maxMoves: 32, malformedPenalty: -1, notation: 'moves',
-});
-
-/** Fills defaults and checks every key; errors name `environment.config.KEY` and the allowed values. */
+/** Fills the schema's defaults and checks every key; errors name `environment.config.KEY` and the allowed values. */
 export function resolveConfig(raw: Record<string, unknown> = {}): CorridorConfig {
-  const r = new ConfigReader(ID, DEFAULT_CONFIG, raw);
-  const config = {
-    ...r.game(), minLength: r.integer('minLength', 4, 64), maxLength: r.integer('maxLength', 6, 64), maxMoves: r.integer('maxMoves', 1, 64),
-    malformedPenalty: r.finite('malformedPenalty'), notation: r.oneOf('notation', MOVE_NOTATIONS),
-  };
-  if (config.minLength > config.maxLength) r.fail('minLength', `(${config.minLength}) must not exceed maxLength (${config.maxLength})`);
-  return Object.freeze(config);
+  const r = new kit.ConfigReader(ID, kit.schemaDefaults(CONFIG_SCHEMA), raw);
+  const [minLength, maxLength] = [r.integer('minLength', 4, 64), r.integer('maxLength', 6, 64)];
+  if (minLength > maxLength) r.fail('minLength', `(${minLength}) must not exceed maxLength (${maxLength})`);
+  return Object.freeze({ ...kit.readMovesGameConfig(r, 64), minLength, maxLength });
 }
 
 /** One task: a corridor of `size` cells, the start cell and the goal cell (0-based, start ≠ goal). */
-export interface CorridorInstance { readonly size: number; readonly start: number; readonly goal: number }
+export interface CorridorInstance {
+  readonly size: number;
+  readonly start: number;
+  readonly goal: number;
+}
 
-/** The proposal, simulated: the kit's record (moves, where it ends, invalid moves, reward) and whether it reaches the goal. */
-export interface Proposal extends MovesProposal<number> { readonly reachesGoal: boolean }
+/** The proposal, simulated: the kit's record (moves, end cell, invalid moves, reward) and whether it reaches the goal. */
+export interface Proposal extends MovesProposal<number> {
+  readonly reachesGoal: boolean;
+}
 
 /** One finished turn: the kit's record (executed moves, from, to, invalid and ignored moves, reward). */
 export type Turn = MovesTurn<number, Proposal>;
 
 /** A state (never mutated: `step` returns a new frozen one): the kit's fields and where the walker stands now. */
-export interface CorridorState extends MovesState<CorridorInstance, Proposal, Turn> { readonly position: number }
+export interface CorridorState extends MovesState<CorridorInstance, Proposal, Turn> {
+  readonly position: number;
+}
 
 /** Shaped reward of one move: −0.01 if valid, −0.1 if invalid (the walker stays); reaching the goal adds +1. */
 export const SHAPED = Object.freeze({ validMove: -0.01, invalidMove: -0.1, goal: 1 });
@@ -56,8 +57,10 @@ export function renderCorridor(size: number, position: number, goal: number): st
   return `#${Array.from({ length: size }, (_, i) => (i === position ? '@' : i === goal ? 'G' : '.')).join('')}#`;
 }
 
-/** The corridor for one config. */
-export class CorridorEnvironment extends MovesGame<CorridorInstance, number, MovesRun<number>, CorridorState, Proposal, Turn, CorridorConfig> {
+/** The corridor for one config: what the walker's moves do, the texts, the oracle. */
+export class CorridorEnvironment extends kit.MovesGame<
+  CorridorInstance, number, MovesRun<number>, CorridorState, Proposal, Turn, CorridorConfig
+> {
   constructor(config: Record<string, unknown> = {}) {
     super(ID, resolveConfig(config));
   }
@@ -65,28 +68,28 @@ export class CorridorEnvironment extends MovesGame<CorridorInstance, number, Mov
   /** Instance `index` of `split`: the first candidate of the seeded streams whose CONTENT hashes into `split`. */
   instance(split: Split, index: number, seed: number): CorridorInstance {
     const { minLength, maxLength, splitFractions } = this.config;
-    return instanceAt({
-      id: ID, splitFractions, maxAttempts: 100_000, hint: 'widen minLength..maxLength',
-      draw: (rng, wanted) => {
-        const size = minLength + rng.int(maxLength - minLength + 1);
-        const candidate = { size, start: rng.int(size), goal: rng.int(size) };
-        return candidate.start !== candidate.goal && splitOfContent(this.instanceKey(candidate), splitFractions) === wanted ? deepFreeze(candidate) : null;
-      },
-    }, split, index, seed);
+    const draw = (rng: Rng): CorridorInstance | null => {
+      const size = minLength + rng.int(maxLength - minLength + 1);
+      const [start, goal] = [rng.int(size), rng.int(size)];
+      return start === goal ? null : { size, start, goal };
+    };
+    const hint = 'widen minLength..maxLength';
+    return kit.instanceAt({ id: ID, splitFractions, draw, key: (i) => this.instanceKey(i), maxAttempts: 100_000, hint }, split, index, seed);
   }
 
   /** A hash of the instance's content (not of its seed). */
-  instanceKey(instance: CorridorInstance): string {
-    return contentHash({ size: instance.size, start: instance.start, goal: instance.goal });
+  instanceKey({ size, start, goal }: CorridorInstance): string {
+    return contentHash({ size, start, goal });
   }
 
   /** The instance as JSON, with a picture, for `troupe env sample`. */
   describe(instance: CorridorInstance): Record<string, unknown> {
-    return { ...instance, shortest: Math.abs(instance.goal - instance.start), picture: renderCorridor(instance.size, instance.start, instance.goal) };
+    const { size, start, goal } = instance;
+    return { ...instance, shortest: Math.abs(goal - start), picture: renderCorridor(size, start, goal) };
   }
 
   reset(instance: CorridorInstance): CorridorState {
-    return deepFreeze({ instance, position: instance.start, turn: 0, seatIndex: 0, movesUsed: 0, proposal: null, history: [], success: false, done: false });
+    return this.start(instance, { position: instance.start, movesUsed: 0 });
   }
 
   taskText(seat: string): string {
@@ -100,24 +103,26 @@ export class CorridorEnvironment extends MovesGame<CorridorInstance, number, Mov
   }
 
   stateText(state: CorridorState): string {
-    const { size, goal } = state.instance;
-    const picture = renderCorridor(size, state.position, goal);
-    if (this.config.observation === 'compact') return `${picture} @=${state.position} G=${goal}`;
-    return `${this.turnLine(state)} Moves used so far: ${state.movesUsed}.\n${picture}\nwalker at cell ${state.position}, goal at cell ${goal}`;
+    const { position, instance: { goal } } = state;
+    const picture = renderCorridor(state.instance.size, position, goal);
+    if (this.config.observation === 'compact') return `${picture} @=${position} G=${goal}`;
+    const moves = `Moves used so far: ${state.movesUsed}.`;
+    return `${this.turnLine(state)} ${moves}\n${picture}\nwalker at cell ${position}, goal at cell ${goal}`;
   }
 
   proposalText(p: Proposal): string {
-    if (!p.moves) return this.config.observation === 'compact' ? 'none' : `The proposer's answer could not be used (${p.error ?? 'unparseable'}).`;
-    return `${this.formatMoves(p.moves)} -> cell ${p.end}, ${p.reachesGoal ? 'reaches the goal' : 'misses the goal'}, ${p.invalid} invalid`;
+    if (p.moves) return `${this.formatMoves(p.moves)} -> cell ${p.end}, ${p.reachesGoal ? 'reaches' : 'misses'} the goal, ${p.invalid} invalid`;
+    return this.config.observation === 'compact' ? 'none' : `The proposer's answer could not be used (${p.error ?? 'unparseable'}).`;
   }
 
   historyText(t: Turn): string {
     const proposed = t.proposal ? `proposed ${this.compactMoves(t.proposal.moves)}; ` : '';
-    return `${proposed}executed ${this.compactMoves(t.executed)}; walker ${t.from} -> ${t.to}${t.invalid ? `, ${t.invalid} invalid` : ''}`;
+    const invalid = t.invalid ? `, ${t.invalid} invalid` : '';
+    return `${proposed}executed ${this.compactMoves(t.executed)}; walker ${t.from} -> ${t.to}${invalid}`;
   }
 
-  protected observationData(state: CorridorState): Record<string, unknown> {
-    return { size: state.instance.size, position: state.position, goal: state.instance.goal, movesUsed: state.movesUsed };
+  protected observationData({ instance, position, movesUsed }: CorridorState): Record<string, unknown> {
+    return { size: instance.size, position, goal: instance.goal, movesUsed };
   }
 
   protected where(state: CorridorState): number {
@@ -125,33 +130,30 @@ export class CorridorEnvironment extends MovesGame<CorridorInstance, number, Mov
   }
 
   /** Runs a move list: `L` and `R` step along the corridor, anything else (and a step off either end) is invalid. */
-  protected run(state: CorridorState, moves: readonly Direction[]): MovesRun<number> {
-    const { size, goal } = state.instance;
-    const run = runMoveList(state.position, moves, (at) => at === goal, (at, dir) => {
+  protected run({ position, instance: { size, goal } }: CorridorState, moves: readonly Direction[]): MovesRun<number> {
+    const run = kit.runMoveList(position, moves, (at) => at === goal, (at, dir) => {
       const to = dir === 'L' ? at - 1 : dir === 'R' ? at + 1 : at;
       const valid = to !== at && to >= 0 && to < size;
-      return { to: valid ? to : at, valid, reward: (valid ? SHAPED.validMove : SHAPED.invalidMove) + (valid && to === goal ? SHAPED.goal : 0) };
+      const reward = valid ? SHAPED.validMove + (to === goal ? SHAPED.goal : 0) : SHAPED.invalidMove;
+      return { to: valid ? to : at, valid, reward };
     });
-    return { ...run, ...moveListReward(run.perMove, run.solved, this.config.reward) };
+    return { ...run, ...kit.moveListReward(run.perMove, run.solved, this.config.reward) };
   }
 
   protected proposalFields(_state: CorridorState, run: MovesRun<number> | null): Pick<Proposal, 'reachesGoal'> {
     return { reachesGoal: run?.solved ?? false };
   }
 
-  protected settle(state: CorridorState, record: Turn, movesUsed: number): Settled<CorridorState, Turn> {
+  protected settle(state: CorridorState, record: Turn, movesUsed: number): kit.Settled<CorridorState, Turn> {
     return { success: record.to === state.instance.goal, next: { position: record.to, movesUsed } };
   }
 
   /** The oracle: straight to the goal, cut to `maxMoves`. */
   protected solve(state: CorridorState): Direction[] {
     const delta = state.instance.goal - state.position;
-    return Array.from({ length: Math.min(Math.abs(delta), this.config.maxMoves) }, (): Direction => (delta > 0 ? 'R' : 'L'));
+    return Array<Direction>(Math.min(Math.abs(delta), this.config.maxMoves)).fill(delta > 0 ? 'R' : 'L');
   }
 }
-
-/** The config schema, read from `schemas/config.json` (the same file the manifest declares). */
-export const CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/config.json', import.meta.url));
 
 /** The contribution the plugin's module binds to `EnvironmentContribution`. */
 @injectable()

@@ -1,5 +1,6 @@
 import type { MovesGameConfig } from '@troupe/game-kit';
-import { ConfigReader, GAME_CONFIG_DEFAULTS, MOVE_NOTATIONS } from '@troupe/game-kit';
+import { readConfigSchema } from '@troupe/kernel';
+import { ConfigReader, readMovesGameConfig, schemaDefaults } from '@troupe/game-kit';
 
 /**
  * What moves listed after the walker reached the goal cost: `ignored` (nothing: they are not executed; the default) or
@@ -39,31 +40,19 @@ export interface PlanPathConfig extends MovesGameConfig {
   readonly potential: PlanPathPotential;
 }
 
-/** The defaults, as in the config schema. */
-export const DEFAULT_PLAN_PATH_CONFIG: PlanPathConfig = Object.freeze({
-  ...GAME_CONFIG_DEFAULTS,
-  size: 6,
-  wallProbability: 0.22,
-  maxMoves: 24,
-  malformedPenalty: -2,
-  notation: 'moves',
-  movesAfterGoal: 'ignored',
-  potential: 'manhattan',
-});
+/** The config schema file, read once (shipped in `schemas/`); it states the defaults. */
+export const PLAN_PATH_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/plan-path.config.json', import.meta.url));
 
 /**
- * Fills defaults and checks ranges (the kernel validates against the JSON schema first; this keeps direct users of
+ * Fills the schema's defaults and checks ranges (the kernel validates against the JSON schema first; this keeps direct users of
  * `create()` safe too). Throws an error naming the key and the allowed values.
  */
 export function resolvePlanPathConfig(raw: Record<string, unknown> = {}): PlanPathConfig {
-  const r = new ConfigReader('plan-path-v0', DEFAULT_PLAN_PATH_CONFIG, raw);
+  const r = new ConfigReader('plan-path-v0', schemaDefaults(PLAN_PATH_CONFIG_SCHEMA), raw);
   return Object.freeze({
-    ...r.game(),
+    ...readMovesGameConfig(r, 200),
     size: r.integer('size', 5, 10),
     wallProbability: r.number('wallProbability', 0, 0.5),
-    maxMoves: r.integer('maxMoves', 1, 200),
-    malformedPenalty: r.finite('malformedPenalty'),
-    notation: r.oneOf('notation', MOVE_NOTATIONS),
     movesAfterGoal: r.oneOf('movesAfterGoal', ['ignored', 'penalized'] as const),
     potential: r.oneOf('potential', ['manhattan', 'path'] as const),
   });

@@ -3,11 +3,11 @@
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import type { EnvironmentContribution, ProgramLanguage, Split } from '@troupe/kernel';
-import { injectable, readConfigSchema } from '@troupe/kernel';
+import { injectable } from '@troupe/kernel';
 import type { MovesProposal, MovesState, MovesTurn, Settled } from '@troupe/game-kit';
-import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos, deepFreeze } from '@troupe/game-kit';
+import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos } from '@troupe/game-kit';
 import type { PlanPathConfig } from './config.js';
-import { resolvePlanPathConfig } from './config.js';
+import { PLAN_PATH_CONFIG_SCHEMA, resolvePlanPathConfig } from './config.js';
 import type { RunOutcome } from './dynamics.js';
 import { runMoves } from './dynamics.js';
 import type { Direction, Pos } from './grid.js';
@@ -78,10 +78,7 @@ export class PlanPathEnvironment extends MovesGame<PlanPathInstance, Pos, RunOut
 
   /** {@inheritDoc Environment.reset} */
   reset(instance: PlanPathInstance): PlanPathState {
-    return deepFreeze({
-      instance, position: instance.start, turn: 0, seatIndex: 0, movesUsed: 0, proposal: null, history: [],
-      success: samePos(instance.start, instance.goal), done: false,
-    });
+    return this.start(instance, { position: instance.start, movesUsed: 0 }, samePos(instance.start, instance.goal));
   }
 
   /** The task statement for a seat. */
@@ -174,9 +171,6 @@ export class PlanPathEnvironment extends MovesGame<PlanPathInstance, Pos, RunOut
     return planPathOracleProgram(state.instance.grid, state.position, state.instance.goal, this.config.maxMoves, language);
   }
 }
-
-/** The config schema file, read once (shipped in `schemas/`). */
-export const PLAN_PATH_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/plan-path.config.json', import.meta.url));
 
 /** The `plan-path-v0` contribution. */
 @injectable()

@@ -1,5 +1,6 @@
 import type { MovesGameConfig } from '@troupe/game-kit';
-import { ConfigReader, GAME_CONFIG_DEFAULTS, MOVE_NOTATIONS } from '@troupe/game-kit';
+import { readConfigSchema } from '@troupe/kernel';
+import { ConfigReader, readMovesGameConfig, schemaDefaults } from '@troupe/game-kit';
 
 /**
  * The shaping potential φ of the shaped reward: `manhattan` (φ = −Σ over boxes of the Manhattan distance to the
@@ -39,40 +40,24 @@ export interface SokobanConfig extends MovesGameConfig {
   readonly potential: SokobanPotential;
 }
 
-/** The defaults, as in the config schema. */
-export const DEFAULT_SOKOBAN_CONFIG: SokobanConfig = Object.freeze({
-  ...GAME_CONFIG_DEFAULTS,
-  size: 6,
-  boxes: 1,
-  maxMoves: 24,
-  malformedPenalty: -2,
-  deadlockTermination: true,
-  minBoxDistance: 2,
-  reverseNodeCap: 20_000,
-  oracleNodeCap: 200_000,
-  floorSymbol: '_',
-  notation: 'moves',
-  potential: 'manhattan',
-});
+/** The config schema file, read once (shipped in `schemas/`); it states the defaults. */
+export const SOKOBAN_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sokoban.config.json', import.meta.url));
 
 /**
- * Fills defaults and checks ranges (the kernel validates against the JSON schema first; this keeps direct users of
+ * Fills the schema's defaults and checks ranges (the kernel validates against the JSON schema first; this keeps direct users of
  * the constructor safe too). Throws an error naming the key and the allowed values.
  */
 export function resolveSokobanConfig(raw: Record<string, unknown> = {}): SokobanConfig {
-  const r = new ConfigReader('sokoban-v0', DEFAULT_SOKOBAN_CONFIG, raw);
+  const r = new ConfigReader('sokoban-v0', schemaDefaults(SOKOBAN_CONFIG_SCHEMA), raw);
   return Object.freeze({
-    ...r.game(),
+    ...readMovesGameConfig(r, 200),
     size: r.integer('size', 5, 10),
     boxes: r.integer('boxes', 1, 4),
-    maxMoves: r.integer('maxMoves', 1, 200),
-    malformedPenalty: r.finite('malformedPenalty'),
     deadlockTermination: r.boolean('deadlockTermination'),
     minBoxDistance: r.integer('minBoxDistance', 1, 10),
     reverseNodeCap: r.integer('reverseNodeCap', 100, 1_000_000),
     oracleNodeCap: r.integer('oracleNodeCap', 1000, 5_000_000),
     floorSymbol: r.oneOf('floorSymbol', ['_', ' '] as const),
-    notation: r.oneOf('notation', MOVE_NOTATIONS),
     potential: r.oneOf('potential', ['manhattan', 'push'] as const),
   });
 }

@@ -3,13 +3,13 @@
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import type { EnvironmentContribution, ProgramLanguage, Split } from '@troupe/kernel';
-import { injectable, readConfigSchema } from '@troupe/kernel';
+import { injectable } from '@troupe/kernel';
 import type { MovesProposal, MovesState, MovesTurn, Settled } from '@troupe/game-kit';
-import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos, deepFreeze } from '@troupe/game-kit';
+import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos } from '@troupe/game-kit';
 import type { Direction, Placement, Pos, RunOutcome } from './board.js';
 import { boxesOnGoals, cornerDeadlocks, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve } from './board.js';
 import type { SokobanConfig } from './config.js';
-import { resolveSokobanConfig } from './config.js';
+import { SOKOBAN_CONFIG_SCHEMA, resolveSokobanConfig } from './config.js';
 import type { SokobanInstance } from './instance.js';
 import { sokobanInstanceKey, sokobanStreams } from './instance.js';
 import { sokobanOracleProgram } from './oracle-program.js';
@@ -80,19 +80,14 @@ export class SokobanEnvironment extends MovesGame<SokobanInstance, Placement, Ru
   describe(instance: SokobanInstance): Record<string, unknown> {
     const start: Placement = { player: instance.player, boxes: instance.boxes };
     const result = solve(instance, start, this.config.oracleNodeCap);
-    return {
-      size: instance.size, grid: [...instance.grid], goals: instance.goals.map((p) => ({ ...p })), boxes: instance.boxes.map((p) => ({ ...p })),
-      player: { ...instance.player }, shortest: instance.shortest, oracleMoves: result.status === 'solved' ? result.moves : [],
-      picture: renderBoard(instance, start, { floor: this.config.floorSymbol, coordinates: false }),
-    };
+    const picture = renderBoard(instance, start, { floor: this.config.floorSymbol, coordinates: false });
+    return { ...instance, oracleMoves: result.status === 'solved' ? result.moves : [], picture };
   }
 
   /** {@inheritDoc Environment.reset} */
   reset(instance: SokobanInstance): SokobanState {
-    return deepFreeze({
-      instance, placement: { player: instance.player, boxes: instance.boxes }, turn: 0, seatIndex: 0, movesUsed: 0,
-      proposal: null, history: [], success: isSolved(instance, instance.boxes), deadlocked: [], done: false,
-    });
+    const placement = { player: instance.player, boxes: instance.boxes };
+    return this.start(instance, { placement, movesUsed: 0, deadlocked: [] }, isSolved(instance, instance.boxes));
   }
 
   /** The task statement for a seat. */
@@ -155,11 +150,8 @@ export class SokobanEnvironment extends MovesGame<SokobanInstance, Placement, Ru
   }
 
   protected observationData(state: SokobanState): Record<string, unknown> {
-    const { instance, placement } = state;
-    return {
-      size: instance.size, grid: [...instance.grid], goals: instance.goals.map((p) => ({ ...p })), player: { ...placement.player },
-      boxes: placement.boxes.map((p) => ({ ...p })), movesUsed: state.movesUsed,
-    };
+    const { size, grid, goals } = state.instance;
+    return { size, grid, goals, ...state.placement, movesUsed: state.movesUsed };
   }
 
   protected where(state: SokobanState): Placement {
@@ -206,9 +198,6 @@ export class SokobanEnvironment extends MovesGame<SokobanInstance, Placement, Ru
     return sokobanOracleProgram(state.instance, state.placement, { maxMoves, floor }, language);
   }
 }
-
-/** The config schema file, read once (shipped in `schemas/`). */
-export const SOKOBAN_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sokoban.config.json', import.meta.url));
 
 /** The `sokoban-v0` contribution. */
 @injectable()

@@ -1,5 +1,6 @@
 import type { GameConfig } from '@troupe/game-kit';
-import { ConfigReader, GAME_CONFIG_DEFAULTS } from '@troupe/game-kit';
+import { readConfigSchema } from '@troupe/kernel';
+import { ConfigReader, schemaDefaults } from '@troupe/game-kit';
 
 /**
  * What the seats answer with: `fills` (a list of `[row, col, value]` cell fills, action type `sudoku-fills`) or `grid`
@@ -28,20 +29,12 @@ export interface SudokuConfig extends GameConfig {
   readonly action: SudokuActionKind;
 }
 
-/** The defaults, as in the config schema. */
-export const DEFAULT_SUDOKU_CONFIG: SudokuConfig = Object.freeze({
-  ...GAME_CONFIG_DEFAULTS,
-  size: 4,
-  unparseablePenalty: -2,
-  invalidPenalty: -1,
-  conflictPenalty: 0.1,
-  solvedBonus: 2,
-  action: 'fills',
-});
+/** The config schema file, read once (shipped in `schemas/`); it states the defaults. */
+export const SUDOKU_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sudoku.config.json', import.meta.url));
 
-/** Fills defaults and checks ranges; throws an error naming the key and the allowed values. */
+/** Fills the schema's defaults and checks ranges; throws an error naming the key and the allowed values. */
 export function resolveSudokuConfig(raw: Record<string, unknown> = {}): SudokuConfig {
-  const r = new ConfigReader('sudoku-v0', DEFAULT_SUDOKU_CONFIG, raw);
+  const r = new ConfigReader('sudoku-v0', schemaDefaults(SUDOKU_CONFIG_SCHEMA), raw);
   return Object.freeze({
     ...r.game(),
     size: r.oneOf('size', [4, 9] as const),

@@ -3,11 +3,11 @@
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
 import type { EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
-import { injectable, readConfigSchema } from '@troupe/kernel';
+import { injectable } from '@troupe/kernel';
 import type { Executed, GameState, Proposed, ToolDetails, TurnBase } from '@troupe/game-kit';
-import { GAME_SIGNALS, ProposerExecutorGame, TEAM_SEATS, deepFreeze, roundReward } from '@troupe/game-kit';
+import { GAME_SIGNALS, ProposerExecutorGame, TEAM_SEATS, roundReward } from '@troupe/game-kit';
 import type { SudokuConfig } from './config.js';
-import { resolveSudokuConfig } from './config.js';
+import { SUDOKU_CONFIG_SCHEMA, resolveSudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
 import { conflictCount, copyGrid, filledCount, formatCompactGrid, formatFills, formatGridLine, isSolvedGrid, renderGrid } from './grid.js';
 import type { SudokuInstance } from './instance.js';
@@ -234,10 +234,7 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
 
   /** {@inheritDoc Environment.reset} */
   reset(instance: SudokuInstance): SudokuState {
-    return deepFreeze({
-      instance, grid: copyGrid(instance.puzzle), turn: 0, seatIndex: 0, proposal: null, history: [],
-      success: isSolvedGrid(instance.puzzle), done: false,
-    });
+    return this.start(instance, { grid: copyGrid(instance.puzzle) }, isSolvedGrid(instance.puzzle));
   }
 
   /** The task statement for a seat. Never shows a complete grid. */
@@ -420,9 +417,6 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
     });
   }
 }
-
-/** The config schema file, read once (shipped in `schemas/`). */
-export const SUDOKU_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sudoku.config.json', import.meta.url));
 
 /** The `sudoku-v0` contribution. */
 @injectable()
