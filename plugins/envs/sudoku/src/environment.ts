@@ -4,12 +4,12 @@
  */
 import type { EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
 import { injectable } from '@troupe/kernel';
-import type { Executed, GameState, Proposed, ToolDetails, TurnBase } from '@troupe/game-kit';
-import { GAME_SIGNALS, ProposerExecutorGame, TEAM_SEATS, roundReward } from '@troupe/game-kit';
+import type { Executed, GameState, ProposalBase, Proposed, TurnBase } from '@troupe/game-kit';
+import { ProposerExecutorGame, roundReward } from '@troupe/game-kit';
 import type { SudokuConfig } from './config.js';
 import { SUDOKU_CONFIG_SCHEMA, resolveSudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
-import { conflictCount, copyGrid, filledCount, formatCompactGrid, formatFills, formatGridLine, isSolvedGrid, renderGrid } from './grid.js';
+import { conflictCount, copyGrid, emptyCells, filledCount, formatCompactGrid, formatFills, formatGridLine, isSolvedGrid, renderGrid } from './grid.js';
 import type { SudokuInstance } from './instance.js';
 import { sudokuInstanceKey, sudokuStreams } from './instance.js';
 import { sudokuOracleProgram } from './oracle-program.js';
@@ -22,12 +22,6 @@ export const SUDOKU_FILLS = 'sudoku-fills';
 
 /** The action type both seats produce with `action: grid`: the completed grid. */
 export const SUDOKU_GRID = 'sudoku-grid';
-
-/** The seats of the team, in turn order (`config.seats` may keep only the executor). */
-export const SUDOKU_SEATS = TEAM_SEATS;
-
-/** The signal names every step returns (see the README). */
-export const SUDOKU_SIGNALS = GAME_SIGNALS;
 
 /** One fill: `[row, col, value]`, all 1-based (rows and columns 1..size, values 1..size). */
 export type Fill = readonly [number, number, number];
@@ -110,20 +104,12 @@ export function applyGridAnswer(puzzle: Grid, answer: unknown): FillOutcome {
 
 /** The fills a grid writes into the puzzle's empty cells, in row-major order (how a grid answer is recorded). */
 export function fillsOfGrid(puzzle: Grid, grid: Grid): Fill[] {
-  const fills: Fill[] = [];
-  puzzle.forEach((row, r) => row.forEach((clue, c) => {
-    if (clue === 0) fills.push([r + 1, c + 1, grid[r]![c]!]);
-  }));
-  return fills;
+  return emptyCells(puzzle).map(([r, c]) => [r + 1, c + 1, grid[r]![c]!]);
 }
 
 /** Cells (outside the clues) that hold their solution value. */
 export function correctCount(instance: SudokuInstance, grid: Grid): number {
-  let n = 0;
-  for (let r = 0; r < instance.size; r++) {
-    for (let c = 0; c < instance.size; c++) if (instance.puzzle[r]![c] === 0 && grid[r]![c] === instance.solution[r]![c]) n++;
-  }
-  return n;
+  return emptyCells(instance.puzzle).filter(([r, c]) => grid[r]![c] === instance.solution[r]![c]).length;
 }
 
 /**
@@ -141,7 +127,7 @@ export function fillReward(instance: SudokuInstance, before: Grid, after: Grid, 
 }
 
 /** The proposer's proposal of the current turn, simulated on a copy. */
-export interface ProposalRecord {
+export interface ProposalRecord extends ProposalBase {
   /** The proposed fills (with `action: grid`, the fills the grid writes), or `null` when unparseable or invalid. */
   readonly fills: readonly Fill[] | null;
   /** `ok`, `unparseable` (the role could not parse the text) or `invalid` (parsed, but breaks the rules). */
@@ -152,10 +138,6 @@ export interface ProposalRecord {
   readonly grid: Grid;
   /** Whether the simulated grid is solved. */
   readonly solves: boolean;
-  /** The simulated reward (the proposer's `proposal_reward`). */
-  readonly reward: number;
-  /** The program that printed the proposal and its output, when the proposer used a tool (the coder). */
-  readonly tool?: ToolDetails;
 }
 
 /** What happened in one finished turn. */
@@ -226,10 +208,7 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
 
   /** Puzzle, solution, clue count, the oracle's fills and a picture. */
   describe(instance: SudokuInstance): Record<string, unknown> {
-    return {
-      size: instance.size, clues: instance.clues, puzzle: instance.puzzle.map((r) => [...r]), solution: instance.solution.map((r) => [...r]),
-      oracleFills: this.fillsToSolve(instance, instance.puzzle), picture: renderGrid(instance.puzzle),
-    };
+    return { ...instance, oracleFills: this.fillsToSolve(instance, instance.puzzle), picture: renderGrid(instance.puzzle) };
   }
 
   /** {@inheritDoc Environment.reset} */
@@ -327,7 +306,7 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
   }
 
   protected observationData(state: SudokuState): Record<string, unknown> {
-    return { size: state.instance.size, puzzle: copyGrid(state.instance.puzzle), grid: copyGrid(state.grid) };
+    return { size: state.instance.size, puzzle: state.instance.puzzle, grid: state.grid };
   }
 
   /** Applies a move to a grid: the outcome, its status and its reward (a grid answer is recorded as the fills it writes). */
@@ -346,33 +325,18 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
 
   protected propose(state: SudokuState, move: Move<SudokuAction>): Proposed<ProposalRecord> {
     const e = this.evaluate(state, move);
-    return {
-      proposal: {
-        fills: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }), grid: e.grid,
-        solves: e.status === 'ok' && isSolvedGrid(e.grid), reward: e.reward,
-      },
-      malformed: e.status !== 'ok',
-    };
+    return { proposal: { ...e, solves: e.status === 'ok' && isSolvedGrid(e.grid) }, malformed: e.status !== 'ok' };
   }
 
   protected execute(state: SudokuState, move: Move<SudokuAction>): Executed<SudokuState, TurnRecord> {
-    const e = this.evaluate(state, move);
-    const record: TurnRecord = {
-      turn: state.turn, proposal: state.proposal, executed: e.fills, status: e.status, ...(e.error === undefined ? {} : { error: e.error }),
-      filled: filledCount(e.grid), conflicts: conflictCount(e.grid), reward: e.reward,
-    };
-    return { record, malformed: e.status !== 'ok', success: isSolvedGrid(e.grid), next: { grid: copyGrid(e.grid) } };
+    const { fills: executed, grid, ...outcome } = this.evaluate(state, move);
+    const record = { turn: state.turn, proposal: state.proposal, executed, ...outcome, filled: filledCount(grid), conflicts: conflictCount(grid) };
+    return { record, malformed: outcome.status !== 'ok', success: isSolvedGrid(grid), next: { grid: copyGrid(grid) } };
   }
 
   /** The fills that turn `grid` into the solution: every non-clue cell whose value differs, in row-major order. */
-  fillsToSolve(instance: SudokuInstance, grid: Grid): Fill[] {
-    const fills: Fill[] = [];
-    for (let r = 0; r < instance.size; r++) {
-      for (let c = 0; c < instance.size; c++) {
-        if (instance.puzzle[r]![c] === 0 && grid[r]![c] !== instance.solution[r]![c]) fills.push([r + 1, c + 1, instance.solution[r]![c]!]);
-      }
-    }
-    return fills;
+  fillsToSolve({ puzzle, solution }: SudokuInstance, grid: Grid): Fill[] {
+    return fillsOfGrid(puzzle, solution).filter(([r, c, v]) => grid[r - 1]![c - 1] !== v);
   }
 
   /**
@@ -399,8 +363,7 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
    */
   protected random(state: SudokuState, rng: Rng): SudokuAction {
     const n = state.instance.size;
-    const open: [number, number][] = []; // the puzzle's empty cells, 0-based
-    for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (state.instance.puzzle[r]![c] === 0) open.push([r, c]);
+    const open = emptyCells(state.instance.puzzle);
     if (this.config.action === 'grid') {
       const out = copyGrid(state.grid);
       for (const [r, c] of open) if (out[r]![c] === 0) out[r]![c] = 1 + rng.int(n);

@@ -25,9 +25,9 @@ export function copyGrid(grid: Grid): number[][] {
   return grid.map((r) => r.slice());
 }
 
-/** Whether two grids are equal cell by cell. */
-export function sameGrid(a: Grid, b: Grid): boolean {
-  return a.length === b.length && a.every((row, r) => row.every((v, c) => v === b[r]![c]));
+/** The puzzle's empty cells `[row, col]` (0-based), in row-major order: where answers write. */
+export function emptyCells(puzzle: Grid): [number, number][] {
+  return puzzle.flatMap((row, r) => row.flatMap((v, c): [number, number][] => (v === 0 ? [[r, c]] : [])));
 }
 
 /** Number of filled (non-zero) cells. */
@@ -43,23 +43,11 @@ export function filledCount(grid: Grid): number {
  */
 export function conflictCount(grid: Grid): number {
   const size = grid.length;
+  const filled = grid.flatMap((row, r) => row.map((v, c) => ({ v, r, c, box: boxIndex(size, r, c) }))).filter((x) => x.v !== 0);
   let pairs = 0;
-  const units: [number, number][][] = [];
-  for (let i = 0; i < size; i++) {
-    units.push(Array.from({ length: size }, (_, j) => [i, j] as [number, number]));
-    units.push(Array.from({ length: size }, (_, j) => [j, i] as [number, number]));
-  }
-  const boxes: [number, number][][] = Array.from({ length: size }, () => []);
-  for (let r = 0; r < size; r++) for (let c = 0; c < size; c++) boxes[boxIndex(size, r, c)]!.push([r, c]);
-  units.push(...boxes);
-  for (const unit of units) {
-    const counts = new Map<number, number>();
-    for (const [r, c] of unit) {
-      const v = grid[r]![c]!;
-      if (v !== 0) counts.set(v, (counts.get(v) ?? 0) + 1);
-    }
-    for (const n of counts.values()) pairs += (n * (n - 1)) / 2;
-  }
+  filled.forEach((a, i) => {
+    for (const b of filled.slice(i + 1)) if (a.v === b.v) pairs += Number(a.r === b.r) + Number(a.c === b.c) + Number(a.box === b.box);
+  });
   return pairs;
 }
 
@@ -218,12 +206,17 @@ export function formatFills(fills: readonly (readonly number[])[]): string {
   return `[${fills.map((f) => `[${f.join(',')}]`).join(',')}]`;
 }
 
+/** A grid's rows as text, `.` for an empty cell. */
+function rowTexts(grid: Grid): string[] {
+  return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join(''));
+}
+
 /** A grid on one line: its rows top to bottom, separated by spaces, `.` for an empty cell (`1.3. ..2. .... 4...`). */
 export function formatGridLine(grid: Grid): string {
-  return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join('')).join(' ');
+  return rowTexts(grid).join(' ');
 }
 
 /** The bare rows of a grid, one per line (`.` empty, no labels or box rules): the compact observation's state. */
 export function formatCompactGrid(grid: Grid): string {
-  return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join('')).join('\n');
+  return rowTexts(grid).join('\n');
 }

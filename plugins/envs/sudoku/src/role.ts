@@ -4,10 +4,10 @@
  * `#### 1234 .... ....` written row by row. Contributed by this package next to the environment: no other role
  * produces these action types.
  */
-import type { JsonSchema, Observation, RoleContribution, SeatContext } from '@troupe/kernel';
+import type { RoleContribution, SeatContext } from '@troupe/kernel';
 import { injectable, readConfigSchema } from '@troupe/kernel';
 import type { AnswerRoleConfig } from '@troupe/game-kit';
-import { ANSWER_ROLE_DEFAULTS, AnswerLineRole, findAnswerLine, quoteExcerpt as quote, readAnswerRoleConfig, renderUserMessage, roleConfigReader } from '@troupe/game-kit';
+import { AnswerLineRole, findAnswerLine, quoteExcerpt as quote, readAnswerRoleConfig, roleConfigReader, schemaDefaults } from '@troupe/game-kit';
 import type { Fill, GridAnswer, SudokuAction } from './environment.js';
 import { SUDOKU_FILLS, SUDOKU_GRID } from './environment.js';
 import { formatFills, formatGridLine } from './grid.js';
@@ -21,8 +21,8 @@ export interface SudokuFillerConfig extends AnswerRoleConfig {
   readonly size: 4 | 9;
 }
 
-/** The default config. */
-export const DEFAULT_SUDOKU_FILLER_CONFIG: SudokuFillerConfig = Object.freeze({ size: 4, includeTask: true, terse: false });
+/** The config schema file, read once; it states the defaults. */
+export const SUDOKU_FILLER_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sudoku-filler.config.json', import.meta.url));
 
 /** What a well-formed answer looks like, quoted in every parse error. */
 export const SUDOKU_FILLER_FORMAT = '#### [[row,col,value],...]';
@@ -49,7 +49,7 @@ export const SUDOKU_FILLER_SYSTEM_PROMPT = [
 ].join('\n');
 
 function resolveConfig(raw: Record<string, unknown>): SudokuFillerConfig {
-  const r = roleConfigReader(SUDOKU_FILLER_ID, { size: 4, ...ANSWER_ROLE_DEFAULTS }, raw);
+  const r = roleConfigReader(SUDOKU_FILLER_ID, schemaDefaults(SUDOKU_FILLER_CONFIG_SCHEMA), raw);
   return Object.freeze({ size: r.oneOf('size', [4, 9] as const), ...readAnswerRoleConfig(r) });
 }
 
@@ -138,14 +138,6 @@ export function fillsPattern(size: number): string {
   return `#### \\[(?:${fill}(?:,${fill}){0,${size * size - 1}})?\\]`;
 }
 
-/**
- * Joins the observation into the user message: task, current state, each context block under a heading, then the
- * answer format (`format`, default the fill format). `terse`: only the state and `label: text` lines.
- */
-export function renderObservation(observation: Observation, options: { includeTask?: boolean; terse?: boolean; format?: string } = {}): string {
-  return renderUserMessage(observation, { ...options, format: options.format ?? SUDOKU_FILLER_FORMAT });
-}
-
 /** The filler role for one config: a `sudoku-grid` seat answers with the grid, any other with fills. */
 export class SudokuFillerRole extends AnswerLineRole<SudokuAction, SudokuFillerConfig> {
   /** Builds the role; `config` is filled with defaults and checked. */
@@ -183,9 +175,6 @@ export class SudokuFillerRole extends AnswerLineRole<SudokuAction, SudokuFillerC
     return seat.actionType === SUDOKU_GRID ? gridAnswerPattern(this.config.size) : fillsPattern(this.config.size);
   }
 }
-
-/** The config schema file, read once. */
-export const SUDOKU_FILLER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/sudoku-filler.config.json', import.meta.url));
 
 /** The `sudoku-filler-v0` contribution. */
 @injectable()
