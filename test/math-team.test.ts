@@ -33,7 +33,7 @@ describe('math team end to end (examples, kernel, roles, sandbox)', () => {
     // coder: team (previous solver answer: none → 0) + coder_reward 1; solver: team 1 + solver_correct 1
     assert.deepEqual(summary.meanReward, { coder: 1, solver: 2 });
     assert.deepEqual(summary.parseFailureRate, { coder: 0, solver: 0 });
-    const sample = events.find((e) => e.type === 'sample' && e['seat'] === 'solver');
+    const sample = events.find((e) => e.type === 'step' && e['seat'] === 'solver');
     assert.match(JSON.stringify(sample), /\\\\boxed\{/);
   });
 

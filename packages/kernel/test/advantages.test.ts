@@ -125,7 +125,7 @@ describe('advantages: on a real rollout', () => {
       seats: env.seats.map((x) => ({ name: x.name, role: counterRole(), policy, sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4 } })),
     });
     const episodes = await collectEpisodes(runEpisodes(contexts, { concurrency: 2 }));
-    const samples = episodes.flatMap((e) => e.samples);
+    const samples = episodes.flatMap((e) => e.steps);
     const result = computeAdvantages(samples);
     const groups = groupByTurnSeat(samples);
     assert.equal(groups.length, episodes.reduce((a, e) => a + e.groups.length, 0), 'one advantage group per played (episode, turn, seat)');

@@ -5,7 +5,7 @@ import {
   deepFreeze, isEvent, mixReward, playEpisode, runEpisode, selectBranch,
   type EpisodeContext, type EpisodeEvent, type SeatBinding,
 } from '../src/episode/index.js';
-import { counterEnv, counterReward, counterRole, hangingPolicy, listPolicy, type CounterEnv, type CounterInstance } from './helpers/counter.js';
+import { completion, counterEnv, counterReward, counterRole, hangingPolicy, listPolicy, type CounterEnv, type CounterInstance } from './helpers/counter.js';
 import { assertAtGrpoInvariants } from './helpers/invariants.js';
 
 const SAMPLING: SamplingParams = { temperature: 1, topP: 1, topK: 0, maxTokens: 4 };
@@ -108,11 +108,57 @@ describe('episode: runEpisode', () => {
       const group = env.steps.slice(3 * g, 3 * g + 3);
       assert.ok(group.every((s) => s.state === group[0]!.state && s.seat === group[0]!.seat), 'every branch of a group steps the same state');
     }
-    const samples = events.filter(isEvent('sample'));
+    const samples = events.filter(isEvent('step'));
     assert.equal(samples.length, 12);
     assert.ok(samples.every((s) => s.policyVersion === 3 && s.role === 'counter-role-v0'));
     assert.equal(samples.filter((s) => s.parseError !== undefined).length, 2, "seat b's 'oops' fails to parse twice");
     await assertAtGrpoInvariants(events, { environment: counterEnv(), instanceOf: () => ({ start: 0, target: 100 }), roleOf: () => counterRole(), branches: 3 });
+  });
+
+  it('emits each (turn, seat, branch) once, sample and outcome together, then the selection that closes its group', async () => {
+    const env = counterEnv();
+    const p = listPolicy('p', () => ['+1', 'oops', '+2']);
+    const events = await play(ctx(env, { a: p, b: p }, { maxTurns: 2 }));
+    assert.deepEqual(events.map((e) => e.type), [
+      'reset',
+      'turn', 'step', 'step', 'step', 'select', 'step', 'step', 'step', 'select',
+      'turn', 'step', 'step', 'step', 'select', 'step', 'step', 'step', 'select',
+      'end',
+    ]);
+    const steps = events.filter(isEvent('step'));
+    assert.deepEqual(new Set(steps.map((s) => `${s.turn}/${s.seat}/${s.branch}`)).size, steps.length, 'no (turn, seat, branch) twice');
+    const first = steps[0]!;
+    // what the policy wrote and what the environment answered, in one record
+    assert.equal(first.completion, '+1');
+    assert.equal(first.action, 1);
+    assert.deepEqual(first.terms, { team: 1, penalty: 0 });
+    assert.deepEqual(first.signals, { progress: 1, invalid: 0 });
+    assert.deepEqual(first.info, { value: 1 });
+    assert.equal(first.selected, false);
+    assert.equal(steps[1]!.parseError, 'not an integer: "oops"');
+    assert.deepEqual(steps[1]!.terms, { team: 0, penalty: -1 });
+    assert.equal(steps[2]!.selected, true, 'the best branch (+2) is the selected one');
+  });
+
+  it('steps the move a scripted policy gives with its completion, without parsing the text', async () => {
+    const env = counterEnv();
+    let parses = 0;
+    const role = { ...counterRole(), parse: (text: string) => (parses++, counterRole().parse(text)) };
+    const giving: Policy & { scripted: true } = {
+      name: 'giver', kind: 'fake', version: 0, scripted: true,
+      generate: async (requests) => requests.map((r) => Array.from({ length: r.n }, () => ({
+        ...completion('two'), move: { kind: 'action' as const, action: 2, text: 'two', details: { why: 'given' } },
+      }))),
+    };
+    const c = ctx(env, { a: giving, b: giving }, { maxTurns: 1, branches: 1 });
+    const events = await play({ ...c, seats: c.seats.map((s) => ({ ...s, role })) });
+    assert.equal(parses, 0, 'the role never parsed the text');
+    assert.deepEqual(env.steps.map((s) => s.move), [
+      { kind: 'action', action: 2, text: 'two', details: { why: 'given' } },
+      { kind: 'action', action: 2, text: 'two', details: { why: 'given' } },
+    ]);
+    const steps = events.filter(isEvent('step'));
+    assert.deepEqual(steps.map((s) => [s.completion, s.action, s.parseError, s.details]), [['two', 2, undefined, { why: 'given' }], ['two', 2, undefined, { why: 'given' }]]);
   });
 
   it("a seat's own branches replace the episode's K for that seat (algorithm.seatBranches)", async () => {
@@ -123,7 +169,7 @@ describe('episode: runEpisode', () => {
     const events = await play({ ...c, seats: c.seats.map((s) => (s.name === 'a' ? { ...s, branches: 1 } : s)) });
     assert.deepEqual(a.requests.map((r) => r.n), [1, 1], 'seat a samples once per turn');
     assert.deepEqual(b.requests.map((r) => r.n), [3, 3]);
-    const samples = events.filter(isEvent('sample'));
+    const samples = events.filter(isEvent('step'));
     assert.equal(samples.filter((e) => e.seat === 'a').length, 2);
     assert.equal(samples.filter((e) => e.seat === 'b').length, 6);
     assert.ok(events.filter(isEvent('select')).filter((e) => e.seat === 'a').every((e) => e.branch === 0 && e.rewards.length === 1));
@@ -144,7 +190,7 @@ describe('episode: runEpisode', () => {
     assert.deepEqual(a.requests[0]!.messages, a.requests[1]!.messages);
     assert.equal(a.requests[0]!.seed, a.requests[1]!.seed);
     assert.deepEqual(b.requests.map((r) => [r.n, r.sampling.temperature]), [[3, 1], [3, 1]], 'a seat without it is unchanged');
-    const samples = events.filter(isEvent('sample'));
+    const samples = events.filter(isEvent('step'));
     const ofA = samples.filter((s) => s.seat === 'a');
     assert.deepEqual(ofA.map((s) => [s.branch, s.completion, s.greedy ?? false, s.temperature]), [
       [0, '+2', true, 0.7], [1, '+1', false, 0.7], [2, '+1', false, 0.7],
@@ -171,7 +217,7 @@ describe('episode: runEpisode', () => {
     assert.deepEqual(selectsOf(greedy, 'a'), [[0, 'greedy'], [0, 'greedy']]);
     assert.deepEqual(selectsOf(greedy, 'b'), [[2, 'max'], [2, 'max']], 'a seat without a greedy branch still selects its best');
     // seat b observes the state of a's greedy branch: its prompt shows the counter a's '+0' left
-    const promptsOfB = (events: EpisodeEvent[]) => events.filter(isEvent('sample')).filter((e) => e.seat === 'b' && e.branch === 0).map((e) => e.prompt);
+    const promptsOfB = (events: EpisodeEvent[]) => events.filter(isEvent('step')).filter((e) => e.seat === 'b' && e.branch === 0).map((e) => e.prompt);
     assert.notDeepEqual(promptsOfB(greedy), promptsOfB(best));
     const stepsOfB = env.steps.filter((s) => s.seat === 'b').slice(-6);
     assert.deepEqual(stepsOfB.map((s) => (s.state as { value: number }).value), [0, 0, 0, 2, 2, 2], 'b steps on 0, then on 0 + 2 (its own best)');
@@ -265,7 +311,7 @@ describe('episode: runEpisode', () => {
     const b = listPolicy('pb', () => ['+1', '+1']);
     const c = ctx(env, { a, b }, { branches: 2, maxTurns: 1 });
     const mixed = { ...c, seats: c.seats.map((s) => (s.name === 'a' ? { ...s, rewardMix: { alpha: 0.5, weights: { penalty: 3 } } } : s)) };
-    const rewards = (await play(mixed)).filter(isEvent('reward'));
+    const rewards = (await play(mixed)).filter(isEvent('step'));
     const a0 = rewards.find((r) => r.seat === 'a' && r.branch === 0)!;
     const a1 = rewards.find((r) => r.seat === 'a' && r.branch === 1)!;
     assert.deepEqual(a0.terms, { team: 2, penalty: 0 });
@@ -341,7 +387,7 @@ describe('episode: runEpisode', () => {
     const p = listPolicy('p', (r) => Array.from({ length: r.n }, () => '+1'));
     const c = ctx(env, { a: p, b: p }, { maxTurns: 1, branches: 1 });
     const events = await play({ ...c, seats: c.seats.map((s) => ({ ...s, role })) });
-    const s = events.filter(isEvent('sample'));
+    const s = events.filter(isEvent('step'));
     assert.ok(s.every((x) => /role 'counter-role-v0' threw while parsing.*regex bug/.test(x.parseError ?? '')));
   });
 

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lastValueFrom, take, tap, toArray } from 'rxjs';
+import { filter, lastValueFrom, take, tap, toArray } from 'rxjs';
 import type { Completion, GenerationRequest, Policy, SamplingParams } from '../src/contracts/index.js';
 import { groupAdvantages } from '../src/algorithms/index.js';
 import { isEvent, type EpisodeEvent, type SeatBinding } from '../src/episode/index.js';
 import {
-  collectEpisodes, planEpisodes, runEpisodes, summarize, SummaryAggregator, toGroups, toSamples, TraceWriter, type TraceRecord,
+  collectEpisodes, planEpisodes, runEpisodes, summarize, SummaryAggregator, toGroups, TraceWriter, type TraceRecord,
 } from '../src/rollout/index.js';
 import { completion, counterEnv, counterReward, counterRole, hangingPolicy, listPolicy, type CounterEnv } from './helpers/counter.js';
 import { assertAtGrpoInvariants } from './helpers/invariants.js';
@@ -85,7 +85,7 @@ describe('rollout: runEpisodes', () => {
 });
 
 describe('rollout: records, groups and collectEpisodes', () => {
-  it('joins samples and rewards into records, groups of K and episodes', async () => {
+  it('gathers step records (sample and outcome together) into groups of K and episodes', async () => {
     const env = counterEnv({ maxTurns: 2 });
     const p = listPolicy('p', () => ['+1', 'nope', '+2']);
     const contexts = planEpisodes({ environment: env, split: 'train', count: 3, seed: 5, seats: seatsFor(env, p), reward: counterReward(), branches: 3 });
@@ -93,18 +93,19 @@ describe('rollout: records, groups and collectEpisodes', () => {
     const episodes = await collectEpisodes(events);
     assert.equal(episodes.length, 3);
     for (const ep of episodes) {
-      assert.equal(ep.samples.length, ep.groups.length * 3);
+      assert.equal(ep.steps.length, ep.groups.length * 3);
       for (const g of ep.groups) {
-        assert.equal(g.samples.length, 3);
-        assert.ok(g.samples.every((s) => s.turn === g.turn && s.seat === g.seat && s.instanceUid === g.instanceUid));
-        assert.deepEqual(g.samples.map((s) => s.selected), [0, 1, 2].map((b) => b === g.selection.branch));
-        assert.equal(g.samples[1]!.parseError, 'not an integer: "nope"');
-        assert.equal(g.samples[0]!.action, 1);
+        assert.equal(g.steps.length, 3);
+        assert.ok(g.steps.every((s) => s.turn === g.turn && s.seat === g.seat && s.instanceUid === g.instanceUid));
+        assert.deepEqual(g.steps.map((s) => s.selected), [0, 1, 2].map((b) => b === g.selection.branch));
+        assert.deepEqual(g.steps.map((s) => s.reward), g.selection.rewards, 'each record carries its own reward');
+        assert.equal(g.steps[1]!.parseError, 'not an integer: "nope"');
+        assert.equal(g.steps[0]!.action, 1);
       }
       assert.equal(ep.end.type, 'end');
     }
-    const samples = await lastValueFrom(events.pipe(toSamples(), toArray()));
-    assert.equal(samples.length, episodes.reduce((a, e) => a + e.samples.length, 0));
+    const steps = await lastValueFrom(events.pipe(filter(isEvent('step')), toArray()));
+    assert.equal(steps.length, episodes.reduce((a, e) => a + e.steps.length, 0));
     const groups = await lastValueFrom(events.pipe(toGroups(), toArray()));
     assert.equal(groups.length, episodes.reduce((a, e) => a + e.groups.length, 0));
   });
@@ -124,7 +125,7 @@ describe('rollout: trace writer and summary', () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'troupe-trace-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes one JSONL record per sample, flushed and closed on completion', async () => {
+  it('writes one JSONL record per step record, flushed and closed on completion', async () => {
     const env = counterEnv();
     const p = listPolicy('p', () => ['+1', 'zz', '+2', '-1']);
     const contexts = planEpisodes({ environment: env, split: 'train', count: 4, seed: 11, seats: seatsFor(env, p), reward: counterReward(), branches: 4 });
@@ -132,7 +133,7 @@ describe('rollout: trace writer and summary', () => {
     const events = await lastValueFrom(runEpisodes(contexts, { concurrency: 2 }).pipe(tap(trace), toArray()));
     await trace.close();
     const lines = readFileSync(trace.path, 'utf8').trimEnd().split('\n');
-    const samples = events.filter(isEvent('sample'));
+    const samples = events.filter(isEvent('step'));
     assert.equal(lines.length, samples.length);
     assert.equal(trace.records, samples.length);
     const records = lines.map((l) => JSON.parse(l) as TraceRecord);
@@ -147,7 +148,7 @@ describe('rollout: trace writer and summary', () => {
         assert.match(r.parseError!, /not an integer/);
       } else assert.equal(r.parseError, null);
     }
-    // every record corresponds to exactly one sample event
+    // every line corresponds to exactly one step record
     const ids = (x: { episodeId: string; turn: number; seat: string; branch: number }) => `${x.episodeId}|${x.turn}|${x.seat}|${x.branch}`;
     assert.deepEqual(records.map(ids).sort(), samples.map(ids).sort());
   });
@@ -238,7 +239,7 @@ describe('rollout: trace writer and summary', () => {
 });
 
 describe('rollout: trace invariants', () => {
-  it('samples in a trace = sample events; every group has K records sharing one prompt and the selected one has the max reward', async () => {
+  it('lines in a trace = step records; every group has K records sharing one prompt and the selected one has the max reward', async () => {
     const env = counterEnv();
     const p = listPolicy('p', (r: GenerationRequest, call: number) => Array.from({ length: r.n }, (_, c) => ['+0', '+1', '+2', '-1', 'x'][(c + call) % 5]!));
     const contexts = planEpisodes({ environment: env, split: 'train', count: 3, seed: 4, seats: seatsFor(env, p), reward: counterReward(), branches: 5 });
@@ -246,9 +247,9 @@ describe('rollout: trace invariants', () => {
     const episodes = await collectEpisodes(runEpisodes(contexts, { concurrency: 3 }).pipe(tap((e) => events.push(e))));
     for (const ep of episodes) {
       for (const g of ep.groups) {
-        assert.equal(g.samples.length, 5);
-        assert.ok(g.samples.every((s) => JSON.stringify(s.prompt) === JSON.stringify(g.samples[0]!.prompt)));
-        assert.equal(g.samples[g.selection.branch]!.reward, Math.max(...g.samples.map((s) => s.reward)));
+        assert.equal(g.steps.length, 5);
+        assert.ok(g.steps.every((s) => JSON.stringify(s.prompt) === JSON.stringify(g.steps[0]!.prompt)));
+        assert.equal(g.steps[g.selection.branch]!.reward, Math.max(...g.steps.map((s) => s.reward)));
       }
     }
     const byId = new Map(contexts.map((c) => [c.episodeId!, c.instance]));

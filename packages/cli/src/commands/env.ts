@@ -50,9 +50,14 @@ export function register(program: Command): void {
       for (let i = 0; i < opts.count; i++) {
         const index = opts.start + i;
         const instance = environment.instance(split, index, opts.seed);
-        const play = opts.oracle ? await playOracle(environment, instance) : undefined;
-        if (play?.success) solvedByOracle++;
-        instances.push({ index, key: environment.instanceKey(instance), ...environment.describe(instance), ...(play ? { oracle: play } : {}) });
+        const key = environment.instanceKey(instance);
+        const play = opts.oracle ? await playOracle(environment, instance, { split, instanceUid: `${split}/${index}/${key.slice(0, 12)}` }) : undefined;
+        if (play?.end.success) solvedByOracle++;
+        // the oracle's solution, step by step (what it did and what the environment signalled)
+        const oracle = play && {
+          steps: play.steps.map((s) => ({ turn: s.turn, seat: s.seat, action: s.action, signals: s.signals })), success: play.end.success, turns: play.end.turns,
+        };
+        instances.push({ index, key, ...environment.describe(instance), ...(oracle ? { oracle } : {}) });
       }
       let disjoint: { checkedTrain: number; overlaps: string[] } | undefined;
       if (split !== 'train' && opts.againstTrain > 0) {

@@ -70,6 +70,12 @@ export interface Completion {
   readonly logprobs: readonly number[];
   /** Why generation stopped. */
   readonly finishReason: 'stop' | 'length' | 'abort';
+  /**
+   * The move `text` stands for, given by a scripted policy that chose an action and rendered it (oracle play,
+   * warm-start demonstrations): the episode steps it as given instead of parsing the text. Model policies leave it
+   * out; so do the `oracle` and `random` policy kinds, whose text goes through the role's parser like a model's.
+   */
+  readonly move?: Move;
 }
 
 /** Options of one {@link Policy.generate} call. */

@@ -7,10 +7,10 @@
  * ```
  * reset
  * turn(t=0)
- *   sample × K   (seat 0: K completions of ONE prompt, parsed)
- *   reward × K   (seat 0: each branch stepped on the same state, its terms and mixed reward, `selected` flag)
+ *   step × K     (seat 0: K completions of ONE prompt, each parsed, stepped on the same state, rewarded, and
+ *                 flagged `selected` or not: one record per branch)
  *   select       (seat 0: which branch the episode continues from, and why)
- *   sample × K, reward × K, select   (seat 1, prompted from the state of seat 0's selected branch)
+ *   step × K, select   (seat 1, prompted from the state of seat 0's selected branch)
  *   ...
  * turn(t=1) ...
  * end
@@ -59,9 +59,15 @@ export interface SeatEventBase extends EpisodeEventBase {
   readonly seat: string;
 }
 
-/** One sampled completion of a seat (one branch), with its parse result. */
-export interface SampleEvent extends SeatEventBase {
-  readonly type: 'sample';
+/**
+ * One branch of one (turn, seat), sample and outcome together: what the policy wrote, how the role parsed it, what
+ * stepping it on the seat's state gave, and whether the episode continues from it. This event IS the step record:
+ * the trainer, the trace writer and the viewers read this one type, emitted once per (turn, seat, branch) when the
+ * group's selection is known. `reward`, `turn`, `seat` and `instanceUid` make it a `GroupableSample` for the advantage
+ * functions.
+ */
+export interface StepRecord extends SeatEventBase {
+  readonly type: 'step';
   /** Role id of the seat. */
   readonly role: string;
   /** Policy name (team spec `policies.<name>`). */
@@ -93,15 +99,11 @@ export interface SampleEvent extends SeatEventBase {
   readonly action?: unknown;
   /** Why the text did not parse (absent when it parsed). */
   readonly parseError?: string;
-  /** Extra details the role produced while parsing (e.g. a coder's program and its output), when any. */
+  /**
+   * Extra details of the move, when any: what the role produced while parsing (a coder's program and its output), or
+   * what a scripted policy noted with a move it gave (see `Completion.move`).
+   */
   readonly details?: Readonly<Record<string, unknown>>;
-}
-
-/** The outcome of stepping one branch: reward terms, mixed reward, and whether this branch was selected. */
-export interface RewardEvent extends SeatEventBase {
-  readonly type: 'reward';
-  /** Branch index in [0, K). */
-  readonly branch: number;
   /** Every reward term, separately (e.g. `{ team: 0.4, local: 0.4 }`). */
   readonly terms: Readonly<Record<string, number>>;
   /** The mixed reward r = α·team + Σ weights·other terms. */
@@ -129,7 +131,7 @@ export type SelectionReason =
   /** The seat continues from its greedy branch whatever the rewards (`algorithm.selection: greedy`). */
   | 'greedy';
 
-/** The branch the episode continues from, for one (turn, seat). Closes that group: all K rewards are known. */
+/** The branch the episode continues from, for one (turn, seat). Closes that group: its K steps came just before. */
 export interface SelectEvent extends SeatEventBase {
   readonly type: 'select';
   /** The selected branch. */
@@ -154,12 +156,12 @@ export interface EndEvent extends EpisodeEventBase {
 }
 
 /** Every event of an episode. */
-export type EpisodeEvent = ResetEvent | TurnEvent | SampleEvent | RewardEvent | SelectEvent | EndEvent;
+export type EpisodeEvent = ResetEvent | TurnEvent | StepRecord | SelectEvent | EndEvent;
 
 /** The `type` tags of {@link EpisodeEvent}. */
 export type EpisodeEventType = EpisodeEvent['type'];
 
-/** Narrows an event to one type: `events.filter(isEvent('sample'))`. */
+/** Narrows an event to one type: `events.filter(isEvent('step'))`. */
 export function isEvent<T extends EpisodeEventType>(type: T): (event: EpisodeEvent) => event is Extract<EpisodeEvent, { type: T }> {
   return (event): event is Extract<EpisodeEvent, { type: T }> => event.type === type;
 }

@@ -5,10 +5,10 @@ import type { Completion, GenerationRequest } from '../contracts/policy.js';
 import type { Role, SeatContext } from '../contracts/role.js';
 import { deriveSeed } from '../util/rng.js';
 import { DEFAULT_REWARD_MIX, deepFreeze, isScriptedPolicy, mixReward, type EpisodeContext, type SeatBinding } from './context.js';
-import type { EndEvent, EpisodeEvent, EpisodeEventBase, RewardEvent, SampleEvent } from './events.js';
+import type { EndEvent, EpisodeEvent, EpisodeEventBase, StepRecord } from './events.js';
+import { selectBranch, type BranchSelection } from './select.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-import { selectBranch, type BranchSelection } from './select.js';
 
 /**
  * The seed of the generation request of (episode, turn, seat): every branch of one group comes from one request with
@@ -83,24 +83,9 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
       const completions = await generate(binding, requests, signal, seatWhere);
       signal?.throwIfAborted();
 
-      // 3. Parse every branch (roles may run tools, so in parallel).
-      const moves = await Promise.all(completions.map((c) => parseSafely(binding.role, c.text, seatCtx)));
+      // 3. Parse every branch (roles may run tools, so in parallel); a scripted policy may give its move itself.
+      const moves = await Promise.all(completions.map((c) => c.move ?? parseSafely(binding.role, c.text, seatCtx)));
       signal?.throwIfAborted();
-      for (let branch = 0; branch < K; branch++) {
-        const c = completions[branch]!;
-        const move = moves[branch]!;
-        // Built property by property: object spreads in this hot loop cost more than everything else per step.
-        const event: Mutable<SampleEvent> = {
-          type: 'sample', episodeId, instanceUid: ctx.instanceUid, split: ctx.split, turn, seat: seatName, role: binding.role.id,
-          policy: binding.policy.name, policyVersion, branch, prompt, completion: c.text, promptIds: c.promptIds, tokenIds: c.tokenIds,
-          logprobs: c.logprobs, temperature: binding.sampling.temperature, finishReason: c.finishReason,
-        };
-        if (greedy && branch === 0) event.greedy = true;
-        if (move.kind === 'action') event.action = move.action;
-        else event.parseError = move.error;
-        if (move.details !== undefined) event.details = move.details;
-        emit(event);
-      }
 
       // 4. Step every branch ONCE on the same immutable state.
       const before = state;
@@ -132,14 +117,26 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
           results.map((r, c) => ({ reward: rewards[c]!, success: r.success, done: r.done.terminated || r.done.truncated })),
           { seed: ctx.seed, episodeId, turn, seat: seatName },
         );
+
+      // 7. One record per branch, sample and outcome together, then the selection that closes the group.
       for (let branch = 0; branch < K; branch++) {
+        const c = completions[branch]!;
+        const move = moves[branch]!;
         const r = results[branch]!;
-        const event: Mutable<RewardEvent> = {
-          type: 'reward', episodeId, instanceUid: ctx.instanceUid, split: ctx.split, turn, seat: seatName, branch, terms: terms[branch]!,
-          reward: rewards[branch]!, selected: branch === selection.branch, done: r.done, success: r.success, signals: r.signals,
+        // Built property by property: object spreads in this hot loop cost more than everything else per step.
+        const record: Mutable<StepRecord> = {
+          type: 'step', episodeId, instanceUid: ctx.instanceUid, split: ctx.split, turn, seat: seatName, role: binding.role.id,
+          policy: binding.policy.name, policyVersion, branch, prompt, completion: c.text, promptIds: c.promptIds, tokenIds: c.tokenIds,
+          logprobs: c.logprobs, temperature: binding.sampling.temperature, finishReason: c.finishReason,
+          terms: terms[branch]!, reward: rewards[branch]!, selected: branch === selection.branch, done: r.done, success: r.success,
+          signals: r.signals,
         };
-        if (r.info !== undefined) event.info = r.info;
-        emit(event);
+        if (greedy && branch === 0) record.greedy = true;
+        if (move.kind === 'action') record.action = move.action;
+        else record.parseError = move.error;
+        if (move.details !== undefined) record.details = move.details;
+        if (r.info !== undefined) record.info = r.info;
+        emit(record);
       }
       emit({
         type: 'select', episodeId, instanceUid: ctx.instanceUid, split: ctx.split, turn, seat: seatName, branch: selection.branch, rewards,

@@ -1,14 +1,8 @@
 import { defer, lastValueFrom, mergeMap, toArray, type Observable, type OperatorFunction } from 'rxjs';
-import type { EndEvent, EpisodeEvent, ResetEvent, RewardEvent, SampleEvent, SelectEvent } from '../episode/events.js';
+import type { EndEvent, EpisodeEvent, ResetEvent, SelectEvent, StepRecord } from '../episode/events.js';
 
-/**
- * One sample joined with its outcome: what the trainer and the trace need about one branch of one (turn, seat).
- * `reward`, `turn`, `seat` and `instanceUid` make it a `GroupableSample` for the advantage functions.
- */
-export interface SampleRecord extends Omit<SampleEvent, 'type'>, Omit<RewardEvent, 'type' | keyof SampleEvent> {}
-
-/** The K samples of one (instance, turn, seat) of one episode, complete once the branch was selected. */
-export interface SampleGroup {
+/** The K step records of one (instance, turn, seat) of one episode, closed by its selection. */
+export interface StepGroup {
   /** Episode id. */
   readonly episodeId: string;
   /** Instance uid. */
@@ -17,8 +11,8 @@ export interface SampleGroup {
   readonly turn: number;
   /** Seat. */
   readonly seat: string;
-  /** The K samples, by branch index. */
-  readonly samples: readonly SampleRecord[];
+  /** The K steps, by branch index. */
+  readonly steps: readonly StepRecord[];
   /** The selection event that closed the group. */
   readonly selection: SelectEvent;
 }
@@ -32,34 +26,34 @@ export interface EpisodeRecord {
   /** The reset event. */
   readonly reset: ResetEvent;
   /** Its groups, in play order. */
-  readonly groups: readonly SampleGroup[];
-  /** All samples, in play order (group by group, branch by branch). */
-  readonly samples: readonly SampleRecord[];
+  readonly groups: readonly StepGroup[];
+  /** All steps, in play order (group by group, branch by branch). */
+  readonly steps: readonly StepRecord[];
   /** The end event. */
   readonly end: EndEvent;
 }
 
 /** What one event completed. */
 export interface AssembledOutput {
-  /** Samples completed by this event (a reward event completes one). */
-  readonly samples: readonly SampleRecord[];
-  /** The group completed by this event (a select event). */
-  readonly group?: SampleGroup;
+  /** The group closed by this event (a select event). */
+  readonly group?: StepGroup;
   /** The episode completed by this event (an end event). */
   readonly episode?: EpisodeRecord;
 }
 
 interface OpenEpisode {
   reset?: ResetEvent;
-  pending: Map<string, SampleEvent>;
-  groupSamples: SampleRecord[];
-  groups: SampleGroup[];
-  samples: SampleRecord[];
+  groupSteps: StepRecord[];
+  groups: StepGroup[];
+  steps: StepRecord[];
 }
 
+const NOTHING: AssembledOutput = Object.freeze({});
+
 /**
- * Joins the event stream of any number of interleaved episodes into samples, groups and episodes. Stateful; one per
- * stream. Throws on an out-of-order stream (a reward without its sample), which would mean a bug in the producer.
+ * Gathers the event stream of any number of interleaved episodes into groups and episodes (each step record is
+ * already whole; this only collects them). Stateful; one per stream. Throws on a stream that breaks the episode order
+ * (a group closed with steps of another (turn, seat), an end without a reset), which would mean a bug in the producer.
  */
 export class EpisodeAssembler {
   private readonly open = new Map<string, OpenEpisode>();
@@ -67,60 +61,38 @@ export class EpisodeAssembler {
   /** Feeds one event; returns what it completed. */
   push(event: EpisodeEvent): AssembledOutput {
     let ep = this.open.get(event.episodeId);
-    if (!ep) this.open.set(event.episodeId, (ep = { pending: new Map(), groupSamples: [], groups: [], samples: [] }));
+    if (!ep) this.open.set(event.episodeId, (ep = { groupSteps: [], groups: [], steps: [] }));
     switch (event.type) {
       case 'reset':
         ep.reset = event;
-        return { samples: [] };
+        return NOTHING;
       case 'turn':
-        return { samples: [] };
-      case 'sample':
-        ep.pending.set(branchKey(event.turn, event.seat, event.branch), event);
-        return { samples: [] };
-      case 'reward': {
-        const key = branchKey(event.turn, event.seat, event.branch);
-        const sample = ep.pending.get(key);
-        if (!sample) throw new Error(`EpisodeAssembler: reward event without its sample (episode '${event.episodeId}', turn ${event.turn}, seat '${event.seat}', branch ${event.branch}).`);
-        ep.pending.delete(key);
-        const { type: _s, ...s } = sample;
-        const { type: _r, episodeId: _e, instanceUid: _i, split: _p, turn: _t, seat: _z, branch: _b, ...r } = event;
-        const record: SampleRecord = { ...s, ...r };
-        ep.groupSamples.push(record);
-        ep.samples.push(record);
-        return { samples: [record] };
-      }
+        return NOTHING;
+      case 'step':
+        ep.groupSteps.push(event);
+        ep.steps.push(event);
+        return NOTHING;
       case 'select': {
-        const group: SampleGroup = {
-          episodeId: event.episodeId, instanceUid: event.instanceUid, turn: event.turn, seat: event.seat,
-          samples: ep.groupSamples, selection: event,
-        };
-        ep.groupSamples = [];
+        const steps = ep.groupSteps;
+        if (steps.length !== event.rewards.length || steps.some((s, b) => s.branch !== b || s.turn !== event.turn || s.seat !== event.seat)) {
+          throw new Error(`EpisodeAssembler: the selection of episode '${event.episodeId}', turn ${event.turn}, seat '${event.seat}' does not follow its ${event.rewards.length} steps.`);
+        }
+        const group: StepGroup = { episodeId: event.episodeId, instanceUid: event.instanceUid, turn: event.turn, seat: event.seat, steps, selection: event };
+        ep.groupSteps = [];
         ep.groups.push(group);
-        return { samples: [], group };
+        return { group };
       }
       case 'end': {
         this.open.delete(event.episodeId);
         if (!ep.reset) throw new Error(`EpisodeAssembler: end event without a reset (episode '${event.episodeId}').`);
-        return { samples: [], episode: { episodeId: event.episodeId, instanceUid: event.instanceUid, reset: ep.reset, groups: ep.groups, samples: ep.samples, end: event } };
+        return { episode: { episodeId: event.episodeId, instanceUid: event.instanceUid, reset: ep.reset, groups: ep.groups, steps: ep.steps, end: event } };
       }
     }
   }
 }
 
-function branchKey(turn: number, seat: string, branch: number): string {
-  return JSON.stringify([turn, seat, branch]);
-}
-
-/** Operator: episode events → sample records (one per branch, emitted when its reward is known). */
-export function toSamples(): OperatorFunction<EpisodeEvent, SampleRecord> {
-  return (source) => defer(() => {
-    const asm = new EpisodeAssembler();
-    return source.pipe(mergeMap((e) => asm.push(e).samples));
-  });
-}
-
-/** Operator: episode events → groups (the K samples of one (instance, turn, seat)), emitted as each completes. */
-export function toGroups(): OperatorFunction<EpisodeEvent, SampleGroup> {
+/** Operator: episode events → groups (the K steps of one (instance, turn, seat)), emitted as each closes. */
+export function toGroups(): OperatorFunction<EpisodeEvent, StepGroup> {
   return (source) => defer(() => {
     const asm = new EpisodeAssembler();
     return source.pipe(mergeMap((e) => {

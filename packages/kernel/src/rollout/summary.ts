@@ -39,7 +39,7 @@ export class SummaryAggregator {
   private readonly rewardSums = new Map<string, number>();
   private readonly sampleRewardSums = new Map<string, { sum: number; n: number }>();
   private readonly parse = new Map<string, { failed: number; n: number }>();
-  /** Groups (episode, turn, seat) whose greedy branch was sampled and whose selection has not come yet. */
+  /** Episodes whose open group (its steps seen, its selection not yet) has a greedy branch. */
   private readonly openGreedy = new Set<string>();
   private readonly greedy = new Map<string, { beaten: number; n: number }>();
 
@@ -53,28 +53,25 @@ export class SummaryAggregator {
           if (!this.rewardSums.has(seat)) this.rewardSums.set(seat, 0);
         }
         return;
-      case 'sample': {
+      case 'step': {
         const p = this.parse.get(event.seat) ?? { failed: 0, n: 0 };
         p.n++;
         if (event.parseError !== undefined) p.failed++;
         this.parse.set(event.seat, p);
-        if (event.greedy === true) this.openGreedy.add(groupKey(event.episodeId, event.turn, event.seat));
-        return;
-      }
-      case 'select': {
-        if (this.openGreedy.size === 0 || !this.openGreedy.delete(groupKey(event.episodeId, event.turn, event.seat))) return;
-        // the greedy branch is branch 0
-        const g = this.greedy.get(event.seat) ?? { beaten: 0, n: 0 };
-        g.n++;
-        if (event.rewards.slice(1).some((r) => r > event.rewards[0]!)) g.beaten++;
-        this.greedy.set(event.seat, g);
-        return;
-      }
-      case 'reward': {
         const s = this.sampleRewardSums.get(event.seat) ?? { sum: 0, n: 0 };
         s.sum += event.reward;
         s.n++;
         this.sampleRewardSums.set(event.seat, s);
+        if (event.greedy === true) this.openGreedy.add(event.episodeId);
+        return;
+      }
+      case 'select': {
+        // the greedy branch is branch 0; a group's steps come just before its selection, in the same episode
+        if (!this.openGreedy.delete(event.episodeId)) return;
+        const g = this.greedy.get(event.seat) ?? { beaten: 0, n: 0 };
+        g.n++;
+        if (event.rewards.slice(1).some((r) => r > event.rewards[0]!)) g.beaten++;
+        this.greedy.set(event.seat, g);
         return;
       }
       case 'end':
@@ -107,10 +104,6 @@ export class SummaryAggregator {
       greedyBeaten: Object.fromEntries([...this.greedy].map(([seat, g]) => [seat, g.beaten / g.n])),
     };
   }
-}
-
-function groupKey(episodeId: string, turn: number, seat: string): string {
-  return JSON.stringify([episodeId, turn, seat]);
 }
 
 /** Operator: episode events → one {@link RolloutSummary} when the stream completes (an empty stream gives zeros). */

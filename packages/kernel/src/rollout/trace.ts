@@ -3,10 +3,10 @@ import { dirname } from 'node:path';
 import type { ChatMessage, Split } from '../contracts/common.js';
 import type { Termination } from '../contracts/environment.js';
 import { groupAdvantages, type AdvantageOptions } from '../algorithms/advantages.js';
-import type { EpisodeEvent } from '../episode/events.js';
-import { EpisodeAssembler, type SampleRecord } from './records.js';
+import type { EpisodeEvent, StepRecord } from '../episode/events.js';
+import { EpisodeAssembler } from './records.js';
 
-/** One line of a rollout trace (JSONL): one sample (one branch of one (instance, turn, seat)). */
+/** One line of a rollout trace (JSONL): one step record (one branch of one (instance, turn, seat)), as written to disk. */
 export interface TraceRecord {
   /** Training step (or null outside training). */
   readonly step: number | null;
@@ -61,31 +61,31 @@ export interface TraceRecord {
   readonly temperature?: number;
 }
 
-/** Builds the trace record of one sample. */
-export function toTraceRecord(sample: SampleRecord, options: { step?: number | null; advantage?: number | null; tokens?: boolean } = {}): TraceRecord {
+/** Builds the trace line of one step record. */
+export function toTraceRecord(record: StepRecord, options: { step?: number | null; advantage?: number | null; tokens?: boolean } = {}): TraceRecord {
   return {
     step: options.step ?? null,
-    episodeId: sample.episodeId,
-    instanceUid: sample.instanceUid,
-    split: sample.split,
-    turn: sample.turn,
-    seat: sample.seat,
-    role: sample.role,
-    policy: sample.policy,
-    policyVersion: sample.policyVersion,
-    branch: sample.branch,
-    prompt: sample.prompt,
-    completion: sample.completion,
-    action: sample.parseError === undefined ? (sample.action ?? null) : null,
-    parseError: sample.parseError ?? null,
-    terms: sample.terms,
-    reward: sample.reward,
+    episodeId: record.episodeId,
+    instanceUid: record.instanceUid,
+    split: record.split,
+    turn: record.turn,
+    seat: record.seat,
+    role: record.role,
+    policy: record.policy,
+    policyVersion: record.policyVersion,
+    branch: record.branch,
+    prompt: record.prompt,
+    completion: record.completion,
+    action: record.parseError === undefined ? (record.action ?? null) : null,
+    parseError: record.parseError ?? null,
+    terms: record.terms,
+    reward: record.reward,
     advantage: options.advantage ?? null,
-    selected: sample.selected,
-    ...(sample.greedy === true ? { greedy: true as const } : {}),
-    done: sample.done,
-    success: sample.success,
-    ...(options.tokens ? { tokenIds: sample.tokenIds, logprobs: sample.logprobs, temperature: sample.temperature } : {}),
+    selected: record.selected,
+    ...(record.greedy === true ? { greedy: true as const } : {}),
+    done: record.done,
+    success: record.success,
+    ...(options.tokens ? { tokenIds: record.tokenIds, logprobs: record.logprobs, temperature: record.temperature } : {}),
   };
 }
 
@@ -105,7 +105,7 @@ export interface TraceWriterOptions {
 }
 
 /**
- * A subscriber that writes a JSONL trace, one record per sample, through a write stream. Records of a group are
+ * A subscriber that writes a JSONL trace, one line per step record, through a write stream. Records of a group are
  * written when the group closes (its selection is known). Use it with `tap`:
  *
  * ```ts
@@ -152,13 +152,13 @@ export class TraceWriter {
   next(event: EpisodeEvent): void {
     const out = this.assembler.push(event);
     if (!out.group || this.ending) return;
-    const samples = out.group.samples;
-    const adv = this.options.advantages ? groupAdvantages(samples.map((s) => s.reward), this.options.advantages) : undefined;
+    const steps = out.group.steps;
+    const adv = this.options.advantages ? groupAdvantages(steps.map((s) => s.reward), this.options.advantages) : undefined;
     let chunk = '';
-    samples.forEach((s, i) => {
+    steps.forEach((s, i) => {
       chunk += JSON.stringify(toTraceRecord(s, { step: this.options.step ?? null, advantage: adv ? adv[i]! : null, tokens: this.options.tokens === true })) + '\n';
     });
-    this.records += samples.length;
+    this.records += steps.length;
     this.stream.write(chunk);
   }
 
