@@ -62,8 +62,8 @@ describe('code team end to end (examples, kernel, roles, sandbox)', () => {
       const { summary, events } = await play(example(game.file), 2);
       assert.equal(summary.successRate, 1);
       assert.equal(summary.parseFailureRate['proposer'], 0);
-      const sample = events.find((e) => e.type === 'sample' && e['seat'] === 'proposer') as Record<string, unknown> | undefined;
-      assert.ok(sample, 'a proposer sample');
+      const sample = events.find((e) => e.type === 'step' && e['seat'] === 'proposer') as Record<string, unknown> | undefined;
+      assert.ok(sample, 'a proposer step record');
       // The oracle proposer writes the environment's search program (the state as data), not a printed answer.
       assert.match(JSON.stringify(sample), game.search);
     });
