@@ -2,7 +2,7 @@
  * `sudoku-v0`: Sudoku with exactly one solution, played by the proposer/executor game team (as in the Stronger-MAS paper).
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
-import type { EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
+import type { ActionTypeSpec, EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
 import { injectable } from '@troupe/kernel';
 import type { Executed, GameState, ProposalBase, Proposed, TurnBase } from '@troupe/game-kit';
 import { ProposerExecutorGame, roundReward } from '@troupe/game-kit';
@@ -47,10 +47,26 @@ export function gridAnswerSchema(size: number): JsonSchema {
   return { type: 'array', minItems: size, maxItems: size, items: row };
 }
 
+/** The action type both seats produce under a config: `sudoku-grid` with `action: grid`, else `sudoku-fills`. */
+export function sudokuActionType({ size: n, action }: Pick<SudokuConfig, 'size' | 'action'>): ActionTypeSpec {
+  if (action === 'grid') {
+    const description = `The completed grid: ${n} rows of ${n} numbers from 1 to ${n}, every given clue kept.`;
+    return { name: SUDOKU_GRID, schema: gridAnswerSchema(n), description };
+  }
+  const description = `A list of at most ${n * n} fills [row, col, value], each number from 1 to ${n}.`;
+  return { name: SUDOKU_FILLS, schema: fillsSchema(n), description };
+}
+
 /** The outcome of applying a fill list (or of failing to). */
 export type FillOutcome =
   | { readonly ok: true; /** The grid after the fills. */ readonly grid: Grid }
   | { readonly ok: false; /** Why the list was rejected (nothing applied). */ readonly error: string };
+
+/** A rejected answer: nothing of it is applied. */
+const reject = (error: string): FillOutcome => ({ ok: false, error });
+
+/** `null` or the type of a value that should have been a list, for an error message. */
+const typeName = (value: unknown): string => (value === null ? 'null' : typeof value);
 
 /**
  * Applies `fills` (in order; a later fill of the same cell overwrites an earlier one) to `grid`. The whole list is
@@ -59,19 +75,19 @@ export type FillOutcome =
  */
 export function applyFills(puzzle: Grid, grid: Grid, fills: unknown): FillOutcome {
   const size = puzzle.length;
-  if (!Array.isArray(fills)) return { ok: false, error: `expected a list of [row, col, value] fills, got ${fills === null ? 'null' : typeof fills}` };
-  if (fills.length > size * size) return { ok: false, error: `${fills.length} fills is more than ${size * size}` };
+  if (!Array.isArray(fills)) return reject(`expected a list of [row, col, value] fills, got ${typeName(fills)}`);
+  if (fills.length > size * size) return reject(`${fills.length} fills is more than ${size * size}`);
   const out = copyGrid(grid);
   for (const [k, f] of fills.entries()) {
     if (!Array.isArray(f) || f.length !== 3 || !f.every((x) => Number.isInteger(x))) {
-      return { ok: false, error: `fill ${k + 1} is ${JSON.stringify(f)}, expected [row, col, value] with three integers` };
+      return reject(`fill ${k + 1} is ${JSON.stringify(f)}, expected [row, col, value] with three integers`);
     }
     const [r, c, v] = f as [number, number, number];
     if (r < 1 || r > size || c < 1 || c > size || v < 1 || v > size) {
-      return { ok: false, error: `fill ${k + 1} is [${r},${c},${v}]: row, column and value must be from 1 to ${size}` };
+      return reject(`fill ${k + 1} is [${r},${c},${v}]: row, column and value must be from 1 to ${size}`);
     }
     const clue = puzzle[r - 1]![c - 1]!;
-    if (clue !== 0 && clue !== v) return { ok: false, error: `fill ${k + 1} [${r},${c},${v}] changes the given clue ${clue} at row ${r}, column ${c}` };
+    if (clue !== 0 && clue !== v) return reject(`fill ${k + 1} [${r},${c},${v}] changes the given clue ${clue} at row ${r}, column ${c}`);
     out[r - 1]![c - 1] = v;
   }
   return { ok: true, grid: out };
@@ -84,18 +100,17 @@ export function applyFills(puzzle: Grid, grid: Grid, fills: unknown): FillOutcom
 export function applyGridAnswer(puzzle: Grid, answer: unknown): FillOutcome {
   const size = puzzle.length;
   const shape = `${size} rows of ${size} numbers`;
-  if (!Array.isArray(answer) || answer.length !== size) {
-    return { ok: false, error: `expected ${shape}, got ${Array.isArray(answer) ? `${answer.length} rows` : answer === null ? 'null' : typeof answer}` };
-  }
+  if (!Array.isArray(answer)) return reject(`expected ${shape}, got ${typeName(answer)}`);
+  if (answer.length !== size) return reject(`expected ${shape}, got ${answer.length} rows`);
   const out: number[][] = [];
   for (const [r, row] of answer.entries()) {
     if (!Array.isArray(row) || row.length !== size || !row.every((x) => Number.isInteger(x))) {
-      return { ok: false, error: `row ${r + 1} is ${JSON.stringify(row)}, expected ${size} integers` };
+      return reject(`row ${r + 1} is ${JSON.stringify(row)}, expected ${size} integers`);
     }
     for (const [c, v] of (row as number[]).entries()) {
-      if (v < 1 || v > size) return { ok: false, error: `row ${r + 1}, column ${c + 1} is ${v}: values must be from 1 to ${size}` };
+      if (v < 1 || v > size) return reject(`row ${r + 1}, column ${c + 1} is ${v}: values must be from 1 to ${size}`);
       const clue = puzzle[r]![c]!;
-      if (clue !== 0 && clue !== v) return { ok: false, error: `row ${r + 1}, column ${c + 1} is ${v} but the given clue there is ${clue}` };
+      if (clue !== 0 && clue !== v) return reject(`row ${r + 1}, column ${c + 1} is ${v} but the given clue there is ${clue}`);
     }
     out.push([...(row as number[])]);
   }
@@ -126,14 +141,17 @@ export function fillReward(instance: SudokuInstance, before: Grid, after: Grid, 
   return roundReward(progress - config.conflictPenalty * conflicts + (solved ? config.solvedBonus : 0));
 }
 
+/** Whether an answer could be used: `ok`, `unparseable` (the role could not parse the text) or `invalid` (parsed, but breaks the rules). */
+export interface AnswerStatus {
+  readonly status: 'ok' | 'unparseable' | 'invalid';
+  /** Why it was unparseable or invalid (nothing of it is applied). */
+  readonly error?: string;
+}
+
 /** The proposer's proposal of the current turn, simulated on a copy. */
-export interface ProposalRecord extends ProposalBase {
+export interface ProposalRecord extends ProposalBase, AnswerStatus {
   /** The proposed fills (with `action: grid`, the fills the grid writes), or `null` when unparseable or invalid. */
   readonly fills: readonly Fill[] | null;
-  /** `ok`, `unparseable` (the role could not parse the text) or `invalid` (parsed, but breaks the rules). */
-  readonly status: 'ok' | 'unparseable' | 'invalid';
-  /** Why it was unparseable or invalid. */
-  readonly error?: string;
   /** The grid the simulation ends with (the current grid when not ok). */
   readonly grid: Grid;
   /** Whether the simulated grid is solved. */
@@ -141,13 +159,9 @@ export interface ProposalRecord extends ProposalBase {
 }
 
 /** What happened in one finished turn. */
-export interface TurnRecord extends TurnBase<ProposalRecord> {
+export interface TurnRecord extends TurnBase<ProposalRecord>, AnswerStatus {
   /** The executed fills (with `action: grid`, the fills the grid writes; `null` when unparseable or invalid: nothing applied). */
   readonly executed: readonly Fill[] | null;
-  /** `ok`, `unparseable` or `invalid`. */
-  readonly status: 'ok' | 'unparseable' | 'invalid';
-  /** Why the executor's list was not applied. */
-  readonly error?: string;
   /** Filled cells after execution. */
   readonly filled: number;
   /** Conflicting pairs after execution. */
@@ -169,13 +183,7 @@ function compactCounts(filled: number, cells: number, conflicts: number): string
 }
 
 /** How a move applies: its status, why it failed, the fills it writes, the grid it gives and its reward. */
-interface Evaluation {
-  readonly status: 'ok' | 'unparseable' | 'invalid';
-  readonly error?: string;
-  readonly fills: Fill[] | null;
-  readonly grid: Grid;
-  readonly reward: number;
-}
+type Evaluation = Omit<ProposalRecord, 'solves' | 'tool'>;
 
 /** The Sudoku environment for one config. */
 export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, SudokuState, SudokuAction, ProposalRecord, TurnRecord, SudokuConfig> {
@@ -184,12 +192,9 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
   /** Builds the environment; `config` is filled with defaults and range-checked. */
   constructor(config: Record<string, unknown> = {}) {
     const c = resolveSudokuConfig(config);
-    const n = c.size;
     const grid = c.action === 'grid';
     const what = grid ? 'grid is' : 'fills are';
-    super(SUDOKU_ID, c, grid
-      ? { name: SUDOKU_GRID, schema: gridAnswerSchema(n), description: `The completed grid: ${n} rows of ${n} numbers from 1 to ${n}, every given clue kept.` }
-      : { name: SUDOKU_FILLS, schema: fillsSchema(n), description: `A list of at most ${n * n} fills [row, col, value], each number from 1 to ${n}.` }, {
+    super(SUDOKU_ID, c, sudokuActionType(c), {
       proposer: `Proposes ${grid ? 'a completed grid; it is' : 'cell fills; they are'} simulated on a copy, never applied.`,
       executor: `Sees the proposal and its simulated grid; its ${what} applied.`,
       alone: `Plays alone (single agent): sees the task and the current grid; its ${what} applied.`,
@@ -312,13 +317,13 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
   /** Applies a move to a grid: the outcome, its status and its reward (a grid answer is recorded as the fills it writes). */
   private evaluate(state: SudokuState, move: Move<SudokuAction>): Evaluation {
     const { config } = this;
-    const sparse = config.reward === 'sparse';
-    if (move.kind === 'invalid') {
-      return { status: 'unparseable', error: move.error || 'unparseable output', fills: null, grid: state.grid, reward: sparse ? 0 : config.unparseablePenalty };
-    }
+    const failed = (status: 'unparseable' | 'invalid', error: string, penalty: number): Evaluation => ({
+      status, error, fills: null, grid: state.grid, reward: config.reward === 'sparse' ? 0 : penalty,
+    });
+    if (move.kind === 'invalid') return failed('unparseable', move.error || 'unparseable output', config.unparseablePenalty);
     const grid = config.action === 'grid';
     const out = grid ? applyGridAnswer(state.instance.puzzle, move.action) : applyFills(state.instance.puzzle, state.grid, move.action);
-    if (!out.ok) return { status: 'invalid', error: out.error, fills: null, grid: state.grid, reward: sparse ? 0 : config.invalidPenalty };
+    if (!out.ok) return failed('invalid', out.error, config.invalidPenalty);
     const fills = grid ? fillsOfGrid(state.instance.puzzle, out.grid) : (move.action as Fill[]).map((f) => [f[0], f[1], f[2]] as const);
     return { status: 'ok', fills, grid: out.grid, reward: fillReward(state.instance, state.grid, out.grid, config) };
   }
