@@ -53,7 +53,7 @@ describe('scripted policies', () => {
     const events = await lastValueFrom(runEpisode(episode(counterEnv(), createOraclePolicy('o'))).pipe(toArray()));
     const end = events.at(-1)!;
     assert.ok(end.type === 'end' && end.success);
-    assert.ok(events.filter(isEvent('sample')).every((s) => s.parseError === undefined && s.policy === 'o'));
+    assert.ok(events.filter(isEvent('step')).every((s) => s.parseError === undefined && s.policy === 'o'));
   });
 
   it('oracle fails with a clear error when the environment has no oracle', async () => {
