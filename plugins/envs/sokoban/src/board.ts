@@ -2,7 +2,7 @@
  * Sokoban rules over plain, immutable data: positions, moves and pushes, the shaped reward, the BFS oracle,
  * corner deadlocks and ASCII rendering.
  */
-import type { RewardKind } from '@troupe/game-kit';
+import type { MovesRun, RewardKind } from '@troupe/game-kit';
 import { drawGrid, formatPos, manhattan, moveListReward, runMoveList, samePos } from '@troupe/game-kit';
 import type { SokobanPotential } from './config.js';
 
@@ -38,6 +38,11 @@ export interface Placement {
   readonly player: Pos;
   /** The boxes, sorted by row then column. */
   readonly boxes: readonly Pos[];
+}
+
+/** The cells of `rows` holding one of `symbols`, in row-major order. */
+export function cellsOf(rows: readonly string[], symbols: string): Pos[] {
+  return rows.flatMap((line, row) => [...line].flatMap((ch, col) => (symbols.includes(ch) ? [{ row, col }] : [])));
 }
 
 /** Whether `pos` is inside the grid and not a wall. */
@@ -187,22 +192,12 @@ export const SHAPED = Object.freeze({
   solved: 10,
 });
 
-/** The outcome of running a move list from a placement. */
-export interface RunOutcome {
-  /** Where everything ends. */
-  readonly end: Placement;
+/** The outcome of running a move list from a placement: the kit's run (end, invalid, ignored, solved, reward) and more. */
+export interface RunOutcome extends MovesRun<Placement> {
   /** Moves processed (a list stops once the puzzle is solved; later moves are ignored). */
   readonly processed: number;
-  /** Invalid moves (the player stayed). */
-  readonly invalid: number;
   /** Pushes. */
   readonly pushes: number;
-  /** Moves after solving, not executed. */
-  readonly ignored: number;
-  /** Whether every box is on a goal at the end. */
-  readonly solved: boolean;
-  /** The reward of this list (shaped: sum of per-move rewards, rounded to 1e-9; sparse: 1 if solved, else 0). */
-  readonly reward: number;
   /** The per-move shaped rewards, in order. */
   readonly perMove: readonly number[];
 }

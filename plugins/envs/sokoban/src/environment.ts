@@ -5,7 +5,7 @@
 import type { EnvironmentContribution, ProgramLanguage, Split } from '@troupe/kernel';
 import { injectable } from '@troupe/kernel';
 import type { MovesProposal, MovesState, MovesTurn, Settled } from '@troupe/game-kit';
-import { GAME_SIGNALS, MOVES_LEGEND, MovesGame, TEAM_SEATS, compactPos } from '@troupe/game-kit';
+import { MOVES_LEGEND, MovesGame, compactPos } from '@troupe/game-kit';
 import type { Direction, Placement, Pos, RunOutcome } from './board.js';
 import { boxesOnGoals, cornerDeadlocks, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve } from './board.js';
 import type { SokobanConfig } from './config.js';
@@ -18,12 +18,6 @@ export { movesSchema } from '@troupe/game-kit';
 
 /** The contribution id. */
 export const SOKOBAN_ID = 'sokoban-v0';
-
-/** The seats of the team, in turn order (`config.seats` may keep only the executor). */
-export const SOKOBAN_SEATS = TEAM_SEATS;
-
-/** The signal names every step returns (see the README). */
-export const SOKOBAN_SIGNALS = GAME_SIGNALS;
 
 /** The proposer's proposal of the current turn, simulated on a copy of the state (the placement at its `end`). */
 export interface ProposalRecord extends MovesProposal<Placement> {

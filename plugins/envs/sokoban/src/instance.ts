@@ -5,7 +5,7 @@ import type { Rng, Split } from '@troupe/kernel';
 import { contentHash, splitOfContent } from '@troupe/kernel';
 import { InstanceStreams, deepFreeze } from '@troupe/game-kit';
 import type { Board, Placement, Pos } from './board.js';
-import { DELTAS, DIRECTIONS, SYMBOLS, solve, sortedPositions } from './board.js';
+import { DELTAS, DIRECTIONS, SYMBOLS, cellsOf, solve, sortedPositions } from './board.js';
 import type { SokobanConfig } from './config.js';
 
 /** One Sokoban puzzle. Plain, deeply frozen data. */
@@ -51,23 +51,11 @@ export function sokobanSplitOf(i: Pick<SokobanInstance, 'grid' | 'goals' | 'boxe
 export function parseInstance(rows: readonly string[], nodeCap = 1_000_000): SokobanInstance {
   const size = rows.length;
   if (size === 0 || rows.some((r) => r.length !== size)) throw new Error(`sokoban: a picture must be square, got ${JSON.stringify(rows)}`);
-  const grid: string[] = [];
-  const goals: Pos[] = [];
-  const boxes: Pos[] = [];
-  const players: Pos[] = [];
-  rows.forEach((line, row) => {
-    let out = '';
-    Array.from(line).forEach((ch, col) => {
-      const here = { row, col };
-      if (ch === '#') { out += SYMBOLS.wall; return; }
-      if (!' _.$@*+'.includes(ch)) throw new Error(`sokoban: unknown symbol ${JSON.stringify(ch)} at ${row},${col}`);
-      out += SYMBOLS.floor;
-      if (ch === '.' || ch === '*' || ch === '+') goals.push(here);
-      if (ch === '$' || ch === '*') boxes.push(here);
-      if (ch === '@' || ch === '+') players.push(here);
-    });
-    grid.push(out);
-  });
+  const unknown = rows.join('').search(/[^# _.$@*+]/);
+  const [row, col] = [Math.floor(unknown / size), unknown % size];
+  if (unknown >= 0) throw new Error(`sokoban: unknown symbol ${JSON.stringify(rows[row]![col])} at ${row},${col}`);
+  const [goals, boxes, players] = [cellsOf(rows, '.*+'), cellsOf(rows, '$*'), cellsOf(rows, '@+')];
+  const grid = rows.map((line) => line.replace(/[^#]/g, SYMBOLS.floor));
   if (players.length !== 1) throw new Error(`sokoban: a picture needs exactly one player, found ${players.length}`);
   if (boxes.length === 0 || boxes.length !== goals.length) throw new Error(`sokoban: needs as many boxes as goals (≥ 1), found ${boxes.length} and ${goals.length}`);
   const board: Board = { grid, goals: sortedPositions(goals) };
@@ -121,8 +109,7 @@ export function randomRoom(rng: Rng, size: number): string[] {
 export function drawCandidate(rng: Rng, config: SokobanConfig, accept?: (layout: Pick<SokobanInstance, 'grid' | 'goals' | 'boxes'>) => boolean): SokobanInstance | null {
   const { size } = config;
   const grid = randomRoom(rng, size);
-  const floorCells: Pos[] = [];
-  grid.forEach((line, row) => Array.from(line).forEach((ch, col) => { if (ch === SYMBOLS.floor) floorCells.push({ row, col }); }));
+  const floorCells = cellsOf(grid, SYMBOLS.floor);
   if (floorCells.length < config.boxes + 2) return null;
   const pool = floorCells.slice();
   const take = (): Pos => pool.splice(rng.int(pool.length), 1)[0]!;
