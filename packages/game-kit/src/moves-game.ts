@@ -141,11 +141,22 @@ export interface MovesState<I, P extends ProposalBase, T extends TurnBase<P>> ex
 /** What a finished turn leaves, as a game's {@link MovesGame.settle} states it. */
 export type Settled<S, T> = Omit<Executed<S, T>, 'record' | 'malformed'>;
 
-/** A moves game for one resolved config; instances have a `size` (random lists are at most 2·size long). */
-export abstract class MovesGame<
-  I extends { readonly size: number }, W, R extends MovesRun<W>, S extends MovesState<I, P, T>, P extends MovesProposal<W>, T extends MovesTurn<W, P>,
-  C extends MovesGameConfig,
-> extends ProposerExecutorGame<I, S, Direction[], P, T, C> {
+/** Any state of a moves game: the type a game's state type extends. */
+export type AnyMovesState = MovesState<{ readonly size: number }, MovesProposal<unknown>, MovesTurn<unknown, MovesProposal<unknown>>>;
+
+/** The proposal record type of a moves game's state type. */
+export type ProposalOf<S extends AnyMovesState> = NonNullable<S['proposal']>;
+
+/** The turn record type of a moves game's state type. */
+export type TurnOf<S extends AnyMovesState> = S['history'][number];
+
+/**
+ * A moves game for one resolved config; instances have a `size` (random lists are at most 2·size long). The game's
+ * state type `S` names its instance, proposal and turn record types; its run type `R` names where things are
+ * (`R['end']`).
+ */
+export abstract class MovesGame<S extends AnyMovesState, R extends MovesRun<unknown>, C extends MovesGameConfig>
+  extends ProposerExecutorGame<S['instance'], S, Direction[], ProposalOf<S>, TurnOf<S>, C> {
   constructor(id: string, config: C) {
     super(id, config, {
       name: MOVES_ACTION_TYPE, schema: movesSchema(config.maxMoves), description: `A list of at most ${config.maxMoves} moves, each U, D, L or R.`,
@@ -157,17 +168,17 @@ export abstract class MovesGame<
   }
 
   /** Where things are now (the walker's position, the player's and boxes' placement). */
-  protected abstract where(state: S): W;
+  protected abstract where(state: S): R['end'];
   /** Runs `moves` from where things are in `state` (never modifying it). */
   protected abstract run(state: S, moves: readonly Direction[]): R;
   /** The game's own fields of a proposal record, from its simulation (`null`: the answer could not be used). */
-  protected abstract proposalFields(state: S, run: R | null): Omit<P, keyof MovesProposal<W>>;
+  protected abstract proposalFields(state: S, run: R | null): Omit<ProposalOf<S>, keyof MovesProposal<R['end']>>;
   /** The game's own fields of the next state, whether the task is solved, and whether the episode stops anyway. */
-  protected abstract settle(state: S, record: T, movesUsed: number): Settled<S, T>;
+  protected abstract settle(state: S, record: TurnOf<S>, movesUsed: number): Settled<S, TurnOf<S>>;
 
   /** The game's own fields of a turn record, from the run (`null`: the answer could not be used). None by default. */
-  protected turnFields(_run: R | null): Omit<T, keyof MovesTurn<W, P>> {
-    return {} as Omit<T, keyof MovesTurn<W, P>>;
+  protected turnFields(_run: R | null): Omit<TurnOf<S>, keyof MovesTurn<R['end'], ProposalOf<S>>> {
+    return {} as Omit<TurnOf<S>, keyof MovesTurn<R['end'], ProposalOf<S>>>;
   }
 
   /** Extra `info` of a proposer's step. None by default. */
@@ -182,24 +193,24 @@ export abstract class MovesGame<
     return { moves: parsed.moves.slice() };
   }
 
-  protected propose(state: S, move: Move<Direction[]>): Proposed<P> {
+  protected propose(state: S, move: Move<Direction[]>): Proposed<ProposalOf<S>> {
     const parsed = this.parse(move);
     const run = 'error' in parsed ? null : this.run(state, parsed.moves);
     const proposal = run && !('error' in parsed)
       ? { moves: parsed.moves, end: run.end, invalid: run.invalid, reward: run.reward }
       : { moves: null, error: (parsed as { error: string }).error, end: this.where(state), invalid: 0, reward: (parsed as { reward: number }).reward };
     const info = this.proposalInfo(state);
-    return { proposal: { ...proposal, ...this.proposalFields(state, run) } as Omit<P, 'tool'>, malformed: !run, ...(info ? { info } : {}) };
+    return { proposal: { ...proposal, ...this.proposalFields(state, run) } as Omit<ProposalOf<S>, 'tool'>, malformed: !run, ...(info ? { info } : {}) };
   }
 
-  protected execute(state: S, move: Move<Direction[]>): Executed<S, T> {
+  protected execute(state: S, move: Move<Direction[]>): Executed<S, TurnOf<S>> {
     const parsed = this.parse(move);
     const from = this.where(state);
     const run = 'error' in parsed ? null : this.run(state, parsed.moves);
     const base = { turn: state.turn, proposal: state.proposal, from };
     const record = (run && !('error' in parsed)
       ? { ...base, executed: parsed.moves, to: run.end, invalid: run.invalid, ignored: run.ignored, reward: run.reward, ...this.turnFields(run) }
-      : { ...base, executed: null, error: (parsed as { error: string }).error, to: from, invalid: 0, ignored: 0, reward: (parsed as { reward: number }).reward, ...this.turnFields(null) }) as unknown as T;
+      : { ...base, executed: null, error: (parsed as { error: string }).error, to: from, invalid: 0, ignored: 0, reward: (parsed as { reward: number }).reward, ...this.turnFields(null) }) as unknown as TurnOf<S>;
     const movesUsed = state.movesUsed + (run ? record.executed!.length - record.ignored : 0);
     return { ...this.settle(state, record, movesUsed), record, malformed: !run };
   }

@@ -12,7 +12,7 @@ export interface LineState extends MovesState<LineInstance, LineProposal, LineTu
 
 const DEFAULTS: MovesGameConfig = Object.freeze({ ...GAME_CONFIG_DEFAULTS, maxMoves: 8, malformedPenalty: -2, notation: 'moves' });
 
-export class LineGame extends MovesGame<LineInstance, number, MovesRun<number>, LineState, LineProposal, LineTurn, MovesGameConfig> {
+export class LineGame extends MovesGame<LineState, MovesRun<number>, MovesGameConfig> {
   constructor(raw: Record<string, unknown> = {}) {
     const r = new ConfigReader('line-v0', DEFAULTS, raw);
     super('line-v0', readMovesGameConfig(r, 8));

@@ -58,9 +58,7 @@ export function renderCorridor(size: number, position: number, goal: number): st
 }
 
 /** The corridor for one config: what the walker's moves do, the texts, the oracle. */
-export class CorridorEnvironment extends kit.MovesGame<
-  CorridorInstance, number, MovesRun<number>, CorridorState, Proposal, Turn, CorridorConfig
-> {
+export class CorridorEnvironment extends kit.MovesGame<CorridorState, MovesRun<number>, CorridorConfig> {
   constructor(config: Record<string, unknown> = {}) {
     super(ID, resolveConfig(config));
   }

@@ -49,7 +49,7 @@ function compactOffset(from: Pos, to: Pos): string {
 }
 
 /** The Plan-Path environment for one config. */
-export class PlanPathEnvironment extends MovesGame<PlanPathInstance, Pos, RunOutcome & { solved: boolean }, PlanPathState, ProposalRecord, TurnRecord, PlanPathConfig> {
+export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & { solved: boolean }, PlanPathConfig> {
   protected override readonly executorSees = 'where it would end';
 
   /** Builds the environment; `config` is filled with defaults and range-checked. */

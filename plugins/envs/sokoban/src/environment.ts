@@ -52,7 +52,7 @@ function compactPlacement(p: Placement): string {
 }
 
 /** The Sokoban environment for one config. */
-export class SokobanEnvironment extends MovesGame<SokobanInstance, Placement, RunOutcome, SokobanState, ProposalRecord, TurnRecord, SokobanConfig> {
+export class SokobanEnvironment extends MovesGame<SokobanState, RunOutcome, SokobanConfig> {
   private readonly streams = sokobanStreams(this.config);
 
   /** Builds the environment; `config` is filled with defaults and range-checked. */
