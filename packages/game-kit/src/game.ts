@@ -10,6 +10,7 @@
 import type {
   ActionTypeSpec, Environment, Move, Observation, ProgramLanguage, Rng, SeatSpec, Split, StepResult,
 } from '@troupe/kernel';
+import { contentHash } from '@troupe/kernel';
 import type { GameConfig } from './config.js';
 import { SOLO_SEATS, TEAM_SEATS } from './config.js';
 import type { ToolDetails } from './tool-details.js';
@@ -121,8 +122,11 @@ implements Environment<I, S, A> {
 
   /** {@inheritDoc Environment.instance} */
   abstract instance(split: Split, index: number, seed: number): I;
-  /** {@inheritDoc Environment.instanceKey} */
-  abstract instanceKey(instance: I): string;
+  /** The hash of the instance's content (`contentHash`); a game whose task is fixed by part of it hashes that part. */
+  instanceKey(instance: I): string {
+    return contentHash(instance);
+  }
+
   /** The instance as JSON, with a picture and the oracle's solution, for `troupe env sample`. */
   abstract describe(instance: I): Record<string, unknown>;
   /** The initial state of an instance. */

@@ -8,6 +8,15 @@ const act = (action: Direction[], details?: Record<string, unknown>): Move<Direc
 const line = { size: 6, start: 1, goal: 4 };
 
 describe('ProposerExecutorGame / MovesGame', () => {
+  it('starts a state frozen at turn 0 with no proposal, and keys an instance by its content, whatever its key order', () => {
+    const env = new LineGame();
+    const s0 = env.reset(line);
+    assert.deepEqual({ ...s0 }, { instance: line, position: 1, movesUsed: 0, turn: 0, seatIndex: 0, proposal: null, history: [], success: false, done: false });
+    assert.ok(Object.isFrozen(s0) && Object.isFrozen(s0.history));
+    assert.equal(env.instanceKey({ goal: 4, start: 1, size: 6 }), env.instanceKey(line));
+    assert.notEqual(env.instanceKey({ ...line, goal: 5 }), env.instanceKey(line));
+  });
+
   it('simulates the proposal without executing it, then executes the executor\'s list', () => {
     const env = new LineGame();
     const s0 = env.reset(line);

@@ -1,5 +1,5 @@
 /** A tiny moves game for the kit's tests: a walker on a line of `size` cells steps L/R to the goal cell. */
-import { contentHash, splitOfContent, type Split } from '@troupe/kernel';
+import { splitOfContent, type Split } from '@troupe/kernel';
 import {
   ConfigReader, GAME_CONFIG_DEFAULTS, MovesGame, readMovesGameConfig, instanceAt, moveListReward, runMoveList,
   type Direction, type MovesGameConfig, type MovesProposal, type MovesRun, type MovesState, type MovesTurn, type Settled,
@@ -26,7 +26,6 @@ export class LineGame extends MovesGame<LineState, MovesRun<number>, MovesGameCo
       },
     }, split, index, seed);
   }
-  instanceKey(i: LineInstance): string { return contentHash(i); }
   describe(i: LineInstance): Record<string, unknown> { return { ...i }; }
   reset(instance: LineInstance): LineState {
     return this.start(instance, { position: instance.start, movesUsed: 0 });
