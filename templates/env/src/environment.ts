@@ -4,7 +4,7 @@
  * list is executed (with `seats: ['executor']` it plays alone). The kit runs turns, records, signals and observations;
  * this file states the game. Replace the corridor with your game and keep the shape.
  */
-import { contentHash, injectable, readConfigSchema } from '@troupe/kernel';
+import { injectable, readConfigSchema } from '@troupe/kernel';
 import type { EnvironmentContribution, Rng, Split } from '@troupe/kernel';
 import * as kit from '@troupe/game-kit';
 import type { Direction, MovesGameConfig, MovesProposal, MovesRun, MovesState, MovesTurn } from '@troupe/game-kit';
@@ -71,13 +71,9 @@ export class CorridorEnvironment extends kit.MovesGame<CorridorState, MovesRun<n
       const [start, goal] = [rng.int(size), rng.int(size)];
       return start === goal ? null : { size, start, goal };
     };
+    const key = (i: CorridorInstance): string => this.instanceKey(i);
     const hint = 'widen minLength..maxLength';
-    return kit.instanceAt({ id: ID, splitFractions, draw, key: (i) => this.instanceKey(i), maxAttempts: 100_000, hint }, split, index, seed);
-  }
-
-  /** A hash of the instance's content (not of its seed). */
-  instanceKey({ size, start, goal }: CorridorInstance): string {
-    return contentHash({ size, start, goal });
+    return kit.instanceAt({ id: ID, splitFractions, draw, key, maxAttempts: 100_000, hint }, split, index, seed);
   }
 
   /** The instance as JSON, with a picture, for `troupe env sample`. */
@@ -101,16 +97,18 @@ export class CorridorEnvironment extends kit.MovesGame<CorridorState, MovesRun<n
   }
 
   stateText(state: CorridorState): string {
-    const { position, instance: { goal } } = state;
-    const picture = renderCorridor(state.instance.size, position, goal);
-    if (this.config.observation === 'compact') return `${picture} @=${position} G=${goal}`;
-    const moves = `Moves used so far: ${state.movesUsed}.`;
-    return `${this.turnLine(state)} ${moves}\n${picture}\nwalker at cell ${position}, goal at cell ${goal}`;
+    const { position, instance } = state;
+    const picture = renderCorridor(instance.size, position, instance.goal);
+    if (this.config.observation === 'compact') return `${picture} @=${position} G=${instance.goal}`;
+    const where = `walker at cell ${position}, goal at cell ${instance.goal}`;
+    return `${this.turnLine(state)} Moves used so far: ${state.movesUsed}.\n${picture}\n${where}`;
   }
 
   proposalText(p: Proposal): string {
-    if (p.moves) return `${this.formatMoves(p.moves)} -> cell ${p.end}, ${p.reachesGoal ? 'reaches' : 'misses'} the goal, ${p.invalid} invalid`;
-    return this.config.observation === 'compact' ? 'none' : `The proposer's answer could not be used (${p.error ?? 'unparseable'}).`;
+    const outcome = `${p.reachesGoal ? 'reaches' : 'misses'} the goal, ${p.invalid} invalid`;
+    if (p.moves) return `${this.formatMoves(p.moves)} -> cell ${p.end}, ${outcome}`;
+    if (this.config.observation === 'compact') return 'none';
+    return `The proposer's answer could not be used (${p.error ?? 'unparseable'}).`;
   }
 
   historyText(t: Turn): string {
@@ -129,12 +127,13 @@ export class CorridorEnvironment extends kit.MovesGame<CorridorState, MovesRun<n
 
   /** Runs a move list: `L` and `R` step along the corridor, anything else (and a step off either end) is invalid. */
   protected run({ position, instance: { size, goal } }: CorridorState, moves: readonly Direction[]): MovesRun<number> {
-    const run = kit.runMoveList(position, moves, (at) => at === goal, (at, dir) => {
+    const step = (at: number, dir: Direction) => {
       const to = dir === 'L' ? at - 1 : dir === 'R' ? at + 1 : at;
       const valid = to !== at && to >= 0 && to < size;
       const reward = valid ? SHAPED.validMove + (to === goal ? SHAPED.goal : 0) : SHAPED.invalidMove;
       return { to: valid ? to : at, valid, reward };
-    });
+    };
+    const run = kit.runMoveList(position, moves, (at) => at === goal, step);
     return { ...run, ...kit.moveListReward(run.perMove, run.solved, this.config.reward) };
   }
 

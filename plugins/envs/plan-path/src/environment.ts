@@ -63,7 +63,7 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
   }
 
   /** {@inheritDoc Environment.instanceKey} */
-  instanceKey(instance: PlanPathInstance): string {
+  override instanceKey(instance: PlanPathInstance): string {
     return planPathInstanceKey(instance);
   }
 

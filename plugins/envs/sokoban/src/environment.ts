@@ -66,7 +66,7 @@ export class SokobanEnvironment extends MovesGame<SokobanState, RunOutcome, Soko
   }
 
   /** {@inheritDoc Environment.instanceKey} */
-  instanceKey(instance: SokobanInstance): string {
+  override instanceKey(instance: SokobanInstance): string {
     return sokobanInstanceKey(instance);
   }
 

@@ -207,7 +207,7 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, Sudo
   }
 
   /** {@inheritDoc Environment.instanceKey} */
-  instanceKey(instance: SudokuInstance): string {
+  override instanceKey(instance: SudokuInstance): string {
     return sudokuInstanceKey(instance);
   }
 
