@@ -4,8 +4,7 @@
  * list is executed (with `seats: ['executor']` it plays alone). The kit runs turns, records, signals and observations;
  * this file states the game. Replace the corridor with your game and keep the shape.
  */
-import { injectable, readConfigSchema } from '@troupe/kernel';
-import type { EnvironmentContribution, Rng, Split } from '@troupe/kernel';
+import { injectable, readConfigSchema, type EnvironmentContribution, type Rng, type Split } from '@troupe/kernel';
 import * as kit from '@troupe/game-kit';
 import type { Direction, MovesGameConfig, MovesProposal, MovesRun, MovesState, MovesTurn } from '@troupe/game-kit';
 
@@ -77,9 +76,8 @@ export class CorridorEnvironment extends kit.MovesGame<CorridorState, MovesRun<n
   }
 
   /** The instance as JSON, with a picture, for `troupe env sample`. */
-  describe(instance: CorridorInstance): Record<string, unknown> {
-    const { size, start, goal } = instance;
-    return { ...instance, shortest: Math.abs(goal - start), picture: renderCorridor(size, start, goal) };
+  describe({ size, start, goal }: CorridorInstance): Record<string, unknown> {
+    return { size, start, goal, shortest: Math.abs(goal - start), picture: renderCorridor(size, start, goal) };
   }
 
   reset(instance: CorridorInstance): CorridorState {
