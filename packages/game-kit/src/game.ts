@@ -92,9 +92,21 @@ export interface SeatTexts {
   readonly alone: string;
 }
 
-/** A proposer/executor game for one resolved config (see the module comment). */
-export abstract class ProposerExecutorGame<I, S extends GameState<I, P, T>, A, P extends ProposalBase, T extends TurnBase<P>, C extends GameConfig>
-implements Environment<I, S, A> {
+/** Any state of a proposer/executor game: the type a game's state type extends. */
+export type AnyGameState = GameState<unknown, ProposalBase, TurnBase>;
+
+/** The proposal record type of a game's state type. */
+export type ProposalOf<S extends AnyGameState> = NonNullable<S['proposal']>;
+
+/** The turn record type of a game's state type. */
+export type TurnOf<S extends AnyGameState> = S['history'][number];
+
+/**
+ * A proposer/executor game for one resolved config (see the module comment). `S`: the state type, which names the
+ * instance, proposal and turn record types; `A`: the action both seats produce; `C`: the config.
+ */
+export abstract class ProposerExecutorGame<S extends AnyGameState, A, C extends GameConfig>
+implements Environment<S['instance'], S, A> {
   /** {@inheritDoc Environment.seats} */
   readonly seats: readonly SeatSpec[];
   /** {@inheritDoc Environment.actionTypes} */
@@ -121,37 +133,37 @@ implements Environment<I, S, A> {
   }
 
   /** {@inheritDoc Environment.instance} */
-  abstract instance(split: Split, index: number, seed: number): I;
+  abstract instance(split: Split, index: number, seed: number): S['instance'];
   /** The hash of the instance's content (`contentHash`); a game whose task is fixed by part of it hashes that part. */
-  instanceKey(instance: I): string {
+  instanceKey(instance: S['instance']): string {
     return contentHash(instance);
   }
 
   /** The instance as JSON, with a picture and the oracle's solution, for `troupe env sample`. */
-  abstract describe(instance: I): Record<string, unknown>;
+  abstract describe(instance: S['instance']): Record<string, unknown>;
   /** The initial state of an instance. */
-  abstract reset(instance: I): S;
+  abstract reset(instance: S['instance']): S;
   /** The task statement for a seat. */
   abstract taskText(seat: string): string;
   /** The current state as text. */
   abstract stateText(state: S): string;
   /** The proposal as the executor is shown it. */
-  abstract proposalText(proposal: P, state: S): string;
+  abstract proposalText(proposal: ProposalOf<S>, state: S): string;
   /** One finished turn as a context block's text. */
-  abstract historyText(record: T, state: S): string;
+  abstract historyText(record: TurnOf<S>, state: S): string;
   /** The game's `data` of an observation (the skeleton adds `proposal`). */
   protected abstract observationData(state: S): Record<string, unknown>;
   /** Simulates the proposer's move on a copy of the state. */
-  protected abstract propose(state: S, move: Move<A>): Proposed<P>;
+  protected abstract propose(state: S, move: Move<A>): Proposed<ProposalOf<S>>;
   /** Applies the executor's move. */
-  protected abstract execute(state: S, move: Move<A>): Executed<S, T>;
+  protected abstract execute(state: S, move: Move<A>): Executed<S, TurnOf<S>>;
   /** The oracle's action for a seat (seat already checked). */
   protected abstract solve(state: S): A;
   /** A random action (seat already checked). */
   protected abstract random(state: S, rng: Rng): A;
 
   /** The initial state of `instance`: the game's `fields` and turn 0, the first seat, no proposal, no history. */
-  protected start(instance: I, fields: Omit<S, Managed>, success = false): S {
+  protected start(instance: S['instance'], fields: Omit<S, Managed>, success = false): S {
     return deepFreeze({ instance, ...fields, turn: 0, seatIndex: 0, proposal: null, history: [], success, done: false } as unknown as S);
   }
 
@@ -215,7 +227,7 @@ implements Environment<I, S, A> {
     if (seat === 'proposer') {
       const p = this.propose(state, move);
       const tool = toolDetailsOf(move.details);
-      const proposal = (tool ? { ...p.proposal, tool } : p.proposal) as P;
+      const proposal = (tool ? { ...p.proposal, tool } : p.proposal) as ProposalOf<S>;
       return deepFreeze({
         state: deepFreeze({ ...state, seatIndex: 1, proposal }),
         done: { terminated: false, truncated: false },
@@ -236,7 +248,7 @@ implements Environment<I, S, A> {
       done: { terminated, truncated },
       success: e.success,
       signals: { proposal_reward: 0, executed_reward: e.record.reward, success: e.success ? 1 : 0, malformed: malformed(e.malformed) },
-      info: e.info ?? ({ ...e.record } as Readonly<Record<string, unknown>>),
+      info: e.info ?? { ...(e.record as object) },
     });
   }
 

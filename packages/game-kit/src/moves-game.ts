@@ -9,7 +9,7 @@
  */
 import type { Move, Rng } from '@troupe/kernel';
 import type { ConfigReader, GameConfig, RewardKind } from './config.js';
-import type { Executed, GameState, ProposalBase, Proposed, TurnBase } from './game.js';
+import type { Executed, GameState, ProposalBase, ProposalOf, Proposed, TurnBase, TurnOf } from './game.js';
 import { ProposerExecutorGame } from './game.js';
 import type { Direction, MoveNotation } from './moves.js';
 import { DIRECTIONS, MOVES_ACTION_TYPE, MOVE_NOTATIONS, formatMoveList, movesOf, movesSchema } from './moves.js';
@@ -144,19 +144,13 @@ export type Settled<S, T> = Omit<Executed<S, T>, 'record' | 'malformed'>;
 /** Any state of a moves game: the type a game's state type extends. */
 export type AnyMovesState = MovesState<{ readonly size: number }, MovesProposal<unknown>, MovesTurn<unknown, MovesProposal<unknown>>>;
 
-/** The proposal record type of a moves game's state type. */
-export type ProposalOf<S extends AnyMovesState> = NonNullable<S['proposal']>;
-
-/** The turn record type of a moves game's state type. */
-export type TurnOf<S extends AnyMovesState> = S['history'][number];
-
 /**
  * A moves game for one resolved config; instances have a `size` (random lists are at most 2·size long). The game's
  * state type `S` names its instance, proposal and turn record types; its run type `R` names where things are
  * (`R['end']`).
  */
 export abstract class MovesGame<S extends AnyMovesState, R extends MovesRun<unknown>, C extends MovesGameConfig>
-  extends ProposerExecutorGame<S['instance'], S, Direction[], ProposalOf<S>, TurnOf<S>, C> {
+  extends ProposerExecutorGame<S, Direction[], C> {
   constructor(id: string, config: C) {
     super(id, config, {
       name: MOVES_ACTION_TYPE, schema: movesSchema(config.maxMoves), description: `A list of at most ${config.maxMoves} moves, each U, D, L or R.`,

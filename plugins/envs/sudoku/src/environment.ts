@@ -186,7 +186,7 @@ function compactCounts(filled: number, cells: number, conflicts: number): string
 type Evaluation = Omit<ProposalRecord, 'solves' | 'tool'>;
 
 /** The Sudoku environment for one config. */
-export class SudokuEnvironment extends ProposerExecutorGame<SudokuInstance, SudokuState, SudokuAction, ProposalRecord, TurnRecord, SudokuConfig> {
+export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuAction, SudokuConfig> {
   private readonly streams = sudokuStreams(this.config);
 
   /** Builds the environment; `config` is filled with defaults and range-checked. */
