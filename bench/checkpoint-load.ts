@@ -12,7 +12,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initBackend, loadCheckpoint, parameterShapes, parseHfConfig, tf, writeCheckpoint, type SafeTensor, type StoredDtype } from '@troupe/kernel/model';
+import { initBackend, loadCheckpoint, parameterShapes, parseHfConfig, tf, writeCheckpoint, type SafeTensor, type StoredDtype } from '@troupe/lm';
 
 const MB = 1 << 20;
 

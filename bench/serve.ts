@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
-import { CausalLM, initBackend, presetHfConfig, writeCheckpoint } from '../packages/kernel/src/model.js';
+import { CausalLM, initBackend, presetHfConfig, writeCheckpoint } from '@troupe/lm';
 
 const [CLIENTS, REQUESTS, MAX_TOKENS, MAX_BATCH] = [32, 20, 32, 32].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number];
 const dir = join(tmpdir(), 'troupe-bench-serve');

@@ -13,7 +13,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTeamSpec } from '@troupe/kernel';
-import { CausalLM, DEFAULT_TEAM_SPEC_FILE, initBackend, presetHfConfig, saveCheckpoint, tinyTokenizerDir, Trainer } from '@troupe/kernel/model';
+import { CausalLM, initBackend, presetHfConfig, saveCheckpoint, tinyTokenizerDir } from '@troupe/lm';
+import { DEFAULT_TEAM_SPEC_FILE, Trainer } from '@troupe/trainer';
 
 const STEPS = Number(process.argv[2] ?? 3);
 const PRESET = process.argv[3] ?? 'tiny';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
 import { composeTeam, loadTeamSpec, planEpisodes, runEpisodes, SummaryAggregator, type RolloutSummary } from '@troupe/kernel';
-import { collectDemonstrations } from '@troupe/kernel/model';
+import { collectDemonstrations } from '@troupe/trainer';
 
 const example = (name: string): string => fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
 

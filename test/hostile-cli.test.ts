@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CausalLM, initBackend, writeCheckpoint } from '@troupe/kernel/model';
+import { CausalLM, initBackend, writeCheckpoint } from '@troupe/lm';
 import { json, ROOT, troupe, type CliResult } from './helpers/cli.js';
 
 const example = join(ROOT, 'examples', 'plan-path.yaml');

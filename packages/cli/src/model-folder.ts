@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { CausalLM, Tokenizer } from '@troupe/kernel/model';
+import type { CausalLM, Tokenizer } from '@troupe/lm';
 import { CliError, UsageError } from './errors.js';
 
-type ModelModule = typeof import('@troupe/kernel/model');
+type ModelModule = typeof import('@troupe/lm');
 
 /** Starts the tfjs backend a command asked for (`--backend`); an unusable one is a usage error. */
 export async function startBackend(lm: ModelModule, backend: string | undefined): Promise<Awaited<ReturnType<ModelModule['initBackend']>>> {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CausalLM, findTorchPython, saveCheckpoint } from '@troupe/kernel/model';
+import { CausalLM, findTorchPython, saveCheckpoint } from '@troupe/lm';
 import { register } from '../src/commands/bench.js';
 import { commandRunner } from './helpers/run-command.js';
 

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   CausalLM, generateBatch, generateIds, initBackend, loadCheckpoint, loadLoraAdapter, loadTokenizer, saveLoraAdapter, writeCheckpoint,
   type GenerationItem, type Tokenizer,
-} from '@troupe/kernel/model';
+} from '@troupe/lm';
 import { troupe } from '../../../test/helpers/cli.js';
 import { createServer } from '../src/serve/server.js';
 

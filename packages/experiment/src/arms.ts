@@ -25,8 +25,7 @@
  * Everything here is pure: plain objects in, plain YAML-able objects out.
  */
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { EMBEDDED } from '../team/load.js';
-import type { PolicySpecEntry, TeamSpec } from '../team/types.js';
+import { EMBEDDED, type PolicySpecEntry, type TeamSpec } from '@troupe/kernel';
 
 /** The arms, in the order of the table. */
 export const ARM_NAMES = ['single', 'single-grpo', 'mas-prompt', 'mas-naive-grpo', 'mas-atgrpo-shared', 'mas-atgrpo-per-role', 'swap'] as const;

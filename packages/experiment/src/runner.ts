@@ -38,10 +38,9 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSyn
 import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import type { TeamSpec } from '../team/types.js';
-import { generatedSamples, readMetrics } from '../trainer/report.js';
-import { lockFolder } from '../util/folder-lock.js';
-import { NOT_RUN_YET } from './table.js';
+import { type TeamSpec, lockFolder } from '@troupe/kernel';
+import { generatedSamples, readMetrics } from '@troupe/trainer/report';
+import { NOT_RUN_YET, type RunResult, type RunSource } from './results.js';
 import { ARMS, dependencyVerb, deriveArm, deriveSwapSpec, ExperimentError, type ArmLevel, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
 
 /** One game of the experiment: a label and its base (per-role) team spec. */
@@ -139,79 +138,6 @@ export interface PlannedRun {
   readonly digest: string;
   /** The run it depends on (`ARMS[arm].dependsOn`, same game and seed). */
   readonly source?: PlannedRun;
-}
-
-/** The outcome of one run (`result.json` / `failure.json`). */
-export interface RunResult {
-  /** Game label. */
-  readonly game: string;
-  /** Arm. */
-  readonly arm: ArmName;
-  /** Seed index. */
-  readonly seed: number;
-  /** The spec's master seed. */
-  readonly specSeed: number;
-  /** `ok`, or `failed` (see `error`). */
-  readonly status: 'ok' | 'failed';
-  /** The mapping level the spec trains at. */
-  readonly level: ArmLevel;
-  /** The algorithm after the warm start. */
-  readonly algorithm: string;
-  /** Held-out evaluation (greedy, K = 1). */
-  readonly eval?: { readonly split: string; readonly episodes: number; readonly successes: number; readonly successRate: number; readonly ci95: readonly [number, number] };
-  /** Swap only: the per-role policies on their own seats, loaded the same way (must match the per-role result). */
-  readonly control?: { readonly episodes: number; readonly successes: number; readonly successRate: number };
-  /** Sample accounting of RL arms (zeros for the others). */
-  readonly samples: {
-    /** The budget the run was topped up to. */
-    readonly budget: number;
-    /** Generated RL samples (sum of `rollout/samples`). */
-    readonly generated: number;
-    /**
-     * Samples trained on: those in groups with a signal (sum of `loss/<policy>/trained_samples`; runs from before that
-     * key count every sample the update took, `loss/<policy>/samples`). grpo-naive trains on last-turn samples only.
-     */
-    readonly trained: number;
-    /** Steps run. */
-    readonly steps: number;
-    /** Steps planned from the budget. */
-    readonly plannedSteps: number;
-    /** B, K and the most samples one step can generate (B·K·N·T). */
-    readonly batchSize: number;
-    readonly branches: number;
-    readonly samplesPerStep: number;
-    /** Top-up invocations after the planned steps. */
-    readonly topUps: number;
-  };
-  /** Warm-start demonstration samples (from metrics.jsonl), when the run had a warm start of its own. */
-  readonly warmStartSamples?: number;
-  /**
-   * The run it started from (`warm-start`: its policies were loaded from that run's step-0 checkpoint, the shared warm
-   * start) or evaluated (`final`, swap: that run's newest checkpoint). Absent for runs with their own warm start.
-   */
-  readonly source?: RunSource;
-  /** Wall seconds of this run's child processes. */
-  readonly seconds: number;
-  /** The results file this result was reused from (`ExperimentOptions.reuse`): the run was not run again. */
-  readonly reusedFrom?: string;
-  /** Run folder, relative to the experiment's output folder. */
-  readonly dir: string;
-  /** Plan digest (see {@link PlannedRun.digest}). */
-  readonly digest: string;
-  /** Failure message (status `failed`). */
-  readonly error?: string;
-}
-
-/** Where a run started from (see {@link RunResult.source}); paths relative to the experiment's output folder. */
-export interface RunSource {
-  /** The source arm (same game and seed). */
-  readonly arm: ArmName;
-  /** What was taken from it. */
-  readonly uses: 'warm-start' | 'final';
-  /** Its run folder. */
-  readonly dir: string;
-  /** The checkpoint loaded (for `final`: once known). */
-  readonly checkpoint?: string;
 }
 
 /** What the runner reports while it works. */

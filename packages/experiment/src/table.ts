@@ -6,15 +6,9 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ReportChart } from '../trainer/report.js';
+import type { ReportChart } from '@troupe/trainer/report';
 import { ARMS, type ArmName } from './arms.js';
-import type { RunResult } from './runner.js';
-
-/** The error of a planned run that `collectResults` (`--report-only`) found neither finished nor failed. */
-export const NOT_RUN_YET = 'not run yet (the table of the runs finished so far, --report-only)';
-
-/** Whether a run's result is only the placeholder of one not run yet. */
-export const notRunYet = (r: Pick<RunResult, 'status' | 'error'>): boolean => r.status !== 'ok' && r.error === NOT_RUN_YET;
+import { notRunYet, type RunResult } from './results.js';
 
 /** One cell of the table: a (game, arm) pair over its seeds. */
 export interface TableCell {

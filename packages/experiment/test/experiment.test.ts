@@ -8,12 +8,10 @@ import {
   ARM_NAMES, ARMS, childEnv, collectResults, deriveArm, deriveSwapSpec, ExperimentError, ExperimentInterrupted, formatCell, formatTable, meanStd, measureRun, newestCheckpoint,
   NOT_RUN_YET, parseArmList, planExperiment, plainSpec, runExperiment, SEED_STRIDE, startsFrom, tableCells, tableCharts, topUpSteps, warmStartInputs,
   withSources, writeExperimentReport, type ArmName, type ExperimentEvent, type PlainSpec, type RunResult,
-} from '../src/experiment/index.js';
-import type { HostTensor } from '../src/policy/lm/model.js';
-import type { CausalLmPolicy } from '../src/policy/lm/policy.js';
-import { createHostFor } from '../src/runtime/index.js';
-import { checkTeamAgainstPlugins, formatIssue, loadTeamSpec, parseTeamSpec, PRESETS_DIR, type TeamSpec } from '../src/team/index.js';
-import { CAUSAL_LM_BUILTIN, composeTrainableTeam, defaultWorkers, mappingLevel, policyHandles, resolveTrainerConfig, Trainer, type TrainerConfig } from '../src/trainer/index.js';
+} from '../src/index.js';
+import type { HostTensor, CausalLmPolicy } from '@troupe/lm';
+import { composeTeam, createHostFor, checkTeamAgainstPlugins, defaultWorkers, formatIssue, loadTeamSpec, parseTeamSpec, PRESETS_DIR, resolveTrainerConfig, type TeamSpec, type TrainerConfig } from '@troupe/kernel';
+import { mappingLevel, policyHandles, Trainer } from '@troupe/trainer';
 
 /**
  * The all-planner Plan-Path team (the paper table's Plan-Path base) with its turn limit pinned to 2, so that the budget arithmetic below (B·K·N·T samples per step)
@@ -51,7 +49,7 @@ describe('experiment: arms derived from a base team', function () {
         mkdirSync(sub, { recursive: true });
         const spec = roundTrip(d.spec, sub);
         resolveTrainerConfig(spec);
-        const issues = await checkTeamAgainstPlugins(spec, createHostFor(spec.file, [CAUSAL_LM_BUILTIN]));
+        const issues = await checkTeamAgainstPlugins(spec, createHostFor(spec.file));
         assert.deepEqual(issues.map(formatIssue), [], `${preset} ${arm}`);
       }
     }
@@ -68,7 +66,7 @@ describe('experiment: arms derived from a base team', function () {
       mkdirSync(sub, { recursive: true });
       // Their own warm start: the shared one loads a checkpoint that does not exist here (see the warm-start test below).
       const spec = roundTrip(deriveArm(BASE, arm, { seed: 0, ownWarmStart: true }).spec, sub);
-      const team = await composeTrainableTeam(spec);
+      const team = await composeTeam(spec);
       try {
         const handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), resolveTrainerConfig(spec));
         assert.equal(mappingLevel(handles, team.seats.length), expected[arm], arm);
@@ -255,7 +253,7 @@ describe('experiment: arms derived from a base team', function () {
     }
     // The per-role arm as it runs: its policies loaded from that checkpoint.
     const shared = specIn('mas-atgrpo-per-role', deriveArm(base, 'mas-atgrpo-per-role', { seed: 0 }).spec);
-    const sharedTeam = await composeTrainableTeam(shared);
+    const sharedTeam = await composeTeam(shared);
     // The per-role arm with its own warm start, in memory.
     const own = specIn('own', deriveArm(base, 'mas-atgrpo-per-role', { seed: 0, ownWarmStart: true }).spec);
     mkdirSync(join(dir, 'bitwise', 'own-out'), { recursive: true });

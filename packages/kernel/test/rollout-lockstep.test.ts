@@ -3,7 +3,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import type { GenerateCallOptions, GenerationRequest, Policy, SamplingParams } from '../src/contracts/index.js';
 import { isEvent, isScriptedPolicy, sampleSeed, type EpisodeContext } from '../src/episode/index.js';
 import { LockstepBatcher, planEpisodes, runEpisodes, type LockstepOptions } from '../src/rollout/index.js';
-import { createOraclePolicy } from '../src/policy/scripted/index.js';
+import { createOraclePolicy } from '@troupe/policy-scripted';
 import { createRng } from '../src/util/index.js';
 import { counterEnv, counterReward, counterRole, type CounterEnv } from './helpers/counter.js';
 

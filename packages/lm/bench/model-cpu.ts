@@ -7,7 +7,7 @@
  * `STEPS` sets the timed training/forward steps (default 3). Prints one JSON line; each figure is the best of `STEPS`.
  */
 import { createRng } from '@troupe/kernel';
-import { AdamW, CausalLM, generateIds, initBackend, packBatch, policyGradientStep, presetHfConfig, tf } from '@troupe/kernel/model';
+import { AdamW, CausalLM, generateIds, initBackend, packBatch, policyGradientStep, presetHfConfig, tf } from '@troupe/lm';
 
 const preset = (process.argv[2] ?? 'tiny') as 'tiny' | 'small';
 const steps = Number(process.env.STEPS ?? 3);

@@ -1,8 +1,10 @@
 /**
- * @troupe/kernel/model — the trainable policy: tfjs backends, the Llama/Qwen causal LM, tokenizers, checkpoints.
+ * @troupe/lm — the trainable language model: tfjs backends, checkpoint files, tokenizers, the Llama/Qwen causal LM
+ * (generation, training ops, Hugging Face checkpoint folders), the `tfjs-causal-lm` policy and the model benchmarks.
+ * Read the folders in data-flow order: backend → checkpoint → tokenizer → lm → policy → bench.
  */
-export * from './policy/backend/index.js';
-export * from './policy/tokenizer/index.js';
-export * from './policy/lm/index.js';
-export * from './checkpoint/index.js';
-export * from './trainer/index.js';
+export * from './model.js';
+export * from './tokenizer/index.js';
+export * from './policy/causal-lm.js';
+export * from './bench/bench.js';
+export * from './bench/bench-checkpoint.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { initBackend, probeBackends, currentBackend, tf } from '@troupe/kernel/model';
+import { initBackend, probeBackends, currentBackend, tf } from '@troupe/lm';
 
 describe('backend selection', () => {
   it('probeBackends lists every backend in order and names one it would use', () => {

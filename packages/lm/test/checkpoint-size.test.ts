@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import {
   CausalLM, initBackend, currentBackend, tf, saveCheckpoint, loadCheckpoint, readCheckpoint, writeCheckpoint, parseSafetensors,
   serializeSafetensors, readSafetensors, writeSafetensors, DEFAULT_MAX_SHARD_BYTES, type SafeTensor, type StoredDtype,
-} from '@troupe/kernel/model';
+} from '@troupe/lm';
 
 const cfg = {
   model_type: 'qwen3', vocab_size: 300, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,

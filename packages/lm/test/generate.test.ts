@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import {
   CausalLM, initBackend, generateIds, generateBatch, loadTokenizer, tinyTokenizerDir, compileGrammar, GrammarError, sampleToken,
-  causalLmPolicyModule, causalLmPolicyContribution, CausalLmPolicy, recomputeLogprobs, type Tokenizer,
-} from '@troupe/kernel/model';
-import { Container, PolicyContribution, createRng } from '@troupe/kernel';
+  causalLmPolicyContribution, CausalLmPolicy, recomputeLogprobs, type Tokenizer,
+} from '@troupe/lm';
+import { createRng } from '@troupe/kernel';
 
 const cfg = {
   model_type: 'qwen3', vocab_size: 300, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
@@ -167,10 +167,8 @@ describe('generation', () => {
     await assert.rejects(generateIds(m, prompt, { maxNewTokens: 200, seed: 1, eosTokenIds: [], signal: ac.signal }), { name: 'AbortError' });
   });
 
-  it('is contributed as tfjs-causal-lm and answers Policy.generate requests', async () => {
-    const c = new Container();
-    c.load(causalLmPolicyModule);
-    const contrib = c.get<typeof causalLmPolicyContribution>(PolicyContribution);
+  it('is the tfjs-causal-lm contribution and answers Policy.generate requests', async () => {
+    const contrib = causalLmPolicyContribution;
     assert.equal(contrib.id, 'tfjs-causal-lm');
     const policy = (await contrib.create('shared', { preset: 'tiny', seed: 3 }, { baseDir: process.cwd(), seed: 0, rng: createRng(0) })) as CausalLmPolicy;
     try {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import {
   CausalLM, CheckpointError, initBackend, loadCheckpoint, loadLoraAdapter, loadTokenizer, saveLoraAdapter, tinyTokenizerDir, writeCheckpoint,
   MAX_SAFETENSORS_HEADER_BYTES, type SafeTensor,
-} from '@troupe/kernel/model';
+} from '@troupe/lm';
 
 const cfg = {
   model_type: 'qwen3', vocab_size: 300, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,

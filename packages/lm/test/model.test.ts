@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import {
   CausalLM, presetHfConfig, parseHfConfig, parameterShapes, initBackend, tf, generateIds, generateBatch, policyGradientStep,
   recomputeLogprobs, AdamW, lrAt, packBatch, scatterToLayout, policyGradientLoss, ropeInvFreq,
-} from '@troupe/kernel/model';
+} from '@troupe/lm';
 
 /** A small GQA config (4 query heads on 2 kv heads) so the suite stays fast. */
 function micro(modelType: 'qwen3' | 'qwen2' | 'llama', tie = false): Record<string, unknown> {

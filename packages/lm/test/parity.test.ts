@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   initBackend, loadCheckpoint, saveCheckpoint, loadTokenizer, generateIds, findTorchPython, runTorchRefBatch, CausalLM,
-} from '@troupe/kernel/model';
+} from '@troupe/lm';
 
 interface RefOut { prompt_ids: number[]; tokens: number[]; logprobs: number[]; top2_gaps: number[] }
 interface Ours { promptIds: number[]; tokenIds: number[]; logprobs: number[] }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { loadTokenizer, tinyTokenizerDir, qwen3TokenizerDir } from '@troupe/kernel/model';
+import { loadTokenizer, tinyTokenizerDir, qwen3TokenizerDir } from '@troupe/lm';
 
 describe('tokenizers', () => {
   it('the tiny byte-level tokenizer round-trips any text and renders ChatML', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { initBackend, tf } from '@troupe/kernel/model';
+import { initBackend, tf } from '@troupe/lm';
 
 /** Row-major product of equal-batch tensors, computed on the host. */
 function hostBmm(a: Float32Array, b: Float32Array, batch: number, M: number, K: number, N: number, transB: boolean): Float64Array {

@@ -3,13 +3,7 @@
  * the success rate, reported with a 95% Wilson score interval.
  */
 import { lastValueFrom, tap } from 'rxjs';
-import type { Split } from '../contracts/common.js';
-import type { Environment } from '../contracts/environment.js';
-import type { RewardFunction } from '../contracts/reward.js';
-import type { SeatBinding } from '../episode/context.js';
-import { planEpisodes, runEpisodes } from '../rollout/run-episodes.js';
-import { SummaryAggregator } from '../rollout/summary.js';
-import type { EpisodeEvent } from '../episode/events.js';
+import { type Split, type Environment, type RewardFunction, type SeatBinding, planEpisodes, runEpisodes, SummaryAggregator, type EpisodeEvent } from '@troupe/kernel';
 
 /** The 95% Wilson score interval of `successes / n` (z = 1.959964). [0, 1] when n = 0. */
 export function wilsonInterval(successes: number, n: number, z = 1.959963984540054): [number, number] {

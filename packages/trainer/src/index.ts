@@ -1,11 +1,11 @@
 /**
- * The trainer: AT-GRPO / grpo-naive training steps, warm start (SFT on oracle demonstrations), evaluation with
- * Wilson intervals, crash-safe checkpoints and resume, and the run report. Needs tfjs: exported from
- * `@troupe/kernel/model`.
+ * @troupe/trainer — AT-GRPO / grpo-naive training steps, warm start (SFT on oracle demonstrations), evaluation with
+ * Wilson intervals, crash-safe checkpoints and resume, and the run report (`@troupe/trainer/report`, light: no tfjs).
+ * The spec's `algorithm` settings are checked by the kernel (`resolveTrainerConfig`); the model is @troupe/lm's.
  */
-export * from './config.js';
 export * from './loss.js';
 export * from './policies.js';
+export * from './sft-run.js';
 export * from './sft.js';
 export * from './instances.js';
 export * from './evaluate.js';

@@ -6,14 +6,7 @@
  * instance the greedy-leaning policy already solves mostly adds groups whose branches all succeed.
  * The schedule's state is part of every checkpoint, so a resumed run plays the same instances.
  */
-
-/** `algorithm.replay`. */
-export interface ReplaySettings {
-  /** Largest share of a step's instances taken from the replay queue (0 = off, the default). */
-  readonly fraction: number;
-  /** How many times one failed instance is played again at most. */
-  readonly maxReplays: number;
-}
+import type { ReplaySettings } from '@troupe/kernel';
 
 /** An instance a step plays: its index in the train split's stream and how many times it has been replayed. */
 export interface ScheduledInstance {

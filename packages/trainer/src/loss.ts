@@ -4,10 +4,8 @@
  * All run inside `trainStep` (gradients, clipping, AdamW) from `policy/lm/train.ts`.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { CausalLM } from '../policy/lm/model.js';
-import { oneHotF32 } from '../policy/lm/ops.js';
-import { accumulatedTrainStep, packBatch, scatterToLayout, trainStep, type AdamW, type PackedBatch, type SequencePair } from '../policy/lm/train.js';
-import type { LossAggregation } from './config.js';
+import { type CausalLM, oneHotF32, accumulatedTrainStep, packBatch, scatterToLayout, trainStep, type AdamW, type PackedBatch, type SequencePair } from '@troupe/lm/model';
+import type { LossAggregation } from '@troupe/kernel';
 
 /** Per-token log-probs `[B, L-1]` and, when asked, per-token entropies of the full next-token distribution. */
 function scoreTokens(model: CausalLM, packed: PackedBatch, withEntropy: boolean): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {

@@ -3,12 +3,8 @@
  * seat, L1 shared, L2 LoRA adapter per seat, L3 full model per seat), and each trainable policy's own optimizer,
  * learning-rate schedule and frozen reference.
  */
-import type { Policy } from '../contracts/policy.js';
-import { CausalLmPolicy } from '../policy/lm/policy.js';
-import { CausalLM } from '../policy/lm/model.js';
-import { AdamW, lrAt, type AdamWOptions } from '../policy/lm/train.js';
-import type { TeamSpec } from '../team/types.js';
-import type { TrainerConfig } from './config.js';
+import type { Policy, TeamSpec, TrainerConfig } from '@troupe/kernel';
+import { CausalLM, AdamW, isCausalLmPolicy, lrAt, type AdamWOptions, type CausalLmPolicy } from '@troupe/lm';
 
 /** The policy mapping level of a team (the Stronger-MAS paper). */
 export type MappingLevel = 'L0' | 'L1' | 'L2' | 'L3' | 'frozen';
@@ -60,7 +56,7 @@ export function policyHandles(spec: TeamSpec, policies: ReadonlyMap<string, Poli
   const out: PolicyHandle[] = [];
   for (const [name, policy] of policies) {
     const seats = seatOrder.filter((s) => spec.seats[s]?.policy === name);
-    const trainable = policy instanceof CausalLmPolicy ? policy : undefined;
+    const trainable = isCausalLmPolicy(policy) ? policy : undefined;
     const own = trainable?.settings.optimizer;
     const maxTokens = Math.max(1, ...seats.map((s) => spec.seats[s]!.sampling.maxTokens));
     out.push({

@@ -10,10 +10,8 @@
  * Plans and settings are plain data (they cross into update workers, see update-thread.ts), and the trainer's
  * in-thread path runs the very same {@link ppoUpdate}, so threaded and in-thread updates cannot drift apart.
  */
-import type { Rng } from '../contracts/common.js';
-import type { CausalLM } from '../policy/lm/model.js';
-import type { AdamW } from '../policy/lm/train.js';
-import { shuffled } from '../util/rng.js';
+import { type Rng, shuffled } from '@troupe/kernel';
+import type { CausalLM, AdamW } from '@troupe/lm/model';
 import { ppoStep, recomputeGroupLogprobs, skipsGroup, type PpoSettings, type PpoStepResult, type PromptGroup } from './loss.js';
 
 /** What one policy trains on in one step, and in which order. */

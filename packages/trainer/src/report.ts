@@ -5,7 +5,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MetricsRecord } from './trainer.js';
+
+/** One line of metrics.jsonl: `step` plus flat `rollout/*`, `loss/*`, `eval/*`, `time/*`, `perf/*` numbers. */
+export type MetricsRecord = { step: number; kind: 'warm-start' | 'baseline' | 'train' | 'final' } & Record<string, number | string | boolean | number[]>;
 
 /** One plot: a file stem and a vega-lite spec (data inlined). */
 export interface ReportChart {

@@ -3,10 +3,9 @@
  * and are assigned to the SAME variables. tfjs-wasm is single-threaded per isolate, so two policies trained in two
  * workers use two cores.
  */
-import type { CausalLM, HostTensor } from '../policy/lm/model.js';
-import type { SequencePair } from '../policy/lm/train.js';
-import type { WarmStartConfig } from './config.js';
-import type { SftRunResult, SftRunSettings } from './sft.js';
+import type { CausalLM, HostTensor, SequencePair } from '@troupe/lm/model';
+import type { WarmStartConfig } from '@troupe/kernel';
+import type { SftRunResult, SftRunSettings } from './sft-run.js';
 import { startTrainerWorker } from './worker-script.js';
 
 /** What the main thread sends a worker. */

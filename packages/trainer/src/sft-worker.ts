@@ -3,9 +3,8 @@
  * the model from the weights it was sent, runs {@link sftRun} and posts the trained weights back.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { initBackend, type BackendName } from '../policy/backend/index.js';
-import { CausalLM } from '../policy/lm/model.js';
-import { sftRun } from './sft.js';
+import { initBackend, type BackendName, CausalLM } from '@troupe/lm/model';
+import { sftRun } from './sft-run.js';
 import type { SftWorkerInput, SftWorkerMessage } from './sft-thread.js';
 
 async function main(): Promise<void> {

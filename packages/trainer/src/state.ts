@@ -17,11 +17,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../checkpoint/hf.js';
-import { readSafetensors, writeSafetensors, type SafeTensor } from '../checkpoint/safetensors.js';
-import type { Rng } from '../contracts/common.js';
-import { writeFileAtomic } from '../util/atomic.js';
-import { createRng } from '../util/rng.js';
+import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter, readSafetensors, writeSafetensors, type SafeTensor } from '@troupe/lm';
+import { type Rng, writeFileAtomic, createRng } from '@troupe/kernel';
 import type { InstanceScheduleState } from './instances.js';
 import { optimizerMoments, type LrDecaySpan, type PolicyHandle } from './policies.js';
 

@@ -4,9 +4,7 @@
  * counts the UNION of its in-flight intervals, and `busy` the union over all categories; the loop's own overhead is
  * the step's wall time minus `busy`.
  */
-import type { Environment } from '../contracts/environment.js';
-import type { Policy } from '../contracts/policy.js';
-import type { Role } from '../contracts/role.js';
+import type { Environment, Policy, Role } from '@troupe/kernel';
 
 /** Categories of time. */
 export type TimeCategory = 'generate' | 'env' | 'update';

@@ -24,24 +24,8 @@
 import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { lastValueFrom, tap, toArray } from 'rxjs';
-import type { Environment } from '../contracts/environment.js';
-import type { Rng } from '../contracts/common.js';
-import { computeAdvantages, computeTrajectoryAdvantages } from '../algorithms/advantages.js';
-import type { SeatBinding } from '../episode/context.js';
-import { currentBackend } from '../policy/backend/index.js';
-import { causalLmPolicyModule } from '../policy/lm/policy.js';
-import { CausalLM } from '../policy/lm/model.js';
-import { loadCheckpoint, saveCheckpoint } from '../checkpoint/hf.js';
-import { planEpisodes, runEpisodes } from '../rollout/run-episodes.js';
-import { toEpisodes, type EpisodeRecord, type SampleRecord } from '../rollout/records.js';
-import { SummaryAggregator } from '../rollout/summary.js';
-import { toTraceRecord } from '../rollout/trace.js';
-import { composeTeam, createHostFor, type TeamRuntime } from '../runtime/compose.js';
-import type { TeamSpec } from '../team/types.js';
-import { writeFileAtomic } from '../util/atomic.js';
-import { lockFolder, type FolderLock } from '../util/folder-lock.js';
-import { createRng, deriveSeed } from '../util/rng.js';
-import { hasGreedyBranch, resolveTrainerConfig, TrainingSettingError, type TrainerConfig } from './config.js';
+import { type Environment, type Rng, computeAdvantages, computeTrajectoryAdvantages, type SeatBinding, planEpisodes, runEpisodes, toEpisodes, type EpisodeRecord, type StepRecord, SummaryAggregator, toTraceRecord, composeTeam, type TeamRuntime, type TeamSpec, writeFileAtomic, lockFolder, type FolderLock, createRng, deriveSeed, hasGreedyBranch, resolveTrainerConfig, TrainingSettingError, type TrainerConfig } from '@troupe/kernel';
+import { currentBackend, CausalLM, loadCheckpoint, saveCheckpoint } from '@troupe/lm';
 import { BASELINE_FILE, comparisonMetrics, pairedComparison, readBaseline, type BaselineEval, type PairedComparison } from './compare.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
@@ -50,7 +34,7 @@ import {
 } from './policies.js';
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
 import { InstanceSchedule } from './instances.js';
-import { generatedSamples, readMetrics } from './report.js';
+import { generatedSamples, readMetrics, type MetricsRecord } from './report.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import {
   checkpointName, listCheckpoints, RunFolderError, readTrainerState, restoreOptimizers, restoreRng, restoreWeights, saveTrainerCheckpoint, truncateJsonl,
@@ -58,17 +42,6 @@ import {
 } from './state.js';
 import { StepTimer, timedEnvironment, timedPolicy, timedRole } from './timing.js';
 import { UpdateWorker, type UpdateJob, type UpdateOptimizerOptions } from './update-thread.js';
-
-/** The built-in module that contributes the trainable `tfjs-causal-lm` policy kind. */
-export const CAUSAL_LM_BUILTIN = { name: '@troupe/kernel/model (tfjs-causal-lm)', module: causalLmPolicyModule } as const;
-
-/** Composes a team whose policies may be `tfjs-causal-lm` (the CLI's `train`, `eval`, `sft` use this). */
-export function composeTrainableTeam(spec: TeamSpec): Promise<TeamRuntime> {
-  return composeTeam(spec, { host: createHostFor(spec.file, [CAUSAL_LM_BUILTIN]) });
-}
-
-/** One line of metrics.jsonl: `step` plus flat `rollout/*`, `loss/*`, `eval/*`, `time/*`, `perf/*` numbers. */
-export type MetricsRecord = { step: number; kind: 'warm-start' | 'baseline' | 'train' | 'final' } & Record<string, number | string | boolean | number[]>;
 
 /** What the trainer tells its observer (the CLI's progress display). */
 export type TrainerEvent =
@@ -102,7 +75,7 @@ export interface TrainerOptions {
   readonly skipFinalEval?: boolean;
   /** Observer of progress. */
   readonly onEvent?: (event: TrainerEvent) => void;
-  /** A composed team to train (tests); default: composed from the spec with the tfjs-causal-lm builtin. */
+  /** A composed team to train (tests); default: composed from the spec, its policy plugins resolved by kind. */
   readonly team?: TeamRuntime;
 }
 
@@ -198,7 +171,7 @@ export class Trainer {
   /** Validates the spec's training settings, composes the team (unless given) and prepares the trainer. */
   static async create(spec: TeamSpec, options: TrainerOptions): Promise<Trainer> {
     const config = resolveTrainerConfig(spec, options.steps !== undefined ? { steps: options.steps } : {});
-    const team = options.team ?? (await composeTrainableTeam(spec));
+    const team = options.team ?? (await composeTeam(spec));
     return new Trainer(spec, config, team, options);
   }
 
@@ -423,7 +396,7 @@ export class Trainer {
     const ended = await lastValueFrom(runEpisodes(contexts, { concurrency: c.concurrency, lockstep: true }).pipe(tap(summary), toEpisodes(), toArray()), { defaultValue: [] as EpisodeRecord[] });
     const order = new Map(contexts.map((ctx, i) => [ctx.episodeId ?? ctx.instanceUid, i]));
     const episodes = [...ended].sort((a, b) => order.get(a.episodeId)! - order.get(b.episodeId)!);
-    const samples: SampleRecord[] = episodes.flatMap((e) => e.samples);
+    const samples: StepRecord[] = episodes.flatMap((e) => e.steps);
     // An instance is solved when any of its episodes is (contexts hold `repeats` episodes per planned instance).
     const solved = new Set(episodes.filter((e) => e.end.success).map((e) => e.instanceUid));
     this.schedule.record(planned.map((p, i) => ({ ...p, success: solved.has(contexts[i * repeats]!.instanceUid) })));
@@ -486,7 +459,7 @@ export class Trainer {
    * the full models update at the same time, each in its own persistent worker thread (update-thread.ts), while any
    * other policy updates in the main thread; `update/workers` counts the threads used (0: all in the main thread).
    */
-  async update(step: number, samples: readonly SampleRecord[], advantages: readonly (number | null)[]): Promise<Record<string, number>> {
+  async update(step: number, samples: readonly StepRecord[], advantages: readonly (number | null)[]): Promise<Record<string, number>> {
     const updates: PolicyUpdate[] = [];
     for (const h of this.handles) {
       if (!h.trainable || h.frozen) continue;
@@ -517,7 +490,7 @@ export class Trainer {
    * Updates one policy on its samples in the main thread: keeps the current version's samples, recomputes old
    * log-probs (and reference log-probs for the KL), runs epochs × shuffled mini-batches of PPO-clip, bumps the version.
    */
-  async updatePolicy(h: PolicyHandle, step: number, samples: readonly SampleRecord[], advantages: readonly number[]): Promise<Record<string, number>> {
+  async updatePolicy(h: PolicyHandle, step: number, samples: readonly StepRecord[], advantages: readonly number[]): Promise<Record<string, number>> {
     const u = this.planUpdate(h, step, samples, advantages);
     await this.runInThread(u);
     return u.out;
@@ -528,7 +501,7 @@ export class Trainer {
    * advantages, the step's learning rate, and the mini-batches of every epoch, drawn from the trainer's RNG here
    * (nothing else of the update uses it). No job when no sample is of the current version.
    */
-  private planUpdate(h: PolicyHandle, step: number, samples: readonly SampleRecord[], advantages: readonly number[]): PolicyUpdate {
+  private planUpdate(h: PolicyHandle, step: number, samples: readonly StepRecord[], advantages: readonly number[]): PolicyUpdate {
     const lm = h.trainable!;
     const c = this.config;
     const fresh = samples.flatMap((s, i) => (s.policyVersion === lm.version ? [i] : []));
@@ -691,7 +664,7 @@ export class Trainer {
 }
 
 /** Samples grouped by identical prompt (in first-appearance order); `rows` are indices into the input. */
-export function promptGroups(samples: readonly SampleRecord[]): (PromptGroup & { rows: number[] })[] {
+export function promptGroups(samples: readonly StepRecord[]): (PromptGroup & { rows: number[] })[] {
   const byKey = new Map<string, PromptGroup & { rows: number[]; completions: number[][] }>();
   samples.forEach((s, i) => {
     const key = JSON.stringify([s.episodeId, s.turn, s.seat, s.promptIds.length, s.promptIds.at(-1) ?? null]);

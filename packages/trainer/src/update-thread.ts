@@ -17,8 +17,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
-import type { CausalLM, HostTensor } from '../policy/lm/model.js';
-import type { AdamW, AdamWOptions } from '../policy/lm/train.js';
+import type { CausalLM, HostTensor, AdamW, AdamWOptions } from '@troupe/lm/model';
 import type { PpoUpdatePlan, PpoUpdateSettings } from './ppo-update.js';
 import { startTrainerWorker } from './worker-script.js';
 

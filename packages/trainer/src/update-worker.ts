@@ -5,9 +5,7 @@
  * optimizer's moments and step count. Requests run one at a time, in order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { initBackend, type BackendName } from '../policy/backend/index.js';
-import { CausalLM } from '../policy/lm/model.js';
-import { AdamW } from '../policy/lm/train.js';
+import { initBackend, type BackendName, CausalLM, AdamW } from '@troupe/lm/model';
 import { recomputeGroupLogprobs } from './loss.js';
 import { ppoUpdate } from './ppo-update.js';
 import { assignOptimizerState, optimizerState, type UpdateJobResult, type UpdateWorkerInit, type UpdateWorkerMessage, type UpdateWorkerRequest } from './update-thread.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { exactMcNemar, formatPairedComparison, pairedComparison } from '../src/trainer/compare.js';
+import { exactMcNemar, formatPairedComparison, pairedComparison } from '../src/compare.js';
 
 describe('trainer: paired comparison of two evaluations', () => {
   it('counts the episodes each model solves alone and the rates of both', () => {

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHostFor, composeTeam } from '../src/runtime/index.js';
-import { loadTeamSpec } from '../src/team/index.js';
-import { CAUSAL_LM_BUILTIN, Trainer, type MetricsRecord } from '../src/trainer/index.js';
+import { createHostFor, composeTeam, loadTeamSpec } from '@troupe/kernel';
+import { Trainer, type MetricsRecord } from '../src/index.js';
 import { BANDIT_ID, banditModule } from './helpers/bandit.js';
 import { microCheckpoint } from './trainer-helpers.js';
 
@@ -25,7 +24,7 @@ async function banditTeam(target: string, algorithm: Record<string, unknown>, te
   };
   writeFileSync(join(dir, 'team.yaml'), JSON.stringify(spec, null, 2));
   const loaded = loadTeamSpec(join(dir, 'team.yaml'));
-  const team = await composeTeam(loaded, { host: createHostFor(loaded.file, [CAUSAL_LM_BUILTIN, banditModule]) });
+  const team = await composeTeam(loaded, { host: createHostFor(loaded.file, [banditModule]) });
   return { spec: loaded, team, out: join(dir, 'run') };
 }
 

@@ -11,9 +11,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import type { TeamSpec } from '../src/team/index.js';
-import { RunFolderError, Trainer, type MetricsRecord, type TrainerEvent } from '../src/trainer/index.js';
-import { createRng } from '../src/util/rng.js';
+import { type TeamSpec, createRng } from '@troupe/kernel';
+import { RunFolderError, Trainer, type MetricsRecord, type TrainerEvent } from '../src/index.js';
 import { microTeamSpec, type MicroTeamOptions } from './trainer-helpers.js';
 
 const readJsonl = (file: string): MetricsRecord[] => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as MetricsRecord);

@@ -5,11 +5,16 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { saveCheckpoint } from '../src/checkpoint/index.js';
-import { CausalLM, presetHfConfig } from '../src/policy/lm/index.js';
-import { tinyTokenizerDir } from '../src/policy/tokenizer/index.js';
-import { initBackend } from '../src/policy/backend/index.js';
-import { loadTeamSpec, type TeamSpec } from '../src/team/index.js';
+import { saveCheckpoint, CausalLM, presetHfConfig, tinyTokenizerDir, initBackend } from '@troupe/lm';
+import { loadTeamSpec, type TeamSpec } from '@troupe/kernel';
+
+// The trainer composes its teams through the plugin host, which imports `@troupe/policy-causal-lm` as an ES module.
+// A test file loaded as CommonJS (mocha's require() under tsx) holds a second copy of @troupe/lm, and a process with
+// both copies training models aborts natively (`free(): invalid pointer`). This package's .mocharc.json loads the tests
+// as ES modules (`--no-experimental-require-module`); refuse to run otherwise rather than crash later.
+if (typeof require === 'function') {
+  throw new Error('the trainer tests must load as ES modules: run mocha with packages/trainer/.mocharc.json, or add -n no-experimental-require-module');
+}
 
 let microDir: string | undefined;
 

@@ -5,16 +5,13 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import type { Move } from '../src/contracts/index.js';
-import { groupAdvantages } from '../src/algorithms/index.js';
-import type { TraceRecord } from '../src/rollout/index.js';
-import type { TeamSpec } from '../src/team/index.js';
-import { CausalLmPolicy } from '../src/policy/lm/index.js';
+import { type Move, groupAdvantages, resolveTrainerConfig, TrainerConfigError, type TraceRecord, type TeamSpec } from '@troupe/kernel';
+import { CausalLmPolicy } from '@troupe/lm';
 import {
-  BASELINE_FILE, buildReport, InstanceSchedule, listCheckpoints, pairedComparison, resolveTrainerConfig, samplerGap, saveTrainerCheckpoint, Trainer, TrainerConfigError,
+  BASELINE_FILE, buildReport, InstanceSchedule, listCheckpoints, pairedComparison, samplerGap, saveTrainerCheckpoint, Trainer,
   wilsonInterval,
   type BaselineEval, type MetricsRecord, type TrainingResult,
-} from '../src/trainer/index.js';
+} from '../src/index.js';
 import { microTeamSpec } from './trainer-helpers.js';
 
 const readJsonl = <T>(file: string): T[] => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
@@ -74,9 +71,9 @@ describe('trainer: configuration', () => {
 
 describe('trainer: grouped scoring', () => {
   it('scores K completions of one prompt (prompt encoded once, cache tiled) like scoring each prompt ++ completion', async () => {
-    const { loadCheckpoint } = await import('../src/checkpoint/index.js');
-    const { recomputeLogprobs } = await import('../src/policy/lm/index.js');
-    const { recomputeGroupLogprobs } = await import('../src/trainer/index.js');
+    const { loadCheckpoint } = await import('@troupe/lm');
+    const { recomputeLogprobs } = await import('@troupe/lm');
+    const { recomputeGroupLogprobs } = await import('../src/index.js');
     const { microCheckpoint } = await import('./trainer-helpers.js');
     const model = await loadCheckpoint(await microCheckpoint());
     try {
@@ -116,7 +113,7 @@ describe('trainer: sampler gap', () => {
 
 describe('trainer: loss aggregation, KL and entropy', () => {
   it('token-mean, seq-mean-token-mean and dr-grpo reduce per-token values as documented', async () => {
-    const { aggregate } = await import('../src/trainer/index.js');
+    const { aggregate } = await import('../src/index.js');
     // two sequences: lengths 1 and 3; values 4 | 1 1 1
     const x = tf.tensor2d([[4, 0, 0], [1, 1, 1]]);
     const mask = tf.tensor2d([[1, 0, 0], [1, 1, 1]]);
@@ -129,9 +126,9 @@ describe('trainer: loss aggregation, KL and entropy', () => {
   });
 
   it('a PPO step with a KL penalty and an entropy bonus reports them; on-policy the ratio is 1 (nothing clipped)', async () => {
-    const { loadCheckpoint } = await import('../src/checkpoint/index.js');
-    const { AdamW } = await import('../src/policy/lm/index.js');
-    const { ppoStep, recomputeGroupLogprobs } = await import('../src/trainer/index.js');
+    const { loadCheckpoint } = await import('@troupe/lm');
+    const { AdamW } = await import('@troupe/lm');
+    const { ppoStep, recomputeGroupLogprobs } = await import('../src/index.js');
     const { microCheckpoint } = await import('./trainer-helpers.js');
     const model = await loadCheckpoint(await microCheckpoint());
     const ref = await loadCheckpoint(await microCheckpoint());
@@ -157,9 +154,9 @@ describe('trainer: loss aggregation, KL and entropy', () => {
 
   for (const aggregation of ['token-mean', 'seq-mean-token-mean', 'dr-grpo'] as const) {
     it(`micro-batches accumulate to the one-pass PPO step (${aggregation}, with KL and entropy)`, async () => {
-      const { loadCheckpoint } = await import('../src/checkpoint/index.js');
-      const { AdamW } = await import('../src/policy/lm/index.js');
-      const { ppoStep, recomputeGroupLogprobs } = await import('../src/trainer/index.js');
+      const { loadCheckpoint } = await import('@troupe/lm');
+      const { AdamW } = await import('@troupe/lm');
+      const { ppoStep, recomputeGroupLogprobs } = await import('../src/index.js');
       const { microCheckpoint } = await import('./trainer-helpers.js');
       // Three groups of different prompt and completion lengths; the off-policy old log-probs make some ratios clip.
       const groups = [
@@ -200,9 +197,9 @@ describe('trainer: loss aggregation, KL and entropy', () => {
 
   for (const aggregation of ['token-mean', 'seq-mean-token-mean', 'dr-grpo'] as const) {
     it(`groups whose advantages are all 0 are not scored, and the update is the same (${aggregation})`, async () => {
-      const { loadCheckpoint } = await import('../src/checkpoint/index.js');
-      const { AdamW } = await import('../src/policy/lm/index.js');
-      const { ppoUpdate } = await import('../src/trainer/ppo-update.js');
+      const { loadCheckpoint } = await import('@troupe/lm');
+      const { AdamW } = await import('@troupe/lm');
+      const { ppoUpdate } = await import('../src/ppo-update.js');
       const { microCheckpoint } = await import('./trainer-helpers.js');
       // Groups 0 and 2 have rewards that were all equal (advantages 0); a mini-batch of group 2 alone has nothing to
       // score; epoch 2 moves the policy, so its ratios are off 1 and clip.
@@ -243,7 +240,7 @@ describe('trainer: loss aggregation, KL and entropy', () => {
   }
 
   it('a loss with a KL or entropy term scores every group (their terms are not 0)', async () => {
-    const { skipsGroup } = await import('../src/trainer/index.js');
+    const { skipsGroup } = await import('../src/index.js');
     const base = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean' as const, klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0 };
     assert.equal(skipsGroup(base, [1, 0, 0, 0], 1, 3), true);
     assert.equal(skipsGroup(base, [1, 0, 0, 0], 0, 3), false, 'a nonzero advantage');
@@ -253,7 +250,7 @@ describe('trainer: loss aggregation, KL and entropy', () => {
   });
 
   it('an RL update that ran out of wasm memory names the spec file and algorithm.microBatchSize', async () => {
-    const { outOfMemoryHint } = await import('../src/trainer/trainer.js');
+    const { outOfMemoryHint } = await import('../src/trainer.js');
     const hint = outOfMemoryHint(new Error("RL update of policy 'proposer' failed in its worker thread: memory access out of bounds"), '/x/team.yaml', 16) as Error;
     assert.equal(hint.name, 'ConfigError', 'user-facing: printed without a stack');
     assert.match(hint.message, /\/x\/team\.yaml.*algorithm\.microBatchSize \(now 16/s);
@@ -344,7 +341,7 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
   });
 
   it('why zero-advantage steps are skipped: after many zero-gradient AdamW steps one real gradient moves a weight ~12× the learning rate', async () => {
-    const { AdamW } = await import('../src/policy/lm/index.js');
+    const { AdamW } = await import('@troupe/lm');
     const displacement = (zeroStepsBefore: number, zeroStepsAfter: number): number => {
       const x = tf.variable(tf.scalar(0), true, `x${zeroStepsBefore}-${zeroStepsAfter}`);
       const opt = new AdamW([x], { lr: 1e-3 });
@@ -850,14 +847,14 @@ describe('trainer: kill -9 and resume', function () {
 
 /** Plays one step's rollouts (no update) and returns its samples with token ids. */
 async function rolloutSamples(trainer: Trainer, step: number) {
-  const { planEpisodes, runEpisodes, collectEpisodes } = await import('../src/rollout/index.js');
+  const { planEpisodes, runEpisodes, collectEpisodes } = await import('@troupe/kernel');
   const c = trainer.config;
   const contexts = planEpisodes({
     environment: trainer.environment, split: 'train', count: c.batchSize, startIndex: (step - 1) * c.batchSize, seed: 99 + step,
     instanceSeed: trainer.spec.seed, uidPrefix: `probe-${step}/`, branches: c.branches, seats: trainer.seats, reward: trainer.team.reward,
     grammar: c.constrainedDecoding,
   });
-  return (await collectEpisodes(runEpisodes(contexts, { concurrency: 2 }))).flatMap((e) => e.samples);
+  return (await collectEpisodes(runEpisodes(contexts, { concurrency: 2 }))).flatMap((e) => e.steps);
 }
 
 describe('trainer: train-instance schedule (algorithm.replay)', () => {

@@ -2,12 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadCheckpoint } from '../src/checkpoint/index.js';
-import { initBackend } from '../src/policy/backend/index.js';
-import { AdamW, CausalLmPolicy, type HostTensor } from '../src/policy/lm/index.js';
-import type { TraceRecord } from '../src/rollout/index.js';
-import { Trainer, type MetricsRecord, type PolicyHandle } from '../src/trainer/index.js';
-import { UpdateWorker } from '../src/trainer/update-thread.js';
+import { loadCheckpoint, initBackend, AdamW, CausalLmPolicy, type HostTensor } from '@troupe/lm';
+import type { TraceRecord } from '@troupe/kernel';
+import { Trainer, type MetricsRecord, type PolicyHandle } from '../src/index.js';
+import { UpdateWorker } from '../src/update-thread.js';
 import { microCheckpoint, microTeamSpec } from './trainer-helpers.js';
 
 const readJsonl = <T>(file: string): T[] => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);

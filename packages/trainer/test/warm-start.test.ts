@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { createRng } from '../src/util/rng.js';
-import { collectDemonstrations, composeTrainableTeam, epochBatches, LENGTH_GROUP_BATCHES, policyHandles, resolveTrainerConfig, warmStart } from '../src/trainer/index.js';
-import { CausalLmPolicy } from '../src/policy/lm/index.js';
+import { composeTeam, createRng, resolveTrainerConfig } from '@troupe/kernel';
+import { collectDemonstrations, epochBatches, LENGTH_GROUP_BATCHES, policyHandles, warmStart } from '../src/index.js';
+import { CausalLmPolicy } from '@troupe/lm';
 import { microTeamSpec } from './trainer-helpers.js';
 
 /** Warm-starts a fresh per-role micro team with `workers` threads; returns the trained weights and the result. */
 async function warmStartWith(workers: number, schedule: 'constant' | 'cosine', groupByLength = false) {
   const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { warmStart: { demonstrations: 6, epochs: 2, lr: 1e-2, miniBatchSize: 2, schedule, warmupSteps: 2, workers, groupByLength } } });
   const config = resolveTrainerConfig(spec);
-  const team = await composeTrainableTeam(spec);
+  const team = await composeTeam(spec);
   try {
     const handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), config);
     const before = new Map(handles.map((h) => [h.name, h.trainable!.model.exportTensors()]));
@@ -58,7 +58,7 @@ describe('warm start in worker threads', function () {
     const warm = { demonstrations: 6, epochs: 2, lr: 1e-2, miniBatchSize: 2, workers: 1, maxSamples: { proposer: 3 } };
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { warmStart: warm } });
     const config = resolveTrainerConfig(spec);
-    const team = await composeTrainableTeam(spec);
+    const team = await composeTeam(spec);
     try {
       const demos = await collectDemonstrations(team.environment, team.seats, { count: 6, seed: 3 });
       const all = (p: string): number => demos.filter((d) => d.policy === p).length;
@@ -72,7 +72,7 @@ describe('warm start in worker threads', function () {
     }
     // The cap is the seat's, whatever policy plays it: one shared policy gets 3 proposer samples and every executor one.
     const shared = await microTeamSpec({ mapping: 'shared', algorithm: { warmStart: warm } });
-    const sharedTeam = await composeTrainableTeam(shared);
+    const sharedTeam = await composeTeam(shared);
     try {
       const sharedConfig = resolveTrainerConfig(shared);
       const demos = await collectDemonstrations(sharedTeam.environment, sharedTeam.seats, { count: 6, seed: 3 });
@@ -110,7 +110,7 @@ describe('warm start in worker threads', function () {
 
   it('demonstration noise: random actions are played, oracle actions are the targets, so recoveries are demonstrated', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role' });
-    const team = await composeTrainableTeam(spec);
+    const team = await composeTeam(spec);
     try {
       const clean = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3 });
       const noisy = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: 0.5 });
@@ -135,7 +135,7 @@ describe('warm start in worker threads', function () {
 
   it('demonstration noise per seat: only the named seats play random actions; the others are shown oracle play only', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role' });
-    const team = await composeTrainableTeam(spec);
+    const team = await composeTeam(spec);
     try {
       const scalar = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: 0.5 });
       const asMap = await collectDemonstrations(team.environment, team.seats, { count: 40, seed: 3, noise: { proposer: 0.5, executor: 0.5 } });

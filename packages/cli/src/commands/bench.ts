@@ -22,7 +22,7 @@ function positiveIntList(flag: string) {
   return (raw: string): number[] => raw.split(',').map((x) => one(x.trim()));
 }
 
-type Lm = typeof import('@troupe/kernel/model');
+type Lm = typeof import('@troupe/lm');
 
 /** A Python with torch, or why there is none (`--no-torch`, not installed). */
 async function torchPython(lm: Lm, wanted: boolean): Promise<{ python?: string; skipped?: string }> {
@@ -119,7 +119,7 @@ export function register(program: Command): void {
     .option('--no-torch', 'skip the PyTorch comparison')
     .option('--json', 'print one JSON document')
     .action(async (opts: BenchModelCliOptions) => {
-      const lm = await import('@troupe/kernel/model');
+      const lm = await import('@troupe/lm');
       if (opts.model) return benchCheckpointCommand(lm, opts.model, opts);
       if (!['tiny', 'small'].includes(opts.preset)) throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
       if (opts.genBatch && opts.genBatch.length !== 1) throw new UsageError(`--gen-batch takes one number without --model, got ${opts.genBatch.join(',')}`);

@@ -38,11 +38,11 @@ export function register(program: Command): void {
         tfjs: { backend: null, reasons: null },
         sandbox: { isolation: null, details: null },
         versions: Object.fromEntries(
-          ['@troupe/kernel', '@troupe/cli', '@troupe/sandbox', '@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', '@huggingface/transformers', 'inversify', 'rxjs'].map((n) => [n, versionOf(n)]),
+          ['@troupe/kernel', '@troupe/lm', '@troupe/trainer', '@troupe/cli', '@troupe/sandbox', '@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', '@huggingface/transformers', 'inversify', 'rxjs'].map((n) => [n, versionOf(n)]),
         ),
       };
       try {
-        const model = (await import('@troupe/kernel/model')) as Record<string, unknown>;
+        const model = (await import('@troupe/lm')) as Record<string, unknown>;
         const probe = model['probeBackends'] as undefined | (() => { wouldUse?: string; override?: string; probes: { backend: string; available: boolean; detail: string }[] });
         if (!probe) throw new Error('this kernel has no backend probe');
         const r = probe();

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { loadTeamSpec, SPLITS, teamNumberRange, TraceWriter, type Split, type TeamSpec } from '@troupe/kernel';
-import type { EvaluateOptions, EvaluationResult } from '@troupe/kernel/model';
+import { composeTeam, loadTeamSpec, resolveTrainerConfig, SPLITS, teamNumberRange, TraceWriter, type Split, type TeamSpec } from '@troupe/kernel';
+import type { EvaluateOptions, EvaluationResult } from '@troupe/trainer';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
 import { loadSpecOrDefault } from './train.js';
 
@@ -25,7 +25,7 @@ interface EvalOptions {
 async function resolveCheckpoint(dir: string, flag = '--checkpoint'): Promise<string> {
   const abs = resolve(dir);
   if (!existsSync(abs)) throw new UsageError(`${flag} ${dir}: no such file or folder`);
-  const { BEST_FILE, listCheckpoints, readBestFile } = await import('@troupe/kernel/model');
+  const { BEST_FILE, listCheckpoints, readBestFile } = await import('@troupe/trainer');
   if (basename(abs) === BEST_FILE) return readBestFile(abs);
   if (existsSync(join(abs, 'trainer-state.json'))) return abs;
   const steps = await listCheckpoints(abs);
@@ -39,7 +39,7 @@ async function resolveCheckpoint(dir: string, flag = '--checkpoint'): Promise<st
  * team — but never the default for a run of another team (its weights would load and be played in the wrong game).
  */
 async function evaluationSpec(file: string | undefined, checkpoint: string | undefined, flag: string | undefined): Promise<TeamSpec> {
-  const { readTrainerState } = await import('@troupe/kernel/model');
+  const { readTrainerState } = await import('@troupe/trainer');
   const run = checkpoint ? (await readTrainerState(checkpoint)).run : undefined;
   if (file !== undefined || !run) {
     const spec = loadSpecOrDefault(file);
@@ -100,9 +100,9 @@ export function register(program: Command): void {
       const checkpoint = opts.checkpoint ? await resolveCheckpoint(opts.checkpoint) : undefined;
       const baseline = opts.baseline ? await resolveCheckpoint(opts.baseline, '--baseline') : undefined;
       const spec = await evaluationSpec(file, checkpoint, opts.checkpoint);
-      const { composeTrainableTeam, evaluateTeam, formatPairedComparison, pairedComparison, policyHandles, resolveTrainerConfig, restoreWeights } = await import('@troupe/kernel/model');
+      const { evaluateTeam, formatPairedComparison, pairedComparison, policyHandles, restoreWeights } = await import('@troupe/trainer');
       const config = resolveTrainerConfig(spec);
-      const team = await composeTrainableTeam(spec);
+      const team = await composeTeam(spec);
       let trace: TraceWriter | undefined;
       try {
         const handles = policyHandles(spec, team.policies, team.seats.map((s) => s.name), config);

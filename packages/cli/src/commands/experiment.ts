@@ -6,7 +6,7 @@ import { loadTeamSpec, PRESETS_DIR, teamNumberRange, type TeamSpec } from '@trou
 import {
   ARM_NAMES, ARMS, collectResults, ExperimentError, ExperimentInterrupted, notRunYet, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
   type ArmName, type ExperimentEvent, type GameInput, type RunResult,
-} from '@troupe/kernel/experiment';
+} from '@troupe/experiment';
 import { CliError, finiteNumber, positiveInt, printJson, UsageError } from '../errors.js';
 import { renderChartsTo } from './train.js';
 

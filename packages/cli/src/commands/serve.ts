@@ -35,7 +35,7 @@ export function register(program: Command): void {
     .option('--max-tokens <n>', 'max_tokens when a request gives none', positiveInt('--max-tokens'), 256)
     .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
     .action(async (opts: ServeOptions) => {
-      const lm = await import('@troupe/kernel/model');
+      const lm = await import('@troupe/lm');
       const { createServer } = await import('../serve/server.js');
       await startBackend(lm, opts.backend);
       const { dir, model } = await loadModelFolder(lm, opts.model, opts.adapter);

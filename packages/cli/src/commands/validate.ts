@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkTeamAgainstPlugins, hostForSpec, formatIssue, loadTeamSpec, resolveTrainerConfig, specIssue, SpecError, TrainerConfigError, type SpecIssue, type TeamSpec } from '@troupe/kernel';
+import { checkTeamAgainstPlugins, createHostFor, formatIssue, loadTeamSpec, resolveTrainerConfig, specIssue, SpecError, TrainerConfigError, type SpecIssue, type TeamSpec } from '@troupe/kernel';
 import { printJson } from '../errors.js';
 
 interface FileVerdict {
@@ -37,7 +37,7 @@ function trainingIssues(spec: TeamSpec): SpecIssue[] {
 export async function validateSpecFile(file: string): Promise<FileVerdict> {
   try {
     const spec = loadTeamSpec(file);
-    const issues = [...(await checkTeamAgainstPlugins(spec, await hostForSpec(spec))), ...trainingIssues(spec)];
+    const issues = [...(await checkTeamAgainstPlugins(spec, createHostFor(spec.file))), ...trainingIssues(spec)];
     return { file, ok: issues.length === 0, issues, warnings: unisolatedWarnings(spec) };
   } catch (err) {
     if (err instanceof SpecError) return { file, ok: false, issues: [...err.issues], warnings: [] };

@@ -3,7 +3,7 @@
  * request (up to `maxBatch`) into one `generateBatch` call, so concurrent requests decode together. A full queue is
  * refused at once (the server answers 503) instead of growing without bound.
  */
-import type { CausalLM, GeneratedSample, GenerationItem, Tokenizer } from '@troupe/kernel/model';
+import type { CausalLM, GeneratedSample, GenerationItem, Tokenizer } from '@troupe/lm';
 
 /** Thrown by `submit` when the queue is full. */
 export class QueueFullError extends Error {

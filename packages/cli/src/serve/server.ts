@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
-import type { CausalLM, GeneratedSample, GenerationItem, Tokenizer } from '@troupe/kernel/model';
+import type { CausalLM, GeneratedSample, GenerationItem, Tokenizer } from '@troupe/lm';
 import { Batcher, QueueFullError } from './batcher.js';
 
 /** Options of `createServer`. */

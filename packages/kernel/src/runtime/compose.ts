@@ -9,47 +9,21 @@ import type { RewardFunction } from '../contracts/reward.js';
 import type { SeatBinding } from '../episode/context.js';
 import { PluginHost, type BuiltinModule } from '../plugins/loader.js';
 import { defaultBaseDirs } from '../plugins/resolve.js';
-import { scriptedPoliciesModule } from '../policy/scripted/module.js';
 import { checkTeamAgainstPlugins, rewardConfigOf } from '../team/check.js';
 import { SpecError } from '../team/errors.js';
 import { EMBEDDED } from '../team/load.js';
 import type { TeamSpec } from '../team/types.js';
 import { createRng, deriveSeed } from '../util/rng.js';
 
-/** The kernel's built-in modules (scripted policies). */
-export const KERNEL_BUILTINS: readonly BuiltinModule[] = [{ name: '@troupe/kernel (scripted policies)', module: scriptedPoliciesModule }];
-
-/** A plugin host for a spec file: packages resolve from the spec's folder, the cwd, then the kernel's location. */
-export function createHostFor(specFile: string | undefined, extraBuiltins: readonly BuiltinModule[] = []): PluginHost {
-  const specDir = specFile && specFile !== EMBEDDED ? dirname(specFile) : undefined;
-  return new PluginHost({ builtins: [...KERNEL_BUILTINS, ...extraBuiltins], baseDirs: defaultBaseDirs(specDir) });
-}
-
 /**
- * Policy kinds the kernel provides itself but loads only on demand, because they pull in tfjs: kind → loader of
- * the ContainerModule that binds them.
+ * A plugin host for a spec file: packages resolve from the spec's folder, the cwd, then the kernel's location.
+ * Every contribution, policy kinds included (`oracle` from @troupe/policy-scripted, `tfjs-causal-lm` from
+ * @troupe/policy-causal-lm), is loaded on demand from the installed plugin that declares it; `builtins` are
+ * modules bound up front without a package (tests, embedders).
  */
-const LAZY_KERNEL_POLICIES: Readonly<Record<string, () => Promise<BuiltinModule>>> = {
-  'tfjs-causal-lm': async () => {
-    const model = await import('../model.js');
-    return { name: '@troupe/kernel (tfjs causal LM)', module: model.causalLmPolicyModule };
-  },
-};
-
-/** Loads the on-demand kernel modules (e.g. the tfjs causal LM policy) that a spec's policies need into `host`. */
-export async function loadKernelModulesFor(spec: TeamSpec, host: PluginHost): Promise<void> {
-  const kinds = new Set(Object.values(spec.policies).map((p) => p.kind));
-  for (const kind of kinds) {
-    const loader = LAZY_KERNEL_POLICIES[kind];
-    if (loader && !host.registry.find('policies', kind)) host.loadBuiltin(await loader());
-  }
-}
-
-/** A plugin host for a spec, with the on-demand kernel modules its policies need already loaded. */
-export async function hostForSpec(spec: TeamSpec): Promise<PluginHost> {
-  const host = createHostFor(spec.file);
-  await loadKernelModulesFor(spec, host);
-  return host;
+export function createHostFor(specFile: string | undefined, builtins: readonly BuiltinModule[] = []): PluginHost {
+  const specDir = specFile && specFile !== EMBEDDED ? dirname(specFile) : undefined;
+  return new PluginHost({ builtins, baseDirs: defaultBaseDirs(specDir) });
 }
 
 /** A team ready to play: everything an episode needs, created from a spec. */
@@ -91,7 +65,6 @@ export function overridePolicies(spec: TeamSpec, kind: string): TeamSpec {
 export async function composeTeam(specIn: TeamSpec, options: ComposeOptions = {}): Promise<TeamRuntime> {
   const spec = options.policyOverride ? overridePolicies(specIn, options.policyOverride) : specIn;
   const host = options.host ?? createHostFor(spec.file);
-  await loadKernelModulesFor(spec, host);
   const issues = await checkTeamAgainstPlugins(spec, host);
   if (issues.length) throw new SpecError(spec.file, issues);
 

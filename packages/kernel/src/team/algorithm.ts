@@ -6,8 +6,15 @@
 import { availableParallelism } from 'node:os';
 import type { JsonSchema } from '../contracts/common.js';
 import { compileSchema, formatPath, schemaIssues, type SchemaIssue } from '../plugins/ajv.js';
-import type { TeamSpec } from '../team/types.js';
-import type { ReplaySettings } from './instances.js';
+import type { TeamSpec } from './types.js';
+
+/** `algorithm.replay`: prioritised level replay of failed train instances (the trainer's instance schedule). */
+export interface ReplaySettings {
+  /** Largest share of a step's instances taken from the replay queue (0 = off, the default). */
+  readonly fraction: number;
+  /** How many times one failed instance is played again at most. */
+  readonly maxReplays: number;
+}
 
 /** How the per-token PPO objective is reduced to one loss per mini-batch. */
 export type LossAggregation = 'token-mean' | 'seq-mean-token-mean' | 'dr-grpo';

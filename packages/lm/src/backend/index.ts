@@ -176,5 +176,5 @@ export function probeBackends(env: Readonly<Record<string, string | undefined>> 
   return override ? { wouldUse, override, probes } : { wouldUse, probes };
 }
 
-/** Re-export of the tfjs namespace the kernel uses, so callers share one copy. */
+/** Re-export of the tfjs namespace this package uses, so callers share one copy. */
 export { tf };

@@ -3,10 +3,10 @@
  * size, and sends one `BenchCheckpointMessage` to its parent. Not an entry point of its own.
  */
 import * as tf from '@tensorflow/tfjs';
-import { loadCheckpoint } from '../../checkpoint/hf.js';
-import { createRng } from '../../util/rng.js';
+import { loadCheckpoint } from '../lm/hf-checkpoint.js';
+import { createRng } from '@troupe/kernel';
 import { initBackend } from '../backend/index.js';
-import { generateIds } from './generate.js';
+import { generateIds } from '../lm/generate.js';
 import type { BenchCheckpointMessage, BenchCheckpointOptions, BenchCheckpointResult } from './bench-checkpoint.js';
 
 const peakRssMb = (): number => Math.round(process.resourceUsage().maxRSS / 102.4) / 10; // maxRSS is in KiB

@@ -7,12 +7,12 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRng } from '../../util/rng.js';
+import { createRng } from '@troupe/kernel';
 import { initBackend, type BackendName } from '../backend/index.js';
-import { presetHfConfig, type PresetName } from './config.js';
-import { CausalLM } from './model.js';
-import { AdamW, packBatch, policyGradientStep } from './train.js';
-import { generateIds } from './generate.js';
+import { presetHfConfig, type PresetName } from '../lm/config.js';
+import { CausalLM } from '../lm/model.js';
+import { AdamW, packBatch, policyGradientStep } from '../lm/train.js';
+import { generateIds } from '../lm/generate.js';
 
 /** Options of `benchModel`. */
 export interface BenchModelOptions {
@@ -100,9 +100,9 @@ export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelR
   }
 }
 
-/** Path of the PyTorch reference script shipped in the kernel's assets. */
+/** Path of the PyTorch reference script shipped in this package's assets. */
 export function torchRefPath(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '../../../assets/torch_ref.py');
+  return resolve(dirname(fileURLToPath(import.meta.url)), '../../assets/torch_ref.py');
 }
 
 function run(cmd: string, args: readonly string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {

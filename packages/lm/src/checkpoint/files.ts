@@ -5,7 +5,7 @@
  */
 import { realpath } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
-import { BoundedReadError, readRegularFile } from '../util/read-bounded.js';
+import { BoundedReadError, readRegularFile } from '@troupe/kernel';
 import { CheckpointError } from './errors.js';
 
 /** Largest JSON file read from a checkpoint (config.json, the shard index, adapter_config.json). */

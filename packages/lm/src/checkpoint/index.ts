@@ -1,7 +1,7 @@
 /**
- * Checkpoints: safetensors I/O and Hugging Face-layout folders (full models and PEFT LoRA adapters).
+ * Checkpoint files: safetensors I/O and the defensive reading of any file a checkpoint folder names. The model's
+ * Hugging Face-layout folders (full models and PEFT LoRA adapters) are built on these in `lm/hf-checkpoint.ts`.
  */
 export * from './errors.js';
 export * from './files.js';
 export * from './safetensors.js';
-export * from './hf.js';

@@ -8,8 +8,7 @@
  * holds little more than the float32 weights themselves. Writes stream tensor by tensor the same way.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { writeFileAtomicWith } from '../util/atomic.js';
-import { BoundedReadError, openRegularFile } from '../util/read-bounded.js';
+import { writeFileAtomicWith, BoundedReadError, openRegularFile } from '@troupe/kernel';
 import { CheckpointError } from './errors.js';
 
 /** A stored dtype this module reads and writes. */

@@ -4,9 +4,7 @@
  * samples are reproducible on the same backend. Returns token ids and per-token natural-log probabilities.
  */
 import * as tf from '@tensorflow/tfjs';
-import { createRng, deriveSeed } from '../../util/rng.js';
-import type { OutputGrammar } from '../../contracts/role.js';
-import type { Rng } from '../../contracts/common.js';
+import { createRng, deriveSeed, type OutputGrammar, type Rng } from '@troupe/kernel';
 import type { CausalLM, KvCache } from './model.js';
 import type { Tokenizer } from '../tokenizer/index.js';
 import { compileGrammar, GrammarCursor, type Nfa } from './grammar.js';

@@ -7,7 +7,7 @@
  * `* + ? {n} {n,} {n,m}` (lazy `?` suffixes are accepted and ignored); `^`/`$` at the ends are accepted (the match is
  * anchored anyway). Look-arounds and back-references are not supported and throw `GrammarError`.
  */
-import type { OutputGrammar } from '../../contracts/role.js';
+import type { OutputGrammar } from '@troupe/kernel';
 
 /** A grammar the decoder cannot compile (the message names the pattern and the unsupported feature). */
 export class GrammarError extends Error {

@@ -11,12 +11,12 @@ import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { writeFileAtomic } from '../util/atomic.js';
-import { CheckpointError } from './errors.js';
-import { checkpointFile, MAX_JSON_BYTES, readCheckpointFile } from './files.js';
-import { readSafetensors, storedBytes, writeSafetensors, type SafeTensor, type StoredDtype } from './safetensors.js';
-import { CausalLM } from '../policy/lm/model.js';
-import { checkConfigAgainstTensors, parseHfConfig } from '../policy/lm/config.js';
+import { writeFileAtomic } from '@troupe/kernel';
+import { CheckpointError } from '../checkpoint/errors.js';
+import { checkpointFile, MAX_JSON_BYTES, readCheckpointFile } from '../checkpoint/files.js';
+import { readSafetensors, storedBytes, writeSafetensors, type SafeTensor, type StoredDtype } from '../checkpoint/safetensors.js';
+import { CausalLM } from './model.js';
+import { checkConfigAgainstTensors, parseHfConfig } from './config.js';
 
 /** Tokenizer and generation files copied along with a checkpoint when present. */
 export const TOKENIZER_FILES = [

@@ -1,6 +1,6 @@
 /**
  * The trainable tfjs causal LM (Llama / Qwen2 / Qwen3): config, model, generation, constrained decoding, training
- * primitives, and the `tfjs-causal-lm` policy contribution.
+ * primitives, and its Hugging Face checkpoint folders. The `tfjs-causal-lm` policy over it is in `policy/`.
  */
 export * from './config.js';
 export { mm, linear, rmsNorm, embed, oneHotF32, silu, ropeInvFreq } from './ops.js';
@@ -8,6 +8,4 @@ export * from './model.js';
 export * from './grammar.js';
 export * from './generate.js';
 export * from './train.js';
-export * from './policy.js';
-export * from './bench.js';
-export * from './bench-checkpoint.js';
+export * from './hf-checkpoint.js';

@@ -1,20 +1,19 @@
 /**
  * The trainable `tfjs-causal-lm` policy: a `CausalLM` + tokenizer behind the `Policy` contract, with log-prob
- * recomputation, PPO-clip updates (AdamW), LoRA adapters and saving. Contributed as `causalLmPolicyModule`.
+ * recomputation, PPO-clip updates (AdamW), LoRA adapters and saving. Contributed as `causalLmPolicyContribution`,
+ * which @troupe/policy-causal-lm binds.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { ContainerModule } from '../../di.js';
-import { PolicyContribution, type Completion, type GenerateCallOptions, type GenerationRequest, type Policy, type PolicyCreateContext } from '../../contracts/policy.js';
-import type { JsonSchema } from '../../contracts/common.js';
+import { type PolicyContribution, type Completion, type GenerateCallOptions, type GenerationRequest, type Policy, type PolicyCreateContext, type JsonSchema } from '@troupe/kernel';
 import { initBackend, type BackendName, type BackendReport } from '../backend/index.js';
 import { loadTokenizer, type Tokenizer } from '../tokenizer/index.js';
-import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../../checkpoint/hf.js';
-import { CausalLM, type LoraConfig } from './model.js';
-import { presetHfConfig, type PresetName } from './config.js';
-import { generateBatch } from './generate.js';
-import { compileGrammar, GrammarError } from './grammar.js';
-import { AdamW, policyGradientStep, recomputeLogprobs, type AdamWOptions, type PolicyGradientBatch, type SequencePair } from './train.js';
+import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../lm/hf-checkpoint.js';
+import { CausalLM, type LoraConfig } from '../lm/model.js';
+import { presetHfConfig, type PresetName } from '../lm/config.js';
+import { generateBatch } from '../lm/generate.js';
+import { compileGrammar, GrammarError } from '../lm/grammar.js';
+import { AdamW, policyGradientStep, recomputeLogprobs, type AdamWOptions, type PolicyGradientBatch, type SequencePair } from '../lm/train.js';
 
 /** Config of a `tfjs-causal-lm` policy (the team spec's `policies.<name>` minus `kind`). */
 export interface CausalLmPolicyConfig {
@@ -86,7 +85,21 @@ export const causalLmPolicyConfigSchema: JsonSchema = {
 const warnedPatterns = new Set<string>();
 
 /** The trainable tfjs causal-LM policy. */
+/**
+ * Brand of every {@link CausalLmPolicy}, registered globally so that it holds across copies of this module: the
+ * `tfjs-causal-lm` plugin and the trainer may load @troupe/lm apart (two installs, or ESM and CommonJS under a test
+ * runner), where `instanceof` would say no.
+ */
+const CAUSAL_LM_POLICY: unique symbol = Symbol.for('@troupe/lm CausalLmPolicy') as never;
+
+/** Whether `policy` is a trainable {@link CausalLmPolicy} (from any copy of @troupe/lm). */
+export function isCausalLmPolicy(policy: unknown): policy is CausalLmPolicy {
+  return typeof policy === 'object' && policy !== null && (policy as { [CAUSAL_LM_POLICY]?: unknown })[CAUSAL_LM_POLICY] === true;
+}
+
 export class CausalLmPolicy implements Policy {
+  /** See {@link isCausalLmPolicy}. */
+  readonly [CAUSAL_LM_POLICY] = true;
   /** Contribution id. */
   readonly kind = 'tfjs-causal-lm';
   /** Incremented by every `update`. */
@@ -237,8 +250,3 @@ export const causalLmPolicyContribution: PolicyContribution = {
   configSchema: causalLmPolicyConfigSchema,
   create: (name, config, context) => createCausalLmPolicy(name, config as CausalLmPolicyConfig, context),
 };
-
-/** Binds the `tfjs-causal-lm` policy contribution. */
-export const causalLmPolicyModule = new ContainerModule((bind) => {
-  bind<PolicyContribution>(PolicyContribution).toConstantValue(causalLmPolicyContribution);
-});

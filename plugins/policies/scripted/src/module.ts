@@ -1,5 +1,4 @@
-import { ContainerModule } from '../../di.js';
-import { PolicyContribution } from '../../contracts/policy.js';
+import { ContainerModule, PolicyContribution } from '@troupe/kernel';
 import { oraclePolicyContribution, randomPolicyContribution } from './scripted.js';
 
 /** Binds the scripted policy kinds `oracle` and `random` to the {@link PolicyContribution} point. */
@@ -7,3 +6,5 @@ export const scriptedPoliciesModule = new ContainerModule((bind) => {
   bind<PolicyContribution>(PolicyContribution).toConstantValue(oraclePolicyContribution);
   bind<PolicyContribution>(PolicyContribution).toConstantValue(randomPolicyContribution);
 });
+
+export default scriptedPoliciesModule;

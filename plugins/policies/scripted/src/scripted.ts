@@ -1,9 +1,4 @@
-import type { Environment } from '../../contracts/environment.js';
-import type { Completion, GenerationRequest, Policy, PolicyContribution, PolicyCreateContext, ScriptedContext } from '../../contracts/policy.js';
-import type { JsonSchema } from '../../contracts/common.js';
-import type { RenderContext } from '../../contracts/role.js';
-import { oracleRenderContext } from '../../episode/render-context.js';
-import { createRng, deriveSeed } from '../../util/rng.js';
+import { type Environment, type Completion, type GenerationRequest, type Policy, type PolicyContribution, type PolicyCreateContext, type ScriptedContext, type JsonSchema, type RenderContext, oracleRenderContext, createRng, deriveSeed } from '@troupe/kernel';
 
 /** A scripted policy: declares `scripted: true` so the episode runner sends it the true state. */
 export interface ScriptedPolicy extends Policy {

@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
-import { Container } from '../src/di.js';
-import { PolicyContribution, type GenerationRequest, type Policy, type RenderContext, type SamplingParams, type SeatContext } from '../src/contracts/index.js';
-import { createRng } from '../src/util/index.js';
-import { isEvent, isScriptedPolicy, oracleRenderContext, runEpisode, type EpisodeContext } from '../src/episode/index.js';
+import { Container, PolicyContribution, type GenerationRequest, type Policy, type RenderContext, type SamplingParams, type SeatContext, createRng, isEvent, isScriptedPolicy, oracleRenderContext, runEpisode, type EpisodeContext } from '@troupe/kernel';
 import {
   createOraclePolicy, createRandomPolicy, oraclePolicyContribution, randomPolicyContribution, scriptedPoliciesModule,
-} from '../src/policy/scripted/index.js';
-import { counterEnv, counterReward, counterRole, type CounterEnv } from './helpers/counter.js';
+} from '../src/index.js';
+import { counterEnv, counterReward, counterRole, type CounterEnv } from '../../../../packages/kernel/test/helpers/counter.js';
 
 const SAMPLING: SamplingParams = { temperature: 1, topP: 1, topK: 0, maxTokens: 4 };
 
