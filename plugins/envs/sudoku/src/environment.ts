@@ -4,7 +4,7 @@
  */
 import type { ActionTypeSpec, EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
 import { injectable } from '@troupe/kernel';
-import type { Executed, GameState, ProposalBase, Proposed, TurnBase } from '@troupe/game-kit';
+import type { Executed, GameState, ProposalBase, Proposed, SeatTexts, TurnBase } from '@troupe/game-kit';
 import { ProposerExecutorGame, roundReward } from '@troupe/game-kit';
 import type { SudokuConfig } from './config.js';
 import { SUDOKU_CONFIG_SCHEMA, resolveSudokuConfig } from './config.js';
@@ -185,6 +185,20 @@ function compactCounts(filled: number, cells: number, conflicts: number): string
 /** How a move applies: its status, why it failed, the fills it writes, the grid it gives and its reward. */
 type Evaluation = Omit<ProposalRecord, 'solves' | 'tool'>;
 
+/** What each seat is told to do when it answers with the completed grid. */
+const GRID_DUTIES: SeatTexts = {
+  alone: 'You play alone: give the grid that is applied.',
+  proposer: 'You are the proposer: propose the completed grid. It is simulated on a copy and shown to the executor; it is not applied.',
+  executor: 'You are the executor: you see the proposer\'s grid and whether it solves the puzzle. Give the grid that is actually applied (copy the proposal if it is right, fix it if not).',
+};
+
+/** What each seat is told to do when it answers with fills. */
+const FILL_DUTIES: SeatTexts = {
+  alone: 'You play alone: give the fills that are applied.',
+  proposer: 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.',
+  executor: 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).',
+};
+
 /** The Sudoku environment for one config. */
 export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuAction, SudokuConfig> {
   private readonly streams = sudokuStreams(this.config);
@@ -224,38 +238,25 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
   /** The task statement for a seat. Never shows a complete grid. */
   taskText(seat: string): string {
     const n = this.config.size;
-    const b = n === 4 ? '2x2' : '3x3';
-    const turns = this.turnsLine();
-    const rules = `Sudoku: fill the ${n}x${n} grid so that every row, every column and every ${b} box holds each number from 1 to ${n} exactly once. The puzzle has exactly one solution.`;
-    if (this.config.action === 'grid') {
-      const duty = this.duty(seat, {
-        alone: 'You play alone: give the grid that is applied.',
-        proposer: 'You are the proposer: propose the completed grid. It is simulated on a copy and shown to the executor; it is not applied.',
-        executor: 'You are the executor: you see the proposer\'s grid and whether it solves the puzzle. Give the grid that is actually applied (copy the proposal if it is right, fix it if not).',
-      });
-      return [
-        rules,
-        'Empty cells are shown as ".". The clues of the puzzle are fixed: an answer may not change a clue.',
-        `An answer is the completed grid: its ${n} rows from top to bottom, each written as its ${n} numbers from 1 to ${n}.`,
-        `An answer that changes a clue, has a number outside 1 to ${n}, or has the wrong number of rows or cells is invalid: nothing of it is applied.`,
-        turns,
-        duty,
-      ].join('\n');
-    }
-    const duty = this.duty(seat, {
-      alone: 'You play alone: give the fills that are applied.',
-      proposer: 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.',
-      executor: 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).',
-    });
+    const box = n === 4 ? '2x2' : '3x3';
+    const grid = this.config.action === 'grid';
+    const answers = grid
+      ? [
+          `An answer is the completed grid: its ${n} rows from top to bottom, each written as its ${n} numbers from 1 to ${n}.`,
+          `An answer that changes a clue, has a number outside 1 to ${n}, or has the wrong number of rows or cells is invalid: nothing of it is applied.`,
+        ]
+      : [
+          `A fill is [row, col, value]: rows are numbered 1 to ${n} from the top, columns 1 to ${n} from the left, values 1 to ${n}.`,
+          `Fills are applied in order; filling a cell ${this.alone ? 'you' : 'the team'} filled before overwrites it.`,
+          `A list with a fill that changes a clue, or with a number outside 1 to ${n}, is invalid: nothing of it is applied.`,
+        ];
     return [
-      rules,
-      'Empty cells are shown as ".". The clues of the puzzle are fixed: a fill may not change a clue.',
-      `A fill is [row, col, value]: rows are numbered 1 to ${n} from the top, columns 1 to ${n} from the left, values 1 to ${n}.`,
-      `Fills are applied in order; filling a cell ${this.alone ? 'you' : 'the team'} filled before overwrites it.`,
-      `A list with a fill that changes a clue, or with a number outside 1 to ${n}, is invalid: nothing of it is applied.`,
-      turns,
-      duty,
-      `Answer with a list of at most ${n * n} fills.`,
+      `Sudoku: fill the ${n}x${n} grid so that every row, every column and every ${box} box holds each number from 1 to ${n} exactly once. The puzzle has exactly one solution.`,
+      `Empty cells are shown as ".". The clues of the puzzle are fixed: ${grid ? 'an answer' : 'a fill'} may not change a clue.`,
+      ...answers,
+      this.turnsLine(),
+      this.duty(seat, grid ? GRID_DUTIES : FILL_DUTIES),
+      ...(grid ? [] : [`Answer with a list of at most ${n * n} fills.`]),
     ].join('\n');
   }
 

@@ -179,15 +179,10 @@ export class SudokuFillerRole extends AnswerLineRole<SudokuAction, SudokuFillerC
 /** The `sudoku-filler-v0` contribution. */
 @injectable()
 export class SudokuFillerContribution implements RoleContribution {
-  /** {@inheritDoc RoleContribution.id} */
   readonly id = SUDOKU_FILLER_ID;
-  /** {@inheritDoc RoleContribution.description} */
   readonly description = 'Sudoku filler: states cell fills as `#### [[row,col,value],...]`, or the completed grid as `#### 1234 ....` row by row';
-  /** {@inheritDoc RoleContribution.produces} */
   readonly produces = Object.freeze([SUDOKU_FILLS, SUDOKU_GRID]);
-  /** {@inheritDoc RoleContribution.configSchema} */
   readonly configSchema = SUDOKU_FILLER_CONFIG_SCHEMA;
-  /** {@inheritDoc RoleContribution.create} */
   create(config: Record<string, unknown>): SudokuFillerRole {
     return new SudokuFillerRole(config);
   }
