@@ -151,6 +151,12 @@ describe('plugins: resolution and discovery', () => {
     assert.equal(json.message, error.message);
   });
 
+  it('names the official package of a policy kind that is not named after it', async () => {
+    const error = await pluginError(() => resolvePlugin('policy', 'oracle', [project]));
+    assert.match(error.hint!, /npm install @troupe\/policy-scripted/);
+    assert.match((await pluginError(() => resolvePlugin('policy', 'tfjs-causal-lm', [project]))).hint!, /npm install @troupe\/policy-causal-lm/);
+  });
+
   it('discovers installed plugins from manifests only, recording where they came from and what is wrong', () => {
     const found = discoverPlugins([project]);
     const names = found.map((p) => p.name).sort();

@@ -1,5 +1,18 @@
 import type { Command } from 'commander';
 import { finiteNumber, positiveInt, printJson, UsageError } from '../errors.js';
+import { importPluginApi } from '../plugin-api.js';
+
+/** What `troupe verify math` uses of the math environment's package (its answer checker), loaded when it runs. */
+interface MathChecker {
+  extractAnswer(response: string, mode: 'lenient' | 'boxed'): { readonly answer: string; readonly source: string } | undefined;
+  extractReference(reference: string): string;
+  stripUnit(answer: string, unit: string): string;
+  sharedVerifier(): {
+    check(answer: string, reference: string, options: { tolerance?: number; orderedLists?: boolean; budgetMs?: number }): Promise<{
+      readonly equivalent: boolean; readonly verdict: string; readonly layer: string; readonly details: string; readonly elapsedMs: number; readonly thread?: unknown;
+    }>;
+  };
+}
 
 interface VerifyMathOptions {
   answer?: string;
@@ -40,8 +53,9 @@ export function register(program: Command): void {
       if (opts.tolerance !== undefined && !(opts.tolerance > 0)) throw new UsageError(`--tolerance must be positive, got ${opts.tolerance}`);
       if (opts.budgetMs !== undefined && opts.budgetMs > MAX_BUDGET_MS) throw new UsageError(`--budget-ms must be at most ${MAX_BUDGET_MS}, got ${opts.budgetMs}`);
       if (opts.extraction !== 'lenient' && opts.extraction !== 'boxed') throw new UsageError(`--extraction must be lenient or boxed, got "${opts.extraction}"`);
-      // mathjs loads only for this command
-      const { extractAnswer, extractReference, stripUnit, sharedVerifier } = await import('@troupe/env-math');
+      // the math environment (and mathjs) loads only for this command, from wherever plugins are installed
+      const { extractAnswer, extractReference, stripUnit, sharedVerifier } = await importPluginApi<MathChecker>(
+        'env', 'math', ['extractAnswer', 'extractReference', 'stripUnit', 'sharedVerifier'], '`troupe verify math`');
       const reference = extractReference(opts.reference!);
       const extracted = extractAnswer(opts.answer!, opts.extraction);
       if (!extracted) {

@@ -19,6 +19,7 @@ export {
 } from './manifest.js';
 export {
   KIND_TO_CONTRIBUTION,
+  OFFICIAL_PROVIDERS,
   contributionNameOf,
   defaultBaseDirs,
   discoverPlugins,

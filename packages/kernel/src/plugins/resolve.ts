@@ -17,6 +17,15 @@ export type PluginKind = 'env' | 'role' | 'reward' | 'policy';
 /** Manifest `contributes` key of each plugin kind. */
 export const KIND_TO_CONTRIBUTION = { env: 'environments', role: 'roles', reward: 'rewards', policy: 'policies' } as const;
 
+/**
+ * Official packages whose contributions are not named after them, by plugin kind: contribution → package. Used only
+ * to say which package to install when none installed declares the contribution (installed manifests are searched
+ * first, see `PluginHost.ensure`).
+ */
+export const OFFICIAL_PROVIDERS: Readonly<Partial<Record<PluginKind, Readonly<Record<string, string>>>>> = {
+  policy: { oracle: '@troupe/policy-scripted', random: '@troupe/policy-scripted', 'tfjs-causal-lm': '@troupe/policy-causal-lm' },
+};
+
 /** Removes a trailing version suffix `-vN` from a contribution id (`plan-path-v0` → `plan-path`). */
 export function stripVersion(id: string): string {
   return id.replace(/-v\d+$/, '');
@@ -135,7 +144,7 @@ export function resolvePlugin(kind: PluginKind, name: string, baseDirs: readonly
     `  searched from: ${baseDirs.join(', ')}`,
   ];
   if (withoutManifest.length) lines.push(`  found but not Troupe plugins (no \`troupe\` field): ${withoutManifest.join(', ')}`);
-  const official = candidates.find((c) => c.startsWith('@troupe/')) ?? candidates[candidates.length - 1]!;
+  const official = OFFICIAL_PROVIDERS[kind]?.[name] ?? candidates.find((c) => c.startsWith('@troupe/')) ?? candidates[candidates.length - 1]!;
   throw new PluginError(name, lines.join('\n'), { hint: `install it (npm install ${official}) or fix the name` });
 }
 
