@@ -133,12 +133,13 @@ function shuffle<T>(items: readonly T[], rng: Rng): T[] {
 
 /** A seeded random complete solution: randomised backtracking, cells in order, values tried in a random order. */
 export function randomSolution(size: number, rng: Rng): number[][] {
-  boxShape(size);
+  const box = boxShape(size);
   const grid = Array.from({ length: size }, () => Array.from({ length: size }, () => 0));
+  // v fits (r, c) when no cell k of its row, its column or its box holds it
+  const inBox = (r: number, c: number, k: number): number =>
+    grid[r - (r % box.rows) + Math.floor(k / box.cols)]![c - (c % box.cols) + (k % box.cols)]!;
   const ok = (r: number, c: number, v: number): boolean => {
-    for (let k = 0; k < size; k++) if (grid[r]![k] === v || grid[k]![c] === v) return false;
-    const b = boxIndex(size, r, c);
-    for (let rr = 0; rr < size; rr++) for (let cc = 0; cc < size; cc++) if (grid[rr]![cc] === v && boxIndex(size, rr, cc) === b) return false;
+    for (let k = 0; k < size; k++) if (grid[r]![k] === v || grid[k]![c] === v || inBox(r, c, k) === v) return false;
     return true;
   };
   const values = Array.from({ length: size }, (_, i) => i + 1);

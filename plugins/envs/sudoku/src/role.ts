@@ -76,7 +76,8 @@ export function parseGridAnswer(text: string, size: number): ParsedGrid {
   const format = gridAnswerFormat(size);
   const found = findAnswerLine(text, format);
   if (!found.ok) return found;
-  const rows = found.line.slice(4).trim().split(/\s+/).filter((r) => r.length > 0);
+  const body = found.line.slice(4).trim();
+  const rows = body === '' ? [] : body.split(/\s+/);
   if (rows.length !== size) return { ok: false, error: `expected "${format}", found ${rows.length} row${rows.length === 1 ? '' : 's'} in ${quote(found.line)}` };
   for (const [r, row] of rows.entries()) {
     if (!/^\d+$/.test(row) || row.length !== size) return { ok: false, error: `expected "${format}", found row ${r + 1} ${quote(row)}` };
