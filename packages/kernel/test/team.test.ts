@@ -151,15 +151,30 @@ describe('team specs: errors with file:line:col', () => {
     assert.equal(error.issues[0]!.file, join(SPECS, 'broken-base.yaml'));
   });
 
-  it('suggests the right key for a typo inside a seat, and reports a missing file', () => {
+  it('reports a mistyped key once, at the typo, without a follow-on "is required" for the key it meant', () => {
     const error = specError(() => parseTeamSpec(
-      'environment: { id: grid }\npolicies: { p: { kind: oracle } }\nseats:\n  a: { role: r, polcy: p, sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4 } }\nrewards: { id: s }\n',
+      'environment: { id: grid }\npolicies: { p: { kind: oracle } }\nseats:\n  a: { role: r, polcy: p, sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4 } }\n' +
+      '  b:\n    role: r\n    policy: p\n    sampling: { temprature: 1, topP: 1, topK: 0, maxTokens: 4 }\nrewards: { id: s }\n',
       join(SPECS, 'inline.yaml'),
     ));
     assert.deepEqual(lines(error.issues), [
-      'inline.yaml:4:6 seats.a.policy: is required',
       'inline.yaml:4:17 seats.a.polcy: unknown key (did you mean "policy"?)',
+      'inline.yaml:8:17 seats.b.sampling.temprature: unknown key (did you mean "temperature"?)',
     ]);
+  });
+
+  it('still reports a required key as missing when no unknown key resembles it', () => {
+    const error = specError(() => parseTeamSpec(
+      'environment: { id: grid }\npolicies: { p: { kind: oracle } }\nseats:\n  a: { role: r, banana: p, sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4 } }\nrewards: { id: s }\n',
+      join(SPECS, 'inline.yaml'),
+    ));
+    assert.deepEqual(lines(error.issues).map((l) => l.replace(/ \(.*$/, '')), [
+      'inline.yaml:4:6 seats.a.policy: is required',
+      'inline.yaml:4:17 seats.a.banana: unknown key',
+    ]);
+  });
+
+  it('reports a missing file', () => {
     const missing = specError(() => loadTeamSpec(join(SPECS, 'nope.yaml')));
     assert.equal(missing.issues[0]!.message, 'no such file');
   });

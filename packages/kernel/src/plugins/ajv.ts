@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from '../contracts/common.js';
-import { didYouMean } from './suggest.js';
+import { closest, didYouMean } from './suggest.js';
 
 type AddFormats = (ajv: Ajv | Ajv2020) => unknown;
 const addFormats: AddFormats =
@@ -105,13 +105,17 @@ function rangeOf(schema: Record<string, unknown> | undefined): string {
 export function schemaIssues(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
   const out: SchemaIssue[] = [];
   const seen = new Set<string>();
+  // Keys an unknown key was probably meant to be (`temprature` → `temperature`): their "is required" is a follow-on.
+  const meant = new Set<string>();
   for (const e of errors ?? []) {
     const base = pointerToPath(e.instancePath);
     let issue: SchemaIssue;
     if (e.keyword === 'additionalProperties') {
       const key = String((e.params as { additionalProperty: string }).additionalProperty);
       const props = Object.keys(((e.parentSchema as Record<string, unknown> | undefined)?.properties as object) ?? {});
-      const suggestion = didYouMean(key, props);
+      const target = closest(key, props);
+      if (target !== undefined) meant.add(formatPath([...base, target]));
+      const suggestion = target === undefined ? undefined : didYouMean(key, [target]);
       issue = {
         path: [...base, key],
         message: 'unknown key',
@@ -150,6 +154,7 @@ export function schemaIssues(errors: readonly ErrorObject[] | null | undefined):
   // A failed anyOf/oneOf is reported only when nothing more specific was reported at or under the same path.
   return out.filter(
     (issue, _i, all) =>
+      !(issue.message === 'is required' && meant.has(formatPath(issue.path))) &&
       !(issue.message.startsWith('must match') &&
         all.some((o) => o !== issue && o.path.length >= issue.path.length && issue.path.every((s, j) => o.path[j] === s))),
   );
