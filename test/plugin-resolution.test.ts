@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { createHostFor, PluginError } from '@troupe/kernel';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { composeTeam, createHostFor, loadTeamSpec, PluginError, validateTeamFile } from '@troupe/kernel';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 describe('plugin resolution across the workspace', () => {
   it('finds a contribution whose id is not its package name from the installed manifests', async () => {
@@ -17,5 +23,27 @@ describe('plugin resolution across the workspace', () => {
       assert.match(err.message, /troupe-role-no-such-role/);
       return true;
     });
+  });
+
+  it('a plugin named by its folder (id: ./plugins/maze) validates and composes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-by-path-'));
+    try {
+      mkdirSync(join(dir, 'plugins'));
+      symlinkSync(join(ROOT, 'plugins', 'envs', 'plan-path'), join(dir, 'plugins', 'maze'), 'dir');
+      const text = readFileSync(join(ROOT, 'examples', 'plan-path.yaml'), 'utf8').replace(/^  id: plan-path\b/m, '  id: ./plugins/maze');
+      assert.match(text, /id: \.\/plugins\/maze/);
+      const file = join(dir, 'team.yaml');
+      writeFileSync(file, text);
+      assert.deepEqual(await validateTeamFile(file, createHostFor(file)), []);
+      const team = await composeTeam(loadTeamSpec(file));
+      try {
+        assert.equal(team.environment.id, 'plan-path-v0');
+        assert.deepEqual(team.seats.map((s) => s.name), ['proposer', 'executor']);
+      } finally {
+        await team.dispose();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

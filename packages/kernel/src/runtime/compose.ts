@@ -3,6 +3,7 @@
  * and creates the environment, the roles, the reward function and the policies, bound seat by seat.
  */
 import { dirname } from 'node:path';
+import type { ContributionKind } from '../contracts/manifest.js';
 import type { Environment } from '../contracts/environment.js';
 import type { Policy } from '../contracts/policy.js';
 import type { RewardFunction } from '../contracts/reward.js';
@@ -68,13 +69,18 @@ export async function composeTeam(specIn: TeamSpec, options: ComposeOptions = {}
   const issues = await checkTeamAgainstPlugins(spec, host);
   if (issues.length) throw new SpecError(spec.file, issues);
 
-  const environment = host.createEnvironment(spec.environment.id, spec.environment.config, 'environment.config');
-  const reward = host.createReward(spec.rewards.id, rewardConfigOf(spec), 'rewards.config');
+  // The registered id of what the spec names: a shorthand, a package name or a folder (`./plugins/maze`) as the check resolved it.
+  const baseDirs = defaultBaseDirs(spec.file === EMBEDDED ? undefined : dirname(spec.file));
+  const idOf = async (kind: ContributionKind, name: string): Promise<string> => (await host.ensure(kind, name, baseDirs)).id;
+  const environment = host.createEnvironment(await idOf('environments', spec.environment.id), spec.environment.config, 'environment.config');
+  const reward = host.createReward(await idOf('rewards', spec.rewards.id), rewardConfigOf(spec), 'rewards.config');
+  const roles = new Map<string, string>();
+  for (const entry of Object.values(spec.seats)) roles.set(entry.role, await idOf('roles', entry.role));
   const policies = new Map<string, Policy>();
   try {
     for (const [name, entry] of Object.entries(spec.policies)) {
       const seed = deriveSeed(spec.seed, 'policy', name);
-      const policy = await host.createPolicy(entry.kind, name, entry, { baseDir: spec.file === EMBEDDED ? process.cwd() : dirname(spec.file), seed, rng: createRng(seed) }, `policies.${name}`);
+      const policy = await host.createPolicy(await idOf('policies', entry.kind), name, entry, { baseDir: spec.file === EMBEDDED ? process.cwd() : dirname(spec.file), seed, rng: createRng(seed) }, `policies.${name}`);
       policies.set(name, policy);
     }
   } catch (err) {
@@ -86,7 +92,7 @@ export async function composeTeam(specIn: TeamSpec, options: ComposeOptions = {}
     const mix = spec.rewards.seats[seat.name];
     return {
       name: seat.name,
-      role: host.createRole(entry.role, entry.roleConfig, `seats.${seat.name}.roleConfig`),
+      role: host.createRole(roles.get(entry.role)!, entry.roleConfig, `seats.${seat.name}.roleConfig`),
       policy: policies.get(entry.policy)!,
       sampling: entry.sampling,
       rewardMix: { alpha: mix?.alpha ?? 1, weights: mix?.weights ?? {} },
