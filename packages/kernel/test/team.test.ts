@@ -12,6 +12,7 @@ import {
   listPresets,
   loadTeamSpec,
   parseTeamSpec,
+  resolveTrainerConfig,
   rewardConfigOf,
   specLocation,
   validateTeamFile,
@@ -48,6 +49,13 @@ describe('team specs: loading', () => {
     assert.equal(spec.algorithm.learningRate, 0.001, 'extra algorithm keys are kept for the trainer');
     assert.deepEqual(spec.evaluation, { split: 'validation', episodes: 20, baseline: true });
     assert.deepEqual(Object.keys(spec), ['name', 'file', 'seed', 'environment', 'seats', 'policies', 'rewards', 'algorithm', 'evaluation']);
+  });
+
+  it('removes a warm start inherited through extends with warmStart: null', () => {
+    assert.ok(resolveTrainerConfig(parseTeamSpec('extends: sokoban-team\n')).warmStart, 'the preset has a warm start');
+    const spec = parseTeamSpec('extends: sokoban-team\nalgorithm: { warmStart: null }\n');
+    assert.equal(spec.algorithm.warmStart, null);
+    assert.equal(resolveTrainerConfig(spec).warmStart, undefined);
   });
 
   it('takes algorithm and sampling from a preset, and a seat overrides one sampling key', () => {

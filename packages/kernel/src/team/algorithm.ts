@@ -257,7 +257,8 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     keepBest: { type: 'boolean', default: false },
     workers: { type: 'integer', minimum: 1 },
     warmStart: {
-      type: 'object', additionalProperties: false,
+      // null removes a warm start inherited through `extends` (maps merge; null replaces).
+      type: ['object', 'null'], additionalProperties: false,
       properties: {
         enabled: { type: 'boolean', default: true },
         demonstrations: { type: 'integer', minimum: 1, default: 256 },
