@@ -1,10 +1,10 @@
 import { ContainerModule, PolicyContribution } from '@troupe/kernel';
-import { oraclePolicyContribution, randomPolicyContribution } from './scripted.js';
+import { OraclePolicyContribution, RandomPolicyContribution } from './scripted.js';
 
 /** Binds the scripted policy kinds `oracle` and `random` to the {@link PolicyContribution} point. */
 export const scriptedPoliciesModule = new ContainerModule((bind) => {
-  bind<PolicyContribution>(PolicyContribution).toConstantValue(oraclePolicyContribution);
-  bind<PolicyContribution>(PolicyContribution).toConstantValue(randomPolicyContribution);
+  bind(PolicyContribution).to(OraclePolicyContribution).inSingletonScope();
+  bind(PolicyContribution).to(RandomPolicyContribution).inSingletonScope();
 });
 
 export default scriptedPoliciesModule;

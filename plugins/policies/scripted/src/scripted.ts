@@ -1,4 +1,4 @@
-import { type Environment, type Completion, type GenerationRequest, type Policy, type PolicyContribution, type PolicyCreateContext, type ScriptedContext, type JsonSchema, type RenderContext, oracleRenderContext, createRng, deriveSeed } from '@troupe/kernel';
+import { type Environment, type Completion, type GenerationRequest, type Policy, type PolicyContribution, type PolicyCreateContext, type ScriptedContext, type JsonSchema, type RenderContext, oracleRenderContext, DerivedRandomStreams, injectable, injectParameters, optionalService, RandomStreams, readConfigSchema } from '@troupe/kernel';
 
 /** A scripted policy: declares `scripted: true` so the episode runner sends it the true state. */
 export interface ScriptedPolicy extends Policy {
@@ -6,12 +6,8 @@ export interface ScriptedPolicy extends Policy {
   readonly scripted: true;
 }
 
-/** Config schema of both scripted policies: no options. */
-export const SCRIPTED_POLICY_CONFIG_SCHEMA: JsonSchema = Object.freeze({
-  type: 'object',
-  properties: {},
-  additionalProperties: false,
-}) as JsonSchema;
+/** Config schema of both scripted policies (schemas/scripted.config.json): no options. */
+export const SCRIPTED_POLICY_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/scripted.config.json', import.meta.url));
 
 /** Builds a completion of `text` with no tokens (scripted policies have no tokenizer). */
 export function scriptedCompletion(text: string): Completion {
@@ -77,29 +73,40 @@ export function createOraclePolicy(name: string): ScriptedPolicy {
  * Creates a `random` policy: each sample is `environment.randomAction` drawn with a generator seeded from the request
  * seed (so the same request gives the same K samples), rendered by the seat's role.
  */
-export function createRandomPolicy(name: string, seed = 0): ScriptedPolicy {
+export function createRandomPolicy(name: string, seed = 0, random: RandomStreams = new DerivedRandomStreams()): ScriptedPolicy {
   return makeScripted(name, 'random', (ctx, request) => {
-    const rng = createRng(deriveSeed('random-policy', seed, request.seed));
+    const rng = random.stream('random-policy', seed, request.seed);
     return Array.from({ length: request.n }, () => ctx.environment.randomAction(ctx.state, ctx.seat.seat, rng));
   });
 }
 
 /** The `oracle` policy kind: plays the environment's oracle (tests, demonstrations, upper bounds). */
-export const oraclePolicyContribution: PolicyContribution = {
-  id: 'oracle',
-  description: "Plays the environment's optimal action (scripted; needs an environment with an oracle).",
-  configSchema: SCRIPTED_POLICY_CONFIG_SCHEMA,
+@injectable()
+export class OraclePolicyContribution implements PolicyContribution {
+  readonly id = 'oracle';
+  readonly description = "Plays the environment's optimal action (scripted; needs an environment with an oracle).";
+  readonly configSchema = SCRIPTED_POLICY_CONFIG_SCHEMA;
+
   create(name: string): Policy {
     return createOraclePolicy(name);
-  },
-};
+  }
+}
 
-/** The `random` policy kind: plays uniformly random actions (baselines and tests), seeded by the request seed. */
-export const randomPolicyContribution: PolicyContribution = {
-  id: 'random',
-  description: "Plays the environment's random actions (scripted; seeded by the request seed).",
-  configSchema: SCRIPTED_POLICY_CONFIG_SCHEMA,
+/**
+ * The `random` policy kind: plays uniformly random actions (baselines and tests), from the process's random streams
+ * named by the policy seed and the request seed.
+ */
+@injectable()
+export class RandomPolicyContribution implements PolicyContribution {
+  readonly id = 'random';
+  readonly description = "Plays the environment's random actions (scripted; seeded by the request seed).";
+  readonly configSchema = SCRIPTED_POLICY_CONFIG_SCHEMA;
+
+  /** @param random the process's random streams */
+  constructor(private readonly random: RandomStreams = new DerivedRandomStreams()) {}
+
   create(name: string, _config: Record<string, unknown>, context: PolicyCreateContext): Policy {
-    return createRandomPolicy(name, context.seed);
-  },
-};
+    return createRandomPolicy(name, context.seed, this.random);
+  }
+}
+injectParameters(RandomPolicyContribution, [optionalService(RandomStreams)]);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
 import { Container, PolicyContribution, type GenerationRequest, type Policy, type RenderContext, type SamplingParams, type SeatContext, createRng, isEvent, isScriptedPolicy, oracleRenderContext, runEpisode, type EpisodeContext } from '@troupe/kernel';
 import {
-  createOraclePolicy, createRandomPolicy, oraclePolicyContribution, randomPolicyContribution, scriptedPoliciesModule,
+  createOraclePolicy, createRandomPolicy, OraclePolicyContribution, RandomPolicyContribution, scriptedPoliciesModule,
 } from '../src/index.js';
 import { counterEnv, counterReward, counterRole, type CounterEnv } from '../../../../packages/kernel/test/helpers/counter.js';
 
@@ -96,9 +96,9 @@ describe('scripted policies', () => {
     const contributions = container.getAll<PolicyContribution>(PolicyContribution);
     assert.deepEqual(contributions.map((c) => c.id).sort(), ['oracle', 'random']);
     const ctx = { baseDir: '.', seed: 3, rng: createRng(3) };
-    const oracle = await oraclePolicyContribution.create('shared', {}, ctx);
-    const random = await randomPolicyContribution.create('other', {}, ctx);
+    const oracle = await new OraclePolicyContribution().create('shared', {}, ctx);
+    const random = await new RandomPolicyContribution().create('other', {}, ctx);
     assert.deepEqual([oracle.name, oracle.kind, random.name, random.kind], ['shared', 'oracle', 'other', 'random']);
-    assert.deepEqual(oraclePolicyContribution.configSchema, { type: 'object', properties: {}, additionalProperties: false });
+    assert.deepEqual(new OraclePolicyContribution().configSchema, { type: 'object', properties: {}, additionalProperties: false });
   });
 });
