@@ -133,9 +133,14 @@ describe('team specs: errors with file:line:col', () => {
 
   it('reports YAML syntax errors with their position', () => {
     const error = specError(() => loadTeamSpec(join(SPECS, 'syntax-error.yaml')));
-    assert.ok(error.issues.length >= 1);
-    assert.equal(error.issues[0]!.line, 3);
-    assert.match(error.issues[0]!.message, /^YAML syntax error: /);
+    assert.deepEqual(lines(error.issues), [
+      'syntax-error.yaml:3:7 (root): YAML syntax error: Nested mappings are not allowed in compact mappings (fix the YAML syntax (indentation, quotes, colons))',
+    ], 'one mistake, one problem (the parser also reports it as a multi-line implicit key)');
+  });
+
+  it('reports separate YAML syntax errors on separate lines', () => {
+    const error = specError(() => parseTeamSpec('name: x\nenvironment: { id: grid\nseats: [\n', join(SPECS, 'inline.yaml')));
+    assert.deepEqual(error.issues.map((i) => i.line), [3, 4]);
   });
 
   it('detects extends cycles', () => {

@@ -77,7 +77,14 @@ export function parseLocated(text: string, file: string): { root?: LNode; issues
     const { line, col } = lineCounter.linePos(offset);
     return { file, line, col };
   };
-  const issues: SpecIssue[] = doc.errors.map((e) => {
+  // One mistake often yields several errors at the same place (`a: b: c` is both a nested compact mapping and a
+  // multi-line implicit key): the first error on a line says it; the others repeat it.
+  const lines = new Set<number>();
+  const errors = doc.errors.filter((e) => {
+    const line = e.linePos?.[0]?.line ?? 0;
+    return lines.has(line) ? false : (lines.add(line), true);
+  });
+  const issues: SpecIssue[] = errors.map((e) => {
     const pos = e.linePos?.[0];
     return {
       file,
