@@ -59,7 +59,7 @@ describe('plugins: manifests (no plugin code runs)', () => {
       assert.equal(error.file, join(FIXTURES, 'bad-manifest', 'package.json'));
       assert.match(error.message, /troupe\.apiVersion: must be integer/);
       assert.match(error.message, /troupe\.modul: unknown key \(did you mean "module"\?\)/);
-      assert.match(error.message, /troupe\.module: is required/);
+      assert.doesNotMatch(error.message, /troupe\.module: is required/, 'the typo is the problem, not a missing key');
       assert.match(error.message, /troupe\.contributes\.environments\[0\]\.id: must match pattern/);
       assert.match(error.message, /troupe\.contributes\.envs: unknown key/);
       assert.ok(error.hint);
@@ -145,10 +145,19 @@ describe('plugins: resolution and discovery', () => {
     const error = await pluginError(() => resolvePlugin('env', 'sokoban', [project, tmpdir()]));
     assert.match(error.message, /tried packages: sokoban, @troupe\/env-sokoban, troupe-env-sokoban/);
     assert.ok(error.message.includes(`searched from: ${project}, ${tmpdir()}`));
-    assert.match(error.hint!, /npm install @troupe\/env-sokoban/);
+    assert.equal(error.hint, 'fix the name, or install it: npm install @troupe/env-sokoban (official) or troupe-env-sokoban (community)');
     const json = JSON.parse(JSON.stringify(error)) as Record<string, unknown>;
     assert.equal(json.plugin, 'sokoban');
     assert.equal(json.message, error.message);
+  });
+
+  it('suggests the installed contribution a mistyped name was meant to be', async () => {
+    const env = await pluginError(() => resolvePlugin('env', 'gird', [project]));
+    assert.match(env.hint!, /^did you mean "grid"\? or install it: /);
+    const role = await pluginError(() => resolvePlugin('role', 'mover-v1x', [project]));
+    assert.match(role.hint!, /^did you mean "mover"\?/);
+    const scoped = await pluginError(() => resolvePlugin('env', '@acme/maze', [project]));
+    assert.equal(scoped.hint, 'fix the name, or install it: npm install @acme/troupe-env-maze');
   });
 
   it('names the official package of a policy kind that is not named after it', async () => {

@@ -10,6 +10,7 @@ import type { PluginManifest } from '../contracts/manifest.js';
 import { PluginError } from './errors.js';
 import { KERNEL_ROOT } from './kernel-info.js';
 import { checkCompatibility, readPluginPackage } from './manifest.js';
+import { didYouMean } from './suggest.js';
 
 /** Plugin kinds as used in package names (`@troupe/env-x`, `@troupe/role-x`, ...). */
 export type PluginKind = 'env' | 'role' | 'reward' | 'policy';
@@ -144,8 +145,27 @@ export function resolvePlugin(kind: PluginKind, name: string, baseDirs: readonly
     `  searched from: ${baseDirs.join(', ')}`,
   ];
   if (withoutManifest.length) lines.push(`  found but not Troupe plugins (no \`troupe\` field): ${withoutManifest.join(', ')}`);
-  const official = OFFICIAL_PROVIDERS[kind]?.[name] ?? candidates.find((c) => c.startsWith('@troupe/')) ?? candidates[candidates.length - 1]!;
-  throw new PluginError(name, lines.join('\n'), { hint: `install it (npm install ${official}) or fix the name` });
+  throw new PluginError(name, lines.join('\n'), { hint: missingPluginHint(kind, name, candidates, baseDirs) });
+}
+
+/**
+ * What to do about a plugin name that resolves to nothing: the closest installed contribution of that kind when the
+ * name looks like a typo of it, and which package to install: the official provider, or for a plain name both the
+ * official (`@troupe/env-x`) and the community (`troupe-env-x`) naming.
+ */
+function missingPluginHint(kind: PluginKind, name: string, candidates: readonly string[], baseDirs: readonly string[]): string {
+  const installed = new Set<string>();
+  for (const plugin of discoverPlugins(baseDirs)) {
+    for (const c of plugin.manifest?.contributes[KIND_TO_CONTRIBUTION[kind]] ?? []) installed.add(stripVersion(c.id));
+  }
+  const typo = didYouMean(stripVersion(name), installed);
+  const provider = OFFICIAL_PROVIDERS[kind]?.[name];
+  const official = candidates.find((c) => c.startsWith('@troupe/'));
+  const community = candidates.find((c) => !c.startsWith('@troupe/') && c !== name);
+  const install = provider ? `npm install ${provider}`
+    : official && community ? `npm install ${official} (official) or ${community} (community)`
+      : `npm install ${official ?? community ?? candidates[candidates.length - 1]!}`;
+  return `${typo ? `${typo} ` : 'fix the name, '}or install it: ${install}`;
 }
 
 /** A plugin found by {@link discoverPlugins}. */
