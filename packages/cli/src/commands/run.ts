@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
-import { composeTeam, loadTeamSpec, planEpisodes, runEpisodes, SPLITS, SummaryAggregator, teamNumberRange, TraceWriter, type Split } from '@troupe/kernel';
+import { composeTeam, createHostFor, loadTeamSpec, planEpisodes, runEpisodes, SPLITS, SummaryAggregator, teamNumberRange, TraceWriter, type Split } from '@troupe/kernel';
 import { positiveInt, integer, printJson, UsageError } from '../errors.js';
 import { EpisodeProgress } from '../progress.js';
 
@@ -34,7 +34,14 @@ export function register(program: Command): void {
         throw new UsageError(`--split must be one of ${SPLITS.join(', ')}, got "${opts.split}"`);
       }
       const spec = loadTeamSpec(file);
-      const team = await composeTeam(spec, opts.policy ? { policyOverride: opts.policy } : {});
+      const host = createHostFor(spec.file);
+      if (opts.policy !== undefined) {
+        // The flag's own problem is the flag's, not the spec's: say so before the spec is checked with it.
+        await host.ensure('policies', opts.policy).catch((error: unknown) => {
+          throw new UsageError(`--policy ${opts.policy}: ${error instanceof Error ? error.message.replace(/^plugin \S+: /, '') : String(error)}`);
+        });
+      }
+      const team = await composeTeam(spec, { host, ...(opts.policy !== undefined ? { policyOverride: opts.policy } : {}) });
       try {
         const split = (opts.split ?? spec.evaluation.split) as Split;
         const seed = opts.seed ?? spec.seed;

@@ -12,7 +12,7 @@ import { PluginHost, type BuiltinModule } from '../plugins/loader.js';
 import { defaultBaseDirs } from '../plugins/resolve.js';
 import { checkTeamAgainstPlugins, rewardConfigOf } from '../team/check.js';
 import { SpecError } from '../team/errors.js';
-import { EMBEDDED } from '../team/load.js';
+import { EMBEDDED, withSpecChanges } from '../team/load.js';
 import type { TeamSpec } from '../team/types.js';
 import { createRng, deriveSeed } from '../util/rng.js';
 
@@ -56,7 +56,7 @@ export interface ComposeOptions {
 /** Replaces every policy of a spec with one policy of kind `kind` named after it, keeping seat assignments. */
 export function overridePolicies(spec: TeamSpec, kind: string): TeamSpec {
   const policies = Object.fromEntries(Object.keys(spec.policies).map((name) => [name, { kind }]));
-  return { ...spec, policies };
+  return withSpecChanges(spec, { policies });
 }
 
 /**

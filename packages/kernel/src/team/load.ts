@@ -131,6 +131,17 @@ export function parseTeamSpec(text: string, file: string = EMBEDDED): TeamSpec {
   return spec;
 }
 
+/**
+ * A copy of a loaded spec with some of its keys replaced (an override from a command-line flag), that still knows
+ * where every other key came from: its errors keep their file:line:col.
+ */
+export function withSpecChanges(spec: TeamSpec, changes: Partial<Omit<TeamSpec, 'file' | 'name'>>): TeamSpec {
+  const changed = { ...spec, ...changes };
+  const tree = trees.get(spec);
+  if (tree) trees.set(changed, tree);
+  return changed;
+}
+
 /** The location of a key path of a loaded spec (the key itself with `key: true`), or undefined for foreign objects. */
 export function specLocation(spec: TeamSpec, path: readonly (string | number)[], options: { key?: boolean } = {}): Loc | undefined {
   const tree = trees.get(spec);
