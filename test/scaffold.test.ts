@@ -134,6 +134,10 @@ describe('troupe new: templates and names', () => {
     assert.ok(pkg.dependencies['@troupe/role-planner'], 'the official role it still names is kept');
     assert.ok(!result.nextSteps.some((step) => step.includes('troupe-role-planner')));
     assert.ok(result.nextSteps.some((step) => step.includes('troupe-env-corridor')));
+    assert.ok(result.nextSteps.some((step) => step.includes('@troupe/env-corridor or troupe-env-corridor')), result.nextSteps.join('\n'));
+    const byPath = await scaffold({ kind: 'team', name: 'maze-walkers', cwd: tmp, team: { env: './maze' } });
+    assert.equal(parseYaml(readFileSync(join(byPath.dir, 'team.yaml'), 'utf8')).environment.id, './maze');
+    assert.deepEqual(byPath.nextSteps.filter((step) => step.includes('./maze')), ['create the env plugin in ./maze (relative to team.yaml): npx troupe new env maze --dir ./maze']);
     const untouched = parseYaml(readFileSync(join((await scaffold({ kind: 'team', name: 'defaults', cwd: tmp })).dir, 'team.yaml'), 'utf8'));
     assert.deepEqual(Object.keys(untouched.seats), ['proposer', 'executor']);
   });

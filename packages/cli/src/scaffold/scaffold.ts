@@ -5,11 +5,11 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import semver from 'semver';
 import YAML from 'yaml';
-import { kernelVersion } from '@troupe/kernel';
+import { isPathLike, kernelVersion, pluginCandidates, stripVersion } from '@troupe/kernel';
 import { CliError, UsageError } from '../errors.js';
 import {
   CONTRIBUTES_KEY,
@@ -307,11 +307,7 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
     kind === 'team'
       ? [
           `cd ${shown}`,
-          ...(['env', 'role', 'reward'] as const).flatMap((k) => {
-            const v = options.team?.[k];
-            if (v === undefined || Object.keys(teamDeps).includes(`@troupe/${k}-${v.replace(/-v\d+$/, '')}`)) return [];
-            return [`npm install the package that provides ${k} "${v}" (e.g. ${v.startsWith('@') || v.startsWith('troupe-') ? v : `troupe-${k}-${v}`})`];
-          }),
+          ...(['env', 'role', 'reward'] as const).flatMap((k) => pluginStep(k, options.team?.[k], dir, teamDeps)),
           'npm install',
           'npx troupe validate team.yaml',
           'npx troupe run team.yaml --episodes 5 --policy oracle',
@@ -327,4 +323,21 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
           'publish: npm publish',
         ];
   return { kind, name, packageName, ...(id ? { id, shorthand, kernelRange } : {}), dir, files: written.sort(), warnings, nextSteps };
+}
+
+/**
+ * The next step that makes a team's chosen plugin available, if one is needed: a folder (`./maze`, relative to
+ * team.yaml) is created with `troupe new`; a package the team does not depend on yet is installed (a name the
+ * resolver expands is shown as its official and community package names).
+ */
+function pluginStep(kind: 'env' | 'role' | 'reward', value: string | undefined, dir: string, deps: Json): string[] {
+  if (value === undefined) return [];
+  if (isPathLike(value)) {
+    if (existsSync(join(resolve(dir, value), 'package.json'))) return [];
+    return [`create the ${kind} plugin in ${value} (relative to team.yaml): npx troupe new ${kind} ${basename(value)} --dir ${value}`];
+  }
+  const name = stripVersion(value);
+  if (Object.keys(deps).includes(`@troupe/${kind}-${name}`)) return [];
+  const candidates = pluginCandidates(kind, name).filter((c) => c !== name || name.startsWith('@') || name.startsWith('troupe-'));
+  return [`npm install the package that provides ${kind} "${value}" (${candidates.length > 1 ? `${candidates.join(' or ')}` : candidates[0]})`];
 }
