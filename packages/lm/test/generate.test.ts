@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import {
   CausalLM, initBackend, generateIds, generateBatch, loadTokenizer, tinyTokenizerDir, compileGrammar, GrammarError, sampleToken,
-  causalLmPolicyContribution, CausalLmPolicy, recomputeLogprobs, type Tokenizer,
+  CausalLmPolicyContribution, CausalLmPolicy, recomputeLogprobs, type Tokenizer,
 } from '@troupe/lm';
 import { createRng } from '@troupe/kernel';
 
@@ -168,7 +168,7 @@ describe('generation', () => {
   });
 
   it('is the tfjs-causal-lm contribution and answers Policy.generate requests', async () => {
-    const contrib = causalLmPolicyContribution;
+    const contrib = new CausalLmPolicyContribution();
     assert.equal(contrib.id, 'tfjs-causal-lm');
     const policy = (await contrib.create('shared', { preset: 'tiny', seed: 3 }, { baseDir: process.cwd(), seed: 0, rng: createRng(0) })) as CausalLmPolicy;
     try {

@@ -1,13 +1,13 @@
 /**
  * The trainable `tfjs-causal-lm` policy: a `CausalLM` + tokenizer behind the `Policy` contract, with log-prob
- * recomputation, PPO-clip updates (AdamW), LoRA adapters and saving. Contributed as `causalLmPolicyContribution`,
+ * recomputation, PPO-clip updates (AdamW), LoRA adapters and saving. Contributed as `CausalLmPolicyContribution`,
  * which @troupe/policy-causal-lm binds.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { type PolicyContribution, type Completion, type GenerateCallOptions, type GenerationRequest, type Policy, type PolicyCreateContext, type JsonSchema } from '@troupe/kernel';
+import { injectable, injectParameters, optionalService, TokenizerCache, type PolicyContribution, type Completion, type GenerateCallOptions, type GenerationRequest, type Policy, type PolicyCreateContext, type JsonSchema } from '@troupe/kernel';
 import { initBackend, type BackendName, type BackendReport } from '../backend/index.js';
-import { loadTokenizer, type Tokenizer } from '../tokenizer/index.js';
+import { tokenizerCache, type Tokenizer } from '../tokenizer/index.js';
 import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../lm/hf-checkpoint.js';
 import { CausalLM, type LoraConfig } from '../lm/model.js';
 import { presetHfConfig, type PresetName } from '../lm/config.js';
@@ -208,8 +208,16 @@ export class CausalLmPolicy implements Policy {
   }
 }
 
-/** Builds a `CausalLmPolicy` from a config; relative paths resolve against `baseDir`. */
-export async function createCausalLmPolicy(name: string, config: CausalLmPolicyConfig, context: Pick<PolicyCreateContext, 'baseDir' | 'seed'>): Promise<CausalLmPolicy> {
+/**
+ * Builds a `CausalLmPolicy` from a config; relative paths resolve against `baseDir`. Its tokenizer comes from
+ * `tokenizers` (default: this package's cache, the process's `TokenizerCache`).
+ */
+export async function createCausalLmPolicy(
+  name: string,
+  config: CausalLmPolicyConfig,
+  context: Pick<PolicyCreateContext, 'baseDir' | 'seed'>,
+  tokenizers: TokenizerCache<Tokenizer> = tokenizerCache,
+): Promise<CausalLmPolicy> {
   const where = `policies.${name}`;
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(context.baseDir, p));
   if (!config.model === !config.preset) throw new Error(`${where}: give exactly one of 'model' (a checkpoint folder) or 'preset' (tiny, small)`);
@@ -227,7 +235,7 @@ export async function createCausalLmPolicy(name: string, config: CausalLmPolicyC
     tokDir = config.tokenizer ? (config.tokenizer === 'tiny' || config.tokenizer === 'qwen3' ? config.tokenizer : abs(config.tokenizer)) : 'tiny';
   }
   try {
-    const tokenizer = await loadTokenizer(tokDir);
+    const tokenizer = await tokenizers.load(tokDir);
     if (config.lora && config.adapter) throw new Error(`${where}: give at most one of 'lora' (fresh adapters) and 'adapter' (a saved one)`);
     if (config.lora) model.addLora(config.lora as LoraConfig, seed);
     if (config.adapter) await loadLoraAdapter(abs(config.adapter), model);
@@ -243,10 +251,18 @@ export async function createCausalLmPolicy(name: string, config: CausalLmPolicyC
   }
 }
 
-/** The `tfjs-causal-lm` policy contribution. */
-export const causalLmPolicyContribution: PolicyContribution = {
-  id: 'tfjs-causal-lm',
-  description: 'Trainable Llama/Qwen causal LM in tfjs (wasm/cpu/tfjs-node), HF checkpoints, LoRA',
-  configSchema: causalLmPolicyConfigSchema,
-  create: (name, config, context) => createCausalLmPolicy(name, config as CausalLmPolicyConfig, context),
-};
+/** The `tfjs-causal-lm` policy contribution, injected with the process's tokenizer cache. */
+@injectable()
+export class CausalLmPolicyContribution implements PolicyContribution {
+  readonly id = 'tfjs-causal-lm';
+  readonly description = 'Trainable Llama/Qwen causal LM in tfjs (wasm/cpu/tfjs-node), HF checkpoints, LoRA';
+  readonly configSchema = causalLmPolicyConfigSchema;
+
+  /** @param tokenizers the process's tokenizer cache (default: this package's) */
+  constructor(private readonly tokenizers: TokenizerCache<Tokenizer> = tokenizerCache) {}
+
+  create(name: string, config: Record<string, unknown>, context: PolicyCreateContext): Promise<CausalLmPolicy> {
+    return createCausalLmPolicy(name, config as CausalLmPolicyConfig, context, this.tokenizers);
+  }
+}
+injectParameters(CausalLmPolicyContribution, [optionalService(TokenizerCache)]);

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChatMessage } from '@troupe/kernel';
+import type { ChatMessage, TokenizerCache } from '@troupe/kernel';
 import { readCheckpointFile } from '../checkpoint/files.js';
 
 // Never reach the hub at run time.
@@ -162,3 +162,6 @@ export function loadTokenizer(dir: string): Promise<Tokenizer> {
   }
   return p;
 }
+
+/** This module's cache as the kernel's `TokenizerCache` service: each folder's tokenizer loaded once per process. */
+export const tokenizerCache: TokenizerCache<Tokenizer> = { load: loadTokenizer };

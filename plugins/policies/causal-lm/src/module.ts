@@ -1,9 +1,12 @@
 import { ContainerModule, PolicyContribution } from '@troupe/kernel';
-import { causalLmPolicyContribution } from '@troupe/lm';
+import { CausalLmPolicyContribution } from '@troupe/lm';
 
-/** Binds the trainable `tfjs-causal-lm` policy kind (the causal LM of @troupe/lm) to the policy contribution point. */
+/**
+ * Binds the trainable `tfjs-causal-lm` policy kind (the causal LM of @troupe/lm) to the policy contribution point; the
+ * contribution is injected with the process's tokenizer cache.
+ */
 export const causalLmPolicyModule = new ContainerModule((bind) => {
-  bind<PolicyContribution>(PolicyContribution).toConstantValue(causalLmPolicyContribution);
+  bind(PolicyContribution).to(CausalLmPolicyContribution).inSingletonScope();
 });
 
 export default causalLmPolicyModule;
