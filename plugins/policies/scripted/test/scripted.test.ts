@@ -96,7 +96,7 @@ describe('scripted policies', () => {
     const contributions = container.getAll<PolicyContribution>(PolicyContribution);
     assert.deepEqual(contributions.map((c) => c.id).sort(), ['oracle', 'random']);
     const ctx = { baseDir: '.', seed: 3, rng: createRng(3) };
-    const oracle = await new OraclePolicyContribution().create('shared', {}, ctx);
+    const oracle = await new OraclePolicyContribution().create('shared');
     const random = await new RandomPolicyContribution().create('other', {}, ctx);
     assert.deepEqual([oracle.name, oracle.kind, random.name, random.kind], ['shared', 'oracle', 'other', 'random']);
     assert.deepEqual(new OraclePolicyContribution().configSchema, { type: 'object', properties: {}, additionalProperties: false });
