@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
-import type { GenerateCallOptions, GenerationRequest, Policy, SamplingParams } from '../src/contracts/index.js';
+import { fileURLToPath } from 'node:url';
+import type { GenerateCallOptions, GenerationRequest, Policy, PolicyContribution, SamplingParams } from '../src/contracts/index.js';
 import { isEvent, isScriptedPolicy, sampleSeed, type EpisodeContext } from '../src/episode/index.js';
 import { LockstepBatcher, planEpisodes, runEpisodes, type LockstepOptions } from '../src/rollout/index.js';
-import { createOraclePolicy } from '@troupe/policy-scripted';
+import { PluginHost } from '../src/plugins/index.js';
 import { createRng } from '../src/util/index.js';
 import { counterEnv, counterReward, counterRole, type CounterEnv } from './helpers/counter.js';
 
 const SAMPLING: SamplingParams = { temperature: 1, topP: 1, topK: 0, maxTokens: 4 };
+const REPO = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** The `oracle` policy kind, from its plugin (@troupe/policy-scripted), found by kind as a spec's policy is. */
+let oracleKind: PolicyContribution | undefined;
+const createOraclePolicy = (name: string): Policy => oracleKind!.create(name, {}, { baseDir: REPO, seed: 0, rng: createRng(0) }) as Policy;
 
 /** The oracle, recording every call: its requests' seeds in order, its options. */
 function recordingOracle(name = 'o'): Policy & { scripted: true; calls: number[][]; options: (GenerateCallOptions | undefined)[]; hold?: Promise<void> } {
@@ -44,6 +50,10 @@ const play = (ctxs: EpisodeContext[], concurrency: number, lockstep?: boolean | 
 const byEpisode = <T extends { episodeId: string }>(events: T[]): T[] => [...events].sort((x, y) => (x.episodeId < y.episodeId ? -1 : x.episodeId > y.episodeId ? 1 : 0));
 
 describe('rollout: lockstep batching', () => {
+  before(async () => {
+    oracleKind = (await new PluginHost({ baseDirs: [REPO] }).ensure('policies', 'oracle')).contribution as PolicyContribution;
+  });
+
   it('merges the running episodes\' generations into one call per policy, without changing their events', async () => {
     const env = counterEnv();
     const plain = await play(contexts(env, createOraclePolicy('o'), 7, 3), 3);
