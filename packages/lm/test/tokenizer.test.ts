@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { loadTokenizer, tinyTokenizerDir, qwen3TokenizerDir } from '@troupe/lm';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CheckpointError, loadTokenizer, tinyTokenizerDir, qwen3TokenizerDir } from '@troupe/lm';
 
 describe('tokenizers', () => {
   it('the tiny byte-level tokenizer round-trips any text and renders ChatML', async () => {
@@ -30,6 +33,21 @@ describe('tokenizers', () => {
   });
 
   it('says which folder lacks a tokenizer.json', async () => {
-    await assert.rejects(loadTokenizer('/nonexistent/tok'), /\/nonexistent\/tok: no tokenizer\.json/);
+    await assert.rejects(loadTokenizer('/nonexistent/tok'), (e: unknown) => e instanceof CheckpointError && /\/nonexistent\/tok: no tokenizer\.json/.test(e.message));
+  });
+
+  it('calls a corrupt tokenizer file a checkpoint error naming the file and what to do', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'troupe-tok-'));
+    try {
+      await cp(tinyTokenizerDir(), dir, { recursive: true });
+      await writeFile(join(dir, 'tokenizer_config.json'), '{"tokenizer_class": ');
+      await assert.rejects(loadTokenizer(dir), (e: unknown) => {
+        assert.ok(e instanceof CheckpointError, String(e));
+        assert.match(e.message, /tokenizer_config\.json: not valid JSON \(.*\): the file is corrupt; copy it again/);
+        return true;
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

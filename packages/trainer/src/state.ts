@@ -18,7 +18,7 @@ import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter, readSafetensors, writeSafetensors, type SafeTensor } from '@troupe/lm';
-import { type Rng, writeFileAtomic, createRng } from '@troupe/kernel';
+import { compileSchema, formatPath, schemaIssues, type Rng, writeFileAtomic, createRng } from '@troupe/kernel';
 import type { InstanceScheduleState } from './instances.js';
 import { optimizerMoments, type LrDecaySpan, type PolicyHandle } from './policies.js';
 
@@ -155,14 +155,38 @@ export async function listCheckpoints(root: string): Promise<number[]> {
   return out.sort((a, b) => a - b);
 }
 
-/** Reads a checkpoint's trainer-state.json. */
+/** The keys of trainer-state.json that reading a checkpoint relies on (the optional ones are checked where used). */
+const TRAINER_STATE_SCHEMA = {
+  type: 'object',
+  required: ['format', 'step', 'versions', 'optimizerSteps', 'rng', 'run'],
+  properties: {
+    format: { const: 1 },
+    step: { type: 'integer', minimum: 0 },
+    versions: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
+    optimizerSteps: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
+    rng: { type: 'array', items: { type: 'integer' } },
+    warmStarted: { type: 'boolean' },
+    run: { type: 'object', required: ['name', 'seed'], properties: { name: { type: 'string' }, seed: { type: 'integer' }, spec: { type: 'string' } } },
+  },
+};
+let validTrainerState: ReturnType<typeof compileSchema> | undefined;
+
+/** Reads a checkpoint's trainer-state.json: unreadable, not JSON, or missing what a checkpoint records is a {@link RunFolderError}. */
 export async function readTrainerState(dir: string): Promise<TrainerState> {
   const file = join(dir, 'trainer-state.json');
+  const fix = 'delete this checkpoint folder to resume from the previous one.';
+  let state: unknown;
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as TrainerState;
+    state = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
-    throw new RunFolderError(`${file}: cannot read the trainer state (${(err as Error).message}); delete this checkpoint folder to resume from the previous one.`);
+    throw new RunFolderError(`${file}: cannot read the trainer state (${(err as Error).message}); ${fix}`);
   }
+  validTrainerState ??= compileSchema(TRAINER_STATE_SCHEMA);
+  if (!validTrainerState(state)) {
+    const problems = schemaIssues(validTrainerState.errors).map((i) => `${formatPath(i.path)}: ${i.message}`);
+    throw new RunFolderError(`${file}: not a trainer state (${problems.join('; ')}): the checkpoint is corrupt; ${fix}`);
+  }
+  return state as TrainerState;
 }
 
 /**
@@ -183,7 +207,7 @@ export async function restoreWeights(dir: string, handles: readonly PolicyHandle
     try {
       for (const [name, v] of lm.model.params) {
         const src = saved.params.get(name);
-        if (!src) throw new Error(`${pdir}: tensor '${name}' is missing`);
+        if (!src) throw new RunFolderError(`${pdir}: tensor '${name}' is missing; the checkpoint does not match this team spec's model, or is corrupt.`);
         v.assign(src);
       }
     } finally {
@@ -204,7 +228,7 @@ export async function restoreOptimizers(dir: string, handles: readonly PolicyHan
     const put = (vars: tf.Variable[], prefix: string): void => {
       vars.forEach((x, i) => {
         const t = st.tensors.get(`${prefix}.${i}`);
-        if (!t || t.data.length !== x.size) throw new Error(`${file}: moment '${prefix}.${i}' is missing or has the wrong size; the checkpoint does not match this team spec.`);
+        if (!t || t.data.length !== x.size) throw new RunFolderError(`${file}: moment '${prefix}.${i}' is missing or has the wrong size; the checkpoint does not match this team spec.`);
         tf.tidy(() => x.assign(tf.tensor(t.data, x.shape, 'float32')));
       });
     };

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChatMessage, TokenizerCache } from '@troupe/kernel';
+import { CheckpointError } from '../checkpoint/errors.js';
 import { readCheckpointFile } from '../checkpoint/files.js';
 
 // Never reach the hub at run time.
@@ -124,7 +125,7 @@ async function readJsonFile(dir: string, name: string): Promise<Record<string, u
   try {
     return JSON.parse(text) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`${join(dir, name)}: cannot load (${(err as Error).message.split('\n')[0]})`);
+    throw new CheckpointError(`${join(dir, name)}: not valid JSON (${(err as Error).message.split('\n')[0]}): the file is corrupt; copy it again from the model it came from`);
   }
 }
 
@@ -141,7 +142,7 @@ export function loadTokenizer(dir: string): Promise<Tokenizer> {
   if (!p) {
     p = (async () => {
       const tj = join(d, 'tokenizer.json');
-      if (!existsSync(tj)) throw new Error(`${d}: no tokenizer.json (a tokenizer folder needs tokenizer.json and tokenizer_config.json)`);
+      if (!existsSync(tj)) throw new CheckpointError(`${d}: no tokenizer.json (a tokenizer folder needs tokenizer.json and tokenizer_config.json)`);
       const json = await readJsonFile(d, 'tokenizer.json');
       const cfgPath = join(d, 'tokenizer_config.json');
       const config = existsSync(cfgPath) ? await readJsonFile(d, 'tokenizer_config.json') : {};
@@ -154,7 +155,7 @@ export function loadTokenizer(dir: string): Promise<Tokenizer> {
       try {
         return new Tokenizer(new Cls(json, config), d);
       } catch (err) {
-        throw new Error(`${tj}: @huggingface/transformers could not build the tokenizer (${(err as Error).message})`);
+        throw new CheckpointError(`${tj}: @huggingface/transformers could not build the tokenizer (${(err as Error).message}): the file is corrupt or of an unsupported kind; copy it again from the model it came from`);
       }
     })();
     cache.set(d, p);
