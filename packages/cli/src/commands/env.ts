@@ -59,15 +59,13 @@ export function register(program: Command): void {
         };
         instances.push({ index, key, ...environment.describe(instance), ...(oracle ? { oracle } : {}) });
       }
-      let disjoint: { checkedTrain: number; overlaps: string[] } | undefined;
+      // Each overlapping instance once: a small train split (a fixed dataset, `split: all`) wraps around and repeats.
+      let disjoint: { checkedTrain: number; distinctTrain: number; overlaps: string[] } | undefined;
       if (split !== 'train' && opts.againstTrain > 0) {
         const keys = new Set(instances.map((x) => x.key));
-        const overlaps: string[] = [];
-        for (let i = 0; i < opts.againstTrain; i++) {
-          const k = environment.instanceKey(environment.instance('train', i, opts.seed));
-          if (keys.has(k)) overlaps.push(k);
-        }
-        disjoint = { checkedTrain: opts.againstTrain, overlaps };
+        const train = new Set<string>();
+        for (let i = 0; i < opts.againstTrain; i++) train.add(environment.instanceKey(environment.instance('train', i, opts.seed)));
+        disjoint = { checkedTrain: opts.againstTrain, distinctTrain: train.size, overlaps: [...keys].filter((k) => train.has(k)) };
       }
       const report = {
         environment: environment.id, split, seed: opts.seed, count: instances.length,
@@ -80,7 +78,10 @@ export function register(program: Command): void {
         process.stdout.write(`${report.count} ${split} instances of ${report.environment} (seed ${opts.seed})\n`);
         for (const x of instances) process.stdout.write(`${JSON.stringify(x)}\n`);
         if ('oracle_success_rate' in report) process.stdout.write(`oracle success rate: ${report.oracle_success_rate}\n`);
-        if (disjoint) process.stdout.write(`overlap with the first ${disjoint.checkedTrain} train instances: ${disjoint.overlaps.length}\n`);
+        if (disjoint) {
+          const distinct = disjoint.distinctTrain < disjoint.checkedTrain ? ` (${disjoint.distinctTrain} distinct)` : '';
+          process.stdout.write(`overlap with the first ${disjoint.checkedTrain} train instances${distinct}: ${disjoint.overlaps.length} of the ${new Set(instances.map((x) => x.key)).size} ${split} instances\n`);
+        }
       }
       process.exitCode = disjoint && disjoint.overlaps.length > 0 ? 1 : 0;
     });
