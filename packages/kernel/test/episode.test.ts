@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
-import type { GenerationRequest, Policy, SamplingParams } from '../src/contracts/index.js';
+import type { GenerationRequest, Policy, SamplingParams, SeatContext } from '../src/contracts/index.js';
 import {
   deepFreeze, isEvent, mixReward, playEpisode, runEpisode, selectBranch,
   type EpisodeContext, type EpisodeEvent, type SeatBinding,
@@ -143,7 +143,7 @@ describe('episode: runEpisode', () => {
   it('steps the move a scripted policy gives with its completion, without parsing the text', async () => {
     const env = counterEnv();
     let parses = 0;
-    const role = { ...counterRole(), parse: (text: string) => (parses++, counterRole().parse(text)) };
+    const role = { ...counterRole(), parse: (text: string, seat: SeatContext) => (parses++, counterRole().parse(text, seat)) };
     const giving: Policy & { scripted: true } = {
       name: 'giver', kind: 'fake', version: 0, scripted: true,
       generate: async (requests) => requests.map((r) => Array.from({ length: r.n }, () => ({
