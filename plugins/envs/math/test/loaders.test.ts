@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MathDatasetError, MathEnvironment, gsm8kFinalAnswer, loadDataset, loadDatasetSync, parseJsonl } from '../src/index.js';
+import { checkEquivalence, MathDatasetError, MathEnvironment, gsm8kFinalAnswer, loadDataset, loadDatasetSync, parseJsonl } from '../src/index.js';
 import { writeParquet } from './helpers/parquet-writer.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -31,6 +31,20 @@ describe('dataset loaders', () => {
     assert.equal(gsm[0]!.source, 'gsm8k');
     const math = loadDatasetSync({ path: join(fixtures, 'math.jsonl') });
     assert.deepEqual(math.map((p) => [p.source, p.answer]), [['math', '4']]);
+  });
+
+  it('reads a list of answers as one answer, OlympiadBench style: one → it, several → all of them', () => {
+    const problems = loadDatasetSync({ path: join(fixtures, 'olympiadbench.jsonl') });
+    assert.deepEqual(problems.map((p) => [p.source, p.answer, p.unit]), [
+      ['olympiadbench', '4', undefined],
+      ['olympiadbench', '2, 3', undefined],
+      ['olympiadbench', '3', 'm/s'], // a list exported as Python text: "['$3$']"
+      ['polaris', '2', undefined], // a list in a problem/answer row
+    ]);
+    // Several answers: a response gives every one, in any order; one of them alone is not the answer.
+    assert.equal(checkEquivalence('3, 2', problems[1]!.answer).equivalent, true);
+    assert.equal(checkEquivalence('3', problems[1]!.answer).equivalent, false);
+    assert.equal(checkEquivalence('4', problems[0]!.answer).equivalent, true);
   });
 
   it('maps other field names with fields', () => {

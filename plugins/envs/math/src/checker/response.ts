@@ -136,7 +136,10 @@ export function extractAnswer(response: string, mode: ExtractionMode = 'lenient'
 
 /**
  * The reference answer in a dataset's answer field or a `--reference` text: a GSM8K solution's `#### n`, a MATH
- * solution's last `\boxed{}`, an OlympiadBench `final_answer` list (`["$4$", "$5$"]` → `4, 5`), or the text itself.
+ * solution's last `\boxed{}`, an OlympiadBench `final_answer` list, or the text itself. A list of one answer is that
+ * answer (`["$4$"]` → `4`); a list of several is one answer listing them all (`["$2$", "$3$"]` → `2, 3`: a response
+ * must give every one, in any order, as OlympiadBench grades multi-answer problems). JSON and Python list text count
+ * as lists.
  */
 export function extractReference(reference: string | readonly unknown[]): string {
   if (Array.isArray(reference)) return referenceList(reference);
@@ -151,6 +154,9 @@ export function extractReference(reference: string | readonly unknown[]): string
       const quoted = /^\[\s*"([\s\S]*)"\s*\]$/.exec(text);
       if (quoted) return referenceList(quoted[1]!.split(/"\s*,\s*"/));
     }
+    // A list written by Python (`str(row["final_answer"])` in a CSV or JSON export): ['$4$'], ['$2$', '$3$'].
+    const python = /^\[\s*'([\s\S]*)'\s*\]$/.exec(text);
+    if (python) return referenceList(python[1]!.split(/'\s*,\s*'/));
   }
   return gsm8kFinalAnswer(text) ?? extractLastBoxed(text) ?? text;
 }

@@ -77,13 +77,18 @@ export function rowToProblem(row: unknown, options: DatasetOptions, where: strin
   if (q === undefined || q === null || String(q).trim() === '') throw missing(questionField, 'question');
   const a = record[answerField];
   if (a === undefined || a === null || String(a).trim() === '') throw missing(answerField, 'answer');
-  let answer = typeof a === 'string' ? a : typeof a === 'bigint' ? a.toString() : typeof a === 'number' ? String(a) : JSON.stringify(a);
+  // A list of answers (OlympiadBench's final_answer, or any format's answer field) is read by extractReference.
+  let answer = Array.isArray(a) ? extractReference(a)
+    : typeof a === 'string' ? a : typeof a === 'bigint' ? a.toString() : typeof a === 'number' ? String(a) : JSON.stringify(a);
+  if (Array.isArray(a) && answer === '') throw new MathDatasetError(`${where}: field "${answerField}" holds no answer (a list such as ["$4$"])`);
   let unit: string | undefined;
   if (format === 'olympiadbench') {
-    answer = extractReference(Array.isArray(a) ? a : answer);
+    answer = extractReference(answer);
     if (answer === '') throw new MathDatasetError(`${where}: field "${answerField}" holds no answer (OlympiadBench format: a list such as ["$4$"])`);
     const u = record.unit;
     if (typeof u === 'string' && u.trim() !== '') unit = u.trim();
+  } else if (Array.isArray(a)) {
+    // A list is its answers already; the text formats below read a final answer out of a solution.
   } else if (format === 'gsm8k') {
     const final = gsm8kFinalAnswer(answer);
     if (final === undefined) throw new MathDatasetError(`${where}: field "${answerField}" has no "#### <final answer>" line (GSM8K format)`);
