@@ -1,10 +1,11 @@
 /**
  * Warm start: supervised fine-tuning on the environment oracle's demonstrations. Each demonstration is one oracle
- * play-through of a train instance; at every (turn, seat) the seat's ROLE builds the prompt from the REAL observation
- * of the state along the oracle trajectory and renders the oracle's action as the target text (exactly what the
- * model would have to write), followed by the end-of-sequence token.
+ * play-through of a train instance, played by the one turn loop with scripted oracle seats; at every (turn, seat) the
+ * seat's ROLE builds the prompt from the REAL observation of the state along the oracle trajectory and renders the
+ * oracle's action as the target text (exactly what the model would have to write), followed by the end-of-sequence
+ * token.
  */
-import { type Environment, oracleRenderContext, type ChatMessage, type SeatBinding, createRng, deriveSeed, defaultWorkers, type WarmStartConfig } from '@troupe/kernel';
+import { type Environment, oracleText, playOracle, type ChatMessage, type SeatBinding, createRng, deriveSeed, defaultWorkers, type WarmStartConfig } from '@troupe/kernel';
 import { currentBackend, type SequencePair } from '@troupe/lm';
 import type { PolicyHandle } from './policies.js';
 import { sftInWorker } from './sft-thread.js';
@@ -45,41 +46,27 @@ export interface DemonstrationOptions {
 }
 
 /**
- * Plays `count` train instances with the environment's oracle and returns one demonstration per (turn, seat).
- * Throws naming the environment when it has no oracle.
+ * Plays `count` train instances with the environment's oracle through the one turn loop (`playOracle`: every seat a
+ * scripted oracle policy that renders its action with the seat's role) and returns one demonstration per (turn,
+ * seat): the prompt the role built from the real observation, and the oracle's text. Throws naming the environment
+ * when it has no oracle.
  */
 export async function collectDemonstrations(environment: Environment, seats: readonly SeatBinding[], options: DemonstrationOptions): Promise<Demonstration[]> {
   if (!environment.oracle) {
     throw new Error(`warm start: environment '${environment.id}' has no oracle, so there are no demonstrations; remove 'algorithm.warmStart' from the team spec.`);
   }
-  const noise = options.noise ?? 0;
-  const noiseOf = (seat: string): number => (typeof noise === 'number' ? noise : noise[seat] ?? 0);
-  const rng = createRng(deriveSeed(options.seed, 'demonstration-noise'));
+  const probability = options.noise ?? 0;
+  const noiseOf = (seat: string): number => (typeof probability === 'number' ? probability : probability[seat] ?? 0);
   const successfulOnly = options.successfulOnly ?? seats.every((seat) => noiseOf(seat.name) === 0);
+  // one stream for all play-throughs, drawn in play order
+  const noise = { probability, rng: createRng(deriveSeed(options.seed, 'demonstration-noise')) };
+  const oracleSeats = seats.map((s) => ({ name: s.name, role: s.role, policy: s.policy.name }));
   const out: Demonstration[] = [];
   for (let index = 0; index < options.count; index++) {
     const instance = environment.instance('train', index, options.seed);
-    let state = environment.reset(instance);
-    const episode: Demonstration[] = [];
-    let success = false;
-    play: for (let turn = 0; turn < environment.maxTurns; turn++) {
-      for (let i = 0; i < seats.length; i++) {
-        const seat = seats[i]!;
-        const ctx = { seat: seat.name, actionType: environment.seats[i]!.actionType };
-        const messages = seat.role.prompt(environment.observe(state, seat.name), ctx);
-        const action = environment.oracle(state, seat.name);
-        const text = seat.role.render(action, ctx, oracleRenderContext(environment, state, seat.name));
-        episode.push({ index, turn, seat: seat.name, policy: seat.policy.name, messages, text });
-        const p = noiseOf(seat.name);
-        const played = p > 0 && rng.next() < p ? environment.randomAction(state, seat.name, rng) : action;
-        const playedText = played === action ? text : seat.role.render(played, ctx);
-        const r = await environment.step(state, seat.name, { kind: 'action', action: played, text: playedText });
-        state = r.state;
-        success = r.success;
-        if (r.done.terminated || r.done.truncated) break play;
-      }
-    }
-    if (success || !successfulOnly) out.push(...episode);
+    const play = (await playOracle(environment, instance, { seats: oracleSeats, noise, seed: options.seed }))!;
+    if (!play.end.success && successfulOnly) continue;
+    out.push(...play.steps.map((s) => ({ index, turn: s.turn, seat: s.seat, policy: s.policy, messages: s.prompt, text: oracleText(s) })));
   }
   return out;
 }
