@@ -250,7 +250,7 @@ describe('trainer: loss aggregation, KL and entropy', () => {
   });
 
   it('an RL update that ran out of wasm memory names the spec file and algorithm.microBatchSize', async () => {
-    const { outOfMemoryHint } = await import('../src/trainer.js');
+    const { outOfMemoryHint } = await import('../src/policy-updates.js');
     const hint = outOfMemoryHint(new Error("RL update of policy 'proposer' failed in its worker thread: memory access out of bounds"), '/x/team.yaml', 16) as Error;
     assert.equal(hint.name, 'ConfigError', 'user-facing: printed without a stack');
     assert.match(hint.message, /\/x\/team\.yaml.*algorithm\.microBatchSize \(now 16/s);

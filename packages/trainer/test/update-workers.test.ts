@@ -130,12 +130,12 @@ describe('RL updates in persistent worker threads', function () {
       await trainer.prepare();
       const m1 = await trainer.step(1);
       assert.equal(m1['update/workers'], 2);
-      assert.deepEqual([...trainer.updateWorkers.keys()].sort(), ['executor', 'proposer'], 'one persistent worker per policy');
-      const executor = trainer.updateWorkers.get('executor')!;
+      assert.deepEqual([...trainer.updates.updateWorkers.keys()].sort(), ['executor', 'proposer'], 'one persistent worker per policy');
+      const executor = trainer.updates.updateWorkers.get('executor')!;
       await executor.thread.terminate(); // killed from outside, as a crash or the OOM killer would
       assert.equal(executor.alive, false);
       await assert.rejects(trainer.step(2), (err: Error) => /policy 'executor'/.test(err.message) && /exited with code 1/.test(err.message));
-      assert.equal(trainer.updateWorkers.size, 0, 'a failed update ends every worker');
+      assert.equal(trainer.updates.updateWorkers.size, 0, 'a failed update ends every worker');
     } finally {
       await trainer.dispose();
     }
