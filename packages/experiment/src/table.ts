@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ReportChart } from '@troupe/trainer/report';
+import { LEGEND, type ReportChart } from '@troupe/trainer/report';
 import { ARMS, type ArmName } from './arms.js';
 import { notRunYet, type RunResult } from './results.js';
 
@@ -162,6 +162,9 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
 export function tableCharts(runs: readonly RunResult[], settings: TableSettings): ReportChart[] {
   const cells = tableCells(runs, settings).filter((c) => c.mean !== undefined);
   const order = settings.arms.map((a) => a);
+  // A band of 22 px per (game, arm), and at least 110 px per game so that its name never runs into the next one.
+  const width = Math.max(settings.games.length * 110, settings.games.length * settings.arms.length * 22);
+  const color = { field: 'arm', type: 'nominal', sort: order, title: 'arm', legend: LEGEND };
   const values = cells.map((c) => ({
     game: c.game, arm: c.arm, success: 100 * c.mean!, lo: 100 * Math.max(0, c.mean! - (c.std ?? 0)), hi: 100 * Math.min(1, c.mean! + (c.std ?? 0)), seeds: c.n,
   }));
@@ -169,12 +172,12 @@ export function tableCharts(runs: readonly RunResult[], settings: TableSettings)
     name: 'success', title: 'Held-out success per game and arm (mean ± std over seeds)',
     spec: {
       $schema: 'https://vega.github.io/schema/vega-lite/v5.json', title: 'Held-out success (mean ± std over seeds)', background: 'white',
-      width: { step: 22 }, height: 260,
+      width, height: 260,
       data: { values },
       encoding: {
         x: { field: 'game', type: 'nominal', title: null, sort: settings.games, axis: { labelAngle: 0 } },
         xOffset: { field: 'arm', type: 'nominal', sort: order },
-        color: { field: 'arm', type: 'nominal', sort: order, title: 'arm' },
+        color,
       },
       layer: [
         { mark: 'bar', encoding: { y: { field: 'success', type: 'quantitative', title: 'success %', scale: { domain: [0, 100] } } } },
@@ -187,12 +190,12 @@ export function tableCharts(runs: readonly RunResult[], settings: TableSettings)
     name: 'samples', title: 'Generated RL samples per run (the budget is the same for every arm)',
     spec: {
       $schema: 'https://vega.github.io/schema/vega-lite/v5.json', title: 'Generated RL samples per run', background: 'white',
-      width: { step: 22 }, height: 220,
+      width, height: 220,
       data: { values: sampleRows },
       encoding: {
         x: { field: 'game', type: 'nominal', title: null, sort: settings.games, axis: { labelAngle: 0 } },
         xOffset: { field: 'arm', type: 'nominal', sort: order },
-        color: { field: 'arm', type: 'nominal', sort: order, title: 'arm' },
+        color,
       },
       layer: [
         { mark: { type: 'point', filled: true, size: 60 }, encoding: { y: { field: 'samples', type: 'quantitative', title: 'generated samples (tick: budget)', scale: { zero: true } } } },

@@ -9,6 +9,12 @@ import { join } from 'node:path';
 /** One line of metrics.jsonl: `step` plus flat `rollout/*`, `loss/*`, `eval/*`, `time/*`, `perf/*` numbers. */
 export type MetricsRecord = { step: number; kind: 'warm-start' | 'baseline' | 'train' | 'final' } & Record<string, number | string | boolean | number[]>;
 
+/** A step axis: whole steps only (no 1.4, 1.8 between them), written as integers (one point reads `1`, not `1.000000`). */
+export const STEP_AXIS = { format: 'd', tickMinStep: 1 } as const;
+
+/** A legend below the plot whose labels are never cut short (vega cuts them at 160 px by default). */
+export const LEGEND = { orient: 'bottom', direction: 'vertical', labelLimit: 0 } as const;
+
 /** One plot: a file stem and a vega-lite spec (data inlined). */
 export interface ReportChart {
   /** File stem under `plots/`, e.g. `success`. */
@@ -66,7 +72,7 @@ export function buildReport(outDir: string, title: string): TrainingReport {
       $schema: 'https://vega.github.io/schema/vega-lite/v5.json', title: chartTitle, width: 480, height: 240, background: 'white',
       data: { values },
       mark: { type: 'line', point: true },
-      encoding: { x: { field: 'step', type: 'quantitative', title: 'step' }, y: { field: 'value', type: 'quantitative', title: y }, color: { field: 'series', type: 'nominal', title: null } },
+      encoding: { x: { field: 'step', type: 'quantitative', title: 'step', axis: STEP_AXIS }, y: { field: 'value', type: 'quantitative', title: y }, color: { field: 'series', type: 'nominal', title: null, legend: LEGEND } },
     },
   });
   const evalRows = metrics.filter((m) => typeof m['eval/success_rate'] === 'number');
@@ -82,7 +88,7 @@ export function buildReport(outDir: string, title: string): TrainingReport {
         $schema: 'https://vega.github.io/schema/vega-lite/v5.json', title: 'Time per step by category', width: 480, height: 240, background: 'white',
         data: { values: long([['time/generate', 'generate'], ['time/env', 'env + roles'], ['time/update', 'update'], ['time/overhead', 'loop overhead']], train) },
         mark: 'bar',
-        encoding: { x: { field: 'step', type: 'ordinal' }, y: { field: 'value', type: 'quantitative', title: 'seconds', stack: 'zero' }, color: { field: 'series', type: 'nominal', title: null } },
+        encoding: { x: { field: 'step', type: 'ordinal', axis: { labelAngle: 0, labelOverlap: true } }, y: { field: 'value', type: 'quantitative', title: 'seconds', stack: 'zero' }, color: { field: 'series', type: 'nominal', title: null, legend: LEGEND } },
       },
     },
   ];
