@@ -7,7 +7,7 @@
  * `STEPS` sets the timed training/forward steps (default 3). Prints one JSON line; each figure is the best of `STEPS`.
  */
 import { createRng } from '@troupe/kernel';
-import { AdamW, CausalLM, generateIds, initBackend, packBatch, policyGradientStep, presetHfConfig, tf } from '@troupe/lm';
+import { AdamW, benchTrainStep, CausalLM, generateIds, initBackend, packBatch, presetHfConfig, scatterToLayout, tf } from '@troupe/lm';
 
 const preset = (process.argv[2] ?? 'tiny') as 'tiny' | 'small';
 const steps = Number(process.env.STEPS ?? 3);
@@ -29,11 +29,11 @@ async function best(n: number, f: () => unknown): Promise<number> {
 try {
   const ids = Array.from({ length: B }, () => Array.from({ length: T }, () => rng.int(V)));
   const pairs = ids.map((r) => ({ promptIds: r.slice(0, 1), completionIds: r.slice(1) }));
-  const batch = { pairs, oldLogprobs: pairs.map((p) => p.completionIds.map(() => -Math.log(V))), advantages: ids.map(() => rng.next() * 2 - 1) };
-  const opt = new AdamW(model.trainableVariables(), { lr: 1e-4 });
-  const train = await best(steps, () => policyGradientStep(model, opt, batch, { clipLow: 1e9, clipHigh: 1e9 }));
-  opt.dispose();
   const packed = packBatch(pairs);
+  const adv = scatterToLayout(packed, ids.map(() => rng.next() * 2 - 1));
+  const opt = new AdamW(model.trainableVariables(), { lr: 1e-4 });
+  const train = await best(steps, () => benchTrainStep(model, opt, packed, adv));
+  opt.dispose();
   const fwd = await best(steps, () => tf.tidy(() => { model.forward(tf.tensor2d(packed.ids, [B, T], 'int32'), { differentiableEmbedding: false }).logits.dataSync(); }));
   const prompt = Array.from({ length: P }, () => rng.int(V));
   const gen = await best(1, () => generateIds(model, prompt, { maxNewTokens: N, n: G, seed: 1, temperature: 1, eosTokenIds: [] }));

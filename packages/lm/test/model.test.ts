@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import {
-  CausalLM, presetHfConfig, parseHfConfig, parameterShapes, initBackend, tf, generateIds, generateBatch, policyGradientStep,
-  recomputeLogprobs, AdamW, lrAt, packBatch, scatterToLayout, policyGradientLoss, ropeInvFreq,
+  CausalLM, presetHfConfig, parseHfConfig, parameterShapes, initBackend, tf, generateIds, generateBatch,
+  recomputeLogprobs, AdamW, lrAt, packBatch, scatterToLayout, tokenLogprobs, trainStep, ropeInvFreq, type SequencePair,
 } from '@troupe/lm';
 
 /** A small GQA config (4 query heads on 2 kv heads) so the suite stays fast. */
@@ -11,6 +11,19 @@ function micro(modelType: 'qwen3' | 'qwen2' | 'llama', tie = false): Record<stri
     num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, rms_norm_eps: 1e-6, rope_theta: 10000,
     tie_word_embeddings: tie, attention_bias: modelType === 'qwen2', eos_token_id: 2, bos_token_id: 1,
   };
+}
+
+/**
+ * One AdamW step on the token-mean negative log-likelihood of the completions: a training step of the model's own ops
+ * (the trainer's losses are tested with @troupe/trainer).
+ */
+function nllStep(m: CausalLM, opt: AdamW, pairs: readonly SequencePair[]): { loss: number; gradNorm: number } {
+  const packed = packBatch(pairs);
+  const shape: [number, number] = [packed.B, packed.L - 1];
+  return trainStep(opt, () => {
+    const mask = tf.tensor2d(packed.mask, shape);
+    return tokenLogprobs(m, packed).mul(mask).sum().div(mask.sum()).neg() as tf.Scalar;
+  });
 }
 
 function maxAbsDiff(a: Float32Array | number[], b: Float32Array | number[]): number {
@@ -87,7 +100,7 @@ describe('causal LM', () => {
     });
   }
 
-  it('generation log-probs equal recomputed log-probs; a positive advantage raises the completion\'s log-prob', async () => {
+  it('generation log-probs equal recomputed log-probs; a training step on the completion raises its log-prob', async () => {
     const m = CausalLM.random(micro('qwen3'), 1);
     try {
       const prompt = [1, 10, 11, 12];
@@ -98,8 +111,7 @@ describe('causal LM', () => {
       const pair = { promptIds: prompt, completionIds: s!.tokenIds };
       const before = re!.reduce((a, b) => a + b, 0);
       for (let i = 0; i < 3; i++) {
-        const old = (await recomputeLogprobs(m, [pair]))[0]!;
-        const r = policyGradientStep(m, opt, { pairs: [pair], oldLogprobs: [old], advantages: [1] });
+        const r = nllStep(m, opt, [pair]);
         assert.ok(Number.isFinite(r.loss) && r.gradNorm > 0);
       }
       const after = (await recomputeLogprobs(m, [pair]))[0]!.reduce((a, b) => a + b, 0);
@@ -113,15 +125,12 @@ describe('causal LM', () => {
   it('keeps tf.memory().numTensors flat across 50 training steps and 50 generations', async () => {
     const m = CausalLM.random(micro('qwen2'), 2);
     const opt = new AdamW(m.trainableVariables(), { lr: 1e-3, maxGradNorm: 1, weightDecay: 0.01 });
-    const batch = {
-      pairs: [{ promptIds: [1, 5, 6], completionIds: [7, 8, 2] }, { promptIds: [1, 9], completionIds: [10] }],
-      oldLogprobs: [[-4, -4, -4], [-4]], advantages: [0.5, -1],
-    };
+    const pairs = [{ promptIds: [1, 5, 6], completionIds: [7, 8, 2] }, { promptIds: [1, 9], completionIds: [10] }];
     try {
-      policyGradientStep(m, opt, batch);
+      nllStep(m, opt, pairs);
       await generateIds(m, [1, 3, 4], { maxNewTokens: 4, n: 3, seed: 0 });
       const start = tf.memory().numTensors;
-      for (let i = 0; i < 50; i++) policyGradientStep(m, opt, batch);
+      for (let i = 0; i < 50; i++) nllStep(m, opt, pairs);
       assert.equal(tf.memory().numTensors, start, 'after training steps');
       for (let i = 0; i < 50; i++) {
         if (i % 2) await generateIds(m, [1, 3, 4 + (i % 5)], { maxNewTokens: 4, n: 1 + (i % 3), seed: i });
@@ -150,7 +159,7 @@ describe('causal LM', () => {
       const same = tf.tidy(() => m.forward(tf.tensor2d(ids, [1, 5], 'int32')).logits.dataSync().slice());
       assert.ok(maxAbsDiff(base as Float32Array, same as Float32Array) < 1e-6);
       const opt = new AdamW(m.trainableVariables(), { lr: 1e-2 });
-      for (let i = 0; i < 2; i++) policyGradientStep(m, opt, { pairs: [{ promptIds: [1, 4], completionIds: [9, 16] }], oldLogprobs: [[-4, -4]], advantages: [1] });
+      for (let i = 0; i < 2; i++) nllStep(m, opt, [{ promptIds: [1, 4], completionIds: [9, 16] }]);
       opt.dispose();
       const moved = tf.tidy(() => m.forward(tf.tensor2d(ids, [1, 5], 'int32')).logits.dataSync().slice());
       assert.ok(maxAbsDiff(base as Float32Array, moved as Float32Array) > 1e-4, 'adapters changed the output');
@@ -163,21 +172,11 @@ describe('causal LM', () => {
     }
   });
 
-  it('policy-gradient loss: token-mean over the mask, PPO clipping, per-row advantages', () => {
+  it('packs pairs right-padded in the shifted layout and scatters per-row values onto their completion tokens', () => {
     const packed = packBatch([{ promptIds: [1, 2], completionIds: [3, 4] }, { promptIds: [1], completionIds: [5] }]);
     assert.equal(packed.L, 4);
     assert.deepEqual(Array.from(packed.mask), [0, 1, 1, 1, 0, 0]);
     assert.deepEqual(Array.from(scatterToLayout(packed, [2, -1])), [0, 2, 2, -1, 0, 0]);
-    tf.tidy(() => {
-      const lp = tf.tensor2d([[0, Math.log(1.5), Math.log(0.5)], [0, 0, 0]]);
-      const old = tf.zeros([2, 3]);
-      const adv = tf.tensor2d([[0, 1, 1], [0, 0, 0]]);
-      const mask = tf.tensor2d([[0, 1, 1], [0, 0, 0]]);
-      const r = policyGradientLoss({ logprobs: lp, oldLogprobs: old, advantages: adv, mask });
-      // min(1.5, 1.2) = 1.2 and min(0.5, 0.8) = 0.5 → -(1.2 + 0.5) / 2
-      assert.ok(Math.abs(r.loss.dataSync()[0]! + 0.85) < 1e-6);
-      assert.ok(Math.abs(r.clipFraction.dataSync()[0]! - 0.5) < 1e-6);
-    });
   });
 
   it('learning-rate schedules: warmup, linear and cosine decay', () => {

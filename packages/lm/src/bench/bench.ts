@@ -11,7 +11,7 @@ import { createRng } from '@troupe/kernel';
 import { initBackend, type BackendName } from '../backend/index.js';
 import { presetHfConfig, type PresetName } from '../lm/config.js';
 import { CausalLM } from '../lm/model.js';
-import { AdamW, packBatch, policyGradientStep } from '../lm/train.js';
+import { AdamW, packBatch, scatterToLayout, tokenLogprobs, trainStep, type PackedBatch } from '../lm/train.js';
 import { generateIds } from '../lm/generate.js';
 
 /** Options of `benchModel`. */
@@ -58,6 +58,19 @@ export interface BenchModelResult {
 
 const round = (x: number): number => Math.round(x * 10) / 10;
 
+/**
+ * One optimizer step of the reference's training workload (`torch_ref.py bench`): the token-level policy-gradient
+ * loss `-(Σ logp·adv·mask) / Σ mask` on a packed batch (`adv` in the shifted layout, see `scatterToLayout`), AdamW.
+ * What it costs is what the benchmark times; the trainer's own loss is the PPO step of @troupe/trainer.
+ */
+export function benchTrainStep(model: CausalLM, optimizer: AdamW, packed: PackedBatch, adv: Float32Array): void {
+  const shape: [number, number] = [packed.B, packed.L - 1];
+  trainStep(optimizer, () => {
+    const mask = tf.tensor2d(packed.mask, shape);
+    return tokenLogprobs(model, packed).mul(tf.tensor2d(adv, shape)).mul(mask).sum().div(mask.sum()).neg() as tf.Scalar;
+  });
+}
+
 /** Runs the benchmark on the tfjs model. */
 export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelResult> {
   const preset = o.preset ?? 'tiny', B = o.batch ?? 16, T = o.seq ?? 128, steps = o.steps ?? 5;
@@ -69,17 +82,14 @@ export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelR
   try {
     const ids = Array.from({ length: B }, () => Array.from({ length: T }, () => rng.int(V)));
     const pairs = ids.map((r) => ({ promptIds: r.slice(0, 1), completionIds: r.slice(1) }));
-    const adv = ids.map(() => rng.next() * 2 - 1);
+    const packed = packBatch(pairs);
+    const adv = scatterToLayout(packed, ids.map(() => rng.next() * 2 - 1));
     const opt = new AdamW(model.trainableVariables(), { lr: 1e-4 });
-    // old = current log-probs would need an extra pass; the ratio's value does not change the cost of the step
-    const old = pairs.map((p) => p.completionIds.map(() => -Math.log(V)));
-    const batch = { pairs, oldLogprobs: old, advantages: adv };
-    policyGradientStep(model, opt, batch, { clipLow: 1e9, clipHigh: 1e9 });
+    benchTrainStep(model, opt, packed, adv);
     let t0 = performance.now();
-    for (let s = 0; s < steps; s++) policyGradientStep(model, opt, batch, { clipLow: 1e9, clipHigh: 1e9 });
+    for (let s = 0; s < steps; s++) benchTrainStep(model, opt, packed, adv);
     const train = (B * T * steps) / ((performance.now() - t0) / 1000);
     opt.dispose();
-    const packed = packBatch(pairs);
     const fwd = (): void => tf.tidy(() => { model.forward(tf.tensor2d(packed.ids, [B, T], 'int32'), { differentiableEmbedding: false }).logits.dataSync(); });
     fwd();
     t0 = performance.now();

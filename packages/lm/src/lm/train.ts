@@ -1,6 +1,7 @@
 /**
- * Training primitives: log-prob recomputation for (prompt, completion) batches, the token-level policy-gradient loss
- * (PPO-clip, token-mean), AdamW with global grad-norm clipping, and learning-rate schedules.
+ * Training primitives: log-prob recomputation for (prompt, completion) batches, AdamW with global grad-norm clipping,
+ * optimizer steps on any loss (with gradient accumulation), and learning-rate schedules. The losses themselves (PPO,
+ * SFT) are the trainer's (@troupe/trainer).
  *
  * Layout: a batch of B sequences `prompt ++ completion` is right-padded to length L; position t of the `[B, L-1]`
  * "shifted" layout scores token t+1 from the logits at t. A completion token j of row b sits at t = P_b - 1 + j.
@@ -119,43 +120,6 @@ export async function recomputeLogprobs(model: CausalLM, pairs: readonly Sequenc
     });
   }
   return out;
-}
-
-/** Inputs of `policyGradientLoss`, all in the shifted layout `[B, L-1]`. */
-export interface PolicyLossInputs {
-  /** Current log-probs (differentiable). */
-  readonly logprobs: tf.Tensor;
-  /** Log-probs under the sampling policy (constants). */
-  readonly oldLogprobs: tf.Tensor;
-  /** Advantages per token (broadcast a per-row advantage with `scatterToLayout`). */
-  readonly advantages: tf.Tensor;
-  /** 1 where a token counts. */
-  readonly mask: tf.Tensor;
-  /** Lower clip ε (ratio ≥ 1-ε). Default 0.2. */
-  readonly clipLow?: number;
-  /** Upper clip ε (ratio ≤ 1+ε). Default 0.2. */
-  readonly clipHigh?: number;
-}
-
-/**
- * The token-level PPO-clip loss, token-mean over the batch:
- * `-Σ min(r·A, clip(r, 1-εl, 1+εh)·A)·mask / Σ mask` with `r = exp(logp - old)`. With `old = logp` (on-policy) its
- * gradient is the plain policy gradient `-Σ ∇logp·A·mask / Σ mask`. Also returns the clipped fraction and an
- * approximate KL (`mean(old - logp)`), as scalars.
- */
-export function policyGradientLoss(x: PolicyLossInputs): { loss: tf.Scalar; clipFraction: tf.Scalar; approxKl: tf.Scalar } {
-  const lo = 1 - (x.clipLow ?? 0.2), hi = 1 + (x.clipHigh ?? 0.2);
-  const denom = x.mask.sum().maximum(1);
-  const diff = x.logprobs.sub(x.oldLogprobs);
-  const ratio = diff.exp();
-  const unclipped = ratio.mul(x.advantages);
-  const clipped = ratio.clipByValue(lo, hi).mul(x.advantages);
-  const obj = tf.minimum(unclipped, clipped);
-  const loss = obj.mul(x.mask).sum().div(denom).neg() as tf.Scalar;
-  const wasClipped = tf.notEqual(unclipped, obj).cast('float32');
-  const clipFraction = wasClipped.mul(x.mask).sum().div(denom) as tf.Scalar;
-  const approxKl = diff.neg().mul(x.mask).sum().div(denom) as tf.Scalar;
-  return { loss, clipFraction, approxKl };
 }
 
 /** A learning-rate schedule. */
@@ -317,42 +281,4 @@ export function accumulatedTrainStep(optimizer: AdamW, parts: readonly (() => tf
   } finally {
     for (const g of Object.values(sum)) g.dispose();
   }
-}
-
-/** One PPO-clip batch: pairs with their sampling log-probs and advantages (per row or per token). */
-export interface PolicyGradientBatch {
-  /** The (prompt, completion) pairs. */
-  readonly pairs: readonly SequencePair[];
-  /** Sampling-policy log-probs per completion token. */
-  readonly oldLogprobs: readonly (readonly number[])[];
-  /** Advantage per row (a number) or per completion token. */
-  readonly advantages: readonly (number | readonly number[])[];
-}
-
-/** Runs one PPO-clip (token-mean) AdamW step on a batch. Returns loss, grad norm, lr, clip fraction and approx KL. */
-export function policyGradientStep(
-  model: CausalLM,
-  optimizer: AdamW,
-  batch: PolicyGradientBatch,
-  options: { clipLow?: number; clipHigh?: number; padId?: number } = {},
-): { loss: number; gradNorm: number; lr: number; clipFraction: number; approxKl: number } {
-  const packed = packBatch(batch.pairs, options.padId ?? 0);
-  const shape: [number, number] = [packed.B, packed.L - 1];
-  const old = scatterToLayout(packed, batch.oldLogprobs);
-  const adv = scatterToLayout(packed, batch.advantages);
-  let clipFraction = 0, approxKl = 0;
-  const res = trainStep(optimizer, () => {
-    const out = policyGradientLoss({
-      logprobs: tokenLogprobs(model, packed),
-      oldLogprobs: tf.tensor2d(old, shape),
-      advantages: tf.tensor2d(adv, shape),
-      mask: tf.tensor2d(packed.mask, shape),
-      ...(options.clipLow !== undefined ? { clipLow: options.clipLow } : {}),
-      ...(options.clipHigh !== undefined ? { clipHigh: options.clipHigh } : {}),
-    });
-    clipFraction = out.clipFraction.dataSync()[0]!;
-    approxKl = out.approxKl.dataSync()[0]!;
-    return out.loss;
-  });
-  return { ...res, clipFraction, approxKl };
 }

@@ -1,7 +1,7 @@
 /**
  * The trainable `tfjs-causal-lm` policy: a `CausalLM` + tokenizer behind the `Policy` contract, with log-prob
- * recomputation, PPO-clip updates (AdamW), LoRA adapters and saving. Contributed as `CausalLmPolicyContribution`,
- * which @troupe/policy-causal-lm binds.
+ * recomputation, LoRA adapters and saving; @troupe/trainer updates its weights. Contributed as
+ * `CausalLmPolicyContribution`, which @troupe/policy-causal-lm binds.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { CausalLM, type LoraConfig } from '../lm/model.js';
 import { presetHfConfig, type PresetName } from '../lm/config.js';
 import { generateBatch } from '../lm/generate.js';
 import { compileGrammar, GrammarError } from '../lm/grammar.js';
-import { AdamW, policyGradientStep, recomputeLogprobs, type AdamWOptions, type PolicyGradientBatch, type SequencePair } from '../lm/train.js';
+import { recomputeLogprobs, type AdamWOptions, type SequencePair } from '../lm/train.js';
 
 /** Config of a `tfjs-causal-lm` policy (the team spec's `policies.<name>` minus `kind`). */
 export interface CausalLmPolicyConfig {
@@ -33,10 +33,8 @@ export interface CausalLmPolicyConfig {
   readonly lora?: { readonly r: number; readonly alpha: number; readonly targetModules: readonly string[] };
   /** Load a PEFT LoRA adapter folder (relative to the team spec). */
   readonly adapter?: string;
-  /** Optimizer settings for `update`. Default: AdamW lr 1e-5, grad-norm clip 1. */
+  /** This policy's own AdamW settings for the trainer's updates, over the spec's `algorithm` ones. */
   readonly optimizer?: AdamWOptions;
-  /** PPO clip range. Default 0.2 both sides. */
-  readonly clip?: { readonly low?: number; readonly high?: number };
   /**
    * Decode all requests of a `generate` call in one left-padded batch (faster; float rounding may then depend on
    * the batch's composition). Default false: one request at a time, bit-for-bit reproducible.
@@ -77,7 +75,6 @@ export const causalLmPolicyConfigSchema: JsonSchema = {
         weightDecay: { type: 'number', minimum: 0, maximum: 10 }, maxGradNorm: { type: 'number', minimum: 0, maximum: 1e6 },
       },
     },
-    clip: { type: 'object', additionalProperties: false, properties: { low: { type: 'number', minimum: 0, maximum: 10 }, high: { type: 'number', minimum: 0, maximum: 10 } } },
     batchPrompts: { type: 'boolean', default: false },
   },
 };
@@ -102,9 +99,8 @@ export class CausalLmPolicy implements Policy {
   readonly [CAUSAL_LM_POLICY] = true;
   /** Contribution id. */
   readonly kind = 'tfjs-causal-lm';
-  /** Incremented by every `update`. */
+  /** Incremented by every update of its weights (the trainer's warm start and RL steps). */
   version = 0;
-  private optimizer: AdamW | undefined;
 
   /** Wraps a loaded model and tokenizer. */
   constructor(
@@ -114,8 +110,8 @@ export class CausalLmPolicy implements Policy {
     readonly model: CausalLM,
     /** The tokenizer. */
     readonly tokenizer: Tokenizer,
-    /** Settings for updates. */
-    readonly settings: { optimizer?: AdamWOptions; clip?: { low?: number; high?: number }; backend?: BackendReport; batchPrompts?: boolean } = {},
+    /** The trainer's optimizer settings of this policy, the backend it runs on, batched decoding. */
+    readonly settings: { optimizer?: AdamWOptions; backend?: BackendReport; batchPrompts?: boolean } = {},
   ) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
       throw new Error(`policy '${name}': the tokenizer (${tokenizer.dir}) has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${model.config.vocabSize}`);
@@ -178,32 +174,14 @@ export class CausalLmPolicy implements Policy {
     return recomputeLogprobs(this.model, pairs, { ...options, padId: this.tokenizer.padTokenId ?? 0 });
   }
 
-  /**
-   * One PPO-clip (token-mean) AdamW step on the trainable variables (the LoRA adapters when attached, else all
-   * weights). Increments `version`.
-   */
-  update(batch: PolicyGradientBatch): { loss: number; gradNorm: number; lr: number; clipFraction: number; approxKl: number } {
-    if (!this.optimizer) this.optimizer = new AdamW(this.model.trainableVariables(), this.settings.optimizer ?? { lr: 1e-5, maxGradNorm: 1 });
-    const clip = this.settings.clip ?? {};
-    const r = policyGradientStep(this.model, this.optimizer, batch, {
-      padId: this.tokenizer.padTokenId ?? 0,
-      ...(clip.low !== undefined ? { clipLow: clip.low } : {}),
-      ...(clip.high !== undefined ? { clipHigh: clip.high } : {}),
-    });
-    this.version++;
-    return r;
-  }
-
   /** Saves the full model (HF layout, tokenizer copied), or only the LoRA adapter (PEFT layout) when attached. */
   async save(dir: string): Promise<void> {
     if (this.model.lora.size > 0) await saveLoraAdapter(dir, this.model);
     else await saveCheckpoint(dir, this.model, { tokenizerDir: this.tokenizer.dir });
   }
 
-  /** Frees the model and optimizer tensors. */
+  /** Frees the model's tensors. */
   dispose(): void {
-    this.optimizer?.dispose();
-    this.optimizer = undefined;
     this.model.dispose();
   }
 }
@@ -241,7 +219,6 @@ export async function createCausalLmPolicy(
     if (config.adapter) await loadLoraAdapter(abs(config.adapter), model);
     return new CausalLmPolicy(name, model, tokenizer, {
       ...(config.optimizer ? { optimizer: config.optimizer } : {}),
-      ...(config.clip ? { clip: config.clip } : {}),
       ...(config.batchPrompts ? { batchPrompts: true } : {}),
       backend,
     });
