@@ -7,13 +7,14 @@
 import { processServices, SandboxPool, TokenizerCache, type interfaces } from '@troupe/kernel';
 import type { Tokenizer } from '@troupe/lm';
 import { sharedSandboxPool } from '@troupe/sandbox';
+import { importOptional } from './optional.js';
 
 /**
  * The tokenizer cache of `@troupe/lm`, imported on the first load: commands that never load a model do not pay for
  * tfjs and transformers at start-up.
  */
 const lazyTokenizerCache: TokenizerCache<Tokenizer> = {
-  load: async (dir) => (await import('@troupe/lm')).tokenizerCache.load(dir),
+  load: async (dir) => (await importOptional('@troupe/lm', 'a causal LM policy', () => import('@troupe/lm'))).tokenizerCache.load(dir),
 };
 
 /** Binds the CLI's services into `services` (default: the process's), once. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError, positiveInt, printJson } from '../errors.js';
+import { importOptional } from '../optional.js';
 
 interface BenchModelCliOptions {
   model?: string;
@@ -119,7 +120,7 @@ export function register(program: Command): void {
     .option('--no-torch', 'skip the PyTorch comparison')
     .option('--json', 'print one JSON document')
     .action(async (opts: BenchModelCliOptions) => {
-      const lm = await import('@troupe/lm');
+      const lm = await importOptional('@troupe/lm', 'troupe bench model', () => import('@troupe/lm'));
       if (opts.model) return benchCheckpointCommand(lm, opts.model, opts);
       if (!['tiny', 'small'].includes(opts.preset)) throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
       if (opts.genBatch && opts.genBatch.length !== 1) throw new UsageError(`--gen-batch takes one number without --model, got ${opts.genBatch.join(',')}`);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { findPackageJson, KERNEL_ROOT } from '@troupe/kernel';
 import { printJson } from '../errors.js';
+import { importOptional } from '../optional.js';
 
 /** The version of a package as the kernel would load it, or null when it is not installed. */
 function versionOf(name: string): string | null {
@@ -42,7 +43,7 @@ export function register(program: Command): void {
         ),
       };
       try {
-        const model = (await import('@troupe/lm')) as Record<string, unknown>;
+        const model = (await importOptional('@troupe/lm', 'the tfjs backend probe', () => import('@troupe/lm'))) as Record<string, unknown>;
         const probe = model['probeBackends'] as undefined | (() => { wouldUse?: string; override?: string; probes: { backend: string; available: boolean; detail: string }[] });
         if (!probe) throw new Error('this kernel has no backend probe');
         const r = probe();

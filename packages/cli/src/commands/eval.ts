@@ -5,6 +5,7 @@ import { composeTeam, loadTeamSpec, resolveTrainerConfig, SPLITS, teamNumberRang
 import type { EvaluateOptions, EvaluationResult } from '@troupe/trainer';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
 import { loadSpecOrDefault } from './train.js';
+import { importOptional } from '../optional.js';
 
 interface EvalOptions {
   checkpoint?: string;
@@ -25,7 +26,7 @@ interface EvalOptions {
 async function resolveCheckpoint(dir: string, flag = '--checkpoint'): Promise<string> {
   const abs = resolve(dir);
   if (!existsSync(abs)) throw new UsageError(`${flag} ${dir}: no such file or folder`);
-  const { BEST_FILE, listCheckpoints, readBestFile } = await import('@troupe/trainer');
+  const { BEST_FILE, listCheckpoints, readBestFile } = await importOptional('@troupe/trainer', 'troupe eval', () => import('@troupe/trainer'));
   if (basename(abs) === BEST_FILE) return readBestFile(abs);
   if (existsSync(join(abs, 'trainer-state.json'))) return abs;
   const steps = await listCheckpoints(abs);
@@ -39,7 +40,7 @@ async function resolveCheckpoint(dir: string, flag = '--checkpoint'): Promise<st
  * team — but never the default for a run of another team (its weights would load and be played in the wrong game).
  */
 async function evaluationSpec(file: string | undefined, checkpoint: string | undefined, flag: string | undefined): Promise<TeamSpec> {
-  const { readTrainerState } = await import('@troupe/trainer');
+  const { readTrainerState } = await importOptional('@troupe/trainer', 'troupe eval', () => import('@troupe/trainer'));
   const run = checkpoint ? (await readTrainerState(checkpoint)).run : undefined;
   if (file !== undefined || !run) {
     const spec = loadSpecOrDefault(file);
@@ -100,7 +101,7 @@ export function register(program: Command): void {
       const checkpoint = opts.checkpoint ? await resolveCheckpoint(opts.checkpoint) : undefined;
       const baseline = opts.baseline ? await resolveCheckpoint(opts.baseline, '--baseline') : undefined;
       const spec = await evaluationSpec(file, checkpoint, opts.checkpoint);
-      const { evaluateTeam, formatPairedComparison, pairedComparison, policyHandles, restoreWeights } = await import('@troupe/trainer');
+      const { evaluateTeam, formatPairedComparison, pairedComparison, policyHandles, restoreWeights } = await importOptional('@troupe/trainer', 'troupe eval', () => import('@troupe/trainer'));
       const config = resolveTrainerConfig(spec);
       const team = await composeTeam(spec);
       let trace: TraceWriter | undefined;

@@ -3,11 +3,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTeamSpec, PRESETS_DIR, teamNumberRange, type TeamSpec } from '@troupe/kernel';
-import {
-  ARM_NAMES, ARMS, collectResults, ExperimentError, ExperimentInterrupted, notRunYet, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport,
-  type ArmName, type ExperimentEvent, type GameInput, type RunResult,
-} from '@troupe/experiment';
+import type { ArmName, ExperimentEvent, GameInput, RunResult } from '@troupe/experiment';
 import { CliError, finiteNumber, positiveInt, printJson, UsageError } from '../errors.js';
+import { importOptional } from '../optional.js';
+
+/** `@troupe/experiment`, imported when the command runs (it brings the trainer and tfjs). */
+type ExperimentModule = typeof import('@troupe/experiment');
+const loadExperiment = (): Promise<ExperimentModule> => importOptional('@troupe/experiment', 'troupe experiment', () => import('@troupe/experiment'));
 import { renderChartsTo } from './train.js';
 
 /** The games of the paper's table and the preset of each one's base (per-role) team spec. */
@@ -51,7 +53,7 @@ const STOP_SIGNALS = { SIGINT: 130, SIGHUP: 129, SIGTERM: 143 } as const;
  * children instead of leaving them to train as orphans, see `ExperimentOptions.signal`); an interrupted experiment
  * becomes a CliError with the signal's exit status.
  */
-async function withStopSignals<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withStopSignals<T>({ ExperimentInterrupted }: ExperimentModule, body: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let received: keyof typeof STOP_SIGNALS | undefined;
   const handlers = (Object.keys(STOP_SIGNALS) as (keyof typeof STOP_SIGNALS)[]).map((name) => {
@@ -134,7 +136,7 @@ export function loadReuse(file: string): { file: string; runs: RunResult[] } {
 }
 
 /** One line per run on stderr. */
-function progress(enabled: boolean, total: () => number): (e: ExperimentEvent) => void {
+function progress({ ARMS }: ExperimentModule, enabled: boolean, total: () => number): (e: ExperimentEvent) => void {
   let finished = 0;
   const tag = (r: { game: string; arm: string; seed: number }): string => `${r.game} ${r.arm} seed ${r.seed}`;
   const say = (s: string): void => {
@@ -183,7 +185,7 @@ export function register(program: Command): void {
     .command('paper-table')
     .description('the paper\'s baselines table at our scale: every arm (single agent, MAS prompt-only, naive GRPO, AT-GRPO shared / per-role, swapped roles) × games × seeds, with equal sample budgets')
     .option('--games <list>', `comma-separated games (${Object.keys(GAME_PRESETS).join(', ')})`, Object.keys(GAME_PRESETS).join(','))
-    .option('--arms <list>', `comma-separated arms (default: all: ${ARM_NAMES.join(', ')}); the arms they start from or evaluate are added (mas-atgrpo-per-role and mas-naive-grpo → mas-prompt, single-grpo → single, swap → mas-atgrpo-per-role)`)
+    .option('--arms <list>', 'comma-separated arms (default: all of the table\'s arms; a wrong name is answered with the list); the arms they start from or evaluate are added (mas-atgrpo-per-role and mas-naive-grpo → mas-prompt, single-grpo → single, swap → mas-atgrpo-per-role)')
     .option('--seeds <n>', 'seeds per game and arm', positiveInt('--seeds'), 3)
     .option('--budget <samples>', 'generated RL samples per RL run (default: the base spec\'s steps × its samples per step)', positiveInt('--budget'))
     .option('--steps <n>', 'alternative to --budget: the budget of N steps of the per-role base team', positiveInt('--steps', teamNumberRange('algorithm.steps').maximum))
@@ -197,6 +199,8 @@ export function register(program: Command): void {
     .option('--json', 'print one JSON document (where everything is, and the cells)')
     .option('--no-progress', 'no progress lines on stderr')
     .action(async (opts: PaperTableOptions) => {
+      const experimentModule = await loadExperiment();
+      const { ARM_NAMES, ARMS, collectResults, ExperimentError, notRunYet, parseArmList, planExperiment, runExperiment, tableCells, formatCell, writeExperimentReport } = experimentModule;
       const reuse = opts.reuse !== undefined ? loadReuse(opts.reuse) : undefined;
       if (opts.budget !== undefined && opts.steps !== undefined) throw new UsageError('give --budget or --steps, not both');
       const gameNames = [...new Set(opts.games.split(',').map((g) => g.trim()).filter((g) => g.length > 0))];
@@ -222,8 +226,8 @@ export function register(program: Command): void {
       const neededBy = (a: ArmName): ArmName[] => arms.filter((x) => ARMS[x].dependsOn === a);
       if (added.length > 0) process.stderr.write(`paper-table: --arms: added ${added.map((a) => `${a} (needed by ${neededBy(a).join(', ')})`).join(', ')}\n`);
       const budgets = Object.fromEntries(gameNames.map((g) => [g, plan.find((r) => r.game === g && ARMS[r.arm].rl)?.derived.budget.budget ?? 0]).filter(([, b]) => (b as number) > 0));
-      const result = opts.reportOnly ? collectResults({ ...settings, games, outDir: out, ...(reuse ? { reuse } : {}) }) : await withStopSignals((signal) => runExperiment({
-        ...settings, games, outDir: out, launcher: troupeLauncher(), onEvent: progress(opts.progress && !opts.json, () => plan.length),
+      const result = opts.reportOnly ? collectResults({ ...settings, games, outDir: out, ...(reuse ? { reuse } : {}) }) : await withStopSignals(experimentModule, (signal) => runExperiment({
+        ...settings, games, outDir: out, launcher: troupeLauncher(), onEvent: progress(experimentModule, opts.progress && !opts.json, () => plan.length),
         ...(opts.runTimeout !== undefined ? { runTimeout: opts.runTimeout } : {}), ...(reuse ? { reuse } : {}), signal,
       }));
       const report = writeExperimentReport(out, result.runs, { ...settings, budgets, specs: Object.fromEntries(games.map((g) => [g.name, g.spec.file])) });

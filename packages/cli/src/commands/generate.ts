@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, UsageError, finiteNumber, integer, positiveInt, printJson } from '../errors.js';
 import { loadModelFolder, loadTokenizerFor, startBackend } from '../model-folder.js';
+import { importOptional } from '../optional.js';
 
 interface GenerateOptions {
   model?: string;
@@ -43,7 +44,7 @@ export function register(program: Command): void {
       if (!(opts.topP > 0 && opts.topP <= 1)) throw new UsageError(`--top-p must be in (0, 1], got ${opts.topP}`);
       if (opts.topK < 0) throw new UsageError(`--top-k must be ≥ 0, got ${opts.topK}`);
       if (opts.preset && !['tiny', 'small'].includes(opts.preset)) throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
-      const lm = await import('@troupe/lm');
+      const lm = await importOptional('@troupe/lm', 'troupe generate', () => import('@troupe/lm'));
       const backend = await startBackend(lm, opts.backend);
       let model;
       let tokDir: string;

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { basename } from 'node:path';
 import { CliError, integer, positiveInt } from '../errors.js';
 import { loadModelFolder, loadTokenizerFor, startBackend } from '../model-folder.js';
+import { importOptional } from '../optional.js';
 
 interface ServeOptions {
   model: string;
@@ -35,7 +36,7 @@ export function register(program: Command): void {
     .option('--max-tokens <n>', 'max_tokens when a request gives none', positiveInt('--max-tokens'), 256)
     .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
     .action(async (opts: ServeOptions) => {
-      const lm = await import('@troupe/lm');
+      const lm = await importOptional('@troupe/lm', 'troupe serve', () => import('@troupe/lm'));
       const { createServer } = await import('../serve/server.js');
       await startBackend(lm, opts.backend);
       const { dir, model } = await loadModelFolder(lm, opts.model, opts.adapter);

@@ -4,6 +4,7 @@ import type { TrainerEvent } from '@troupe/trainer';
 import { teamNumberRange } from '@troupe/kernel';
 import { finiteNumber, positiveInt, printJson } from '../errors.js';
 import { loadSpecOrDefault, writeReport } from './train.js';
+import { importOptional } from '../optional.js';
 
 interface SftOptions {
   out?: string;
@@ -53,7 +54,7 @@ export function register(program: Command): void {
         if (e.type === 'warm-start' && e.phase === 'demonstrations') process.stderr.write(`warm start: ${e.count} demonstration samples\n`);
         if (e.type === 'warm-start' && e.phase === 'epoch') process.stderr.write(`warm start: ${e.policy} epoch ${(e.epoch ?? 0) + 1} loss ${(e.loss ?? NaN).toFixed(4)}\n`);
       };
-      const { Trainer } = await import('@troupe/trainer');
+      const { Trainer } = await importOptional('@troupe/trainer', 'troupe sft', () => import('@troupe/trainer'));
       const trainer = await Trainer.create(spec, { outDir: out, steps: 0, onEvent });
       try {
         const r = await trainer.run();

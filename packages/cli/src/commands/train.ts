@@ -6,6 +6,7 @@ import { loadTeamSpec, PRESETS_DIR, teamNumberRange, type TeamSpec } from '@trou
 // start in a fraction of the time.
 import type { TrainerEvent, ReportChart } from '@troupe/trainer';
 import { positiveInt, printJson } from '../errors.js';
+import { importOptional } from '../optional.js';
 
 interface TrainOptions {
   out?: string;
@@ -42,7 +43,7 @@ export function register(program: Command): void {
       const spec = loadSpecOrDefault(file);
       const out = resolve(opts.out ?? join('runs', spec.name));
       const progress = new TrainProgress(opts.progress && !opts.json);
-      const { formatPairedComparison, Trainer } = await import('@troupe/trainer');
+      const { formatPairedComparison, Trainer } = await importOptional('@troupe/trainer', 'troupe train', () => import('@troupe/trainer'));
       const trainer = await Trainer.create(spec, {
         outDir: out, ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
         ...(opts.sampleBudget !== undefined ? { sampleBudget: opts.sampleBudget } : {}), ...(opts.resume ? { resume: true } : {}),
@@ -81,7 +82,7 @@ export function register(program: Command): void {
 
 /** Writes report.md and renders its plots (vega-lite → SVG with vega's headless View, → PNG with resvg). */
 export async function writeReport(out: string, title: string): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
-  const { buildReport } = await import('@troupe/trainer');
+  const { buildReport } = await importOptional('@troupe/trainer', 'troupe train', () => import('@troupe/trainer'));
   const report = buildReport(out, title);
   writeFileSync(join(out, 'report.md'), report.markdown);
   return renderChartsTo(join(out, 'plots'), report.charts);
