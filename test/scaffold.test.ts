@@ -60,7 +60,7 @@ describe('troupe new: templates and names', () => {
       assert.deepEqual(pkg.manifest.contributes[key as 'roles']?.map((d) => d.id), ['maze-v0']);
       const json = JSON.parse(readFileSync(join(result.dir, 'package.json'), 'utf8'));
       assert.equal(json.peerDependencies['@troupe/kernel'], json.troupe.kernel);
-      for (const dev of ['@troupe/kernel', '@troupe/testing', 'typescript', 'mocha', 'tsx', '@types/mocha']) assert.ok(json.devDependencies[dev], dev);
+      for (const dev of ['@troupe/cli', '@troupe/kernel', '@troupe/testing', 'typescript', 'mocha', 'tsx', '@types/mocha']) assert.ok(json.devDependencies[dev], dev);
       assert.deepEqual(json.files, ['dist', 'src', 'schemas', 'README.md']);
       assert.equal(json.publishConfig.access, 'public');
       assert.equal(json.scripts.build, 'tsc -p tsconfig.json');
@@ -207,7 +207,13 @@ describe('troupe new env → build → test → play, outside the repository', f
   });
 
   it('installs @troupe/kernel, @troupe/game-kit and @troupe/testing from packed tarballs, the rest from the npm cache', async () => {
-    // no --save-* flag: each package stays where the template lists it (the game kit a dependency, the rest dev)
+    // no --save-* flag: each package stays where the template lists it (the game kit a dependency, the rest dev).
+    // @troupe/cli (the `troupe` of `npx troupe test .`) is not installed here: this test runs the CLI from source,
+    // and the registry round trip installs the published one.
+    const file = join(plugin, 'package.json');
+    const pkg = JSON.parse(readFileSync(file, 'utf8'));
+    delete pkg.devDependencies['@troupe/cli'];
+    writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
     const run = await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts',
       packs.get('@troupe/kernel')!, packs.get('@troupe/game-kit')!, packs.get('@troupe/testing')!], plugin);
     ok(run, 'npm install');

@@ -167,7 +167,7 @@ function isEmptyDir(dir: string): boolean {
 type Json = Record<string, unknown>;
 
 /** Edits a plugin template's package.json (parsed) for the new package. */
-function editPluginPackageJson(pkg: Json, kind: PluginTemplateKind, packageName: string, id: string, kernelRange: string, testingRange: string): Json {
+function editPluginPackageJson(pkg: Json, kind: PluginTemplateKind, packageName: string, id: string, kernelRange: string, testingRange: string, cliRange: string): Json {
   pkg.name = packageName;
   pkg.version = '0.1.0';
   const manifest = pkg.troupe as { kernel: string; contributes: Record<string, { id: string }[]> };
@@ -179,6 +179,7 @@ function editPluginPackageJson(pkg: Json, kind: PluginTemplateKind, packageName:
   const dev = (pkg.devDependencies ?? {}) as Json;
   dev['@troupe/kernel'] = kernelRange;
   dev['@troupe/testing'] = testingRange;
+  dev['@troupe/cli'] = cliRange; // `npx troupe test .` runs this package's CLI, never a registry package named troupe
   pkg.devDependencies = Object.fromEntries(Object.entries(dev).sort(([a], [b]) => a.localeCompare(b)));
   if (packageName.startsWith('@')) pkg.publishConfig = { ...(pkg.publishConfig as Json | undefined), access: 'public' };
   return pkg;
@@ -286,7 +287,7 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
     await mkdir(dirname(target), { recursive: true });
     if (file === 'package.json') {
       const pkg = JSON.parse(await readFile(source, 'utf8')) as Json;
-      const edited = kind === 'team' ? editTeamPackageJson(pkg, packageName, cliRange, options.team ?? {}) : editPluginPackageJson(pkg, kind, packageName, id!, kernelRange, testingRange);
+      const edited = kind === 'team' ? editTeamPackageJson(pkg, packageName, cliRange, options.team ?? {}) : editPluginPackageJson(pkg, kind, packageName, id!, kernelRange, testingRange, cliRange);
       if (kind === 'team') teamDeps = (edited.dependencies ?? {}) as Json;
       await writeFile(target, `${JSON.stringify(edited, null, 2)}\n`);
     } else if (marked.has(file)) {
