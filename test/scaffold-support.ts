@@ -3,9 +3,9 @@
  * npm run with explicit flags, and temp folders outside the repository.
  */
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root. */
@@ -29,13 +29,13 @@ export interface Run {
 
 /**
  * Environment of every child: the parent's, minus the `npm_*` variables an outer `npm test` sets (they would
- * override the flags given to nested npm calls) and NODE_OPTIONS; no colours, no update checks, no fund/audit
- * requests, and no CUDA downloads by onnxruntime-node.
+ * override the flags given to nested npm calls), NODE_OPTIONS and any ONNXRUNTIME_* install switch (installs run as
+ * a user's would); no colours, no update checks, no fund/audit requests.
  */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.toLowerCase().startsWith('npm_') && key !== 'NODE_OPTIONS') env[key] = value;
+    if (!key.toLowerCase().startsWith('npm_') && key !== 'NODE_OPTIONS' && !key.startsWith('ONNXRUNTIME_')) env[key] = value;
   }
   return {
     ...env,
@@ -44,8 +44,6 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
     npm_config_audit: 'false',
-    ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip',
-    ONNXRUNTIME_NODE_INSTALL: 'skip',
     ...extra,
   };
 }
@@ -115,4 +113,88 @@ export function packWorkspace(names: readonly string[], dest: string): Map<strin
   const run = ok(npm(['pack', '--json', '--pack-destination', dest, ...names.flatMap((n) => ['-w', n])], REPO), 'npm pack');
   const list = JSON.parse(run.stdout.slice(run.stdout.indexOf('['))) as { name: string; filename: string }[];
   return new Map(list.map((p) => [p.name, join(dest, p.filename)]));
+}
+
+/** An installed package of a `node_modules` tree. */
+export interface InstalledPackage {
+  readonly name: string;
+  readonly version: string;
+  /** Its folder, relative to the project. */
+  readonly path: string;
+  /** Its install lifecycle scripts (`preinstall`, `install`, `postinstall`; a binding.gyp alone means `node-gyp rebuild`). */
+  readonly installScripts: Readonly<Record<string, string>>;
+}
+
+/** The lifecycle scripts npm runs when it installs a package. */
+const INSTALL_EVENTS = ['preinstall', 'install', 'postinstall'] as const;
+
+/** Every package installed under `project`/node_modules, nested node_modules included, read from its package.json. */
+export function installedPackages(project: string): InstalledPackage[] {
+  const out: InstalledPackage[] = [];
+  const visitModules = (modules: string): void => {
+    if (!existsSync(modules)) return;
+    for (const entry of readdirSync(modules, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue;
+      const dir = join(modules, entry.name);
+      if (entry.name.startsWith('@')) {
+        for (const scoped of readdirSync(dir, { withFileTypes: true })) visitPackage(join(dir, scoped.name), scoped.isSymbolicLink());
+      } else {
+        visitPackage(dir, entry.isSymbolicLink());
+      }
+    }
+  };
+  const visitPackage = (dir: string, link: boolean): void => {
+    const file = join(dir, 'package.json');
+    if (link || !existsSync(file)) return;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string; scripts?: Record<string, string> };
+    const scripts: Record<string, string> = {};
+    for (const event of INSTALL_EVENTS) if (pkg.scripts?.[event]) scripts[event] = pkg.scripts[event]!;
+    if (!scripts.install && !scripts.preinstall && existsSync(join(dir, 'binding.gyp'))) scripts.install = 'node-gyp rebuild';
+    out.push({ name: pkg.name ?? relative(project, dir), version: pkg.version ?? '?', path: relative(project, dir), installScripts: scripts });
+    visitModules(join(dir, 'node_modules'));
+  };
+  visitModules(join(project, 'node_modules'));
+  return out.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** Disk usage of a folder in KiB, as `du -sk` counts it. */
+export function diskUsageKiB(dir: string): number {
+  const run = ok(done(spawnSync('du', ['-sk', dir], { encoding: 'utf8' })), `du -sk ${dir}`);
+  return Number(run.stdout.split(/\s/)[0]);
+}
+
+/**
+ * A preload module (`node --require`) for installs: inside an npm lifecycle script, every TCP connection to a host
+ * other than the loopback interface is refused and recorded as one JSON line in `log` (the package, the script, the
+ * host). npm itself, which talks to the local registry, is left alone. Returns the NODE_OPTIONS that load it.
+ */
+export function networkGuard(dir: string, log: string): string {
+  const file = join(dir, 'install-network-guard.cjs');
+  writeFileSync(file, [
+    "'use strict';",
+    "const net = require('node:net');",
+    "const fs = require('node:fs');",
+    `const LOG = ${JSON.stringify(log)};`,
+    "const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);",
+    'const connect = net.Socket.prototype.connect;',
+    'net.Socket.prototype.connect = function (...args) {',
+    '  const first = Array.isArray(args[0]) ? args[0][0] : args[0];',
+    "  const options = typeof first === 'object' && first !== null ? first : { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };",
+    "  const host = options.host ?? 'localhost';",
+    '  if (process.env.npm_lifecycle_event && !options.path && !LOOPBACK.has(host)) { // a path is a local socket',
+    '    fs.appendFileSync(LOG, JSON.stringify({ package: process.env.npm_package_name, version: process.env.npm_package_version, script: process.env.npm_lifecycle_event, host, port: options.port }) + "\\n");',
+    "    process.nextTick(() => this.destroy(new Error(`install scripts may not reach the network (${host})`)));",
+    '    return this;',
+    '  }',
+    '  return connect.apply(this, args);',
+    '};',
+    '',
+  ].join('\n'));
+  return `--require ${file}`;
+}
+
+/** What a network guard recorded: one entry per refused connection. */
+export function guardedDownloads(log: string): { package: string; version: string; script: string; host: string }[] {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 }
