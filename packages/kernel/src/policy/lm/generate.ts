@@ -85,6 +85,8 @@ export function sampleToken(
     let best = -Infinity;
     if (cand) { for (const i of cand) if (logits[i]! > best) { best = logits[i]!; token = i; } }
     else for (let i = 0; i < V; i++) if (logits[i]! > best) { best = logits[i]!; token = i; }
+  } else if (!cand && !(opts.topK > 0) && !(opts.topP < 1)) {
+    token = sampleFull(logits, opts.temperature, rng);
   } else {
     const ids = cand ?? Array.from({ length: V }, (_, i) => i);
     const T = opts.temperature;
@@ -114,6 +116,29 @@ export function sampleToken(
     for (let j = 0; j < keep; j++) { u -= w[j]!; if (u < 0) { token = ids[j]!; break; } }
   }
   return { token, logprob: logits[token]! * scale - lse };
+}
+
+/** Scratch weights of {@link sampleFull}, grown to the largest vocabulary seen. */
+let fullWeights = new Float64Array(0);
+
+/**
+ * Samples from softmax(logits / T) over the whole vocabulary with no allocation per call: the same walk, sums and
+ * draw as the general path of {@link sampleToken} (the argmax first, then the other ids in order with id 0 in the
+ * argmax's place), so a seed picks the same token either way, only without building a 150k-entry id list.
+ */
+function sampleFull(logits: Float32Array, T: number, rng: Rng): number {
+  const V = logits.length;
+  let best = 0;
+  for (let i = 1; i < V; i++) if (logits[i]! > logits[best]!) best = i;
+  if (fullWeights.length < V) fullWeights = new Float64Array(V);
+  const w = fullWeights;
+  const id = (j: number): number => (j === 0 ? best : j === best ? 0 : j);
+  const m = logits[best]! / T;
+  let z = 0;
+  for (let j = 0; j < V; j++) { w[j] = Math.exp(logits[id(j)]! / T - m); z += w[j]!; }
+  let u = rng.next() * z;
+  for (let j = 0; j < V; j++) { u -= w[j]!; if (u < 0) return id(j); }
+  return id(V - 1);
 }
 
 function disposeCache(cache: KvCache | undefined): void {
