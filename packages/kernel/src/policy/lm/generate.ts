@@ -73,11 +73,6 @@ export function sampleToken(
   // log-softmax normaliser of the scored distribution (logits / T; T = 1 when greedy, or `logprobTemperature`) over
   // the full vocabulary
   const scale = 1 / (opts.logprobTemperature ?? (opts.temperature > 0 ? opts.temperature : 1));
-  let max = -Infinity;
-  for (let i = 0; i < V; i++) if (logits[i]! > max) max = logits[i]!;
-  let sum = 0;
-  for (let i = 0; i < V; i++) sum += Math.exp((logits[i]! - max) * scale);
-  const lse = max * scale + Math.log(sum);
   const cand = opts.allowed ? Array.from(opts.allowed) : null;
   let token: number;
   if (opts.temperature <= 0) {
@@ -86,7 +81,10 @@ export function sampleToken(
     if (cand) { for (const i of cand) if (logits[i]! > best) { best = logits[i]!; token = i; } }
     else for (let i = 0; i < V; i++) if (logits[i]! > best) { best = logits[i]!; token = i; }
   } else if (!cand && !(opts.topK > 0) && !(opts.topP < 1)) {
-    token = sampleFull(logits, opts.temperature, rng);
+    const full = sampleFull(logits, opts.temperature, rng);
+    // the sampled distribution is the scored one (no logprobTemperature): its normaliser is already summed
+    if (opts.logprobTemperature === undefined) return { token: full.token, logprob: logits[full.token]! * scale - full.lse };
+    token = full.token;
   } else {
     const ids = cand ?? Array.from({ length: V }, (_, i) => i);
     const T = opts.temperature;
@@ -115,7 +113,17 @@ export function sampleToken(
     token = ids[keep - 1]!;
     for (let j = 0; j < keep; j++) { u -= w[j]!; if (u < 0) { token = ids[j]!; break; } }
   }
-  return { token, logprob: logits[token]! * scale - lse };
+  return { token, logprob: logits[token]! * scale - logSumExp(logits, scale) };
+}
+
+/** log Σ exp(logits · scale), computed stably. */
+function logSumExp(logits: Float32Array, scale: number): number {
+  const V = logits.length;
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) if (logits[i]! > max) max = logits[i]!;
+  let sum = 0;
+  for (let i = 0; i < V; i++) sum += Math.exp((logits[i]! - max) * scale);
+  return max * scale + Math.log(sum);
 }
 
 /** Scratch weights of {@link sampleFull}, grown to the largest vocabulary seen. */
@@ -124,9 +132,10 @@ let fullWeights = new Float64Array(0);
 /**
  * Samples from softmax(logits / T) over the whole vocabulary with no allocation per call: the same walk, sums and
  * draw as the general path of {@link sampleToken} (the argmax first, then the other ids in order with id 0 in the
- * argmax's place), so a seed picks the same token either way, only without building a 150k-entry id list.
+ * argmax's place), so a seed picks the same token either way, only without building a 150k-entry id list. Returns
+ * the token and the log of the normaliser, log Σ exp(logits / T).
  */
-function sampleFull(logits: Float32Array, T: number, rng: Rng): number {
+function sampleFull(logits: Float32Array, T: number, rng: Rng): { token: number; lse: number } {
   const V = logits.length;
   let best = 0;
   for (let i = 1; i < V; i++) if (logits[i]! > logits[best]!) best = i;
@@ -136,9 +145,10 @@ function sampleFull(logits: Float32Array, T: number, rng: Rng): number {
   const m = logits[best]! / T;
   let z = 0;
   for (let j = 0; j < V; j++) { w[j] = Math.exp(logits[id(j)]! / T - m); z += w[j]!; }
+  const lse = m + Math.log(z);
   let u = rng.next() * z;
-  for (let j = 0; j < V; j++) { u -= w[j]!; if (u < 0) return id(j); }
-  return id(V - 1);
+  for (let j = 0; j < V; j++) { u -= w[j]!; if (u < 0) return { token: id(j), lse }; }
+  return { token: id(V - 1), lse };
 }
 
 function disposeCache(cache: KvCache | undefined): void {
