@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import {
   CausalLM, CheckpointError, generateBatch, initBackend, loadCheckpoint, saveCheckpoint, type GeneratedSample, type GenerationItem,
 } from '@troupe/kernel/model';
-import { exportCheckpoint, OnnxCausalLM } from '@troupe/onnx';
+import { exportCheckpoint, OnnxCausalLM, type ExportedModel, type OnnxLoadOptions } from '@troupe/onnx';
 
 /** A small GQA shape (4 query heads on 2 kv heads). */
 const SHAPE = { vocab_size: 384, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16 };
@@ -48,6 +48,36 @@ function peakedModel(config: Record<string, unknown>, seed: number): CausalLM {
   return m;
 }
 
+/** Saves a {@link peakedModel} as checkpoint `dir`. */
+async function savePeaked(dir: string, config: Record<string, unknown>, seed: number, options: Parameters<typeof saveCheckpoint>[2] = {}): Promise<void> {
+  const m = peakedModel(config, seed);
+  try {
+    await saveCheckpoint(dir, m, options);
+  } finally {
+    m.dispose();
+  }
+}
+
+/** What the tfjs model loaded from checkpoint `dir` generates for {@link ITEMS}. */
+async function tfjsOutput(dir: string): Promise<GeneratedSample[][]> {
+  const model = await loadCheckpoint(dir);
+  try {
+    return await generateBatch(model, ITEMS);
+  } finally {
+    model.dispose();
+  }
+}
+
+/** What ONNX Runtime generates for {@link ITEMS} from checkpoint `dir`, and the export it ran. */
+async function onnxOutput(dir: string, options: OnnxLoadOptions): Promise<{ out: GeneratedSample[][]; exported: ExportedModel }> {
+  const onnx = await OnnxCausalLM.load(dir, options);
+  try {
+    return { out: await onnx.generateBatch(ITEMS), exported: onnx.exported };
+  } finally {
+    await onnx.release();
+  }
+}
+
 function assertSame(ours: GeneratedSample[][], ref: GeneratedSample[][], what: string): void {
   ref.forEach((samples, i) => samples.forEach((r, j) => {
     const o = ours[i]![j]!;
@@ -71,71 +101,38 @@ describe('ONNX Runtime decoder', function () {
   for (const [i, c] of CASES.entries()) {
     it(`matches the tfjs model: ${c.name}`, async () => {
       const ck = join(dir, `case-${i}`);
-      const model = peakedModel(c.config, 10 + i);
-      let ref: GeneratedSample[][];
-      try {
-        await saveCheckpoint(ck, model);
-        ref = await generateBatch(model, ITEMS);
-      } finally {
-        model.dispose();
-      }
+      await savePeaked(ck, c.config, 10 + i);
+      const ref = await tfjsOutput(ck);
       // the reference is not degenerate: rows differ, and greedy steps are not all the same token
       assert.notDeepEqual(ref[0]![0]!.tokenIds, ref[1]![0]!.tokenIds);
       assert.ok(new Set(ref[0]![0]!.tokenIds).size > 2, `${c.name}: greedy output too repetitive to compare`);
-      const onnx = await OnnxCausalLM.load(ck, { cacheDir });
-      try {
-        assertSame(await onnx.generateBatch(ITEMS), ref, c.name);
-      } finally {
-        await onnx.release();
-      }
+      assertSame((await onnxOutput(ck, { cacheDir })).out, ref, c.name);
     });
   }
 
-  it('converts BF16 shards to float32 and copies F32 weights on request, with the same output as tfjs', async () => {
+  it('converts BF16 shards to float32, with the same output as tfjs on the same checkpoint', async () => {
     const ck = join(dir, 'bf16');
-    const src = peakedModel(CASES[0]!.config, 21);
-    try {
-      await saveCheckpoint(ck, src, { dtype: 'BF16', maxShardBytes: 40_000 });
-    } finally {
-      src.dispose();
-    }
+    await savePeaked(ck, CASES[0]!.config, 21, { dtype: 'BF16', maxShardBytes: 40_000 });
     assert.ok(existsSync(join(ck, 'model.safetensors.index.json')), 'sharded');
-    const model = await loadCheckpoint(ck); // tfjs reads the same BF16 values
-    let ref: GeneratedSample[][];
-    try {
-      ref = await generateBatch(model, ITEMS);
-    } finally {
-      model.dispose();
-    }
-    const onnx = await OnnxCausalLM.load(ck, { cacheDir });
-    try {
-      assertSame(await onnx.generateBatch(ITEMS), ref, 'bf16 shards');
-      assert.ok(existsSync(join(onnx.exported.dir, 'weights.bin')), 'converted weights are in the cache');
-    } finally {
-      await onnx.release();
-    }
-    const copied = await OnnxCausalLM.load(join(dir, 'case-0'), { cacheDir, weights: 'copy' });
-    try {
-      const refCopy = await OnnxCausalLM.load(join(dir, 'case-0'), { cacheDir });
-      try {
-        assert.notEqual(copied.exported.dir, refCopy.exported.dir);
-        assertSame(await copied.generateBatch(ITEMS), await refCopy.generateBatch(ITEMS), 'copy vs reference');
-      } finally {
-        await refCopy.release();
-      }
-    } finally {
-      await copied.release();
-    }
+    const { out, exported } = await onnxOutput(ck, { cacheDir });
+    assertSame(out, await tfjsOutput(ck), 'bf16 shards');
+    assert.ok(existsSync(join(exported.dir, 'weights.bin')), 'converted weights are in the cache');
+  });
+
+  it('gives the same output with F32 weights copied into the cache as with them read in place', async () => {
+    const ck = join(dir, 'copy');
+    await savePeaked(ck, CASES[2]!.config, 22);
+    const inPlace = await onnxOutput(ck, { cacheDir });
+    const copied = await onnxOutput(ck, { cacheDir, weights: 'copy' });
+    assert.notEqual(copied.exported.dir, inPlace.exported.dir);
+    assert.ok(!existsSync(join(inPlace.exported.dir, 'weights.bin')), 'F32 weights read in place need no copy');
+    assert.ok(existsSync(join(copied.exported.dir, 'weights.bin')));
+    assertSame(copied.out, inPlace.out, 'copy vs in place');
   });
 
   it('reuses a cached export until the checkpoint changes', async () => {
     const ck = join(dir, 'cached');
-    const m = peakedModel(CASES[1]!.config, 30);
-    try {
-      await saveCheckpoint(ck, m);
-    } finally {
-      m.dispose();
-    }
+    await savePeaked(ck, CASES[1]!.config, 30);
     const first = await exportCheckpoint(ck, { cacheDir });
     assert.equal(first.cached, false);
     const again = await exportCheckpoint(ck, { cacheDir });
@@ -150,12 +147,7 @@ describe('ONNX Runtime decoder', function () {
 
   it('refuses corrupt and unsupported checkpoints with an error naming the file', async () => {
     const bad = join(dir, 'bad');
-    const m = peakedModel(CASES[0]!.config, 40);
-    try {
-      await saveCheckpoint(bad, m);
-    } finally {
-      m.dispose();
-    }
+    await savePeaked(bad, CASES[0]!.config, 40);
     const cfgPath = join(bad, 'config.json');
     const cfg = JSON.parse(await readFile(cfgPath, 'utf8')) as Record<string, unknown>;
     await writeFile(cfgPath, JSON.stringify({ ...cfg, model_type: 'gpt2' }));
