@@ -38,6 +38,7 @@ const LAYERS = [
   { folder: 'packages/sandbox', imports: [], why: 'the sandbox stands alone' },
   { folder: 'packages/lm', imports: ['packages/kernel'] },
   { folder: 'packages/trainer', imports: ['packages/kernel', 'packages/lm'] },
+  { folder: 'packages/onnx', imports: ['packages/kernel', 'packages/lm'], why: 'it runs @troupe/lm checkpoints in ONNX Runtime' },
   { folder: 'packages/experiment', imports: ['packages/kernel'], why: 'it runs the troupe CLI as a child process' },
   { folder: 'packages/game-kit', imports: ['packages/kernel'] },
   { folder: 'packages/testing', imports: ['packages/kernel'] },

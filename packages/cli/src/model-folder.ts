@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CausalLM, Tokenizer } from '@troupe/lm';
 import { CliError, UsageError } from './errors.js';
+import { importOptional } from './optional.js';
 
 type ModelModule = typeof import('@troupe/lm');
 
@@ -28,6 +29,31 @@ export async function loadModelFolder(lm: ModelModule, model: string, adapter?: 
     return { dir, model: loaded };
   } catch (err) {
     loaded?.dispose();
+    throw new CliError((err as Error).message);
+  }
+}
+
+/** The runtimes `--runtime` names: the tfjs causal LM, or ONNX Runtime on the CPU (`@troupe/onnx`). */
+export const RUNTIMES = ['tfjs', 'onnx'] as const;
+
+/** Parses `--runtime`. */
+export function runtimeOption(raw: string): (typeof RUNTIMES)[number] {
+  if (!(RUNTIMES as readonly string[]).includes(raw)) throw new UsageError(`--runtime must be one of ${RUNTIMES.join(', ')}, got '${raw}'`);
+  return raw as (typeof RUNTIMES)[number];
+}
+
+/**
+ * Opens a checkpoint folder in ONNX Runtime (`--runtime onnx`): exported once to the ONNX cache, then reused. LoRA
+ * adapters are not applied by this runtime; a folder that does not load is a {@link CliError} naming the file.
+ */
+export async function loadOnnxModelFolder(model: string, adapter?: string): Promise<{ dir: string; model: import('@troupe/onnx').OnnxCausalLM }> {
+  const dir = resolve(model);
+  if (adapter) throw new UsageError('--adapter is not supported with --runtime onnx; merge the adapter into the checkpoint, or use --runtime tfjs');
+  if (!existsSync(join(dir, 'config.json'))) throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
+  const { OnnxCausalLM } = await importOptional('@troupe/onnx', 'troupe serve --runtime onnx', () => import('@troupe/onnx'));
+  try {
+    return { dir, model: await OnnxCausalLM.load(dir) };
+  } catch (err) {
     throw new CliError((err as Error).message);
   }
 }

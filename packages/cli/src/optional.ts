@@ -1,8 +1,8 @@
 /**
  * The packages of the model commands. `@troupe/cli` installs only what playing, validating, scaffolding and testing
- * plugins need; the model code (tfjs, tokenizers, transformers) comes with `@troupe/lm`, `@troupe/trainer` and
- * `@troupe/experiment`, which are optional peer dependencies: a command that needs one imports it on first use, and
- * a missing one is a {@link CliError} saying what to install.
+ * plugins need; the model code (tfjs, tokenizers, transformers) comes with `@troupe/lm`, `@troupe/trainer`,
+ * `@troupe/experiment` and `@troupe/onnx`, which are optional peer dependencies: a command that needs one imports it
+ * on first use, and a missing one is a {@link CliError} saying what to install.
  */
 import { createRequire } from 'node:module';
 import { CliError } from './errors.js';
@@ -15,6 +15,7 @@ export const OPTIONAL_PACKAGES = Object.freeze({
   '@troupe/lm': 'the causal LM: tfjs, its backends and the tokenizers',
   '@troupe/trainer': 'the AT-GRPO trainer; it brings @troupe/lm',
   '@troupe/experiment': 'the paper-table runner; it brings @troupe/trainer',
+  '@troupe/onnx': 'ONNX Runtime generation (--runtime onnx); it brings @troupe/lm',
 } as const);
 
 /** An optional package's name. */

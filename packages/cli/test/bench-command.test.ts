@@ -72,6 +72,34 @@ describe('troupe bench model --model', function () {
     assert.deepEqual([out.gen_tokens, out.prompt_len], [4, 5]);
   });
 
+  it('measures ONNX Runtime with --runtime onnx: the export counts in the first load, the cache serves the next', async () => {
+    const before = process.env.TROUPE_ONNX_CACHE;
+    process.env.TROUPE_ONNX_CACHE = join(dir, 'onnx-cache');
+    try {
+      const run = async (): Promise<Record<string, unknown>> => {
+        const r = await troupe('model', '--model', single, '--runtime', 'onnx', '--json', '--no-torch', '--gen-tokens', '4');
+        assert.equal(r.code, 0, r.stderr);
+        return JSON.parse(r.stdout) as Record<string, unknown>;
+      };
+      const first = await run();
+      assert.equal(first.runtime, 'onnx');
+      assert.match(String(first.impl), /^onnxruntime-node \d+\.\d+\.\d+ \(cpu\)$/);
+      assertPositive(first, ['load_s', 'export_s', 'peak_rss_mb', 'gen_tokens_per_s_b1', 'gen_tokens_per_s_b8'], 'onnx');
+      assert.equal(first.export_cached, false);
+      assert.equal(first.params, 256 * 64 + 2 * (64 * 64 + 2 * 32 * 64 + 64 * 64 + 3 * 64 * 128 + 2 * 64 + 2 * 16) + 64);
+      assert.equal(first.onnx_over_torch, null);
+      const second = await run();
+      assert.equal(second.export_cached, true);
+      assert.equal(second.export_s, 0);
+      const bad = await troupe('model', '--runtime', 'onnx', '--no-torch');
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /--runtime onnx needs --model DIR/);
+    } finally {
+      if (before === undefined) delete process.env.TROUPE_ONNX_CACHE;
+      else process.env.TROUPE_ONNX_CACHE = before;
+    }
+  });
+
   it('names the folder when it is not a checkpoint, and refuses a batch list without --model', async () => {
     const missing = join(dir, 'nothing-here');
     // the child's CheckpointError reaches the CLI as one (printed as one line, exit 1, by main)

@@ -210,6 +210,32 @@ describe('troupe serve', function () {
     }
   });
 
+  it('serves through ONNX Runtime (--runtime onnx): greedy tokens and log-probs match the tfjs model in-process', async () => {
+    const before = process.env.TROUPE_ONNX_CACHE;
+    process.env.TROUPE_ONNX_CACHE = join(dir, 'onnx-cache'); // the server process's export cache
+    const s = await startServe(['--model', ckpt, '--runtime', 'onnx', '--tokenizer', 'tiny', '--port', '0']);
+    try {
+      const c = new OpenAI({ baseURL: s.url, apiKey: 'unused', maxRetries: 0 });
+      const messages = [{ role: 'user' as const, content: 'go left then up' }];
+      const [res, other] = await Promise.all([
+        c.chat.completions.create({ model: 'tiny-ckpt', messages, temperature: 0, max_tokens: 10, logprobs: true }),
+        c.completions.create({ model: 'tiny-ckpt', prompt: 'abc', temperature: 0, max_tokens: 6, logprobs: 0 }),
+      ]);
+      const [want] = await generateIds(model, tok.encode(tok.applyChatTemplate(messages)), { maxNewTokens: 10, temperature: 0, tokenizer: tok });
+      const [wantOther] = await generateIds(model, tok.encode('abc'), { maxNewTokens: 6, temperature: 0, tokenizer: tok });
+      assert.equal(res.choices[0]!.message.content, want!.text);
+      res.choices[0]!.logprobs!.content!.forEach((t, i) => assert.ok(Math.abs(t.logprob - want!.logprobs[i]!) < 1e-3, `logprob ${i}`));
+      assert.equal(other.choices[0]!.text, wantOther!.text);
+    } finally {
+      s.child.kill('SIGTERM');
+      if (before === undefined) delete process.env.TROUPE_ONNX_CACHE;
+      else process.env.TROUPE_ONNX_CACHE = before;
+    }
+    const refused = await troupe(['serve', '--model', ckpt, '--runtime', 'onnx', '--adapter', dir, '--port', '0']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /--adapter is not supported with --runtime onnx/);
+  });
+
   it('refuses a folder without a checkpoint, naming it', async () => {
     const res = await troupe(['serve', '--model', dir, '--port', '0']);
     assert.equal(res.code, 1);

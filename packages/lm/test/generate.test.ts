@@ -90,6 +90,24 @@ describe('generation', () => {
     assert.equal(sampleToken(logits, { temperature: 0, topP: 1, topK: 0, allowed: [0, 2] }, rng).token, 2);
   });
 
+  it('sampleToken over the whole vocabulary draws the same tokens as over an explicit list of every id', () => {
+    const V = 3000;
+    const logits = new Float32Array(V);
+    for (let i = 0; i < V; i++) logits[i] = Math.sin(i * 0.37) * 4;
+    logits[1234] = 6; // the argmax is not id 0, so the argmax-first order matters
+    const every = Array.from({ length: V }, (_, i) => i);
+    const [a, b] = [createRng(5), createRng(5)];
+    const drawn = new Set<number>();
+    for (let i = 0; i < 300; i++) {
+      const full = sampleToken(logits, { temperature: 0.9, topP: 1, topK: 0 }, a);
+      const listed = sampleToken(logits, { temperature: 0.9, topP: 1, topK: 0, allowed: every }, b);
+      assert.equal(full.token, listed.token);
+      assert.ok(Math.abs(full.logprob - listed.logprob) < 1e-9, `${full.logprob} vs ${listed.logprob}`);
+      drawn.add(full.token);
+    }
+    assert.ok(drawn.size > 50, `samples spread over the vocabulary (${drawn.size} distinct)`);
+  });
+
   it('sampleToken returns the log-prob of the distribution it samples from: logits / T over the whole vocabulary', () => {
     const logits = new Float32Array([0, 1, 2, 3, 4]);
     const rng = createRng(2);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError, positiveInt, printJson } from '../errors.js';
+import { runtimeOption } from '../model-folder.js';
 import { importOptional } from '../optional.js';
 
 interface BenchModelCliOptions {
@@ -13,6 +14,7 @@ interface BenchModelCliOptions {
   promptLen: number;
   torchThreads: number[];
   backend?: string;
+  runtime: 'tfjs' | 'onnx';
   torch: boolean;
   json?: boolean;
 }
@@ -35,13 +37,15 @@ async function torchPython(lm: Lm, wanted: boolean): Promise<{ python?: string; 
 /**
  * `troupe bench model --model DIR`: load time, peak RSS and KV-cached sampling tokens/s of a saved checkpoint (measured
  * in a fresh process), and the same from PyTorch (`torch_ref.py gen-bench`) at each `--torch-threads` count, the
- * fastest one being the yardstick of the tfjs/torch ratios.
+ * fastest one being the yardstick of the ratios. `--runtime onnx` measures ONNX Runtime instead of tfjs (its load time
+ * includes the export, or the reuse of a cached one).
  */
 async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOptions): Promise<void> {
   const batches = opts.genBatch ?? [1, 8], N = opts.genTokens ?? 32, P = opts.promptLen;
-  const tfjs = await lm.benchCheckpoint({
-    model: dir, genBatches: batches, genTokens: N, promptLen: P, ...(opts.backend ? { backend: opts.backend as 'auto' } : {}),
-  });
+  const o = { model: dir, genBatches: batches, genTokens: N, promptLen: P };
+  const ours = opts.runtime === 'onnx'
+    ? await (await importOptional('@troupe/onnx', 'troupe bench model --runtime onnx', () => import('@troupe/onnx'))).benchOnnxCheckpoint(o)
+    : await lm.benchCheckpoint({ ...o, ...(opts.backend ? { backend: opts.backend as 'auto' } : {}) });
   const speedKeys = batches.map((b) => `gen_tokens_per_s_b${b}` as const);
   const { python, skipped } = await torchPython(lm, opts.torch);
   let torch: Record<string, unknown> | null = null;
@@ -74,9 +78,9 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
       torchSkipped = (err as Error).message;
     }
   }
-  const ratios = torch ? Object.fromEntries(speedKeys.map((k) => [k, Math.round((tfjs[k] / Number(torch![k])) * 1000) / 1000])) : null;
+  const ratios = torch ? Object.fromEntries(speedKeys.map((k) => [k, Math.round((ours[k] / Number(torch![k])) * 1000) / 1000])) : null;
   const result = {
-    model: dir, ...tfjs, torch, tfjs_over_torch: ratios, ...(torchSkipped ? { torch_skipped: torchSkipped } : {}),
+    model: dir, runtime: opts.runtime, ...ours, torch, [`${opts.runtime}_over_torch`]: ratios, ...(torchSkipped ? { torch_skipped: torchSkipped } : {}),
   };
   if (opts.json) {
     printJson(result);
@@ -86,13 +90,13 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
   const row = (name: string, r: Record<string, unknown>): string =>
     `${name.padEnd(30)} ${['load_s', 'peak_rss_mb', ...speedKeys].map((k) => String(r[k] ?? '').padStart(13)).join(' ')}`;
   const lines = [
-    `checkpoint ${dir} (${tfjs.params} params), prompt ${P} tokens, ${N} new tokens per row`,
+    `checkpoint ${dir} (${ours.params} params), prompt ${P} tokens, ${N} new tokens per row`,
     `${''.padEnd(30)} ${cols.map((h) => h.padStart(13)).join(' ')}`,
-    row(tfjs.impl, tfjs as unknown as Record<string, unknown>),
+    row(ours.impl, ours as unknown as Record<string, unknown>),
   ];
   if (torch) {
     for (const [t, r] of Object.entries(torch.by_threads as Record<string, Record<string, number>>)) lines.push(row(`${String(torch.impl)} (${t} thread${t === '1' ? '' : 's'})`, r));
-    lines.push(row('tfjs / fastest torch', ratios!));
+    lines.push(row(`${opts.runtime} / fastest torch`, ratios!));
   } else lines.push(`torch: not measured (${torchSkipped})`);
   process.stdout.write(lines.join('\n') + '\n');
 }
@@ -117,11 +121,13 @@ export function register(program: Command): void {
     .option('--prompt-len <n>', 'prompt tokens (with --model)', positiveInt('--prompt-len'), 16)
     .option('--torch-threads <n,...>', 'PyTorch thread counts to measure (with --model)', positiveIntList('--torch-threads'), [1, 2])
     .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--runtime <name>', 'with --model: tfjs, or onnx (ONNX Runtime on every CPU core)', runtimeOption, 'tfjs')
     .option('--no-torch', 'skip the PyTorch comparison')
     .option('--json', 'print one JSON document')
     .action(async (opts: BenchModelCliOptions) => {
       const lm = await importOptional('@troupe/lm', 'troupe bench model', () => import('@troupe/lm'));
       if (opts.model) return benchCheckpointCommand(lm, opts.model, opts);
+      if (opts.runtime !== 'tfjs') throw new UsageError('--runtime onnx needs --model DIR (the presets are tfjs benchmarks)');
       if (!['tiny', 'small'].includes(opts.preset)) throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
       if (opts.genBatch && opts.genBatch.length !== 1) throw new UsageError(`--gen-batch takes one number without --model, got ${opts.genBatch.join(',')}`);
       const genBatch = opts.genBatch?.[0] ?? 16, genTokens = opts.genTokens ?? 112;

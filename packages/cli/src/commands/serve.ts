@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { basename } from 'node:path';
 import { CliError, integer, positiveInt } from '../errors.js';
-import { loadModelFolder, loadTokenizerFor, startBackend } from '../model-folder.js';
+import { loadModelFolder, loadOnnxModelFolder, loadTokenizerFor, runtimeOption, startBackend } from '../model-folder.js';
 import { importOptional } from '../optional.js';
 
 interface ServeOptions {
@@ -15,11 +15,13 @@ interface ServeOptions {
   maxBatch: number;
   maxTokens: number;
   backend?: string;
+  runtime: 'tfjs' | 'onnx';
 }
 
 /**
  * `troupe serve --model DIR`: an OpenAI-compatible HTTP server over a Troupe or Hugging Face-layout checkpoint (the
- * tfjs causal LM), optionally with a PEFT LoRA adapter. The first stdout line is `troupe serve: listening on http://HOST:PORT/v1 (model NAME)`.
+ * tfjs causal LM, or ONNX Runtime with `--runtime onnx`), optionally with a PEFT LoRA adapter (tfjs). The first stdout
+ * line is `troupe serve: listening on http://HOST:PORT/v1 (model NAME)`.
  */
 export function register(program: Command): void {
   program
@@ -35,28 +37,34 @@ export function register(program: Command): void {
     .option('--max-batch <n>', 'most requests decoded together', positiveInt('--max-batch'), 32)
     .option('--max-tokens <n>', 'max_tokens when a request gives none', positiveInt('--max-tokens'), 256)
     .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--runtime <name>', 'tfjs, or onnx: ONNX Runtime on every CPU core (the checkpoint is exported once and cached)', runtimeOption, 'tfjs')
     .action(async (opts: ServeOptions) => {
       const lm = await importOptional('@troupe/lm', 'troupe serve', () => import('@troupe/lm'));
       const { createServer } = await import('../serve/server.js');
-      await startBackend(lm, opts.backend);
-      const { dir, model } = await loadModelFolder(lm, opts.model, opts.adapter);
-      let tokenizer;
-      try {
-        tokenizer = await loadTokenizerFor(lm, opts.tokenizer ?? dir);
-      } catch (err) {
-        model.dispose();
-        throw err;
+      const common = { maxQueue: opts.maxQueue, maxBatch: opts.maxBatch, defaultMaxTokens: opts.maxTokens };
+      let dir: string, dispose: () => void, app: ReturnType<typeof createServer>;
+      if (opts.runtime === 'onnx') {
+        const loaded = await loadOnnxModelFolder(opts.model, opts.adapter);
+        const model = loaded.model;
+        dir = loaded.dir;
+        dispose = () => void model.release();
+        const tokenizer = await loadTokenizerFor(lm, opts.tokenizer ?? dir).catch((err: unknown) => { dispose(); throw err; });
+        app = createServer({ model, tokenizer, modelName: opts.servedModelName ?? basename(dir), generateBatch: (m, items, shared) => m.generateBatch(items, shared), ...common });
+      } else {
+        await startBackend(lm, opts.backend);
+        const loaded = await loadModelFolder(lm, opts.model, opts.adapter);
+        const model = loaded.model;
+        dir = loaded.dir;
+        dispose = () => model.dispose();
+        const tokenizer = await loadTokenizerFor(lm, opts.tokenizer ?? dir).catch((err: unknown) => { dispose(); throw err; });
+        app = createServer({ model, tokenizer, modelName: opts.servedModelName ?? basename(dir), generateBatch: lm.generateBatch, ...common });
       }
       const modelName = opts.servedModelName ?? basename(dir);
-      const app = createServer({
-        model, tokenizer, modelName, generateBatch: lm.generateBatch,
-        maxQueue: opts.maxQueue, maxBatch: opts.maxBatch, defaultMaxTokens: opts.maxTokens,
-      });
       let address: string;
       try {
         address = await app.listen({ host: opts.host, port: opts.port });
       } catch (err) {
-        model.dispose();
+        dispose();
         throw new CliError(`cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}`);
       }
       process.stdout.write(`troupe serve: listening on ${address}/v1 (model ${modelName})\n`);
@@ -64,7 +72,7 @@ export function register(program: Command): void {
         const stop = (): void => {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
-          void app.close().finally(() => { model.dispose(); done(); });
+          void app.close().finally(() => { dispose(); done(); });
         };
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);

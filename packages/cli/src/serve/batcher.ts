@@ -3,7 +3,12 @@
  * request (up to `maxBatch`) into one `generateBatch` call, so concurrent requests decode together. A full queue is
  * refused at once (the server answers 503) instead of growing without bound.
  */
-import type { CausalLM, GeneratedSample, GenerationItem, Tokenizer } from '@troupe/lm';
+import type { GeneratedSample, GenerationItem, LmConfig, Tokenizer } from '@troupe/lm';
+
+/** A model the server decodes with: the tfjs `CausalLM`, or another runtime's (ONNX Runtime). */
+export interface ServedModel {
+  readonly config: LmConfig;
+}
 
 /** Thrown by `submit` when the queue is full. */
 export class QueueFullError extends Error {
@@ -23,8 +28,9 @@ interface Job {
   readonly reject: (err: Error) => void;
 }
 
-type GenerateBatch = (
-  model: CausalLM,
+/** `@troupe/lm`'s `generateBatch`, or another runtime's. */
+export type GenerateBatch<M extends ServedModel> = (
+  model: M,
   items: readonly GenerationItem[],
   shared: { tokenizer?: Tokenizer; onToken?: (item: number, sample: number, token: number, logprob: number) => void },
 ) => Promise<GeneratedSample[][]>;
@@ -38,14 +44,14 @@ export interface BatcherOptions {
 }
 
 /** Queues generation requests and decodes them in batches, one batch at a time. */
-export class Batcher {
+export class Batcher<M extends ServedModel> {
   private readonly queue: Job[] = [];
   private running = false;
 
   constructor(
-    private readonly model: CausalLM,
+    private readonly model: M,
     private readonly tokenizer: Tokenizer,
-    private readonly generateBatch: GenerateBatch,
+    private readonly generateBatch: GenerateBatch<M>,
     private readonly opts: BatcherOptions,
   ) {}
 

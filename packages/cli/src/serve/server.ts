@@ -7,17 +7,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
-import type { CausalLM, GeneratedSample, GenerationItem, Tokenizer } from '@troupe/lm';
-import { Batcher, QueueFullError } from './batcher.js';
+import type { GeneratedSample, GenerationItem, Tokenizer } from '@troupe/lm';
+import { Batcher, QueueFullError, type GenerateBatch, type ServedModel } from './batcher.js';
 
 /** Options of `createServer`. */
-export interface ServeOptions {
-  readonly model: CausalLM;
+export interface ServeOptions<M extends ServedModel> {
+  readonly model: M;
   readonly tokenizer: Tokenizer;
   /** The model id clients name (`model` in requests, `/v1/models`). */
   readonly modelName: string;
-  /** The kernel's `generateBatch`. */
-  readonly generateBatch: ConstructorParameters<typeof Batcher>[2];
+  /** `@troupe/lm`'s `generateBatch` (or another runtime's, for its model). */
+  readonly generateBatch: GenerateBatch<M>;
   /** Most requests waiting for a batch before 503. Default 256. */
   readonly maxQueue?: number;
   /** Most requests decoded together. Default 32. */
@@ -115,7 +115,7 @@ function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
 }
 
 /** Builds the server (not listening yet). */
-export function createServer(opts: ServeOptions): FastifyInstance {
+export function createServer<M extends ServedModel>(opts: ServeOptions<M>): FastifyInstance {
   const { model, tokenizer: tok, modelName } = opts;
   const batcher = new Batcher(model, tok, opts.generateBatch, { maxQueue: opts.maxQueue ?? 256, maxBatch: opts.maxBatch ?? 32 });
   const created = Math.floor(Date.now() / 1000);

@@ -7,6 +7,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { BackendName } from '../backend/index.js';
+import { createRng } from '@troupe/kernel';
 
 /** Options of `benchCheckpoint`. */
 export interface BenchCheckpointOptions {
@@ -50,9 +51,50 @@ export type BenchCheckpointMessage = { readonly result: BenchCheckpointResult } 
 
 const here = fileURLToPath(import.meta.url);
 
-/** Runs the checkpoint benchmark in a fresh Node process (same loader flags as this one). */
-export function benchCheckpoint(o: BenchCheckpointOptions): Promise<BenchCheckpointResult> {
-  const child = fork(here.replace(/bench-checkpoint(\.[cm]?[jt]s)$/, `bench-checkpoint-child$1`), [JSON.stringify(o)], {
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+
+/** Peak resident memory of this process so far, in MiB. */
+export function peakRssMb(): number {
+  return Math.round(process.resourceUsage().maxRSS / 102.4) / 10; // maxRSS is in KiB
+}
+
+/** The benchmark's prompt: `length` ids drawn from a fixed stream (the same prompt for every runtime). */
+export function benchPrompt(vocabSize: number, length: number): number[] {
+  const rng = createRng('bench-checkpoint');
+  return Array.from({ length }, () => rng.int(vocabSize));
+}
+
+/**
+ * Times sampling at each batch size: `generate(n, tokens)` samples `n` rows of `tokens` new tokens of one prompt.
+ * Each size gets a 2-token warm-up (kernels and buffers of that size), then a timed run of `tokens` new tokens;
+ * returns `gen_tokens_per_s_b<n>`: all rows' new tokens over the run's time (prefill included).
+ */
+export async function timeSampling(generate: (n: number, tokens: number) => Promise<unknown>, batches: readonly number[], tokens: number): Promise<Record<string, number>> {
+  const speeds: Record<string, number> = {};
+  for (const n of batches) {
+    await generate(n, 2);
+    const t0 = performance.now();
+    await generate(n, tokens);
+    speeds[`gen_tokens_per_s_b${n}`] = round((n * tokens) / ((performance.now() - t0) / 1000));
+  }
+  return speeds;
+}
+
+/** Sends a child's one message to its parent, then ends the process (a backend's threads must not keep it alive). */
+export function reportToParent(work: Promise<BenchCheckpointResult>): void {
+  const send = (m: BenchCheckpointMessage): Promise<void> => new Promise((res) => process.send!(m, () => res()));
+  work
+    .then((result) => send({ result }))
+    .catch((err: unknown) => send({ error: err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) } }))
+    .finally(() => process.exit());
+}
+
+/**
+ * Runs the checkpoint benchmark in a fresh Node process (same loader flags as this one). `childScript` is the
+ * process's file (default: the tfjs one beside this file; another runtime passes its own).
+ */
+export function benchCheckpoint(o: BenchCheckpointOptions, childScript = here.replace(/bench-checkpoint(\.[cm]?[jt]s)$/, `bench-checkpoint-child$1`)): Promise<BenchCheckpointResult> {
+  const child = fork(childScript, [JSON.stringify(o)], {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';

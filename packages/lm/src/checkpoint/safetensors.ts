@@ -233,57 +233,119 @@ async function readRange(handle: FileHandle, into: Uint8Array, position: number,
   }
 }
 
+/** One tensor of an open safetensors file: where its bytes lie. */
+export interface SafetensorsEntry {
+  /** Tensor name. */
+  readonly name: string;
+  /** Stored dtype. */
+  readonly dtype: StoredDtype;
+  /** Shape. */
+  readonly shape: readonly number[];
+  /** Number of values. */
+  readonly count: number;
+  /** Byte offset of its data from the start of the file. */
+  readonly offset: number;
+  /** Length of its data in bytes. */
+  readonly bytes: number;
+}
+
+/**
+ * A safetensors file opened for reading tensor by tensor (a regular file, never a device or a FIFO; any size): the
+ * header is read and checked when it opens, then {@link SafetensorsReader.read} reads one tensor as float32 by
+ * ranges. Errors name the file. Close it when done.
+ */
+export class SafetensorsReader {
+  /** Tensors in file order. */
+  readonly entries: readonly SafetensorsEntry[];
+  private scratch: Uint8Array | undefined;
+
+  private constructor(
+    /** The file's path. */
+    readonly path: string,
+    private readonly handle: FileHandle,
+    /** The file's size in bytes. */
+    readonly size: number,
+    entries: readonly SafetensorsEntry[],
+    /** The `__metadata__` strings. */
+    readonly metadata: Record<string, string>,
+    private readonly chunk: number,
+  ) {
+    this.entries = entries;
+  }
+
+  /** Opens `path` and checks its header. */
+  static async open(path: string, options: ReadSafetensorsOptions = {}): Promise<SafetensorsReader> {
+    const chunk = Math.max(8, Math.floor(options.chunkBytes ?? DEFAULT_READ_CHUNK_BYTES));
+    const fail = (what: string): never => { throw new CheckpointError(`${path}: ${what}`); };
+    let opened;
+    try {
+      opened = await openRegularFile(path);
+    } catch (err) {
+      if (err instanceof BoundedReadError) throw new CheckpointError(`${path}: ${err.message}`);
+      throw err;
+    }
+    const { handle, size } = opened;
+    try {
+      const first8 = new Uint8Array(8);
+      if (size >= 8) await readRange(handle, first8, 0, chunk, fail);
+      const n = headerLength(first8, size, fail);
+      const json = new Uint8Array(n);
+      await readRange(handle, json, 8, chunk, fail);
+      const { entries, metadata, dataStart } = checkHeader(json, n, size, fail);
+      const list = entries.map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, count: t.count, offset: dataStart + t.begin, bytes: t.end - t.begin }));
+      return new SafetensorsReader(path, handle, size, list, metadata, chunk);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
+  /** Reads one tensor as float32 (16-bit data converted through a bounded scratch buffer). */
+  async read(t: SafetensorsEntry): Promise<Float32Array> {
+    const fail = (what: string): never => { throw new CheckpointError(`${this.path}: ${what}`); };
+    const data = new Float32Array(t.count);
+    if (t.dtype === 'F32') {
+      await readRange(this.handle, bytesOf(data), t.offset, this.chunk, fail);
+      return data;
+    }
+    const per = Math.max(1, Math.floor(this.chunk / 2));
+    this.scratch ??= new Uint8Array(Math.min(per, Math.max(1, maxCount16(this.entries))) * 2);
+    for (let i = 0; i < t.count; i += per) {
+      const k = Math.min(per, t.count - i);
+      const part = this.scratch.subarray(0, k * 2);
+      await readRange(this.handle, part, t.offset + i * 2, this.chunk, fail);
+      decode16(part, k, t.dtype, data, i);
+    }
+    return data;
+  }
+
+  /** Closes the file. */
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+}
+
 /**
  * Reads a safetensors file by ranges (a regular file, never a device or a FIFO; any size): the header, then each
  * tensor straight into its own Float32Array. Errors name the file.
  */
 export async function readSafetensors(path: string, options: ReadSafetensorsOptions = {}): Promise<SafetensorsFile> {
-  const chunk = Math.max(8, Math.floor(options.chunkBytes ?? DEFAULT_READ_CHUNK_BYTES));
-  const fail = (what: string): never => { throw new CheckpointError(`${path}: ${what}`); };
-  let opened;
+  const reader = await SafetensorsReader.open(path, options);
   try {
-    opened = await openRegularFile(path);
-  } catch (err) {
-    if (err instanceof BoundedReadError) throw new CheckpointError(`${path}: ${err.message}`);
-    throw err;
-  }
-  const { handle, size } = opened;
-  try {
-    const first8 = new Uint8Array(8);
-    if (size >= 8) await readRange(handle, first8, 0, chunk, fail);
-    const n = headerLength(first8, size, fail);
-    const json = new Uint8Array(n);
-    await readRange(handle, json, 8, chunk, fail);
-    const { entries, metadata, dataStart } = checkHeader(json, n, size, fail);
     const tensors = new Map<string, SafeTensor>();
     const dtypes = new Map<string, string>();
-    let scratch: Uint8Array | undefined;
-    for (const t of entries) {
-      const data = new Float32Array(t.count);
-      const at = dataStart + t.begin;
-      if (t.dtype === 'F32') {
-        await readRange(handle, bytesOf(data), at, chunk, fail);
-      } else {
-        const per = Math.max(1, Math.floor(chunk / 2));
-        scratch ??= new Uint8Array(Math.min(per, Math.max(1, maxCount16(entries))) * 2);
-        for (let i = 0; i < t.count; i += per) {
-          const k = Math.min(per, t.count - i);
-          const part = scratch.subarray(0, k * 2);
-          await readRange(handle, part, at + i * 2, chunk, fail);
-          decode16(part, k, t.dtype, data, i);
-        }
-      }
-      tensors.set(t.name, { shape: t.shape, data, dtype: t.dtype });
+    for (const t of reader.entries) {
+      tensors.set(t.name, { shape: t.shape, data: await reader.read(t), dtype: t.dtype });
       dtypes.set(t.name, t.dtype);
     }
-    return { tensors, metadata, dtypes };
+    return { tensors, metadata: reader.metadata, dtypes };
   } finally {
-    await handle.close();
+    await reader.close();
   }
 }
 
 /** The most values of any 16-bit tensor (so a file of small tensors gets a small scratch buffer). */
-function maxCount16(entries: readonly HeaderEntry[]): number {
+function maxCount16(entries: readonly { readonly dtype: StoredDtype; readonly count: number }[]): number {
   let m = 0;
   for (const t of entries) if (t.dtype !== 'F32' && t.count > m) m = t.count;
   return m;

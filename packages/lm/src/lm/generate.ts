@@ -71,11 +71,6 @@ export function sampleToken(
   // log-softmax normaliser of the scored distribution (logits / T; T = 1 when greedy, or `logprobTemperature`) over
   // the full vocabulary
   const scale = 1 / (opts.logprobTemperature ?? (opts.temperature > 0 ? opts.temperature : 1));
-  let max = -Infinity;
-  for (let i = 0; i < V; i++) if (logits[i]! > max) max = logits[i]!;
-  let sum = 0;
-  for (let i = 0; i < V; i++) sum += Math.exp((logits[i]! - max) * scale);
-  const lse = max * scale + Math.log(sum);
   const cand = opts.allowed ? Array.from(opts.allowed) : null;
   let token: number;
   if (opts.temperature <= 0) {
@@ -83,6 +78,11 @@ export function sampleToken(
     let best = -Infinity;
     if (cand) { for (const i of cand) if (logits[i]! > best) { best = logits[i]!; token = i; } }
     else for (let i = 0; i < V; i++) if (logits[i]! > best) { best = logits[i]!; token = i; }
+  } else if (!cand && !(opts.topK > 0) && !(opts.topP < 1)) {
+    const full = sampleFull(logits, opts.temperature, rng);
+    // the sampled distribution is the scored one (no logprobTemperature): its normaliser is already summed
+    if (opts.logprobTemperature === undefined) return { token: full.token, logprob: logits[full.token]! * scale - full.lse };
+    token = full.token;
   } else {
     const ids = cand ?? Array.from({ length: V }, (_, i) => i);
     const T = opts.temperature;
@@ -111,7 +111,42 @@ export function sampleToken(
     token = ids[keep - 1]!;
     for (let j = 0; j < keep; j++) { u -= w[j]!; if (u < 0) { token = ids[j]!; break; } }
   }
-  return { token, logprob: logits[token]! * scale - lse };
+  return { token, logprob: logits[token]! * scale - logSumExp(logits, scale) };
+}
+
+/** log Σ exp(logits · scale), computed stably. */
+function logSumExp(logits: Float32Array, scale: number): number {
+  const V = logits.length;
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) if (logits[i]! > max) max = logits[i]!;
+  let sum = 0;
+  for (let i = 0; i < V; i++) sum += Math.exp((logits[i]! - max) * scale);
+  return max * scale + Math.log(sum);
+}
+
+/** Scratch weights of {@link sampleFull}, grown to the largest vocabulary seen. */
+let fullWeights = new Float64Array(0);
+
+/**
+ * Samples from softmax(logits / T) over the whole vocabulary with no allocation per call: the same walk, sums and
+ * draw as the general path of {@link sampleToken} (the argmax first, then the other ids in order with id 0 in the
+ * argmax's place), so a seed picks the same token either way, only without building a 150k-entry id list. Returns
+ * the token and the log of the normaliser, log Σ exp(logits / T).
+ */
+function sampleFull(logits: Float32Array, T: number, rng: Rng): { token: number; lse: number } {
+  const V = logits.length;
+  let best = 0;
+  for (let i = 1; i < V; i++) if (logits[i]! > logits[best]!) best = i;
+  if (fullWeights.length < V) fullWeights = new Float64Array(V);
+  const w = fullWeights;
+  const id = (j: number): number => (j === 0 ? best : j === best ? 0 : j);
+  const m = logits[best]! / T;
+  let z = 0;
+  for (let j = 0; j < V; j++) { w[j] = Math.exp(logits[id(j)]! / T - m); z += w[j]!; }
+  const lse = m + Math.log(z);
+  let u = rng.next() * z;
+  for (let j = 0; j < V; j++) { u -= w[j]!; if (u < 0) return { token: id(j), lse }; }
+  return { token: id(V - 1), lse };
 }
 
 function disposeCache(cache: KvCache | undefined): void {
@@ -139,6 +174,75 @@ interface RowState {
   done: boolean;
 }
 
+/** What a batched generation shares across its prompts. */
+export interface GenerationShared {
+  readonly tokenizer?: Tokenizer;
+  readonly signal?: AbortSignal;
+  /** Called with each token as it is sampled (sample j of item i), for streaming. */
+  readonly onToken?: (item: number, sample: number, token: number, logprob: number) => void;
+}
+
+/**
+ * The model side of a batched generation: a KV-cached decoder over a batch of rows whose rows can leave between
+ * steps. {@link decodeBatch} drives it; this module's {@link generateBatch} gives the tfjs `CausalLM` one, and other
+ * runtimes (ONNX Runtime) give theirs.
+ */
+export interface StepDecoder {
+  /**
+   * Prefills the left-padded prompts `ids` (one row per prompt, each padded with `pads[i]` leading zeros), keeps the
+   * cache of prompt `rowItems[r]` for row r, and returns the logits of each row's last position (`rows × V`).
+   */
+  prefill(ids: readonly (readonly number[])[], pads: readonly number[], rowItems: readonly number[]): Promise<Float32Array>;
+  /**
+   * Feeds one token per row at column `pos`, after dropping the rows not in `keep` (slots of the previous rows, in
+   * order; undefined: all stay), and returns their logits (`rows × V`). `pads` are the rows' left paddings.
+   */
+  step(tokens: readonly number[], keep: readonly number[] | undefined, pos: number, pads: readonly number[]): Promise<Float32Array>;
+  /** Frees the cache; called on every exit path (finish, abort, error). */
+  dispose(): void;
+}
+
+/** A tfjs `CausalLM` as a {@link StepDecoder}: every op in `tf.tidy`, the cache kept between steps. */
+function tfjsDecoder(model: CausalLM): StepDecoder {
+  const V = model.config.vocabSize;
+  let cache: KvCache | undefined;
+  const read = async (logits: tf.Tensor): Promise<Float32Array> => {
+    try { return (await logits.data()) as Float32Array; } finally { logits.dispose(); }
+  };
+  return {
+    async prefill(ids, pads, rowItems) {
+      const pre = tf.tidy(() => {
+        const out = model.forward(tf.tensor2d(ids.map((r) => [...r]), [ids.length, ids[0]!.length], 'int32'), { cache: [], lastOnly: true, differentiableEmbedding: false, padLeft: [...pads] });
+        const idx = tf.tensor1d([...rowItems], 'int32');
+        const trivial = ids.length === 1 && rowItems.length === 1;
+        const g = (t: tf.Tensor): tf.Tensor => tf.keep(trivial ? t : tf.gather(t, idx));
+        return { logits: g(out.logits.reshape([ids.length, V])), cache: out.cache!.map((l) => ({ k: g(l.k), v: g(l.v) })) };
+      });
+      cache = pre.cache;
+      return read(pre.logits);
+    },
+    async step(tokens, keep, pos, pads) {
+      const prev = cache!;
+      const next = tf.tidy(() => {
+        let c: KvCache = prev;
+        if (keep) {
+          const idx = tf.tensor1d([...keep], 'int32');
+          c = prev.map((l) => ({ k: tf.gather(l.k, idx), v: tf.gather(l.v, idx) }));
+        }
+        const out = model.forward(tf.tensor2d([...tokens], [tokens.length, 1], 'int32'), { cache: c, start: pos, differentiableEmbedding: false, padLeft: [...pads] });
+        return { logits: tf.keep(out.logits.reshape([tokens.length, V])), cache: out.cache!.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })) };
+      });
+      disposeCache(prev);
+      cache = next.cache;
+      return read(next.logits);
+    },
+    dispose() {
+      disposeCache(cache);
+      cache = undefined;
+    },
+  };
+}
+
 /**
  * Samples completions for several prompts at once: prompts are left-padded into one batch (padding is masked and
  * positions count from each prompt's first token), each prompt is prefilled once and its cache tiled to its `n`
@@ -147,18 +251,22 @@ interface RowState {
  * matmuls). Every tensor op runs in `tf.tidy`; the KV cache is disposed on every exit path (finish, abort, error).
  * Yields to the event loop between tokens so an abort signal can fire; rejects with an `AbortError` then.
  */
-export async function generateBatch(
-  model: CausalLM,
+export async function generateBatch(model: CausalLM, items: readonly GenerationItem[], shared: GenerationShared = {}): Promise<GeneratedSample[][]> {
+  return decodeBatch(tfjsDecoder(model), model.config, items, shared);
+}
+
+/**
+ * {@link generateBatch} on any {@link StepDecoder}: `config` gives the vocabulary size and the default end-of-sequence
+ * ids. The decoder is disposed when it returns or throws.
+ */
+export async function decodeBatch(
+  decoder: StepDecoder,
+  config: { readonly vocabSize: number; readonly eosTokenIds: readonly number[] },
   items: readonly GenerationItem[],
-  shared: {
-    readonly tokenizer?: Tokenizer;
-    readonly signal?: AbortSignal;
-    /** Called with each token as it is sampled (sample j of item i), for streaming. */
-    readonly onToken?: (item: number, sample: number, token: number, logprob: number) => void;
-  } = {},
+  shared: GenerationShared = {},
 ): Promise<GeneratedSample[][]> {
   const tok = shared.tokenizer;
-  const V = model.config.vocabSize;
+  const V = config.vocabSize;
   const check = (): void => { if (shared.signal?.aborted) throw abortError(); };
   if (items.length === 0) return [];
   const rows: RowState[] = [];
@@ -171,7 +279,7 @@ export async function generateBatch(
     if (o.logprobTemperature !== undefined && !(o.logprobTemperature > 0)) throw new Error(`generate: logprobTemperature must be positive, got ${o.logprobTemperature}`);
     if ((o.stop?.length || o.grammar) && !tok) throw new Error('generate: stop strings and grammars need a tokenizer');
     for (const id of it.promptIds) if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`generate: prompt token id ${id} is outside the vocabulary [0, ${V})`);
-    eosSets.push(new Set(o.eosTokenIds ?? [...model.config.eosTokenIds, ...(tok?.eosTokenId !== undefined ? [tok.eosTokenId] : [])]));
+    eosSets.push(new Set(o.eosTokenIds ?? [...config.eosTokenIds, ...(tok?.eosTokenId !== undefined ? [tok.eosTokenId] : [])]));
     const nfa: Nfa | undefined = o.grammar && tok ? compileGrammar(o.grammar) : undefined;
     for (let j = 0; j < n; j++) {
       rows.push({
@@ -185,25 +293,15 @@ export async function generateBatch(
   const itemPads = items.map((it) => Pmax - it.promptIds.length);
   let active = rows.map((_, r) => r).filter((r) => (items[rows[r]!.item]!.options.maxNewTokens ?? 0) > 0);
   for (const r of rows) if ((items[r.item]!.options.maxNewTokens ?? 0) <= 0) r.done = true;
-  let cache: KvCache | undefined;
-  let logits: tf.Tensor | undefined;
+  let data: Float32Array | undefined;
   try {
     if (active.length > 0) {
       // Prefill each prompt once (left-padded), then gather its cache and logits to its rows.
-      const pre = tf.tidy(() => {
-        const ids = items.map((it, i) => [...new Array<number>(itemPads[i]!).fill(0), ...it.promptIds]);
-        const out = model.forward(tf.tensor2d(ids, [items.length, Pmax], 'int32'), { cache: [], lastOnly: true, differentiableEmbedding: false, padLeft: itemPads });
-        const idx = tf.tensor1d(active.map((r) => rows[r]!.item), 'int32');
-        const trivial = items.length === 1 && active.length === 1;
-        const g = (t: tf.Tensor): tf.Tensor => tf.keep(trivial ? t : tf.gather(t, idx));
-        return { logits: g(out.logits.reshape([items.length, V])), cache: out.cache!.map((l) => ({ k: g(l.k), v: g(l.v) })) };
-      });
-      cache = pre.cache;
-      logits = pre.logits;
+      const ids = items.map((it, i) => [...new Array<number>(itemPads[i]!).fill(0), ...it.promptIds]);
+      data = await decoder.prefill(ids, itemPads, active.map((r) => rows[r]!.item));
     }
     let pos = Pmax;
     while (active.length > 0) {
-      const data = (await logits!.data()) as Float32Array;
       check();
       const chosen: number[] = [];
       const still: number[] = [];
@@ -213,7 +311,7 @@ export async function generateBatch(
         const row = rows[r]!;
         const o = items[row.item]!.options;
         const eos = eosSets[row.item]!;
-        const lg = data.subarray(slot * V, (slot + 1) * V);
+        const lg = data!.subarray(slot * V, (slot + 1) * V);
         let allowed: number[] | undefined;
         const cur = row.cursor;
         if (cur) {
@@ -245,31 +343,15 @@ export async function generateBatch(
         if (!row.done) { chosen.push(token); still.push(r); keepSlots.push(slot); }
       }
       if (still.length === 0) break;
-      const prevCache: KvCache = cache!;
-      const prevLogits: tf.Tensor = logits!;
-      const compact = still.length !== active.length;
       const pads = still.map((r) => itemPads[rows[r]!.item]!);
-      const next = tf.tidy(() => {
-        let c: KvCache = prevCache;
-        if (compact) {
-          const idx = tf.tensor1d(keepSlots, 'int32');
-          c = prevCache.map((l) => ({ k: tf.gather(l.k, idx), v: tf.gather(l.v, idx) }));
-        }
-        const out = model.forward(tf.tensor2d(chosen, [chosen.length, 1], 'int32'), { cache: c, start: pos, differentiableEmbedding: false, padLeft: pads });
-        return { logits: tf.keep(out.logits.reshape([chosen.length, V])), cache: out.cache!.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })) };
-      });
-      disposeCache(prevCache);
-      prevLogits.dispose();
-      cache = next.cache;
-      logits = next.logits;
+      data = await decoder.step(chosen, still.length !== active.length ? keepSlots : undefined, pos, pads);
       active = still;
       pos++;
       await new Promise<void>((res) => setImmediate(res));
       check();
     }
   } finally {
-    disposeCache(cache);
-    logits?.dispose();
+    decoder.dispose();
   }
   const out: GeneratedSample[][] = items.map(() => []);
   for (const r of rows) {

@@ -76,43 +76,63 @@ function assertFinite(tensors: ReadonlyMap<string, SafeTensor>, file: string): v
   }
 }
 
-/** Reads config.json and all tensors of a checkpoint folder (single file or sharded). Errors name the file. */
-export async function readCheckpoint(dir: string): Promise<CheckpointData> {
+/** The weight files of a checkpoint folder: its config and each safetensors file with the tensors it is to give. */
+export interface CheckpointFiles {
+  /** The folder (resolved). */
+  readonly dir: string;
+  /** The parsed config.json. */
+  readonly config: Record<string, unknown>;
+  /**
+   * Each weight file: its name in the folder, its real path (checked to stay inside the folder), and the tensors the
+   * shard index assigns to it (absent for a single `model.safetensors`: all of its tensors).
+   */
+  readonly files: readonly { readonly name: string; readonly path: string; readonly tensors?: readonly string[] }[];
+  /** The file that lists the shards (the index), or the folder for a single file. */
+  readonly listedBy: string;
+}
+
+/**
+ * Finds config.json and the weight files of a checkpoint folder (single file or sharded), reading no tensor. Every
+ * shard name of an index is checked before anything is read. Errors name the file.
+ */
+export async function checkpointFiles(dir: string): Promise<CheckpointFiles> {
   const d = resolve(dir);
   if (!existsSync(d)) throw new CheckpointError(`checkpoint folder ${d} does not exist`);
   const config = await readJson(d, 'config.json', 'the model config');
   const single = join(d, 'model.safetensors');
   const index = join(d, 'model.safetensors.index.json');
+  if (existsSync(single)) return { dir: d, config, files: [{ name: 'model.safetensors', path: await checkpointFile(d, 'model.safetensors', d) }], listedBy: d };
+  if (!existsSync(index)) throw new CheckpointError(`${d}: no model.safetensors or model.safetensors.index.json (only safetensors checkpoints are supported)`);
+  const idx = await readJson(d, 'model.safetensors.index.json', 'the shard index');
+  const map = idx.weight_map as Record<string, unknown> | undefined;
+  if (!map || typeof map !== 'object' || Array.isArray(map)) throw new CheckpointError(`${index}: missing 'weight_map' (tensor names to shard files)`);
+  const byShard = new Map<string, string[]>();
+  for (const [name, shard] of Object.entries(map)) {
+    if (typeof shard !== 'string') throw new CheckpointError(`${index}: weight_map['${name}'] must be a shard file name, got ${JSON.stringify(shard)}`);
+    if (!byShard.has(shard)) byShard.set(shard, []);
+    byShard.get(shard)!.push(name);
+  }
+  const files = [];
+  for (const [shard, tensors] of byShard) files.push({ name: shard, path: await checkpointFile(d, shard, index), tensors });
+  return { dir: d, config, files, listedBy: index };
+}
+
+/** Reads config.json and all tensors of a checkpoint folder (single file or sharded). Errors name the file. */
+export async function readCheckpoint(dir: string): Promise<CheckpointData> {
+  const { dir: d, config, files, listedBy } = await checkpointFiles(dir);
   const tensors = new Map<string, SafeTensor>();
-  const readShard = async (name: string, listedBy: string): Promise<Map<string, SafeTensor>> => {
-    const st = await readSafetensors(await checkpointFile(d, name, listedBy));
-    assertFinite(st.tensors, join(d, name));
-    return st.tensors;
-  };
-  if (existsSync(single)) {
-    for (const [k, v] of await readShard('model.safetensors', d)) tensors.set(k, v);
-  } else if (existsSync(index)) {
-    const idx = await readJson(d, 'model.safetensors.index.json', 'the shard index');
-    const map = idx.weight_map as Record<string, unknown> | undefined;
-    if (!map || typeof map !== 'object' || Array.isArray(map)) throw new CheckpointError(`${index}: missing 'weight_map' (tensor names to shard files)`);
-    for (const [name, shard] of Object.entries(map)) {
-      if (typeof shard !== 'string') throw new CheckpointError(`${index}: weight_map['${name}'] must be a shard file name, got ${JSON.stringify(shard)}`);
+  for (const f of files) {
+    const st = (await readSafetensors(f.path)).tensors;
+    assertFinite(st, join(d, f.name));
+    if (!f.tensors) {
+      for (const [k, v] of st) tensors.set(k, v);
+      continue;
     }
-    const entries = Object.entries(map as Record<string, string>);
-    // Every shard name is checked before any shard is read.
-    const shards = new Map<string, string>();
-    for (const shard of new Set(entries.map(([, s]) => s))) shards.set(shard, await checkpointFile(d, shard, index));
-    for (const shard of shards.keys()) {
-      const st = await readShard(shard, index);
-      for (const [name, s] of entries) {
-        if (s !== shard) continue;
-        const t = st.get(name);
-        if (!t) throw new CheckpointError(`${join(d, shard)}: tensor '${name}' is listed in model.safetensors.index.json but not in the shard`);
-        tensors.set(name, t);
-      }
+    for (const name of f.tensors) {
+      const t = st.get(name);
+      if (!t) throw new CheckpointError(`${join(d, f.name)}: tensor '${name}' is listed in ${basename(listedBy)} but not in the shard`);
+      tensors.set(name, t);
     }
-  } else {
-    throw new CheckpointError(`${d}: no model.safetensors or model.safetensors.index.json (only safetensors checkpoints are supported)`);
   }
   return { dir: d, config, tensors };
 }
