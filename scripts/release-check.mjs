@@ -65,7 +65,7 @@ function readJson(file) {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new Error(`${file}: ${error.code === 'ENOENT' ? 'not found' : `not valid JSON (${error.message})`}`);
+    throw new Error(`${file}: ${error.code === 'ENOENT' ? 'not found' : `not valid JSON (${error.message})`}`, { cause: error });
   }
 }
 
@@ -165,7 +165,7 @@ function packListings(root, folders) {
     out = execFileSync('npm', args, { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
   } catch (error) {
     const stderr = String(error.stderr ?? '').trim().split('\n').filter((l) => !/npm warn/i.test(l)).slice(-5).join('\n');
-    throw new Error(`npm pack --dry-run failed in ${root}:\n${stderr || error.message}`);
+    throw new Error(`npm pack --dry-run failed in ${root}:\n${stderr || error.message}`, { cause: error });
   }
   const listings = new Map();
   for (const entry of JSON.parse(out)) listings.set(entry.name, entry.files.map((f) => f.path));

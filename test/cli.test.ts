@@ -2,9 +2,19 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { json, ROOT, troupe } from './helpers/cli.js';
+import { json, ROOT, troupe } from '../packages/cli/test/helpers/cli.js';
 
 const example = join(ROOT, 'examples', 'plan-path.yaml');
+
+/** What `troupe run --json` prints. */
+interface RunSummary {
+  episodes: number;
+  success_rate: number;
+  mean_reward: Record<string, number>;
+  mean_turns: number;
+  samples: number;
+  trace_records: number;
+}
 
 describe('troupe CLI (end to end, from source)', function () {
   this.timeout(180_000);
@@ -55,7 +65,7 @@ describe('troupe CLI (end to end, from source)', function () {
         writeFileSync(join(dir, 'loose.yaml'), code.replace(seats, `${seats}\n    sandbox: { allowUnisolated: true, isolation: none }`));
         const loose = await troupe(['validate', join(dir, 'loose.yaml')]);
         assert.equal(loose.code, 0, loose.stdout);
-        assert.match(loose.stdout, /loose\.yaml: ok, 1 warning\n  warning: \S*loose\.yaml:\d+:\d+ environment\.config\.sandbox\.allowUnisolated: .*WITHOUT isolation/);
+        assert.match(loose.stdout, /loose\.yaml: ok, 1 warning\n {2}warning: \S*loose\.yaml:\d+:\d+ environment\.config\.sandbox\.allowUnisolated: .*WITHOUT isolation/);
         assert.ok(code.includes('wallMs: 5000'), 'fixture edit must apply');
         writeFileSync(join(dir, 'huge.yaml'), code.replace('wallMs: 5000', 'wallMs: 2147483648'));
         const huge = await troupe(['validate', join(dir, 'huge.yaml')]);
@@ -85,7 +95,7 @@ describe('troupe CLI (end to end, from source)', function () {
     it('the oracle solves every one of 200 episodes', async () => {
       const r = await troupe(['run', example, '--episodes', '200', '--policy', 'oracle', '--json']);
       assert.equal(r.code, 0, r.stderr);
-      const out = json(r);
+      const out = json<RunSummary>(r);
       assert.equal(out.episodes, 200);
       assert.equal(out.success_rate, 1);
       assert.deepEqual(Object.keys(out.mean_reward).sort(), ['executor', 'proposer']);
@@ -97,9 +107,9 @@ describe('troupe CLI (end to end, from source)', function () {
         const trace = join(dir, 'trace.jsonl');
         const r = await troupe(['run', example, '--episodes', '100', '--policy', 'random', '--json', '--trace', trace]);
         assert.equal(r.code, 0, r.stderr);
-        const out = json(r);
+        const out = json<RunSummary>(r);
         assert.ok(out.success_rate < 0.6, `random success ${out.success_rate}`);
-        const records = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+        const records = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
         assert.equal(records.length, out.samples);
         assert.equal(records.length, out.trace_records);
         const turnsPlayed = records.filter((x) => x.seat === 'executor').length;
@@ -133,12 +143,12 @@ describe('troupe CLI (end to end, from source)', function () {
     it('test instances are solvable by the oracle and none appears in the train split', async () => {
       const r = await troupe(['env', 'sample', 'plan-path', '--split', 'test', '--count', '50', '--json']);
       assert.equal(r.code, 0, r.stderr);
-      const out = json(r);
+      const out = json<{ count: number; oracle_success_rate: number; disjoint_from_train: { overlaps: unknown[]; checkedTrain: number }; instances: { key: string }[] }>(r);
       assert.equal(out.count, 50);
       assert.equal(out.oracle_success_rate, 1);
       assert.deepEqual(out.disjoint_from_train.overlaps, []);
       assert.ok(out.disjoint_from_train.checkedTrain >= 1000);
-      const keys = new Set(out.instances.map((x: { key: string }) => x.key));
+      const keys = new Set(out.instances.map((x) => x.key));
       assert.equal(keys.size, 50, 'instances are distinct');
     });
   });
@@ -189,12 +199,12 @@ describe('troupe CLI (end to end, from source)', function () {
   it('doctor reports Node, the tfjs backend and the sandbox', async () => {
     const r = await troupe(['doctor', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const out = json(r);
+    const out = json<{ node: { version: string }; tfjs: { backend: string }; sandbox: { isolation: string; details: { holds: Record<string, string[]> } } }>(r);
     assert.equal(out.node.version, process.versions.node);
     assert.ok(['tensorflow', 'wasm', 'cpu'].includes(out.tfjs.backend), JSON.stringify(out.tfjs));
     assert.ok(out.sandbox.isolation, JSON.stringify(out.sandbox));
     // what holds, said for the isolation runs get and for unisolated runs: never a private uid that is not there
-    const holds = out.sandbox.details.holds as Record<string, string[]>;
+    const holds = out.sandbox.details.holds;
     assert.match(holds.none!.join('\n'), /NOT isolated/);
     assert.match(holds.none!.join('\n'), process.getuid?.() === 0 ? /dropped from root/ : /NOT dropped/);
     if (out.sandbox.isolation !== 'unavailable') assert.match(holds[out.sandbox.isolation]!.join('\n'), /no network.*\n(.*\n)*.*descriptors/);

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { register as registerExperiment } from '../packages/cli/src/commands/experiment.js';
 import { commandRunner } from '../packages/cli/test/helpers/run-command.js';
-import { json, ROOT, troupe, type CliResult } from './helpers/cli.js';
+import type { RunResult } from '@troupe/experiment';
+import { json, ROOT, troupe, type CliResult } from '../packages/cli/test/helpers/cli.js';
 
 /** `troupe experiment …` in this process (no child start-up: for runs that spawn nothing). */
 const experimentInProcess = commandRunner(registerExperiment, 'experiment');
@@ -51,21 +52,22 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     assert.match(rows[1]!, /^\| MAS \+ AT-GRPO per-role \(`mas-atgrpo-per-role`\) \| \d+\.\d ± – \| 8 \| 1 \|$/);
     assert.match(rows[2]!, /^\| per-role, roles swapped \(`swap`\) \| \d+\.\d ± – \| eval only \| 1 \|$/);
 
-    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { runs: Record<string, any>[] };
-    const byArm = Object.fromEntries(results.runs.map((x) => [x.arm, x]));
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { runs: RunResult[] };
+    const byArm = Object.fromEntries(results.runs.map((x) => [x.arm, x])) as Record<'mas-prompt' | 'mas-atgrpo-per-role' | 'swap', RunResult>;
+    assert.deepEqual(Object.keys(byArm).sort(), ['mas-atgrpo-per-role', 'mas-prompt', 'swap']);
     assert.equal(byArm['mas-atgrpo-per-role'].samples.generated, 8);
     assert.equal(byArm['mas-atgrpo-per-role'].level, 'L3');
     assert.equal(byArm['mas-prompt'].samples.generated, 0);
-    for (const x of results.runs) assert.equal(x.eval.episodes, 2, x.arm);
+    for (const x of results.runs) assert.equal(x.eval!.episodes, 2, x.arm);
     // One warm start: mas-prompt's; the per-role run loaded its step-0 checkpoint and ran none of its own.
     const runs = join(out, 'runs', 'plan-path');
-    assert.ok(byArm['mas-prompt'].warmStartSamples > 0);
+    assert.ok((byArm['mas-prompt'].warmStartSamples ?? 0) > 0);
     assert.equal(byArm['mas-prompt'].source, undefined);
     assert.equal(byArm['mas-atgrpo-per-role'].warmStartSamples, undefined);
     assert.deepEqual(byArm['mas-atgrpo-per-role'].source, {
       arm: 'mas-prompt', uses: 'warm-start', dir: 'runs/plan-path/mas-prompt/seed-0', checkpoint: 'runs/plan-path/mas-prompt/seed-0/checkpoints/step-0',
     });
-    assert.deepEqual(byArm.swap.source.checkpoint, 'runs/plan-path/mas-atgrpo-per-role/seed-0/checkpoints/step-2');
+    assert.deepEqual(byArm.swap.source!.checkpoint, 'runs/plan-path/mas-atgrpo-per-role/seed-0/checkpoints/step-2');
     const perRoleSpec = readFileSync(join(runs, 'mas-atgrpo-per-role', 'seed-0', 'spec.yaml'), 'utf8');
     assert.match(perRoleSpec, /^# starts from the warm start \(\.\.\/\.\.\/mas-prompt\/seed-0\/checkpoints\/step-0\) of \.\.\/\.\.\/mas-prompt\/seed-0, plan [0-9a-f]{16}\n/);
     assert.match(perRoleSpec, /model: \.\.\/\.\.\/mas-prompt\/seed-0\/checkpoints\/step-0\/executor/);
@@ -75,7 +77,7 @@ describe('troupe experiment paper-table (end to end, from source)', function () 
     assert.match(readFileSync(join(runs, 'mas-prompt', 'seed-0', 'metrics.jsonl'), 'utf8'), /"kind":"warm-start"/);
     assert.match(table, /\| plan-path \| mas-atgrpo-per-role \| 0 \| L3 \| mas-prompt step-0 \| /);
     // The control (the per-role checkpoint loaded through `model:`, seats unchanged) reproduces the per-role result.
-    assert.equal(byArm.swap.control.successes, byArm['mas-atgrpo-per-role'].eval.successes);
+    assert.equal(byArm.swap.control!.successes, byArm['mas-atgrpo-per-role'].eval!.successes);
     const swapSpec = readFileSync(join(out, 'runs', 'plan-path', 'swap', 'seed-0', 'swap.yaml'), 'utf8');
     assert.match(swapSpec, /model: \.\.\/\.\.\/mas-atgrpo-per-role\/seed-0\/checkpoints\/step-2\/proposer/);
     assert.ok(existsSync(join(out, 'runs', 'plan-path', 'mas-atgrpo-per-role', 'seed-0', 'checkpoints', 'step-2', 'executor', 'model.safetensors')));

@@ -17,7 +17,7 @@ import { loadTeamSpec } from '@troupe/kernel';
 import { register as registerTrain } from '../packages/cli/src/commands/train.js';
 import { register as registerValidate } from '../packages/cli/src/commands/validate.js';
 import { commandRunner } from '../packages/cli/test/helpers/run-command.js';
-import { ROOT } from './helpers/cli.js';
+import { ROOT } from '../packages/cli/test/helpers/cli.js';
 
 const train = commandRunner(registerTrain, 'train');
 const validate = commandRunner(registerValidate, 'validate');

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CausalLM, initBackend, writeCheckpoint } from '@troupe/lm';
-import { json, ROOT, troupe, type CliResult } from './helpers/cli.js';
+import { json, ROOT, troupe, type CliResult } from '../packages/cli/test/helpers/cli.js';
 
 const example = join(ROOT, 'examples', 'plan-path.yaml');
 

@@ -212,6 +212,39 @@ describe('eslint.config.js', function () {
     ]);
   });
 
+  it("lets the experiment's tests, not its src, import the trainer; the root's tests reach into packages, not back", async function () {
+    const root = probe([
+      { folder: 'packages/kernel', name: '@troupe/kernel', files: { 'src/index.ts': 'export const a = 1;\n' } },
+      {
+        folder: 'packages/trainer',
+        name: '@troupe/trainer',
+        dependencies: KERNEL_DEP,
+        files: { 'src/index.ts': "export { a as step } from '@troupe/kernel';\n" },
+      },
+      {
+        folder: 'packages/experiment',
+        name: '@troupe/experiment',
+        dependencies: KERNEL_DEP,
+        devDependencies: { '@troupe/trainer': '0.1.0' },
+        files: {
+          'src/index.ts': "export { step } from '@troupe/trainer';\n",
+          'test/arms.test.ts': "export { step } from '@troupe/trainer';\n",
+          // A package's tests never import the root's integration folder.
+          'test/cli.test.ts': "export { troupe } from '../../../test/helpers.js';\n",
+        },
+      },
+    ]);
+    // The root's integration tests may use a package's test helpers by path.
+    mkdirSync(join(root, 'test'));
+    writeFileSync(join(root, 'test', 'helpers.ts'), 'export const troupe = 1;\n');
+    writeFileSync(join(root, 'test', 'train.test.ts'), "export { troupe } from './helpers.js';\nexport { step } from '../packages/trainer/src/index.js';\n");
+    assert.deepEqual(await lint(root), [
+      'packages/experiment/src/index.ts:1 import-x/no-extraneous-dependencies',
+      'packages/experiment/src/index.ts:1 import-x/no-restricted-paths',
+      'packages/experiment/test/cli.test.ts:1 import-x/no-relative-packages',
+    ]);
+  });
+
   it('stops with a message naming a workspace that has no layer', async function () {
     const root = probe([
       { folder: 'packages/kernel', name: '@troupe/kernel', files: { 'src/index.ts': 'export const a = 1;\n' } },

@@ -30,7 +30,7 @@ describe('plugin resolution across the workspace', () => {
     try {
       mkdirSync(join(dir, 'plugins'));
       symlinkSync(join(ROOT, 'plugins', 'envs', 'plan-path'), join(dir, 'plugins', 'maze'), 'dir');
-      const text = readFileSync(join(ROOT, 'examples', 'plan-path.yaml'), 'utf8').replace(/^  id: plan-path\b/m, '  id: ./plugins/maze');
+      const text = readFileSync(join(ROOT, 'examples', 'plan-path.yaml'), 'utf8').replace(/^ {2}id: plan-path\b/m, '  id: ./plugins/maze');
       assert.match(text, /id: \.\/plugins\/maze/);
       const file = join(dir, 'team.yaml');
       writeFileSync(file, text);

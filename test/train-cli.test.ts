@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { json, ROOT, troupe } from './helpers/cli.js';
+import { json, ROOT, troupe } from '../packages/cli/test/helpers/cli.js';
 
 const spec = join(ROOT, 'test', 'fixtures', 'train-smoke.yaml');
 

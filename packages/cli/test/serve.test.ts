@@ -10,7 +10,7 @@ import {
   CausalLM, generateBatch, generateIds, initBackend, loadCheckpoint, loadLoraAdapter, loadTokenizer, saveLoraAdapter, writeCheckpoint,
   type GenerationItem, type Tokenizer,
 } from '@troupe/lm';
-import { troupe } from '../../../test/helpers/cli.js';
+import { troupe } from './helpers/cli.js';
 import { createServer } from '../src/serve/server.js';
 
 const CFG = {

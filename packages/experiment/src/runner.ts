@@ -38,10 +38,9 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSyn
 import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { type TeamSpec, lockFolder } from '@troupe/kernel';
-import { generatedSamples, readMetrics } from '@troupe/trainer/report';
+import { type TeamSpec, generatedSamples, lockFolder, readMetrics } from '@troupe/kernel';
 import { NOT_RUN_YET, type RunResult, type RunSource } from './results.js';
-import { ARMS, dependencyVerb, deriveArm, deriveSwapSpec, ExperimentError, type ArmLevel, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
+import { ARMS, dependencyVerb, deriveArm, deriveSwapSpec, ExperimentError, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
 
 /** One game of the experiment: a label and its base (per-role) team spec. */
 export interface GameInput {

@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LEGEND, type ReportChart } from '@troupe/trainer/report';
+import { LEGEND, type ReportChart } from '@troupe/kernel';
 import { ARMS, type ArmName } from './arms.js';
 import { notRunYet, type RunResult } from './results.js';
 

@@ -1,6 +1,6 @@
 /**
  * @troupe/kernel — read the folders in data-flow order:
- * contracts → plugins → team → episode → rollout → algorithms → runtime.
+ * contracts → plugins → team → episode → rollout → run-folder → algorithms → runtime.
  *
  * The kernel is light (no tfjs). The causal LM, tokenizers, backends and checkpoints are in `@troupe/lm`, the
  * AT-GRPO trainer in `@troupe/trainer`, the paper-table runner in `@troupe/experiment`; policies are plugins.
@@ -14,5 +14,6 @@ export * from './plugins/index.js';
 export * from './team/index.js';
 export * from './episode/index.js';
 export * from './rollout/index.js';
+export * from './run-folder/index.js';
 export * from './algorithms/index.js';
 export * from './runtime/index.js';

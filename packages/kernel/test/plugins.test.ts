@@ -3,7 +3,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContainerModule } from 'inversify';
-import { EnvironmentContribution, PLUGIN_API_VERSION, PolicyContribution, type PolicyContribution as PolicyContributionT } from '../src/contracts/index.js';
+import { PLUGIN_API_VERSION, PolicyContribution, type PolicyContribution as PolicyContributionT } from '../src/contracts/index.js';
 import { createRng } from '../src/util/index.js';
 import {
   ContributionRegistry,

@@ -42,14 +42,17 @@ interface Case {
 
 const INDEX = 'model.safetensors.index.json';
 
-async function editJson(file: string, edit: (v: Record<string, any>) => void): Promise<void> {
-  const v = JSON.parse(await readFile(file, 'utf8')) as Record<string, any>;
+async function editJson(file: string, edit: (v: Record<string, unknown>) => void): Promise<void> {
+  const v = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
   edit(v);
   await writeFile(file, JSON.stringify(v));
 }
 
 /** Points the index's first tensor at `shard`. */
-const shardName = (shard: unknown) => (d: string) => editJson(join(d, INDEX), (v) => { v.weight_map[Object.keys(v.weight_map)[0]!] = shard; });
+const shardName = (shard: unknown) => (d: string) => editJson(join(d, INDEX), (v) => {
+  const map = v.weight_map as Record<string, unknown>;
+  map[Object.keys(map)[0]!] = shard;
+});
 
 /** Replaces model.safetensors by raw bytes. */
 const rawWeights = (bytes: Uint8Array) => (d: string) => writeFile(join(d, 'model.safetensors'), bytes);

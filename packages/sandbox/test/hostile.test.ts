@@ -109,6 +109,7 @@ for (const [index, kind] of KINDS.entries()) {
       const args = ['a', '--b', "it's $(id) `id` \"q\" ; rm -rf / \\ ünï"];
       const r = await py('import os, sys, json\nprint(open("data/in.txt").read(), json.dumps(sys.argv[1:]), os.getcwd() == os.environ["HOME"])', { files: { 'data/in.txt': 'hello', "we'ird $(x).txt": 'y' }, args });
       assert.equal(r.verdict, 'ok', r.stderr);
+      // eslint-disable-next-line no-control-regex -- the range is every non-ASCII character, which Python's json.dumps escapes
       assert.equal(r.stdout, `hello ${JSON.stringify(args).replace(/,/g, ', ').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)} True\n`);
     });
 

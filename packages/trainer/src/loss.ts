@@ -4,7 +4,7 @@
  * All run inside `trainStep` (gradients, clipping, AdamW) from `policy/lm/train.ts`.
  */
 import * as tf from '@tensorflow/tfjs';
-import { type CausalLM, oneHotF32, accumulatedTrainStep, packBatch, scatterToLayout, trainStep, type AdamW, type PackedBatch, type SequencePair } from '@troupe/lm/model';
+import { type CausalLM, oneHotF32, accumulatedTrainStep, packBatch, trainStep, type AdamW, type PackedBatch, type SequencePair } from '@troupe/lm/model';
 import type { LossAggregation } from '@troupe/kernel';
 
 /** Per-token log-probs `[B, L-1]` and, when asked, per-token entropies of the full next-token distribution. */

@@ -76,23 +76,22 @@ export class LockstepBatcher {
    * whoever built it disposes it.
    */
   wrap(episode: number, policy: Policy): Policy {
-    const self = this;
     const wrapper: Policy & { readonly scripted?: boolean } = {
       get name() { return policy.name; },
       get kind() { return policy.kind; },
       get version() { return policy.version; },
       get scripted() { return (policy as { scripted?: boolean }).scripted; },
-      generate(requests, opts) {
+      generate: (requests, opts) => {
         const signal = opts?.signal;
         if (signal?.aborted) return Promise.reject(signal.reason);
         if (requests.length === 0) return Promise.resolve([]);
-        if (!self.running.has(episode)) return Promise.reject(new Error(`LockstepBatcher: episode ${episode} is not running`));
-        if (self.waiting.has(episode)) return Promise.reject(new Error(`LockstepBatcher: episode ${episode} already waits for a generation`));
+        if (!this.running.has(episode)) return Promise.reject(new Error(`LockstepBatcher: episode ${episode} is not running`));
+        if (this.waiting.has(episode)) return Promise.reject(new Error(`LockstepBatcher: episode ${episode} already waits for a generation`));
         return new Promise<Completion[][]>((resolve, reject) => {
           const w: Waiter = { episode, policy, requests, resolve, reject, settled: false };
           if (signal) {
             const onAbort = (): void => {
-              if (self.waiting.get(episode) === w) self.waiting.delete(episode);
+              if (this.waiting.get(episode) === w) this.waiting.delete(episode);
               const inFlight = w.onAbortInFlight;
               settle(w, () => reject(signal.reason));
               inFlight?.();
@@ -100,8 +99,8 @@ export class LockstepBatcher {
             signal.addEventListener('abort', onAbort, { once: true });
             w.cleanup = () => signal.removeEventListener('abort', onAbort);
           }
-          self.waiting.set(episode, w);
-          self.scheduleCheck();
+          this.waiting.set(episode, w);
+          this.scheduleCheck();
         });
       },
     };

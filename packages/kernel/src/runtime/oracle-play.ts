@@ -8,7 +8,7 @@ import type { ChatMessage, Rng, Split } from '../contracts/common.js';
 import type { Environment } from '../contracts/environment.js';
 import type { Completion, GenerationRequest, Policy, SamplingParams } from '../contracts/policy.js';
 import type { RewardFunction } from '../contracts/reward.js';
-import type { Role } from '../contracts/role.js';
+import { ANY_ACTION_TYPE, type Role } from '../contracts/role.js';
 import type { ScriptedPolicyMarker, SeatBinding } from '../episode/context.js';
 import type { StepRecord } from '../episode/events.js';
 import { oracleRenderContext } from '../episode/render-context.js';
@@ -82,7 +82,7 @@ const NO_REWARD: RewardFunction = Object.freeze({ id: 'none', terms: () => ({}) 
 /** The role of oracle play without a team: no prompt, and the action rendered as its JSON text. */
 const bareRole: Role = Object.freeze({
   id: 'oracle-play',
-  produces: Object.freeze(['*']),
+  produces: Object.freeze([ANY_ACTION_TYPE]),
   prompt: (): ChatMessage[] => [],
   parse: (text: string) => ({ kind: 'invalid' as const, error: 'oracle play gives its moves; nothing parses them', text }),
   render: (action: unknown) => JSON.stringify(action) ?? '',

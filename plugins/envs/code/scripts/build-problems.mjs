@@ -28,7 +28,6 @@ const word = (lo, hi, alphabet = 'abcdefghijklmnopqrstuvwxyz') =>
   Array.from({ length: R.int(lo, hi) }, () => R.pick([...alphabet])).join('');
 const lines = (text) => text.split('\n');
 const toks = (text) => text.split(/\s+/).filter(Boolean);
-const gcd = (a, b) => { a = Math.abs(a); b = Math.abs(b); while (b) [a, b] = [b, a % b]; return a; };
 const fmt6 = (x) => (Math.abs(x) < 5e-7 ? 0 : x).toFixed(6);
 
 /** @type {{id: string, question: string, reference: string, inputs: string[], solve: (input: string) => string, tolerance?: number}[]} */

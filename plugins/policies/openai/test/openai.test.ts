@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Completion, GenerationRequest } from '@troupe/kernel';
+import { moduleConformance } from '@troupe/testing';
 import { createOpenAiPolicy, withDefaults, type OpenAiPolicyConfig } from '../src/index.js';
 import { ReplayServer } from './server.js';
 
@@ -35,6 +37,8 @@ async function rejects(p: Promise<unknown>, pattern: RegExp): Promise<Error> {
 
 const MODELS = { object: 'list', data: [{ id: 'm', object: 'model', created: 0, owned_by: 'test' }] };
 const ok = (text: string) => ({ body: { id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }] } });
+
+moduleConformance(fileURLToPath(new URL('..', import.meta.url)));
 
 describe('kind: openai policy', () => {
   let server: ReplayServer;

@@ -33,13 +33,12 @@ export class ReplayServer {
   private constructor(private readonly server: Server, public models: unknown) {}
 
   static async start(models: unknown): Promise<ReplayServer> {
-    let self: ReplayServer | undefined;
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => self!.answer(req.method ?? '', req.url ?? '', req.headers, Buffer.concat(chunks).toString('utf8'), res, req));
+      req.on('end', () => self.answer(req.method ?? '', req.url ?? '', req.headers, Buffer.concat(chunks).toString('utf8'), res, req));
     });
-    self = new ReplayServer(server, models);
+    const self = new ReplayServer(server, models); // the handler above runs only once the server listens
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return self;
   }

@@ -4,7 +4,7 @@ import { Container, PolicyContribution, type GenerationRequest, type Policy, typ
 import {
   createOraclePolicy, createRandomPolicy, OraclePolicyContribution, RandomPolicyContribution, scriptedPoliciesModule,
 } from '../src/index.js';
-import { counterEnv, counterReward, counterRole, type CounterEnv } from '../../../../packages/kernel/test/helpers/counter.js';
+import { counterEnv, counterReward, counterRole, type CounterEnv } from './counter.js';
 
 const SAMPLING: SamplingParams = { temperature: 1, topP: 1, topK: 0, maxTokens: 4 };
 

@@ -168,6 +168,7 @@ export function normalizeAnswer(raw: string): string {
   s = s.replace(/(^|[^\d.])(\d+)\s+(\d+)\s*\/\s*(\d+)(?![\d.])/g, '$1$2\\frac{$3}{$4}');
   s = fixShorthandArguments(s);
   // Remove whitespace, except one space that ends a command before a letter (`\cdot e` must not become `\cdote`).
+  // eslint-disable-next-line no-control-regex -- U+0000 marks the kept spaces: it cannot occur in an answer's text
   s = s.replace(/(\\[A-Za-z]+)\s+(?=[A-Za-z])/g, '$1\u0000').replace(/\s+/g, '').replace(/\u0000/g, ' ');
   s = s.replace(/\.+$/, '');
   s = s.replace(/\{,\}/g, ',');

@@ -2,12 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { moduleConformance } from '@troupe/testing';
-import { troupe } from '../../../../test/helpers/cli.js';
-import { ReplayServer } from './server.js';
-
-moduleConformance(fileURLToPath(new URL('..', import.meta.url)));
+import { troupe } from '../packages/cli/test/helpers/cli.js';
+import { ReplayServer } from '../plugins/policies/openai/test/server.js';
 
 const KEY = 'sk-troupe-test-6b1d0e77c2';
 
@@ -95,7 +91,7 @@ describe('kind: openai through the CLI', function () {
     writeFileSync(spec, teamSpec(server.baseUrl, '{ name: at-grpo, steps: 1 }'));
     const res = await troupe(['train', spec, '--out', join(dir, 'run'), '--no-progress'], { env: { TROUPE_TEST_OPENAI_KEY: KEY } });
     assert.equal(res.code, 1, res.stderr);
-    assert.match(res.stderr, /troupe: policy 'shared' \(openai\) is inference-only and cannot be trained: its weights live on the server at http:\/\/127\.0\.0\.1:\d+\/v1 \(model "m"\)\. It plays seats proposer, executor\.\n  hint: list it in algorithm\.freeze/);
+    assert.match(res.stderr, /troupe: policy 'shared' \(openai\) is inference-only and cannot be trained: its weights live on the server at http:\/\/127\.0\.0\.1:\d+\/v1 \(model "m"\)\. It plays seats proposer, executor\.\n {2}hint: list it in algorithm\.freeze/);
     assert.equal(server.requests.filter((r) => r.url === '/v1/chat/completions').length, 0);
     assert.ok(!res.stderr.includes(KEY));
   });

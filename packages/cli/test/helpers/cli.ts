@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 const TSX = import.meta.resolve('tsx');
 
 /** The repository root. */
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
 /** The result of one CLI run. */
 export interface CliResult {
@@ -33,8 +33,8 @@ export function troupe(args: readonly string[], options: { cwd?: string; env?: N
   });
 }
 
-/** Parses the CLI's --json output, failing with the CLI's output when it is not JSON. */
-export function json<T = Record<string, any>>(result: CliResult): T {
+/** Parses the CLI's --json output as a `T` (say which), failing with the CLI's output when it is not JSON. */
+export function json<T>(result: CliResult): T {
   try {
     return JSON.parse(result.stdout) as T;
   } catch {
