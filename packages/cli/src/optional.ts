@@ -15,7 +15,7 @@ export const OPTIONAL_PACKAGES = Object.freeze({
   '@troupe/lm': 'the causal LM: tfjs, its backends and the tokenizers',
   '@troupe/trainer': 'the AT-GRPO trainer; it brings @troupe/lm',
   '@troupe/experiment': 'the paper-table runner; it brings @troupe/trainer',
-  '@troupe/onnx': 'ONNX Runtime generation (--runtime onnx); it brings @troupe/lm',
+  '@troupe/onnx': 'checkpoints run in ONNX Runtime on the CPU; it brings @troupe/lm',
 } as const);
 
 /** An optional package's name. */

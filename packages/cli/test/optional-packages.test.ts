@@ -26,6 +26,13 @@ describe('optional packages of the CLI (the model code)', () => {
     assert.match(err.message, /^troupe train needs @troupe\/trainer \(the AT-GRPO trainer; it brings @troupe\/lm\), which is not installed; install it next to @troupe\/cli: npm install @troupe\/trainer@\^\d+\.\d+\.\d+$/);
   });
 
+  it('names @troupe/onnx for --runtime onnx when ONNX Runtime is not installed', async () => {
+    const missing = Object.assign(new Error("Cannot find package '@troupe/onnx' imported from /x/cli/dist/model-folder.js"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const err = await importOptional('@troupe/onnx', 'troupe serve --runtime onnx', () => Promise.reject(missing)).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof CliError, String(err));
+    assert.match(err.message, /^troupe serve --runtime onnx needs @troupe\/onnx \(checkpoints run in ONNX Runtime on the CPU; it brings @troupe\/lm\), which is not installed; install it next to @troupe\/cli: npm install @troupe\/onnx@\^\d+\.\d+\.\d+$/);
+  });
+
   it('lets any other failure through (a dependency of an installed package, an error in its code)', async () => {
     const inner = await importByName('@troupe/no-such-package').then(() => undefined, (e: unknown) => e);
     const err = await importOptional('@troupe/trainer', 'troupe train', () => Promise.reject(inner)).then(() => undefined, (e: unknown) => e);
