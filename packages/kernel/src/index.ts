@@ -1,6 +1,6 @@
 /**
  * @troupe/kernel — read the folders in data-flow order:
- * contracts → plugins → team → episode → rollout → run-folder → algorithms → runtime.
+ * contracts → plugins → team → episode → algorithms → rollout → run-folder → runtime.
  *
  * The kernel is light (no tfjs). The causal LM, tokenizers, backends and checkpoints are in `@troupe/lm`, the
  * AT-GRPO trainer in `@troupe/trainer`, the paper-table runner in `@troupe/experiment`; policies are plugins.

@@ -1,6 +1,6 @@
 /**
  * The shared machinery of the conformance suites: named checks that return failure messages, run either as mocha
- * tests or as plain functions (for `troupe plugins check`).
+ * tests or as plain functions (for `troupe test`).
  */
 import { canonicalJson } from '@troupe/kernel';
 

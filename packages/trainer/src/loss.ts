@@ -1,7 +1,7 @@
 /**
  * The trainer's losses over packed (prompt, completion) batches: PPO-clip with three aggregations, an optional KL
  * penalty to a frozen reference and an optional entropy bonus; and the SFT negative log-likelihood of the warm start.
- * All run inside `trainStep` (gradients, clipping, AdamW) from `policy/lm/train.ts`.
+ * All run inside `trainStep` (gradients, clipping, AdamW) from `@troupe/lm` (`packages/lm/src/lm/train.ts`).
  */
 import * as tf from '@tensorflow/tfjs';
 import { type CausalLM, oneHotF32, accumulatedTrainStep, packBatch, trainStep, type AdamW, type PackedBatch, type SequencePair } from '@troupe/lm/model';
