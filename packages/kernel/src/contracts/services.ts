@@ -1,6 +1,7 @@
 /**
  * Shared services: one instance per process, bound by the host (the CLI binds the real ones; a test binds its own)
- * and injected into contributions by token: `constructor(@inject(SandboxPool) pool: SandboxPool)`.
+ * and injected into contributions by token: `injectParameters(MyContribution, [SandboxPool])` names what its
+ * constructor receives (inversify's `@inject`, applied without parameter decorators; see `di.ts`).
  *
  * The kernel defines the tokens and interfaces only. It implements the light ones (a {@link Logger} on stderr,
  * {@link RandomStreams} over `deriveSeed`, in `services/`); the sandbox pool is implemented by `@troupe/sandbox`
