@@ -14,6 +14,7 @@ export { samplerGap } from './ppo-update.js';
 export * from './state.js';
 export * from './timing.js';
 export * from './trainer.js';
+export * from './trainer-setup.js';
 export * from './trainer-types.js';
 export * from './run-folder.js';
 export * from './policy-updates.js';
