@@ -127,7 +127,11 @@ function layerOf(folder) {
 function layerRule(folder, dev) {
   const layer = layerOf(folder);
   const allowed = [...layer.imports, folder];
-  const devAllowed = ['packages/testing', ...(folder.startsWith('plugins/') ? ['plugins/*/*'] : []), ...(layer.devImports ?? [])];
+  const devAllowed = [
+    'packages/testing',
+    ...(folder.startsWith('plugins/') ? ['plugins/*/*'] : []),
+    ...(layer.devImports ?? []),
+  ];
   if (dev) allowed.push(...devAllowed);
   const forbidden = WORKSPACES.filter((other) => !allowed.some((pattern) => matches(pattern, other)));
   if (forbidden.length === 0) return ['off'];

@@ -21,7 +21,15 @@ const cli = fileURLToPath(new URL('../packages/cli/bin/troupe.js', import.meta.u
 const load = (): number => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 const KEYS = ['gen_tokens_per_s_b1', 'gen_tokens_per_s_b8'] as const;
 
-interface Best { onnx: Record<string, number>; torch1: Record<string, number>; torch2: Record<string, number>; loads: number[]; rss: number; load_s: number; params: number }
+interface Best {
+  onnx: Record<string, number>;
+  torch1: Record<string, number>;
+  torch2: Record<string, number>;
+  loads: number[];
+  rss: number;
+  load_s: number;
+  params: number;
+}
 
 const rows: [string, Best][] = [];
 for (const dir of args) {
@@ -29,7 +37,8 @@ for (const dir of args) {
   for (let i = 0; i < repeat; i++) {
     const before = load();
     const out = execFileSync(process.execPath, [cli, 'bench', 'model', '--model', dir, '--runtime', 'onnx', '--json'], {
-      env: { ...process.env, TROUPE_FROM_SOURCE: '1' }, maxBuffer: 16 << 20,
+      env: { ...process.env, TROUPE_FROM_SOURCE: '1' },
+      maxBuffer: 16 << 20,
     }).toString();
     const res = JSON.parse(out) as Record<string, unknown>;
     const torch = (res.torch as { by_threads: Record<string, Record<string, number>> } | null)?.by_threads;
@@ -48,11 +57,18 @@ for (const dir of args) {
 }
 const f = (x: number | undefined): string => (x === undefined ? '—' : x.toFixed(2)).padStart(8);
 process.stdout.write(`\nbest of ${repeat} (tokens/s; torch at 1 and 2 threads; ratio = onnx / faster torch)\n`);
-process.stdout.write(`${'checkpoint'.padEnd(28)}  params  load avg     onnx b1 torch1 b1 torch2 b1  ratio   onnx b8 torch1 b8 torch2 b8  ratio  load s  RSS MiB\n`);
+process.stdout.write(
+  `${'checkpoint'.padEnd(28)}  params  load avg     onnx b1 torch1 b1 torch2 b1  ratio   onnx b8 torch1 b8 torch2 b8  ratio  load s  RSS MiB\n`,
+);
 for (const [dir, b] of rows) {
   const ratio = (k: (typeof KEYS)[number]): number => b.onnx[k]! / Math.max(b.torch1[k] ?? 0, b.torch2[k] ?? 0);
-  process.stdout.write(`${dir.slice(-28).padEnd(28)} ${(b.params / 1e6).toFixed(0).padStart(6)}M ${b.loads.map((l) => l.toFixed(1)).join('/').padStart(9)} `
-    + `${f(b.onnx.gen_tokens_per_s_b1)} ${f(b.torch1.gen_tokens_per_s_b1)} ${f(b.torch2.gen_tokens_per_s_b1)} ${f(ratio('gen_tokens_per_s_b1'))}  `
-    + `${f(b.onnx.gen_tokens_per_s_b8)} ${f(b.torch1.gen_tokens_per_s_b8)} ${f(b.torch2.gen_tokens_per_s_b8)} ${f(ratio('gen_tokens_per_s_b8'))} `
-    + `${f(b.load_s)} ${b.rss.toFixed(0).padStart(8)}\n`);
+  process.stdout.write(
+    `${dir.slice(-28).padEnd(28)} ${(b.params / 1e6).toFixed(0).padStart(6)}M ${b.loads
+      .map((l) => l.toFixed(1))
+      .join('/')
+      .padStart(9)} ` +
+      `${f(b.onnx.gen_tokens_per_s_b1)} ${f(b.torch1.gen_tokens_per_s_b1)} ${f(b.torch2.gen_tokens_per_s_b1)} ${f(ratio('gen_tokens_per_s_b1'))}  ` +
+      `${f(b.onnx.gen_tokens_per_s_b8)} ${f(b.torch1.gen_tokens_per_s_b8)} ${f(b.torch2.gen_tokens_per_s_b8)} ${f(ratio('gen_tokens_per_s_b8'))} ` +
+      `${f(b.load_s)} ${b.rss.toFixed(0).padStart(8)}\n`,
+  );
 }

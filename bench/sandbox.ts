@@ -21,20 +21,31 @@ interface Row {
   meanWallMs: number;
 }
 
-async function measure(isolation: IsolationKind, concurrency: number): Promise<Row | { isolation: IsolationKind; skipped: string }> {
+async function measure(
+  isolation: IsolationKind,
+  concurrency: number,
+): Promise<Row | { isolation: IsolationKind; skipped: string }> {
   const sandbox = new Sandbox({ isolation, concurrency, allowUnisolated: isolation === 'none' });
   try {
     // Warm-up: resolves the interpreter and the isolation probe, which are cached afterwards.
     const warm = await sandbox.run(REQUEST);
     if (warm.verdict === 'refused') return { isolation, skipped: warm.reason ?? 'refused' };
-    if (warm.verdict !== 'ok') throw new Error(`${isolation}: warm-up run failed: ${warm.verdict} ${warm.reason ?? ''} ${warm.stderr}`);
+    if (warm.verdict !== 'ok')
+      throw new Error(`${isolation}: warm-up run failed: ${warm.verdict} ${warm.reason ?? ''} ${warm.stderr}`);
     const t0 = performance.now();
     const results = await sandbox.runMany(Array.from({ length: RUNS }, () => REQUEST));
     const seconds = (performance.now() - t0) / 1000;
     const bad = results.find((r) => r.verdict !== 'ok' || r.stdout !== '1\n');
     if (bad) throw new Error(`${isolation}: a run failed: ${JSON.stringify(bad)}`);
     const meanWallMs = results.reduce((s, r) => s + r.wallMs, 0) / results.length;
-    return { isolation, concurrency, runs: RUNS, seconds: +seconds.toFixed(2), runsPerSecond: +(RUNS / seconds).toFixed(1), meanWallMs: +meanWallMs.toFixed(1) };
+    return {
+      isolation,
+      concurrency,
+      runs: RUNS,
+      seconds: +seconds.toFixed(2),
+      runsPerSecond: +(RUNS / seconds).toFixed(1),
+      meanWallMs: +meanWallMs.toFixed(1),
+    };
   } finally {
     await sandbox.close();
   }
@@ -53,10 +64,15 @@ for (const kind of kinds) {
 }
 
 if (JSON_OUT) {
-  process.stdout.write(`${JSON.stringify({ program: 'print(1)', isolation: report, rows, skipped: Object.fromEntries(skipped) }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ program: 'print(1)', isolation: report, rows, skipped: Object.fromEntries(skipped) }, null, 2)}\n`,
+  );
 } else {
   console.log(`sandboxed runs of print(1), ${RUNS} per row (${report.details})`);
   console.log('isolation  concurrency  runs/s  mean wall ms');
-  for (const r of rows) console.log(`${r.isolation.padEnd(10)} ${String(r.concurrency).padStart(11)}  ${String(r.runsPerSecond).padStart(6)}  ${String(r.meanWallMs).padStart(12)}`);
+  for (const r of rows)
+    console.log(
+      `${r.isolation.padEnd(10)} ${String(r.concurrency).padStart(11)}  ${String(r.runsPerSecond).padStart(6)}  ${String(r.meanWallMs).padStart(12)}`,
+    );
   for (const [kind, why] of skipped) console.log(`${kind.padEnd(10)} skipped: ${why}`);
 }

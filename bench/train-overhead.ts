@@ -24,11 +24,22 @@ let policies = base.policies;
 if (PRESET === 'micro') {
   await initBackend();
   const dir = join(mkdtempSync(join(tmpdir(), 'troupe-bench-')), 'micro');
-  const cfg = presetHfConfig('tiny', { vocab_size: 264, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, head_dim: 16 });
+  const cfg = presetHfConfig('tiny', {
+    vocab_size: 264,
+    hidden_size: 32,
+    intermediate_size: 64,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+    num_key_value_heads: 2,
+    head_dim: 16,
+  });
   const m = CausalLM.random(cfg, 5);
   await saveCheckpoint(dir, m, { tokenizerDir: tinyTokenizerDir() });
   m.dispose();
-  policies = { proposer: { kind: 'tfjs-causal-lm', model: dir, tokenizer: 'tiny' }, executor: { kind: 'tfjs-causal-lm', model: dir, tokenizer: 'tiny' } };
+  policies = {
+    proposer: { kind: 'tfjs-causal-lm', model: dir, tokenizer: 'tiny' },
+    executor: { kind: 'tfjs-causal-lm', model: dir, tokenizer: 'tiny' },
+  };
 }
 const spec = { ...base, policies, algorithm: { ...base.algorithm, steps: STEPS, evalEvery: 0, warmStart: undefined } };
 const out = mkdtempSync(join(tmpdir(), 'troupe-bench-train-'));
@@ -38,7 +49,11 @@ try {
 } finally {
   await trainer.dispose();
 }
-const rows = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>).filter((m) => (m as unknown as { kind: string }).kind === 'train');
+const rows = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as Record<string, number>)
+  .filter((m) => (m as unknown as { kind: string }).kind === 'train');
 const sum = (k: string): number => rows.reduce((a, m) => a + (m[k] ?? 0), 0);
 const wall = sum('time/step');
 const table = {

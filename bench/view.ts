@@ -20,7 +20,10 @@ import { createInterface } from 'node:readline';
 import { launchBrowser } from '../packages/viewer/test/helpers/browser.js';
 
 const [RECORDS, PROMPT_BYTES] = [100_000, 380].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number];
-const K = 3, SEATS = ['proposer', 'executor'], TURNS = 2, INSTANCES = 8;
+const K = 3,
+  SEATS = ['proposer', 'executor'],
+  TURNS = 2,
+  INSTANCES = 8;
 const PER_STEP = INSTANCES * TURNS * SEATS.length * K;
 const STEPS = Math.ceil(RECORDS / PER_STEP);
 
@@ -35,7 +38,7 @@ async function generate(): Promise<void> {
   const grid = '.G..#\n.....\n...##\nA.##.\n#...#\n';
   const filler = grid.repeat(Math.ceil(PROMPT_BYTES / grid.length)).slice(0, PROMPT_BYTES);
   let seed = 1;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   for (let step = 1; step <= STEPS; step++) {
     let solved = 0;
     for (let i = 0; i < INSTANCES; i++) {
@@ -52,18 +55,39 @@ async function generate(): Promise<void> {
           rewards.forEach((reward, branch) => {
             const last = turn === TURNS - 1 && seat === SEATS.at(-1);
             chunk += `${JSON.stringify({
-              step, episodeId, instanceUid: episodeId, split: 'train', turn, seat, role: 'planner-v0', policy: seat, policyVersion: step, branch,
-              prompt: [{ role: 'system', content: `${seat}: #### [U,D,L,R]` }, { role: 'user', content: `A=(3,0) G=(0,1) turn ${turn}\n${filler}` }],
-              completion: `#### [U${branch + 1},L${turn + 1}]`, action: ['U', 'L'], parseError: rand() < 0.05 ? 'expected "#### [U2,R1,...]"' : null,
-              terms: { team: seat === 'executor' ? reward : 0, local: reward }, reward, advantage: std === 0 ? 0 : (reward - mean) / (std + 1e-6),
-              selected: branch === best, ...(branch === 0 ? { greedy: true } : {}), done: { terminated: last && success, truncated: last && !success }, success: last && success && branch === best,
+              step,
+              episodeId,
+              instanceUid: episodeId,
+              split: 'train',
+              turn,
+              seat,
+              role: 'planner-v0',
+              policy: seat,
+              policyVersion: step,
+              branch,
+              prompt: [
+                { role: 'system', content: `${seat}: #### [U,D,L,R]` },
+                { role: 'user', content: `A=(3,0) G=(0,1) turn ${turn}\n${filler}` },
+              ],
+              completion: `#### [U${branch + 1},L${turn + 1}]`,
+              action: ['U', 'L'],
+              parseError: rand() < 0.05 ? 'expected "#### [U2,R1,...]"' : null,
+              terms: { team: seat === 'executor' ? reward : 0, local: reward },
+              reward,
+              advantage: std === 0 ? 0 : (reward - mean) / (std + 1e-6),
+              selected: branch === best,
+              ...(branch === 0 ? { greedy: true } : {}),
+              done: { terminated: last && success, truncated: last && !success },
+              success: last && success && branch === best,
             })}\n`;
           });
         }
       }
       if (!out.write(chunk)) await once(out, 'drain');
     }
-    metrics.write(`${JSON.stringify({ step, kind: 'train', 'rollout/success_rate': solved / INSTANCES, 'rollout/reward/proposer': rand(), 'rollout/reward/executor': rand(), 'rollout/zero_variance_fraction': rand() * 0.3, 'loss/proposer/loss': rand() / 10, 'loss/executor/loss': rand() / 10, 'time/generate': 1, 'time/env': 0.1, 'time/update': 2, 'time/overhead': 0.1, 'time/step': 3.2 })}\n`);
+    metrics.write(
+      `${JSON.stringify({ step, kind: 'train', 'rollout/success_rate': solved / INSTANCES, 'rollout/reward/proposer': rand(), 'rollout/reward/executor': rand(), 'rollout/zero_variance_fraction': rand() * 0.3, 'loss/proposer/loss': rand() / 10, 'loss/executor/loss': rand() / 10, 'time/generate': 1, 'time/env': 0.1, 'time/update': 2, 'time/overhead': 0.1, 'time/step': 3.2 })}\n`,
+    );
   }
   out.end();
   metrics.end();
@@ -80,10 +104,16 @@ function memory(pid: number): { rss: number; peak: number } {
 const t0 = performance.now();
 await generate();
 const size = statSync(join(dir, 'trace.jsonl')).size;
-console.log(`trace: ${STEPS * PER_STEP} records, ${(size / 1e6).toFixed(1)} MB in ${dir} (generated in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+console.log(
+  `trace: ${STEPS * PER_STEP} records, ${(size / 1e6).toFixed(1)} MB in ${dir} (generated in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+);
 
 const cli = join(import.meta.dirname, '..', 'packages', 'cli', 'src', 'main.ts');
-const server = spawn(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', cli, 'view', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(
+  process.execPath,
+  ['--conditions=troupe:source', '--import', 'tsx', cli, 'view', dir, '--port', '0'],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const url = await new Promise<string>((resolve, reject) => {
   createInterface({ input: server.stdout! }).once('line', resolve);
   server.once('exit', (code) => reject(new Error(`troupe view exited with ${code}`)));
@@ -103,15 +133,23 @@ try {
     await page.goto(url);
     await page.locator('[data-testid=run-name]').waitFor();
   });
-  const fcp = await page.evaluate('performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null') as number | null;
+  const fcp = (await page.evaluate('performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null')) as
+    number | null;
   // the app marks its first paint with the run's data (from navigation start, in the page's own clock)
-  const firstView = await page.evaluate('performance.getEntriesByName("troupe:first-view")[0]?.startTime ?? null') as number | null;
-  const timing = await page.evaluate(`JSON.stringify(performance.getEntriesByType('resource').map((e) => [e.name.replace(/^.*\\//, ''), Math.round(e.startTime), Math.round(e.responseEnd)]))`);
+  const firstView = (await page.evaluate('performance.getEntriesByName("troupe:first-view")[0]?.startTime ?? null')) as
+    number | null;
+  const timing = await page.evaluate(
+    `JSON.stringify(performance.getEntriesByType('resource').map((e) => [e.name.replace(/^.*\\//, ''), Math.round(e.startTime), Math.round(e.responseEnd)]))`,
+  );
   console.log(`  requests (start, end ms): ${timing}`);
   await timed('steps ready', async () => {
     await page.goto(`${url}#/steps?trace=trace.jsonl`);
     await page.locator('[data-testid=groups] tbody tr').first().waitFor({ timeout: 60_000 });
-    await page.waitForFunction(`document.querySelectorAll('[data-testid=steps] tbody tr').length === ${STEPS}`, undefined, { timeout: 60_000 });
+    await page.waitForFunction(
+      `document.querySelectorAll('[data-testid=steps] tbody tr').length === ${STEPS}`,
+      undefined,
+      { timeout: 60_000 },
+    );
   });
   const indexed = memory(server.pid!);
   await timed('next page', async () => {
@@ -134,11 +172,21 @@ try {
       await page.evaluate('new Promise((r) => requestAnimationFrame(() => r(null)))');
     }
   });
-  console.log(`  ${(scroll / frames).toFixed(1)} ms per scroll step (wheel + next frame, through the DevTools protocol)`);
-  console.log(`in the page: first contentful paint ${fcp === null ? '–' : `${fcp.toFixed(0)} ms`}, the overview painted with the run's data at ${firstView === null ? '–' : `${firstView.toFixed(0)} ms`}`);
-  console.log(`server memory: ${idle.rss.toFixed(0)} MB at start, ${indexed.rss.toFixed(0)} MB after indexing ${(size / 1e6).toFixed(0)} MB (peak ${memory(server.pid!).peak.toFixed(0)} MB)`);
+  console.log(
+    `  ${(scroll / frames).toFixed(1)} ms per scroll step (wheel + next frame, through the DevTools protocol)`,
+  );
+  console.log(
+    `in the page: first contentful paint ${fcp === null ? '–' : `${fcp.toFixed(0)} ms`}, the overview painted with the run's data at ${firstView === null ? '–' : `${firstView.toFixed(0)} ms`}`,
+  );
+  console.log(
+    `server memory: ${idle.rss.toFixed(0)} MB at start, ${indexed.rss.toFixed(0)} MB after indexing ${(size / 1e6).toFixed(0)} MB (peak ${memory(server.pid!).peak.toFixed(0)} MB)`,
+  );
   const paint = firstView ?? firstPaint;
-  console.log(paint < 2000 ? `first paint ${paint.toFixed(0)} ms: under the 2 s target` : `first paint ${paint.toFixed(0)} ms: OVER the 2 s target`);
+  console.log(
+    paint < 2000
+      ? `first paint ${paint.toFixed(0)} ms: under the 2 s target`
+      : `first paint ${paint.toFixed(0)} ms: OVER the 2 s target`,
+  );
 } finally {
   await browser.close();
   server.kill('SIGINT');

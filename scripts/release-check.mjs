@@ -65,7 +65,9 @@ function readJson(file) {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new Error(`${file}: ${error.code === 'ENOENT' ? 'not found' : `not valid JSON (${error.message})`}`, { cause: error });
+    throw new Error(`${file}: ${error.code === 'ENOENT' ? 'not found' : `not valid JSON (${error.message})`}`, {
+      cause: error,
+    });
   }
 }
 
@@ -86,10 +88,13 @@ export function workspaceFolders(root, patterns) {
           const dir = join(root, base);
           if (!existsSync(dir)) continue;
           for (const entry of readdirSync(dir, { withFileTypes: true })) {
-            if (entry.isDirectory() && !entry.name.startsWith('.')) next.push(base ? `${base}/${entry.name}` : entry.name);
+            if (entry.isDirectory() && !entry.name.startsWith('.'))
+              next.push(base ? `${base}/${entry.name}` : entry.name);
           }
         } else if (segment.includes('*')) {
-          throw new Error(`package.json workspaces: pattern '${pattern}' is not supported (use whole folder names or '*')`);
+          throw new Error(
+            `package.json workspaces: pattern '${pattern}' is not supported (use whole folder names or '*')`,
+          );
         } else next.push(base ? `${base}/${segment}` : segment);
       }
       current = next;
@@ -161,14 +166,31 @@ function packListings(root, folders) {
   let out;
   try {
     // Without the npm_* variables of an outer `npm run` (its workspace or dry-run settings would apply here too).
-    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
-    out = execFileSync('npm', args, { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')),
+    );
+    out = execFileSync('npm', args, {
+      cwd: root,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 256 << 20,
+    });
   } catch (error) {
-    const stderr = String(error.stderr ?? '').trim().split('\n').filter((l) => !/npm warn/i.test(l)).slice(-5).join('\n');
+    const stderr = String(error.stderr ?? '')
+      .trim()
+      .split('\n')
+      .filter((l) => !/npm warn/i.test(l))
+      .slice(-5)
+      .join('\n');
     throw new Error(`npm pack --dry-run failed in ${root}:\n${stderr || error.message}`, { cause: error });
   }
   const listings = new Map();
-  for (const entry of JSON.parse(out)) listings.set(entry.name, entry.files.map((f) => f.path));
+  for (const entry of JSON.parse(out))
+    listings.set(
+      entry.name,
+      entry.files.map((f) => f.path),
+    );
   return listings;
 }
 
@@ -230,7 +252,10 @@ function fixPackage(root, folder) {
   const fixed = [];
   const rootLicense = join(root, 'LICENSE');
   const license = join(dir, 'LICENSE');
-  if (existsSync(rootLicense) && (!existsSync(license) || readFileSync(license, 'utf8') !== readFileSync(rootLicense, 'utf8'))) {
+  if (
+    existsSync(rootLicense) &&
+    (!existsSync(license) || readFileSync(license, 'utf8') !== readFileSync(rootLicense, 'utf8'))
+  ) {
     copyFileSync(rootLicense, license);
     fixed.push('LICENSE copied from the root');
   }
@@ -257,7 +282,10 @@ function fixPackage(root, folder) {
   const stale = staleOnDisk(dir);
   for (const f of stale) rmSync(join(dir, f), { force: true });
   for (const folder of new Set(stale.map((f) => dirname(f)))) removeEmptyFolders(dir, folder);
-  if (stale.length) fixed.push(`${stale.length} stale build outputs removed (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', …' : ''})`);
+  if (stale.length)
+    fixed.push(
+      `${stale.length} stale build outputs removed (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', …' : ''})`,
+    );
   return fixed;
 }
 
@@ -272,7 +300,8 @@ function checkPackage(root, folder, listing) {
   else if (existsSync(rootLicense) && readFileSync(license, 'utf8') !== readFileSync(rootLicense, 'utf8')) {
     problems.push('LICENSE differs from the root LICENSE (Apache-2.0 full text)');
   }
-  if (!existsSync(join(dir, 'README.md'))) problems.push('README.md is missing: write one (what it is, how to install and use it)');
+  if (!existsSync(join(dir, 'README.md')))
+    problems.push('README.md is missing: write one (what it is, how to install and use it)');
   if (!existsSync(join(dir, 'CHANGELOG.md'))) problems.push('CHANGELOG.md is missing');
   for (const [key, value] of Object.entries(expectedFields(folder))) {
     if (sameJson(pkg[key], value)) continue;
@@ -280,10 +309,14 @@ function checkPackage(root, folder, listing) {
     else problems.push(`package.json "${key}" should be ${JSON.stringify(value)}, not ${JSON.stringify(pkg[key])}`);
   }
   if (pkg.name?.startsWith('@') && pkg.publishConfig?.access !== 'public') {
-    problems.push('package.json "publishConfig.access" should be "public" (a scoped package is private on npm otherwise)');
+    problems.push(
+      'package.json "publishConfig.access" should be "public" (a scoped package is private on npm otherwise)',
+    );
   }
   if (!Array.isArray(pkg.files) || pkg.files.length === 0) {
-    problems.push('package.json has no "files": list what the tarball holds (dist, README.md, run-time data), or everything in the folder ships');
+    problems.push(
+      'package.json has no "files": list what the tarball holds (dist, README.md, run-time data), or everything in the folder ships',
+    );
   } else if (!pkg.files.some((f) => f.replace(/^\.\//, '').replace(/\/$/, '') === 'dist')) {
     problems.push('package.json "files" does not list dist: the built JavaScript would not ship');
   }
@@ -305,7 +338,9 @@ function checkPackage(root, folder, listing) {
   for (const entry of entryPoints(pkg)) {
     if (present.has(entry)) continue;
     if (entry.startsWith('dist/') && !built) continue; // not built here: checked where it is (CI builds first)
-    problems.push(`"${entry}", named by main/types/bin/exports, is not in the tarball${existsSync(join(dir, entry)) ? ' (add it to "files")' : ' (it does not exist: build first, or fix the entry)'}`);
+    problems.push(
+      `"${entry}", named by main/types/bin/exports, is not in the tarball${existsSync(join(dir, entry)) ? ' (add it to "files")' : ' (it does not exist: build first, or fix the entry)'}`,
+    );
   }
   for (const path of listing) {
     if (SHIPPED_VERBATIM.some((prefix) => path.startsWith(prefix))) continue;
@@ -326,7 +361,10 @@ export function anchorsOf(markdown) {
     const match = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!match) continue;
     const text = match[1].replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
-    const slug = text.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = counts.get(slug) ?? 0;
     counts.set(slug, n + 1);
     anchors.add(n === 0 ? slug : `${slug}-${n}`);
@@ -354,7 +392,9 @@ function checkDocs(root) {
     return anchorCache.get(file);
   };
   for (const page of pages) {
-    const text = readFileSync(page, 'utf8').replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+    const text = readFileSync(page, 'utf8')
+      .replace(/```[\s\S]*?```/g, '')
+      .replace(/`[^`\n]*`/g, '');
     for (const [, target] of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
       if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
       const [path, anchor] = target.split('#');
@@ -381,36 +421,53 @@ function checkRoot(root, packages) {
   const problems = [];
   const license = join(root, 'LICENSE');
   if (!existsSync(license)) problems.push('LICENSE is missing at the root');
-  else if (!/Apache License\s+Version 2\.0/.test(readFileSync(license, 'utf8'))) problems.push('LICENSE at the root is not the Apache-2.0 text');
+  else if (!/Apache License\s+Version 2\.0/.test(readFileSync(license, 'utf8')))
+    problems.push('LICENSE at the root is not the Apache-2.0 text');
   if (!existsSync(join(root, 'CONTRIBUTING.md'))) problems.push('CONTRIBUTING.md is missing at the root');
   const configFile = join(root, '.changeset', 'config.json');
   if (!existsSync(configFile)) {
-    problems.push('.changeset/config.json is missing (versions and CHANGELOGs are made with changesets: npx changeset init)');
+    problems.push(
+      '.changeset/config.json is missing (versions and CHANGELOGs are made with changesets: npx changeset init)',
+    );
     return problems;
   }
   const config = readJson(configFile);
-  const groups = (config.fixed ?? []).map((group) => group.map((p) => new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`)));
+  const groups = (config.fixed ?? []).map((group) =>
+    group.map((p) => new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`)),
+  );
   const ignored = new Set(config.ignore ?? []);
   const publishable = packages.filter((p) => !p.private && !ignored.has(p.name));
   const groupOf = (name) => groups.findIndex((group) => group.some((re) => re.test(name)));
   const outside = publishable.filter((p) => groupOf(p.name) === -1).map((p) => p.name);
-  if (outside.length) problems.push(`.changeset/config.json: ${outside.join(', ')} in no "fixed" group: the packages are released together`);
+  if (outside.length)
+    problems.push(
+      `.changeset/config.json: ${outside.join(', ')} in no "fixed" group: the packages are released together`,
+    );
   const versions = new Set(publishable.map((p) => p.version));
   if (versions.size > 1) {
-    problems.push(`the packages have different versions (${[...versions].join(', ')}): released together, they share one (\`npx changeset version\` sets it)`);
+    problems.push(
+      `the packages have different versions (${[...versions].join(', ')}): released together, they share one (\`npx changeset version\` sets it)`,
+    );
   }
   return problems;
 }
 
 export function releaseCheck({ root, fix = false, only = [] }) {
   const rootPkg = readJson(join(root, 'package.json'));
-  const folders = workspaceFolders(root, Array.isArray(rootPkg.workspaces) ? rootPkg.workspaces : rootPkg.workspaces?.packages ?? []);
+  const folders = workspaceFolders(
+    root,
+    Array.isArray(rootPkg.workspaces) ? rootPkg.workspaces : (rootPkg.workspaces?.packages ?? []),
+  );
   const manifests = folders.map((folder) => ({ folder, ...readJson(join(root, folder, 'package.json')) }));
   const unknown = only.filter((folder) => !folders.includes(folder));
-  if (unknown.length) throw new Error(`--package ${unknown.join(', ')}: not a workspace package folder (${folders.join(', ')})`);
+  if (unknown.length)
+    throw new Error(`--package ${unknown.join(', ')}: not a workspace package folder (${folders.join(', ')})`);
   const publishable = manifests.filter((m) => !m.private && (only.length === 0 || only.includes(m.folder)));
   const fixed = new Map(publishable.map((m) => [m.folder, fix ? fixPackage(root, m.folder) : []]));
-  const listings = packListings(root, publishable.map((m) => m.folder));
+  const listings = packListings(
+    root,
+    publishable.map((m) => m.folder),
+  );
   const packages = publishable.map((m) => ({
     folder: m.folder,
     name: m.name,

@@ -21,11 +21,17 @@ describe('troupe CLI (end to end, from source)', function () {
 
   describe('validate', () => {
     it('accepts the example specs', async () => {
-      const specs = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.yaml')).map((f) => join('examples', f));
+      const specs = readdirSync(join(ROOT, 'examples'))
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => join('examples', f));
       assert.ok(specs.length >= 1);
       const r = await troupe(['validate', ...specs, '--json']);
       const out = json<{ ok: boolean; files: { file: string; ok: boolean; issues: unknown[] }[] }>(r);
-      assert.deepEqual(out.files.filter((f) => !f.ok), [], r.stdout);
+      assert.deepEqual(
+        out.files.filter((f) => !f.ok),
+        [],
+        r.stdout,
+      );
       assert.equal(out.ok, true);
       assert.equal(r.code, 0);
     });
@@ -36,15 +42,25 @@ describe('troupe CLI (end to end, from source)', function () {
       for (const f of broken) {
         const r = await troupe(['validate', join('examples', 'broken', f)]);
         assert.equal(r.code, 1, `${f} should be rejected:\n${r.stdout}${r.stderr}`);
-        assert.match(r.stdout, new RegExp(`examples/broken/${f.replace('.', '\\.')}:\\d+:\\d+ \\S+: `), `${f}: no file:line:col issue in\n${r.stdout}`);
+        assert.match(
+          r.stdout,
+          new RegExp(`examples/broken/${f.replace('.', '\\.')}:\\d+:\\d+ \\S+: `),
+          `${f}: no file:line:col issue in\n${r.stdout}`,
+        );
       }
     });
 
     it('checks the training settings as train reads them: each problem located, with what the team has', async () => {
       const r = await troupe(['validate', join('examples', 'broken', 'training-settings.yaml')]);
       assert.equal(r.code, 1);
-      assert.match(r.stdout, /training-settings\.yaml:6:19 algorithm\.seatBranches\.coder: no seat 'coder' in 'seats' \(the team's seats: proposer, executor\)/);
-      assert.match(r.stdout, /training-settings\.yaml:7:12 algorithm\.freeze\[0\]: no policy 'planner' in 'policies' \(the team's policies: proposer, executor\)/);
+      assert.match(
+        r.stdout,
+        /training-settings\.yaml:6:19 algorithm\.seatBranches\.coder: no seat 'coder' in 'seats' \(the team's seats: proposer, executor\)/,
+      );
+      assert.match(
+        r.stdout,
+        /training-settings\.yaml:7:12 algorithm\.freeze\[0\]: no policy 'planner' in 'policies' \(the team's policies: proposer, executor\)/,
+      );
       const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
       try {
         writeFileSync(join(dir, 'team.yaml'), 'extends: default-team\nalgorithm:\n  lrr: 3\n');
@@ -62,10 +78,16 @@ describe('troupe CLI (end to end, from source)', function () {
         const code = readFileSync(join(ROOT, 'examples', 'code.yaml'), 'utf8');
         const seats = '    seats: [coder, tester]';
         assert.ok(code.includes(seats), 'fixture edit must apply');
-        writeFileSync(join(dir, 'loose.yaml'), code.replace(seats, `${seats}\n    sandbox: { allowUnisolated: true, isolation: none }`));
+        writeFileSync(
+          join(dir, 'loose.yaml'),
+          code.replace(seats, `${seats}\n    sandbox: { allowUnisolated: true, isolation: none }`),
+        );
         const loose = await troupe(['validate', join(dir, 'loose.yaml')]);
         assert.equal(loose.code, 0, loose.stdout);
-        assert.match(loose.stdout, /loose\.yaml: ok, 1 warning\n {2}warning: \S*loose\.yaml:\d+:\d+ environment\.config\.sandbox\.allowUnisolated: .*WITHOUT isolation/);
+        assert.match(
+          loose.stdout,
+          /loose\.yaml: ok, 1 warning\n {2}warning: \S*loose\.yaml:\d+:\d+ environment\.config\.sandbox\.allowUnisolated: .*WITHOUT isolation/,
+        );
         assert.ok(code.includes('wallMs: 5000'), 'fixture edit must apply');
         writeFileSync(join(dir, 'huge.yaml'), code.replace('wallMs: 5000', 'wallMs: 2147483648'));
         const huge = await troupe(['validate', join(dir, 'huge.yaml')]);
@@ -79,7 +101,10 @@ describe('troupe CLI (end to end, from source)', function () {
     it('names the key path and suggests the intended policy name', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
       try {
-        const text = readFileSync(example, 'utf8').replace('policy: shared\n    sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 64 }\n  executor', 'policy: sharde\n    sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 64 }\n  executor');
+        const text = readFileSync(example, 'utf8').replace(
+          'policy: shared\n    sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 64 }\n  executor',
+          'policy: sharde\n    sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 64 }\n  executor',
+        );
         assert.notEqual(text, readFileSync(example, 'utf8'), 'fixture edit must apply');
         writeFileSync(join(dir, 'team.yaml'), text);
         const r = await troupe(['validate', join(dir, 'team.yaml')]);
@@ -109,13 +134,31 @@ describe('troupe CLI (end to end, from source)', function () {
         assert.equal(r.code, 0, r.stderr);
         const out = json<RunSummary>(r);
         assert.ok(out.success_rate < 0.6, `random success ${out.success_rate}`);
-        const records = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+        const records = readFileSync(trace, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
         assert.equal(records.length, out.samples);
         assert.equal(records.length, out.trace_records);
         const turnsPlayed = records.filter((x) => x.seat === 'executor').length;
         assert.ok(Math.abs(turnsPlayed / 100 - out.mean_turns) < 1e-9, 'one executor record per turn played');
         for (const rec of records) {
-          for (const key of ['instanceUid', 'split', 'turn', 'seat', 'role', 'policy', 'policyVersion', 'branch', 'prompt', 'completion', 'reward', 'selected', 'done', 'success']) {
+          for (const key of [
+            'instanceUid',
+            'split',
+            'turn',
+            'seat',
+            'role',
+            'policy',
+            'policyVersion',
+            'branch',
+            'prompt',
+            'completion',
+            'reward',
+            'selected',
+            'done',
+            'success',
+          ]) {
             assert.ok(key in rec, `trace record lacks ${key}`);
           }
           assert.equal(rec.split, 'test');
@@ -143,7 +186,12 @@ describe('troupe CLI (end to end, from source)', function () {
     it('test instances are solvable by the oracle and none appears in the train split', async () => {
       const r = await troupe(['env', 'sample', 'plan-path', '--split', 'test', '--count', '50', '--json']);
       assert.equal(r.code, 0, r.stderr);
-      const out = json<{ count: number; oracle_success_rate: number; disjoint_from_train: { overlaps: unknown[]; checkedTrain: number }; instances: { key: string }[] }>(r);
+      const out = json<{
+        count: number;
+        oracle_success_rate: number;
+        disjoint_from_train: { overlaps: unknown[]; checkedTrain: number };
+        instances: { key: string }[];
+      }>(r);
       assert.equal(out.count, 50);
       assert.equal(out.oracle_success_rate, 1);
       assert.deepEqual(out.disjoint_from_train.overlaps, []);
@@ -160,11 +208,24 @@ describe('troupe CLI (end to end, from source)', function () {
       project = mkdtempSync(join(tmpdir(), 'troupe-plugins-'));
       const pkg = join(project, 'node_modules', 'troupe-env-broken');
       mkdirSync(pkg, { recursive: true });
-      writeFileSync(join(pkg, 'package.json'), JSON.stringify({
-        name: 'troupe-env-broken', version: '1.0.0', type: 'module',
-        troupe: { apiVersion: 1, kernel: '^0.1.0', module: './module.js', contributes: { environments: [{ id: 'Broken Id!' }] } },
-      }));
-      writeFileSync(join(pkg, 'module.js'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker())}, 'ran');\nexport default null;\n`);
+      writeFileSync(
+        join(pkg, 'package.json'),
+        JSON.stringify({
+          name: 'troupe-env-broken',
+          version: '1.0.0',
+          type: 'module',
+          troupe: {
+            apiVersion: 1,
+            kernel: '^0.1.0',
+            module: './module.js',
+            contributes: { environments: [{ id: 'Broken Id!' }] },
+          },
+        }),
+      );
+      writeFileSync(
+        join(pkg, 'module.js'),
+        `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker())}, 'ran');\nexport default null;\n`,
+      );
     });
     after(() => rmSync(project, { recursive: true, force: true }));
 
@@ -199,7 +260,11 @@ describe('troupe CLI (end to end, from source)', function () {
   it('doctor reports Node, the tfjs backend and the sandbox', async () => {
     const r = await troupe(['doctor', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const out = json<{ node: { version: string }; tfjs: { backend: string }; sandbox: { isolation: string; details: { holds: Record<string, string[]> } } }>(r);
+    const out = json<{
+      node: { version: string };
+      tfjs: { backend: string };
+      sandbox: { isolation: string; details: { holds: Record<string, string[]> } };
+    }>(r);
     assert.equal(out.node.version, process.versions.node);
     assert.ok(['tensorflow', 'wasm', 'cpu'].includes(out.tfjs.backend), JSON.stringify(out.tfjs));
     assert.ok(out.sandbox.isolation, JSON.stringify(out.sandbox));
@@ -207,7 +272,8 @@ describe('troupe CLI (end to end, from source)', function () {
     const holds = out.sandbox.details.holds;
     assert.match(holds.none!.join('\n'), /NOT isolated/);
     assert.match(holds.none!.join('\n'), process.getuid?.() === 0 ? /dropped from root/ : /NOT dropped/);
-    if (out.sandbox.isolation !== 'unavailable') assert.match(holds[out.sandbox.isolation]!.join('\n'), /no network.*\n(.*\n)*.*descriptors/);
+    if (out.sandbox.isolation !== 'unavailable')
+      assert.match(holds[out.sandbox.isolation]!.join('\n'), /no network.*\n(.*\n)*.*descriptors/);
     const text = await troupe(['doctor']);
     assert.match(text.stdout, /what holds under|runs are refused unless allowUnisolated/);
   });

@@ -24,7 +24,11 @@ const validate = commandRunner(registerValidate, 'validate');
 
 type Row = Record<string, unknown>;
 
-const readJsonl = (file: string): Row[] => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Row);
+const readJsonl = (file: string): Row[] =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Row);
 
 interface Game {
   /** The fixture spec. */
@@ -45,22 +49,33 @@ const GAMES: readonly Game[] = [
     seats: ['proposer', 'executor'],
     trace: (records) => {
       for (const r of records) {
-        assert.match(String(r.completion), /^#### \[/, 'constrained decoding keeps every completion in the filler grammar');
+        assert.match(
+          String(r.completion),
+          /^#### \[/,
+          'constrained decoding keeps every completion in the filler grammar',
+        );
         assert.equal(r.parseError, null, `a grammatical completion parses: ${String(r.completion)}`);
       }
     },
   },
   // the coder-proposer teams: programs run in the sandbox
-  ...(['game-plan-path-coder.yaml', 'game-sokoban-coder.yaml', 'game-sudoku-coder.yaml'] as const).map((fixture): Game => ({
-    fixture,
-    seats: ['proposer', 'executor'],
-    trace: (records) => {
-      for (const r of records.filter((x) => x.seat === 'proposer')) {
-        assert.match(String(r.completion), /^```(?:python|javascript)\n/, 'constrained decoding opens a program block');
-      }
-    },
-    warmStart: (row) => assert.equal(row['warmstart/proposer/samples'], 1, 'maxSamples caps the coder at one program'),
-  })),
+  ...(['game-plan-path-coder.yaml', 'game-sokoban-coder.yaml', 'game-sudoku-coder.yaml'] as const).map(
+    (fixture): Game => ({
+      fixture,
+      seats: ['proposer', 'executor'],
+      trace: (records) => {
+        for (const r of records.filter((x) => x.seat === 'proposer')) {
+          assert.match(
+            String(r.completion),
+            /^```(?:python|javascript)\n/,
+            'constrained decoding opens a program block',
+          );
+        }
+      },
+      warmStart: (row) =>
+        assert.equal(row['warmstart/proposer/samples'], 1, 'maxSamples caps the coder at one program'),
+    }),
+  ),
   {
     fixture: 'game-plan-path-single.yaml',
     seats: ['executor'],
@@ -68,7 +83,11 @@ const GAMES: readonly Game[] = [
       for (const r of records) {
         const prompt = JSON.stringify(r.prompt);
         assert.doesNotMatch(prompt, /### proposal/, 'the single agent never sees a proposal');
-        assert.equal((r.terms as Record<string, number>).team, (r.terms as Record<string, number>).local, 'team and local terms are both executed_reward');
+        assert.equal(
+          (r.terms as Record<string, number>).team,
+          (r.terms as Record<string, number>).local,
+          'team and local terms are both executed_reward',
+        );
       }
     },
   },
@@ -102,31 +121,48 @@ describe('troupe train per game (in-process, tiny models, minute-sized specs)', 
 
       const r = await train(file, '--out', out, '--json', '--no-progress');
       assert.equal(r.code, 0, r.stderr);
-      const summary = JSON.parse(r.stdout) as { steps: number; final_eval: { episodes: number; split: string; successRate: number } | null; warm_start: { demonstrations: number } | null };
+      const summary = JSON.parse(r.stdout) as {
+        steps: number;
+        final_eval: { episodes: number; split: string; successRate: number } | null;
+        warm_start: { demonstrations: number } | null;
+      };
       assert.equal(summary.steps, steps);
-      assert.ok(summary.warm_start && summary.warm_start.demonstrations > 0, 'the warm start ran on oracle demonstrations');
+      assert.ok(
+        summary.warm_start && summary.warm_start.demonstrations > 0,
+        'the warm start ran on oracle demonstrations',
+      );
 
       // metrics: rollout/* and loss/* for every policy at every step; the final evaluation
       const metrics = readJsonl(join(out, 'metrics.jsonl'));
       const trainRows = metrics.filter((m) => m.kind === 'train');
-      assert.deepEqual(trainRows.map((m) => m.step), Array.from({ length: steps }, (_, i) => i + 1));
+      assert.deepEqual(
+        trainRows.map((m) => m.step),
+        Array.from({ length: steps }, (_, i) => i + 1),
+      );
       for (const m of trainRows) {
         assert.equal(typeof m['rollout/success_rate'], 'number');
         assert.ok((m['rollout/groups'] as number) >= game.seats.length, `groups at step ${String(m.step)}`);
-        for (const seat of game.seats) assert.equal(typeof m[`rollout/reward/${seat}`], 'number', `rollout/reward/${seat}`);
+        for (const seat of game.seats)
+          assert.equal(typeof m[`rollout/reward/${seat}`], 'number', `rollout/reward/${seat}`);
         for (const p of policies) {
           assert.ok((m[`loss/${p}/samples`] as number) > 0, `loss/${p}/samples at step ${String(m.step)}`);
           // groups whose rewards were all equal are skipped (zeroVarianceGroups: skip): a policy with none else has no loss
           const trained = m[`loss/${p}/trained_samples`] as number;
           assert.ok(trained >= 0 && trained <= (m[`loss/${p}/samples`] as number));
           if (trained > 0) assert.ok(Number.isFinite(m[`loss/${p}/loss`]), `loss/${p}/loss at step ${String(m.step)}`);
-          else assert.equal(m[`loss/${p}/optimizer_steps`], undefined, `loss/${p}: no optimizer step at step ${String(m.step)}`);
+          else
+            assert.equal(
+              m[`loss/${p}/optimizer_steps`],
+              undefined,
+              `loss/${p}: no optimizer step at step ${String(m.step)}`,
+            );
         }
       }
       game.warmStart?.(metrics.find((m) => m.kind === 'warm-start')!);
       const final = metrics.find((m) => m.kind === 'final');
       assert.ok(final && typeof final['time/eval'] === 'number', 'a final eval row in metrics.jsonl');
-      for (const [k, v] of Object.entries(final)) if (k.endsWith('/episodes')) assert.equal(v, episodes, `${k} of the final eval`);
+      for (const [k, v] of Object.entries(final))
+        if (k.endsWith('/episodes')) assert.equal(v, episodes, `${k} of the final eval`);
       assert.ok(summary.final_eval, 'a final evaluation');
       assert.equal(summary.final_eval.episodes, episodes);
       assert.equal(summary.final_eval.split, 'test');
@@ -142,13 +178,21 @@ describe('troupe train per game (in-process, tiny models, minute-sized specs)', 
       for (const [key, group] of groups) {
         assert.equal(group.length, K, `group ${key} has ${group.length} samples`);
         assert.equal(new Set(group.map((t) => JSON.stringify(t.prompt))).size, 1, `group ${key} shares one prompt`);
-        assert.deepEqual(group.map((t) => t.branch).sort(), Array.from({ length: K }, (_, i) => i), `group ${key} branches`);
+        assert.deepEqual(
+          group.map((t) => t.branch).sort(),
+          Array.from({ length: K }, (_, i) => i),
+          `group ${key} branches`,
+        );
         assert.equal(group.filter((t) => t.selected === true).length, 1, `group ${key}: one selected branch`);
         for (const t of group) assert.equal(typeof t.advantage, 'number', `group ${key}: every sample is trained on`);
       }
       const seen = [...new Set(trace.map((t) => t.seat as string))];
       assert.deepEqual(seen.sort(), [...game.seats].sort(), 'every seat acted');
-      for (const seat of game.seats) assert.ok(trace.some((t) => t.seat === seat && t.turn === 0), `${seat} acted in turn 0`);
+      for (const seat of game.seats)
+        assert.ok(
+          trace.some((t) => t.seat === seat && t.turn === 0),
+          `${seat} acted in turn 0`,
+        );
       game.trace?.(trace);
 
       // a checkpoint folder per policy (HF layout)
@@ -157,7 +201,12 @@ describe('troupe train per game (in-process, tiny models, minute-sized specs)', 
         assert.ok(existsSync(join(last, p, 'config.json')), `${p}/config.json`);
         assert.ok(existsSync(join(last, p, 'model.safetensors')), `${p}/model.safetensors`);
       }
-      assert.deepEqual(readdirSync(last).filter((d) => policies.includes(d)).sort(), policies);
+      assert.deepEqual(
+        readdirSync(last)
+          .filter((d) => policies.includes(d))
+          .sort(),
+        policies,
+      );
     });
   }
 });

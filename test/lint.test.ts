@@ -237,7 +237,10 @@ describe('eslint.config.js', function () {
     // The root's integration tests may use a package's test helpers by path.
     mkdirSync(join(root, 'test'));
     writeFileSync(join(root, 'test', 'helpers.ts'), 'export const troupe = 1;\n');
-    writeFileSync(join(root, 'test', 'train.test.ts'), "export { troupe } from './helpers.js';\nexport { step } from '../packages/trainer/src/index.js';\n");
+    writeFileSync(
+      join(root, 'test', 'train.test.ts'),
+      "export { troupe } from './helpers.js';\nexport { step } from '../packages/trainer/src/index.js';\n",
+    );
     assert.deepEqual(await lint(root), [
       'packages/experiment/src/index.ts:1 import-x/no-extraneous-dependencies',
       'packages/experiment/src/index.ts:1 import-x/no-restricted-paths',

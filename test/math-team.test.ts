@@ -6,18 +6,42 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
-import { composeTeam, loadTeamSpec, planEpisodes, runEpisodes, SummaryAggregator, type RolloutSummary } from '@troupe/kernel';
+import {
+  composeTeam,
+  loadTeamSpec,
+  planEpisodes,
+  runEpisodes,
+  SummaryAggregator,
+  type RolloutSummary,
+} from '@troupe/kernel';
 
 const example = (name: string): string => fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
 
-async function play(file: string, episodes: number, policy?: string): Promise<{ summary: RolloutSummary; events: { type: string; [k: string]: unknown }[] }> {
+async function play(
+  file: string,
+  episodes: number,
+  policy?: string,
+): Promise<{ summary: RolloutSummary; events: { type: string; [k: string]: unknown }[] }> {
   const spec = loadTeamSpec(file);
   const team = await composeTeam(spec, policy ? { policyOverride: policy } : {});
   try {
-    const contexts = planEpisodes({ environment: team.environment, split: spec.evaluation.split, count: episodes, seed: spec.seed, seats: team.seats, reward: team.reward });
+    const contexts = planEpisodes({
+      environment: team.environment,
+      split: spec.evaluation.split,
+      count: episodes,
+      seed: spec.seed,
+      seats: team.seats,
+      reward: team.reward,
+    });
     const summary = new SummaryAggregator();
     const events: { type: string; [k: string]: unknown }[] = [];
-    await lastValueFrom(runEpisodes(contexts, { concurrency: 2 }).pipe(tap(summary), tap((e) => events.push(e as never))), { defaultValue: undefined });
+    await lastValueFrom(
+      runEpisodes(contexts, { concurrency: 2 }).pipe(
+        tap(summary),
+        tap((e) => events.push(e as never)),
+      ),
+      { defaultValue: undefined },
+    );
     return { summary: summary.result(), events };
   } finally {
     await team.dispose();

@@ -30,7 +30,10 @@ describe('plugin resolution across the workspace', () => {
     try {
       mkdirSync(join(dir, 'plugins'));
       symlinkSync(join(ROOT, 'plugins', 'envs', 'plan-path'), join(dir, 'plugins', 'maze'), 'dir');
-      const text = readFileSync(join(ROOT, 'examples', 'plan-path.yaml'), 'utf8').replace(/^ {2}id: plan-path\b/m, '  id: ./plugins/maze');
+      const text = readFileSync(join(ROOT, 'examples', 'plan-path.yaml'), 'utf8').replace(
+        /^ {2}id: plan-path\b/m,
+        '  id: ./plugins/maze',
+      );
       assert.match(text, /id: \.\/plugins\/maze/);
       const file = join(dir, 'team.yaml');
       writeFileSync(file, text);
@@ -38,7 +41,10 @@ describe('plugin resolution across the workspace', () => {
       const team = await composeTeam(loadTeamSpec(file));
       try {
         assert.equal(team.environment.id, 'plan-path-v0');
-        assert.deepEqual(team.seats.map((s) => s.name), ['proposer', 'executor']);
+        assert.deepEqual(
+          team.seats.map((s) => s.name),
+          ['proposer', 'executor'],
+        );
       } finally {
         await team.dispose();
       }

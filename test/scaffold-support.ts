@@ -35,7 +35,8 @@ export interface Run {
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.toLowerCase().startsWith('npm_') && key !== 'NODE_OPTIONS' && !key.startsWith('ONNXRUNTIME_')) env[key] = value;
+    if (!key.toLowerCase().startsWith('npm_') && key !== 'NODE_OPTIONS' && !key.startsWith('ONNXRUNTIME_'))
+      env[key] = value;
   }
   return {
     ...env,
@@ -55,9 +56,14 @@ function done(r: SpawnSyncReturns<string>): Run {
 
 /** Runs the `troupe` CLI from source (`node --conditions=troupe:source --import tsx packages/cli/src/main.ts`). */
 export function troupe(args: readonly string[], cwd: string, env: Record<string, string> = {}): Run {
-  return done(spawnSync(process.execPath, ['--conditions=troupe:source', '--import', TSX, CLI_MAIN, ...args], {
-    cwd, encoding: 'utf8', env: childEnv(env), maxBuffer: 64 * 1024 * 1024,
-  }));
+  return done(
+    spawnSync(process.execPath, ['--conditions=troupe:source', '--import', TSX, CLI_MAIN, ...args], {
+      cwd,
+      encoding: 'utf8',
+      env: childEnv(env),
+      maxBuffer: 64 * 1024 * 1024,
+    }),
+  );
 }
 
 /** Runs npm synchronously. */
@@ -66,13 +72,22 @@ export function npm(args: readonly string[], cwd: string, env: Record<string, st
 }
 
 /** Runs a command asynchronously (long installs must not block the event loop of mocha's timeout). */
-export function exec(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+export function exec(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<Run> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, { cwd, env: childEnv(env) });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('close', (code) => resolvePromise({ status: code ?? 1, stdout, stderr }));
   });
@@ -81,7 +96,9 @@ export function exec(command: string, args: readonly string[], cwd: string, env:
 /** Throws with the command's output when it failed. */
 export function ok(run: Run, what: string): Run {
   if (run.status !== 0) {
-    throw new Error(`${what} exited with ${run.status}\n--- stdout ---\n${run.stdout.slice(-6000)}\n--- stderr ---\n${run.stderr.slice(-6000)}`);
+    throw new Error(
+      `${what} exited with ${run.status}\n--- stdout ---\n${run.stdout.slice(-6000)}\n--- stderr ---\n${run.stderr.slice(-6000)}`,
+    );
   }
   return run;
 }
@@ -103,14 +120,25 @@ export function cleanup(dir: string | undefined): void {
  * current `dist/` folders.
  */
 export function buildWorkspace(dirs: readonly string[]): void {
-  ok(done(spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', ...dirs], {
-    cwd: REPO, encoding: 'utf8', env: childEnv(), maxBuffer: 64 * 1024 * 1024,
-  })), `tsc -b ${dirs.join(' ')}`);
+  ok(
+    done(
+      spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', ...dirs], {
+        cwd: REPO,
+        encoding: 'utf8',
+        env: childEnv(),
+        maxBuffer: 64 * 1024 * 1024,
+      }),
+    ),
+    `tsc -b ${dirs.join(' ')}`,
+  );
 }
 
 /** Packs workspace packages into `dest` and returns the tarball paths by package name. */
 export function packWorkspace(names: readonly string[], dest: string): Map<string, string> {
-  const run = ok(npm(['pack', '--json', '--pack-destination', dest, ...names.flatMap((n) => ['-w', n])], REPO), 'npm pack');
+  const run = ok(
+    npm(['pack', '--json', '--pack-destination', dest, ...names.flatMap((n) => ['-w', n])], REPO),
+    'npm pack',
+  );
   const list = JSON.parse(run.stdout.slice(run.stdout.indexOf('['))) as { name: string; filename: string }[];
   return new Map(list.map((p) => [p.name, join(dest, p.filename)]));
 }
@@ -137,7 +165,8 @@ export function installedPackages(project: string): InstalledPackage[] {
       if (entry.name.startsWith('.')) continue;
       const dir = join(modules, entry.name);
       if (entry.name.startsWith('@')) {
-        for (const scoped of readdirSync(dir, { withFileTypes: true })) visitPackage(join(dir, scoped.name), scoped.isSymbolicLink());
+        for (const scoped of readdirSync(dir, { withFileTypes: true }))
+          visitPackage(join(dir, scoped.name), scoped.isSymbolicLink());
       } else {
         visitPackage(dir, entry.isSymbolicLink());
       }
@@ -146,11 +175,21 @@ export function installedPackages(project: string): InstalledPackage[] {
   const visitPackage = (dir: string, link: boolean): void => {
     const file = join(dir, 'package.json');
     if (link || !existsSync(file)) return;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string; scripts?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as {
+      name?: string;
+      version?: string;
+      scripts?: Record<string, string>;
+    };
     const scripts: Record<string, string> = {};
     for (const event of INSTALL_EVENTS) if (pkg.scripts?.[event]) scripts[event] = pkg.scripts[event]!;
-    if (!scripts.install && !scripts.preinstall && existsSync(join(dir, 'binding.gyp'))) scripts.install = 'node-gyp rebuild';
-    out.push({ name: pkg.name ?? relative(project, dir), version: pkg.version ?? '?', path: relative(project, dir), installScripts: scripts });
+    if (!scripts.install && !scripts.preinstall && existsSync(join(dir, 'binding.gyp')))
+      scripts.install = 'node-gyp rebuild';
+    out.push({
+      name: pkg.name ?? relative(project, dir),
+      version: pkg.version ?? '?',
+      path: relative(project, dir),
+      installScripts: scripts,
+    });
     visitModules(join(dir, 'node_modules'));
   };
   visitModules(join(project, 'node_modules'));
@@ -170,31 +209,37 @@ export function diskUsageKiB(dir: string): number {
  */
 export function networkGuard(dir: string, log: string): string {
   const file = join(dir, 'install-network-guard.cjs');
-  writeFileSync(file, [
-    "'use strict';",
-    "const net = require('node:net');",
-    "const fs = require('node:fs');",
-    `const LOG = ${JSON.stringify(log)};`,
-    "const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);",
-    'const connect = net.Socket.prototype.connect;',
-    'net.Socket.prototype.connect = function (...args) {',
-    '  const first = Array.isArray(args[0]) ? args[0][0] : args[0];',
-    "  const options = typeof first === 'object' && first !== null ? first : { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };",
-    "  const host = options.host ?? 'localhost';",
-    '  if (process.env.npm_lifecycle_event && !options.path && !LOOPBACK.has(host)) { // a path is a local socket',
-    '    fs.appendFileSync(LOG, JSON.stringify({ package: process.env.npm_package_name, version: process.env.npm_package_version, script: process.env.npm_lifecycle_event, host, port: options.port }) + "\\n");',
-    "    process.nextTick(() => this.destroy(new Error(`install scripts may not reach the network (${host})`)));",
-    '    return this;',
-    '  }',
-    '  return connect.apply(this, args);',
-    '};',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      "'use strict';",
+      "const net = require('node:net');",
+      "const fs = require('node:fs');",
+      `const LOG = ${JSON.stringify(log)};`,
+      "const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);",
+      'const connect = net.Socket.prototype.connect;',
+      'net.Socket.prototype.connect = function (...args) {',
+      '  const first = Array.isArray(args[0]) ? args[0][0] : args[0];',
+      "  const options = typeof first === 'object' && first !== null ? first : { port: first, host: typeof args[1] === 'string' ? args[1] : undefined };",
+      "  const host = options.host ?? 'localhost';",
+      '  if (process.env.npm_lifecycle_event && !options.path && !LOOPBACK.has(host)) { // a path is a local socket',
+      '    fs.appendFileSync(LOG, JSON.stringify({ package: process.env.npm_package_name, version: process.env.npm_package_version, script: process.env.npm_lifecycle_event, host, port: options.port }) + "\\n");',
+      '    process.nextTick(() => this.destroy(new Error(`install scripts may not reach the network (${host})`)));',
+      '    return this;',
+      '  }',
+      '  return connect.apply(this, args);',
+      '};',
+      '',
+    ].join('\n'),
+  );
   return `--require ${file}`;
 }
 
 /** What a network guard recorded: one entry per refused connection. */
 export function guardedDownloads(log: string): { package: string; version: string; script: string; host: string }[] {
   if (!existsSync(log)) return [];
-  return readFileSync(log, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
 }

@@ -37,7 +37,9 @@ function listFiles(dir: string): string[] {
 
 describe('troupe new: templates and names', () => {
   let tmp: string;
-  before(() => { tmp = tempDir('new'); });
+  before(() => {
+    tmp = tempDir('new');
+  });
   after(() => cleanup(tmp));
 
   for (const kind of ['env', 'role', 'reward'] as const) {
@@ -49,7 +51,15 @@ describe('troupe new: templates and names', () => {
       assert.equal(result.dir, join(tmp, `troupe-${kind}-maze`));
       const files = listFiles(result.dir);
       assert.deepEqual(files, [...result.files].sort());
-      for (const required of ['package.json', 'tsconfig.json', '.gitignore', 'README.md', 'schemas/config.json', 'src/module.ts', 'test/conformance.test.ts']) {
+      for (const required of [
+        'package.json',
+        'tsconfig.json',
+        '.gitignore',
+        'README.md',
+        'schemas/config.json',
+        'src/module.ts',
+        'test/conformance.test.ts',
+      ]) {
         assert.ok(files.includes(required), `${required} missing from ${files.join(', ')}`);
       }
       assert.ok(!files.includes('_gitignore'));
@@ -57,10 +67,22 @@ describe('troupe new: templates and names', () => {
 
       const pkg = readPluginPackage(result.dir); // schema, API version, kernel range, schema files
       const key = { env: 'environments', role: 'roles', reward: 'rewards' }[kind];
-      assert.deepEqual(pkg.manifest.contributes[key as 'roles']?.map((d) => d.id), ['maze-v0']);
+      assert.deepEqual(
+        pkg.manifest.contributes[key as 'roles']?.map((d) => d.id),
+        ['maze-v0'],
+      );
       const json = JSON.parse(readFileSync(join(result.dir, 'package.json'), 'utf8'));
       assert.equal(json.peerDependencies['@troupe/kernel'], json.troupe.kernel);
-      for (const dev of ['@troupe/cli', '@troupe/kernel', '@troupe/testing', 'typescript', 'mocha', 'tsx', '@types/mocha']) assert.ok(json.devDependencies[dev], dev);
+      for (const dev of [
+        '@troupe/cli',
+        '@troupe/kernel',
+        '@troupe/testing',
+        'typescript',
+        'mocha',
+        'tsx',
+        '@types/mocha',
+      ])
+        assert.ok(json.devDependencies[dev], dev);
       assert.deepEqual(json.files, ['dist', 'src', 'schemas', 'README.md']);
       assert.equal(json.publishConfig.access, 'public');
       assert.equal(json.scripts.build, 'tsc -p tsconfig.json');
@@ -78,7 +100,10 @@ describe('troupe new: templates and names', () => {
       for (const file of templateFiles(join(templates, kind))) {
         if (file === 'package.json' || MARKED_FILES[kind].includes(file)) continue;
         const target = file === '_gitignore' ? '.gitignore' : file;
-        assert.ok(readFileSync(join(templates, kind, file)).equals(readFileSync(join(result.dir, target))), `${kind}/${file}`);
+        assert.ok(
+          readFileSync(join(templates, kind, file)).equals(readFileSync(join(result.dir, target))),
+          `${kind}/${file}`,
+        );
       }
     }
   });
@@ -88,7 +113,10 @@ describe('troupe new: templates and names', () => {
       for (const scope of [undefined, '@acme', '@troupe']) {
         const pkg = defaultPackageName(kind, 'maze', scope);
         const shorthand = shorthandOf(kind, pkg);
-        assert.ok(pluginCandidates(kind, shorthand).includes(pkg), `${shorthand} → ${pluginCandidates(kind, shorthand).join(', ')} lacks ${pkg}`);
+        assert.ok(
+          pluginCandidates(kind, shorthand).includes(pkg),
+          `${shorthand} → ${pluginCandidates(kind, shorthand).join(', ')} lacks ${pkg}`,
+        );
       }
     }
     assert.equal(defaultPackageName('env', 'maze', '@acme'), '@acme/troupe-env-maze');
@@ -98,8 +126,14 @@ describe('troupe new: templates and names', () => {
   });
 
   it('rejects names that are not lowercase npm-safe or repeat the prefix, saying what to type', () => {
-    assert.throws(() => validateName('env', 'Maze_Game'), (e: Error) => e.name === 'UsageError' && /"maze-game"/.test(e.message));
-    assert.throws(() => validateName('env', 'troupe-env-maze'), (e: Error) => e.name === 'UsageError' && /pass "maze"/.test(e.message));
+    assert.throws(
+      () => validateName('env', 'Maze_Game'),
+      (e: Error) => e.name === 'UsageError' && /"maze-game"/.test(e.message),
+    );
+    assert.throws(
+      () => validateName('env', 'troupe-env-maze'),
+      (e: Error) => e.name === 'UsageError' && /pass "maze"/.test(e.message),
+    );
     assert.throws(() => validateName('role', 'role-coder'), /pass "coder"/);
     assert.throws(() => validateName('env', 'maze-v2'), /version suffix; pass "maze"/);
     assert.throws(() => validateName('env', ''), /empty/);
@@ -114,11 +148,19 @@ describe('troupe new: templates and names', () => {
     const named = await scaffold({ kind: 'reward', name: 'named', packageName: 'my-reward', cwd: tmp });
     assert.equal(named.packageName, 'my-reward');
     assert.equal(named.shorthand, 'my-reward');
-    await assert.rejects(scaffold({ kind: 'reward', name: 'bad', packageName: 'Bad Name', cwd: tmp }), /not a valid npm package name/);
+    await assert.rejects(
+      scaffold({ kind: 'reward', name: 'bad', packageName: 'Bad Name', cwd: tmp }),
+      /not a valid npm package name/,
+    );
   });
 
   it('team: edits team.yaml as a YAML document (environment, seats, role, reward mix)', async () => {
-    const result = await scaffold({ kind: 'team', name: 'walkers', cwd: tmp, team: { env: 'corridor', seats: ['walker'], role: 'planner' } });
+    const result = await scaffold({
+      kind: 'team',
+      name: 'walkers',
+      cwd: tmp,
+      team: { env: 'corridor', seats: ['walker'], role: 'planner' },
+    });
     const text = readFileSync(join(result.dir, 'team.yaml'), 'utf8');
     assert.match(text, /^# walkers: a Troupe team spec\./);
     const spec = parseYaml(text);
@@ -134,11 +176,19 @@ describe('troupe new: templates and names', () => {
     assert.ok(pkg.dependencies['@troupe/role-planner'], 'the official role it still names is kept');
     assert.ok(!result.nextSteps.some((step) => step.includes('troupe-role-planner')));
     assert.ok(result.nextSteps.some((step) => step.includes('troupe-env-corridor')));
-    assert.ok(result.nextSteps.some((step) => step.includes('@troupe/env-corridor or troupe-env-corridor')), result.nextSteps.join('\n'));
+    assert.ok(
+      result.nextSteps.some((step) => step.includes('@troupe/env-corridor or troupe-env-corridor')),
+      result.nextSteps.join('\n'),
+    );
     const byPath = await scaffold({ kind: 'team', name: 'maze-walkers', cwd: tmp, team: { env: './maze' } });
     assert.equal(parseYaml(readFileSync(join(byPath.dir, 'team.yaml'), 'utf8')).environment.id, './maze');
-    assert.deepEqual(byPath.nextSteps.filter((step) => step.includes('./maze')), ['create the env plugin in ./maze (relative to team.yaml): npx troupe new env maze --dir ./maze']);
-    const untouched = parseYaml(readFileSync(join((await scaffold({ kind: 'team', name: 'defaults', cwd: tmp })).dir, 'team.yaml'), 'utf8'));
+    assert.deepEqual(
+      byPath.nextSteps.filter((step) => step.includes('./maze')),
+      ['create the env plugin in ./maze (relative to team.yaml): npx troupe new env maze --dir ./maze'],
+    );
+    const untouched = parseYaml(
+      readFileSync(join((await scaffold({ kind: 'team', name: 'defaults', cwd: tmp })).dir, 'team.yaml'), 'utf8'),
+    );
     assert.deepEqual(Object.keys(untouched.seats), ['proposer', 'executor']);
   });
 
@@ -150,7 +200,10 @@ describe('troupe new: templates and names', () => {
     assert.equal(refused.status, 2, refused.stderr);
     assert.match(refused.stderr, /is not empty; choose another --dir, or pass --force/);
     assert.ok(!existsSync(join(dir, 'package.json')));
-    const forced = ok(troupe(['new', 'env', 'busy', '--dir', dir, '--force', '--json'], tmp), 'troupe new --force --json');
+    const forced = ok(
+      troupe(['new', 'env', 'busy', '--dir', dir, '--force', '--json'], tmp),
+      'troupe new --force --json',
+    );
     const doc = JSON.parse(forced.stdout);
     assert.equal(doc.packageName, 'troupe-env-busy');
     assert.equal(doc.id, 'busy-v0');
@@ -214,8 +267,20 @@ describe('troupe new env → build → test → play, outside the repository', f
     const pkg = JSON.parse(readFileSync(file, 'utf8'));
     delete pkg.devDependencies['@troupe/cli'];
     writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
-    const run = await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts',
-      packs.get('@troupe/kernel')!, packs.get('@troupe/game-kit')!, packs.get('@troupe/testing')!], plugin);
+    const run = await exec(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--ignore-scripts',
+        packs.get('@troupe/kernel')!,
+        packs.get('@troupe/game-kit')!,
+        packs.get('@troupe/testing')!,
+      ],
+      plugin,
+    );
     ok(run, 'npm install');
     assert.ok(existsSync(join(plugin, 'node_modules', '@troupe', 'kernel', 'dist', 'index.js')));
     assert.ok(existsSync(join(plugin, 'node_modules', '@troupe', 'game-kit', 'dist', 'index.js')));
@@ -224,7 +289,8 @@ describe('troupe new env → build → test → play, outside the repository', f
 
   it('builds with its own standalone tsconfig', () => {
     ok(npm(['run', 'build'], plugin), 'npm run build');
-    for (const f of ['module.js', 'module.d.ts', 'environment.js', 'index.js']) assert.ok(existsSync(join(plugin, 'dist', f)), f);
+    for (const f of ['module.js', 'module.d.ts', 'environment.js', 'index.js'])
+      assert.ok(existsSync(join(plugin, 'dist', f)), f);
   });
 
   it('passes its own tests, the conformance suites included', () => {
@@ -241,20 +307,47 @@ describe('troupe new env → build → test → play, outside the repository', f
     assert.equal(doc.ok, true);
     assert.equal(doc.plugin, 'troupe-env-corridor');
     assert.deepEqual(doc.ownTests, { ran: true, exitCode: 0 });
-    const suites = doc.conformance.map((s: { kind: string; id: string; failures: unknown[] }) => `${s.kind}:${s.id}:${s.failures.length}`);
+    const suites = doc.conformance.map(
+      (s: { kind: string; id: string; failures: unknown[] }) => `${s.kind}:${s.id}:${s.failures.length}`,
+    );
     assert.deepEqual(suites.sort(), ['environments:corridor-v0:0', 'plugin:troupe-env-corridor:0']);
   });
 
   it('plays in a team spec with troupe run, next to official plugins', () => {
     const project = join(tmp, 'project');
-    ok(troupe(['new', 'team', 'corridor-team', '--dir', project, '--env', 'corridor', '--seats', 'proposer,executor', '--role', 'planner'], tmp), 'troupe new team');
+    ok(
+      troupe(
+        [
+          'new',
+          'team',
+          'corridor-team',
+          '--dir',
+          project,
+          '--env',
+          'corridor',
+          '--seats',
+          'proposer,executor',
+          '--role',
+          'planner',
+        ],
+        tmp,
+      ),
+      'troupe new team',
+    );
     mkdirSync(join(project, 'node_modules'));
     symlinkSync(plugin, join(project, 'node_modules', 'troupe-env-corridor'), 'dir');
-    const run = ok(troupe(['run', 'team.yaml', '--episodes', '5', '--policy', 'oracle', '--json'], project), 'troupe run');
+    const run = ok(
+      troupe(['run', 'team.yaml', '--episodes', '5', '--policy', 'oracle', '--json'], project),
+      'troupe run',
+    );
     const doc = JSON.parse(run.stdout);
     assert.equal(doc.environment, 'corridor-v0', run.stdout);
     assert.equal(doc.episodes, 5);
-    assert.equal(doc.success_rate, 1, 'the oracle, rendered and parsed by the official planner role, solves every corridor');
+    assert.equal(
+      doc.success_rate,
+      1,
+      'the oracle, rendered and parsed by the official planner role, solves every corridor',
+    );
     assert.deepEqual(doc.parse_failure_rate, { proposer: 0, executor: 0 });
     assert.ok(doc.mean_reward.executor > 0, run.stdout);
   });

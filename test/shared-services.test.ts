@@ -3,7 +3,14 @@
  * coder role (two packages), bound once on the host, never a sandbox of their own.
  */
 import assert from 'node:assert/strict';
-import { createHostFor, SandboxPool, type ProgramRun, type ProgramRunner, type ProgramRunResult, type SandboxSettings } from '@troupe/kernel';
+import {
+  createHostFor,
+  SandboxPool,
+  type ProgramRun,
+  type ProgramRunner,
+  type ProgramRunResult,
+  type SandboxSettings,
+} from '@troupe/kernel';
 
 /** A pool whose runners answer every program with `print`'s argument as stdout, recording who asked with what. */
 class RecordingPool implements SandboxPool {
@@ -15,7 +22,16 @@ class RecordingPool implements SandboxPool {
     const run = async (r: ProgramRun): Promise<ProgramRunResult> => {
       this.runs.push(r);
       const printed = /print\("(.*)"\)/.exec(r.source)?.[1] ?? '';
-      return { verdict: 'ok', exitCode: 0, signal: null, stdout: `${printed}\n`, stderr: '', wallMs: 1, truncated: false, isolation: 'bwrap' };
+      return {
+        verdict: 'ok',
+        exitCode: 0,
+        signal: null,
+        stdout: `${printed}\n`,
+        stderr: '',
+        wallMs: 1,
+        truncated: false,
+        isolation: 'bwrap',
+      };
     };
     return { run, runMany: (rs) => Promise.all(rs.map(run)) };
   }
@@ -34,12 +50,20 @@ describe('shared services across plugins', () => {
 
     const environment = host.createEnvironment('code', { sandbox: { concurrency: 1 } });
     const state = environment.reset(environment.instance('test', 0, 7));
-    await environment.step(state, 'coder', { kind: 'action', action: { language: 'python', source: 'print("no")\n' }, text: '' });
+    await environment.step(state, 'coder', {
+      kind: 'action',
+      action: { language: 'python', source: 'print("no")\n' },
+      text: '',
+    });
     const role = host.createRole('coder-proposer', { sandbox: { allowUnisolated: true } });
     const move = await role.parse('```python\nprint("[U, R]")\n```', { seat: 'proposer', actionType: 'moves' });
     assert.deepEqual(move.kind === 'action' ? move.action : move, ['U', 'R']);
 
-    assert.deepEqual(pool.asked, [{ concurrency: 1 }, { allowUnisolated: true }], 'each asked the pool for a runner with its own settings');
+    assert.deepEqual(
+      pool.asked,
+      [{ concurrency: 1 }, { allowUnisolated: true }],
+      'each asked the pool for a runner with its own settings',
+    );
     assert.ok(pool.runs.length >= 2, 'and both ran their programs there');
     assert.ok(pool.runs.some((r) => r.source.includes('[U, R]')) && pool.runs.some((r) => r.source.includes('"no"')));
   });

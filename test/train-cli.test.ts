@@ -23,21 +23,51 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     const r = await troupe(['train', spec, '--out', out, '--json', '--no-progress']);
     assert.equal(r.code, 0, r.stderr);
     json(r);
-    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const steps = metrics.filter((m) => typeof m.step === 'number' && (m.step as number) >= 1);
     assert.ok(steps.length >= 2, `metrics for 2 steps, got ${metrics.length} records`);
-    assert.ok(metrics.some((m) => Object.keys(m).some((k) => k.startsWith('rollout/'))), 'rollout/* metrics');
-    assert.ok(metrics.some((m) => Object.keys(m).some((k) => k.startsWith('loss/'))), 'loss/* metrics');
-    const trace = readFileSync(join(out, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(
+      metrics.some((m) => Object.keys(m).some((k) => k.startsWith('rollout/'))),
+      'rollout/* metrics',
+    );
+    assert.ok(
+      metrics.some((m) => Object.keys(m).some((k) => k.startsWith('loss/'))),
+      'loss/* metrics',
+    );
+    const trace = readFileSync(join(out, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.ok(trace.length > 0);
-    for (const key of ['step', 'instanceUid', 'split', 'turn', 'seat', 'policy', 'policyVersion', 'branch', 'prompt', 'completion', 'reward', 'advantage', 'selected']) {
+    for (const key of [
+      'step',
+      'instanceUid',
+      'split',
+      'turn',
+      'seat',
+      'policy',
+      'policyVersion',
+      'branch',
+      'prompt',
+      'completion',
+      'reward',
+      'advantage',
+      'selected',
+    ]) {
       assert.ok(key in trace[0]!, `trace record has ${key}`);
     }
     const ckpts = readdirSync(join(out, 'checkpoints')).filter((d) => d.startsWith('step-'));
     assert.ok(ckpts.includes('step-2'), `checkpoints: ${ckpts.join(', ')}`);
     assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'proposer', 'model.safetensors')));
     assert.ok(existsSync(join(out, 'checkpoints', 'step-2', 'executor', 'config.json')));
-    assert.equal(readdirSync(join(out, 'checkpoints')).some((d) => d.includes('tmp')), false, 'no temporary checkpoint left');
+    assert.equal(
+      readdirSync(join(out, 'checkpoints')).some((d) => d.includes('tmp')),
+      false,
+      'no temporary checkpoint left',
+    );
     assert.ok(existsSync(join(out, 'report.md')));
   });
 
@@ -45,14 +75,41 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     const tracePath = join(out, 'eval-trace', 'test.jsonl');
     const r = await troupe(['eval', spec, '--checkpoint', out, '-n', '4', '--trace', tracePath, '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const report = json(r) as { episodes: number; successes: number; success_rate: number; ci95: [number, number]; trace_records: number; checkpoint: string };
+    const report = json(r) as {
+      episodes: number;
+      successes: number;
+      success_rate: number;
+      ci95: [number, number];
+      trace_records: number;
+      checkpoint: string;
+    };
     assert.equal(report.episodes, 4);
     assert.match(report.checkpoint, /checkpoints[\\/]step-\d+$/);
-    assert.ok(report.ci95[0] <= report.success_rate && report.success_rate <= report.ci95[1], JSON.stringify(report.ci95));
-    const records = readFileSync(tracePath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { episodeId: string; split: string; seat: string; branch: number; completion: string; success: boolean; step: unknown });
+    assert.ok(
+      report.ci95[0] <= report.success_rate && report.success_rate <= report.ci95[1],
+      JSON.stringify(report.ci95),
+    );
+    const records = readFileSync(tracePath, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            episodeId: string;
+            split: string;
+            seat: string;
+            branch: number;
+            completion: string;
+            success: boolean;
+            step: unknown;
+          },
+      );
     assert.equal(records.length, report.trace_records);
     assert.deepEqual([...new Set(records.map((x) => x.split))], ['test']);
-    assert.ok(records.every((x) => x.branch === 0 && x.step === null && typeof x.completion === 'string'), 'K = 1 evaluation records');
+    assert.ok(
+      records.every((x) => x.branch === 0 && x.step === null && typeof x.completion === 'string'),
+      'K = 1 evaluation records',
+    );
     const episodes = new Set(records.map((x) => x.episodeId));
     assert.equal(episodes.size, 4, 'every evaluated episode is traced');
     const solved = new Set(records.filter((x) => x.success).map((x) => x.episodeId));
@@ -62,11 +119,17 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   it('eval --checkpoint RUN/checkpoints/best.json evaluates the checkpoint it names; a name that is not a checkpoint is a clear error', async () => {
     const best = join(out, 'checkpoints', 'best.json');
     try {
-      writeFileSync(best, JSON.stringify({ format: 1, step: 1, checkpoint: 'step-2', split: 'validation', success_rate: 0.5 }));
+      writeFileSync(
+        best,
+        JSON.stringify({ format: 1, step: 1, checkpoint: 'step-2', split: 'validation', success_rate: 0.5 }),
+      );
       const r = await troupe(['eval', spec, '--checkpoint', best, '-n', '2', '--json']);
       assert.equal(r.code, 0, r.stderr);
       assert.match((json(r) as { checkpoint: string }).checkpoint, /checkpoints[\\/]step-2$/);
-      writeFileSync(best, JSON.stringify({ format: 1, step: 99, checkpoint: 'step-99', split: 'validation', success_rate: 0.5 }));
+      writeFileSync(
+        best,
+        JSON.stringify({ format: 1, step: 99, checkpoint: 'step-99', split: 'validation', success_rate: 0.5 }),
+      );
       const gone = await troupe(['eval', spec, '--checkpoint', best, '-n', '2']);
       assert.equal(gone.code, 1);
       assert.match(gone.stderr, /best\.json: it names "step-99", which is not a complete checkpoint/);
@@ -77,7 +140,13 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   });
 
   it('eval --baseline plays the same episodes with the baseline first and pairs them: gained, lost, exact McNemar p', async () => {
-    type Report = { successes: number; success_rate: number; checkpoint: string; baseline: { checkpoint: string; successes: number; success_rate: number }; comparison: { episodes: number; delta: number; gained: number; lost: number; p_value: number } };
+    type Report = {
+      successes: number;
+      success_rate: number;
+      checkpoint: string;
+      baseline: { checkpoint: string; successes: number; success_rate: number };
+      comparison: { episodes: number; delta: number; gained: number; lost: number; p_value: number };
+    };
     const warm = join(out, 'checkpoints', 'step-0');
     const r = await troupe(['eval', spec, '--checkpoint', out, '--baseline', warm, '-n', '6', '--json']);
     assert.equal(r.code, 0, r.stderr);
@@ -93,8 +162,13 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     assert.equal(c.gained - c.lost, report.successes - report.baseline.successes, JSON.stringify(c));
     assert.ok(c.gained + c.lost <= 6 && c.p_value > 0 && c.p_value <= 1, JSON.stringify(c));
     // against itself no episode differs
-    const self = json(await troupe(['eval', spec, '--checkpoint', warm, '--baseline', warm, '-n', '6', '--json'])) as Report;
-    assert.deepEqual([self.comparison.gained, self.comparison.lost, self.comparison.p_value, self.successes], [0, 0, 1, alone.successes]);
+    const self = json(
+      await troupe(['eval', spec, '--checkpoint', warm, '--baseline', warm, '-n', '6', '--json']),
+    ) as Report;
+    assert.deepEqual(
+      [self.comparison.gained, self.comparison.lost, self.comparison.p_value, self.successes],
+      [0, 0, 1, alone.successes],
+    );
     const text = await troupe(['eval', spec, '--checkpoint', warm, '--baseline', warm, '-n', '2']);
     assert.match(text.stdout, /paired\s+(\d) → \1 of 2 \(\+0 \/ −0\), exact McNemar p = 1\.0/);
     const lone = await troupe(['eval', spec, '--baseline', warm, '-n', '2']);
@@ -106,8 +180,17 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   });
 
   it('eval without SPEC plays the team the run was trained from; a checkpoint of another team that does not record its spec is refused', async () => {
-    const last = join(out, 'checkpoints', readdirSync(join(out, 'checkpoints')).filter((d) => /^step-\d+$/.test(d)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))).at(-1)!);
-    const state = JSON.parse(readFileSync(join(last, 'trainer-state.json'), 'utf8')) as { run: { name: string; spec?: string } };
+    const last = join(
+      out,
+      'checkpoints',
+      readdirSync(join(out, 'checkpoints'))
+        .filter((d) => /^step-\d+$/.test(d))
+        .sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))
+        .at(-1)!,
+    );
+    const state = JSON.parse(readFileSync(join(last, 'trainer-state.json'), 'utf8')) as {
+      run: { name: string; spec?: string };
+    };
     assert.deepEqual(state.run.spec, spec, 'the checkpoint records the spec file it was trained from');
     const r = await troupe(['eval', '--checkpoint', out, '-n', '2', '--json']);
     assert.equal(r.code, 0, r.stderr);
@@ -120,7 +203,10 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
       writeFileSync(join(old, 'trainer-state.json'), JSON.stringify({ ...state, run }));
       const refused = await troupe(['eval', '--checkpoint', old, '-n', '2']);
       assert.equal(refused.code, 1, refused.stdout + refused.stderr);
-      assert.match(refused.stderr, new RegExp(`written by a run of '${state.run.name}'.*pass that spec: troupe eval SPEC --checkpoint`));
+      assert.match(
+        refused.stderr,
+        new RegExp(`written by a run of '${state.run.name}'.*pass that spec: troupe eval SPEC --checkpoint`),
+      );
       assert.doesNotMatch(refused.stderr, /\n\s+at /);
       const given = await troupe(['eval', spec, '--checkpoint', old, '-n', '2', '--json']);
       assert.equal(given.code, 0, given.stderr);
@@ -130,19 +216,53 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   });
 
   it('resume continues from the last checkpoint', async () => {
-    const r = await troupe(['train', spec, '--out', out, '--steps', '3', '--resume', '--json', '--no-progress', '--no-final-eval']);
+    const r = await troupe([
+      'train',
+      spec,
+      '--out',
+      out,
+      '--steps',
+      '3',
+      '--resume',
+      '--json',
+      '--no-progress',
+      '--no-final-eval',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(existsSync(join(out, 'checkpoints', 'step-3')), 'step 3 checkpoint');
-    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step?: number });
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step?: number });
     const trained = metrics.map((m) => m.step).filter((s): s is number => typeof s === 'number' && s >= 1);
     assert.deepEqual([...new Set(trained)].sort(), [1, 2, 3], 'each step once after resume');
-    const generated = (metrics as { kind?: string; 'rollout/samples'?: number }[]).filter((m) => m.kind === 'train').reduce((n, m) => n + m['rollout/samples']!, 0);
+    const generated = (metrics as { kind?: string; 'rollout/samples'?: number }[])
+      .filter((m) => m.kind === 'train')
+      .reduce((n, m) => n + m['rollout/samples']!, 0);
     const doc = json(r) as { steps: number; samples_generated: number; stopped_by: string };
     assert.deepEqual([doc.steps, doc.samples_generated, doc.stopped_by], [3, generated, 'steps']);
     // --sample-budget: the resumed steps' samples already reach it, so no step runs though --steps allows 6
-    const capped = await troupe(['train', spec, '--out', out, '--steps', '6', '--sample-budget', String(generated), '--resume', '--json', '--no-progress', '--no-final-eval']);
+    const capped = await troupe([
+      'train',
+      spec,
+      '--out',
+      out,
+      '--steps',
+      '6',
+      '--sample-budget',
+      String(generated),
+      '--resume',
+      '--json',
+      '--no-progress',
+      '--no-final-eval',
+    ]);
     assert.equal(capped.code, 0, capped.stderr);
-    assert.deepEqual((({ steps, samples_generated, stopped_by }) => [steps, samples_generated, stopped_by])(json(capped) as typeof doc), [3, generated, 'sample-budget']);
+    assert.deepEqual(
+      (({ steps, samples_generated, stopped_by }) => [steps, samples_generated, stopped_by])(
+        json(capped) as typeof doc,
+      ),
+      [3, generated, 'sample-budget'],
+    );
     assert.ok(!existsSync(join(out, 'checkpoints', 'step-4')));
     const bad = await troupe(['train', spec, '--out', out, '--sample-budget', '0', '--resume']);
     assert.equal(bad.code, 2, bad.stderr);
@@ -152,10 +272,23 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   it('a run folder another running troupe train holds is refused with its pid (exit 1, no stack), and nothing is written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'troupe-train-locked-'));
     try {
-      writeFileSync(join(dir, '.lock'), JSON.stringify({ pid: process.pid, token: 't', command: 'troupe train other.yaml', since: '2026-12-02T10:00:00.000Z' }));
+      writeFileSync(
+        join(dir, '.lock'),
+        JSON.stringify({
+          pid: process.pid,
+          token: 't',
+          command: 'troupe train other.yaml',
+          since: '2026-12-02T10:00:00.000Z',
+        }),
+      );
       const r = await troupe(['train', spec, '--out', dir, '--steps', '1', '--no-progress']);
       assert.equal(r.code, 1, r.stdout + r.stderr);
-      assert.match(r.stderr, new RegExp(`troupe: ${dir} is in use by process ${process.pid} \\(troupe train other\\.yaml\\) since 2026-12-02T10:00:00\\.000Z: troupe train refuses to write it too`));
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `troupe: ${dir} is in use by process ${process.pid} \\(troupe train other\\.yaml\\) since 2026-12-02T10:00:00\\.000Z: troupe train refuses to write it too`,
+        ),
+      );
       assert.doesNotMatch(r.stderr, /internal error|\n\s+at /);
       assert.deepEqual(readdirSync(dir), ['.lock']);
     } finally {
@@ -166,7 +299,19 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   it('sft warm-starts the team on oracle demonstrations and evaluates it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'troupe-sft-'));
     try {
-      const r = await troupe(['sft', spec, '--out', dir, '--demonstrations', '2', '--epochs', '1', '-n', '2', '--json']);
+      const r = await troupe([
+        'sft',
+        spec,
+        '--out',
+        dir,
+        '--demonstrations',
+        '2',
+        '--epochs',
+        '1',
+        '-n',
+        '2',
+        '--json',
+      ]);
       assert.equal(r.code, 0, r.stderr);
       const report = JSON.stringify(json(r));
       assert.match(report, /success/i);
@@ -179,8 +324,19 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   it('a bad algorithm key is a clear error naming the key path (exit 1)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'troupe-train-bad-'));
     try {
-      writeFileSync(join(dir, 'team.yaml'), `extends: ${JSON.stringify(spec)}\nalgorithm:\n  loss: { aggregation: mean-of-everything }\n`);
-      const r = await troupe(['train', join(dir, 'team.yaml'), '--out', join(dir, 'out'), '--steps', '1', '--no-progress']);
+      writeFileSync(
+        join(dir, 'team.yaml'),
+        `extends: ${JSON.stringify(spec)}\nalgorithm:\n  loss: { aggregation: mean-of-everything }\n`,
+      );
+      const r = await troupe([
+        'train',
+        join(dir, 'team.yaml'),
+        '--out',
+        join(dir, 'out'),
+        '--steps',
+        '1',
+        '--no-progress',
+      ]);
       assert.equal(r.code, 1, r.stdout + r.stderr);
       assert.match(r.stderr, /algorithm\.loss\.aggregation/);
       assert.doesNotMatch(r.stderr, /\n\s+at /);

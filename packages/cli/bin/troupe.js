@@ -16,9 +16,15 @@ if (!fromSource) {
   process.exitCode = await main(process.argv);
 } else if (existsSync(source)) {
   const tsx = import.meta.resolve('tsx');
-  const result = spawnSync(process.execPath, ['--conditions=troupe:source', '--import', tsx, source, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const result = spawnSync(
+    process.execPath,
+    ['--conditions=troupe:source', '--import', tsx, source, ...process.argv.slice(2)],
+    { stdio: 'inherit' },
+  );
   process.exitCode = result.status ?? 1;
 } else {
-  console.error('troupe: the CLI is not built (missing dist/main.js). Run `npm run build` in the repository, or reinstall @troupe/cli.');
+  console.error(
+    'troupe: the CLI is not built (missing dist/main.js). Run `npm run build` in the repository, or reinstall @troupe/cli.',
+  );
   process.exitCode = 1;
 }

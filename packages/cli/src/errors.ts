@@ -37,7 +37,8 @@ export function integer(flag: string, range?: { readonly minimum: number; readon
   return (raw: string): number => {
     const n = Number(raw);
     if (!Number.isInteger(n)) throw new UsageError(`${flag} must be an integer, got "${raw}"`);
-    if (range && (n < range.minimum || n > range.maximum)) throw new UsageError(`${flag} must be an integer from ${range.minimum} to ${range.maximum}, got "${raw}"`);
+    if (range && (n < range.minimum || n > range.maximum))
+      throw new UsageError(`${flag} must be an integer from ${range.minimum} to ${range.maximum}, got "${raw}"`);
     return n;
   };
 }

@@ -25,7 +25,19 @@ export function buildProgram(): Command {
 
 /** Messages of errors thrown by kernel and plugins that are meant for users (they carry their own context). */
 function isUserFacing(err: unknown): err is Error {
-  return err instanceof Error && ['SpecError', 'PluginError', 'CliError', 'UsageError', 'ConfigError', 'CheckpointError', 'DatasetError', 'FolderLockError'].includes(err.name);
+  return (
+    err instanceof Error &&
+    [
+      'SpecError',
+      'PluginError',
+      'CliError',
+      'UsageError',
+      'ConfigError',
+      'CheckpointError',
+      'DatasetError',
+      'FolderLockError',
+    ].includes(err.name)
+  );
 }
 
 /** Runs the CLI with `argv` (as in process.argv) and resolves with the exit code: 0 ok, 1 failure, 2 usage. */
@@ -37,7 +49,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+        return 0;
       return 2;
     }
     if (err instanceof CliError) {
@@ -48,8 +61,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`troupe: ${err.message}\n`);
       return 1;
     }
-    const message = err instanceof Error ? (process.env.TROUPE_DEBUG ? err.stack ?? err.message : err.message) : String(err);
-    process.stderr.write(`troupe: internal error: ${message}\n(set TROUPE_DEBUG=1 for the stack trace, and please report it)\n`);
+    const message =
+      err instanceof Error ? (process.env.TROUPE_DEBUG ? (err.stack ?? err.message) : err.message) : String(err);
+    process.stderr.write(
+      `troupe: internal error: ${message}\n(set TROUPE_DEBUG=1 for the stack trace, and please report it)\n`,
+    );
     return 1;
   }
 }

@@ -7,7 +7,10 @@ import { importOptional } from './optional.js';
 type ModelModule = typeof import('@troupe/lm');
 
 /** Starts the tfjs backend a command asked for (`--backend`); an unusable one is a usage error. */
-export async function startBackend(lm: ModelModule, backend: string | undefined): Promise<Awaited<ReturnType<ModelModule['initBackend']>>> {
+export async function startBackend(
+  lm: ModelModule,
+  backend: string | undefined,
+): Promise<Awaited<ReturnType<ModelModule['initBackend']>>> {
   try {
     return await lm.initBackend(backend ? { backend: backend as 'auto' } : {});
   } catch (err) {
@@ -19,9 +22,14 @@ export async function startBackend(lm: ModelModule, backend: string | undefined)
  * Loads the checkpoint folder a command was given (`--model DIR`, with an optional `--adapter DIR`): a folder without
  * config.json, or one that does not load, is a {@link CliError} naming it.
  */
-export async function loadModelFolder(lm: ModelModule, model: string, adapter?: string): Promise<{ dir: string; model: CausalLM }> {
+export async function loadModelFolder(
+  lm: ModelModule,
+  model: string,
+  adapter?: string,
+): Promise<{ dir: string; model: CausalLM }> {
   const dir = resolve(model);
-  if (!existsSync(join(dir, 'config.json'))) throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
+  if (!existsSync(join(dir, 'config.json')))
+    throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
   let loaded: CausalLM | undefined;
   try {
     loaded = await lm.loadCheckpoint(dir);
@@ -38,7 +46,8 @@ export const RUNTIMES = ['tfjs', 'onnx'] as const;
 
 /** Parses `--runtime`. */
 export function runtimeOption(raw: string): (typeof RUNTIMES)[number] {
-  if (!(RUNTIMES as readonly string[]).includes(raw)) throw new UsageError(`--runtime must be one of ${RUNTIMES.join(', ')}, got '${raw}'`);
+  if (!(RUNTIMES as readonly string[]).includes(raw))
+    throw new UsageError(`--runtime must be one of ${RUNTIMES.join(', ')}, got '${raw}'`);
   return raw as (typeof RUNTIMES)[number];
 }
 
@@ -46,11 +55,22 @@ export function runtimeOption(raw: string): (typeof RUNTIMES)[number] {
  * Opens a checkpoint folder in ONNX Runtime (`--runtime onnx`): exported once to the ONNX cache, then reused. LoRA
  * adapters are not applied by this runtime; a folder that does not load is a {@link CliError} naming the file.
  */
-export async function loadOnnxModelFolder(model: string, adapter?: string): Promise<{ dir: string; model: import('@troupe/onnx').OnnxCausalLM }> {
+export async function loadOnnxModelFolder(
+  model: string,
+  adapter?: string,
+): Promise<{ dir: string; model: import('@troupe/onnx').OnnxCausalLM }> {
   const dir = resolve(model);
-  if (adapter) throw new UsageError('--adapter is not supported with --runtime onnx; merge the adapter into the checkpoint, or use --runtime tfjs');
-  if (!existsSync(join(dir, 'config.json'))) throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
-  const { OnnxCausalLM } = await importOptional('@troupe/onnx', 'troupe serve --runtime onnx', () => import('@troupe/onnx'));
+  if (adapter)
+    throw new UsageError(
+      '--adapter is not supported with --runtime onnx; merge the adapter into the checkpoint, or use --runtime tfjs',
+    );
+  if (!existsSync(join(dir, 'config.json')))
+    throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
+  const { OnnxCausalLM } = await importOptional(
+    '@troupe/onnx',
+    'troupe serve --runtime onnx',
+    () => import('@troupe/onnx'),
+  );
   try {
     return { dir, model: await OnnxCausalLM.load(dir) };
   } catch (err) {

@@ -37,9 +37,8 @@ export async function importOptional<T>(name: OptionalPackage, command: string, 
   } catch (err) {
     if (!isMissingPackage(err, name)) throw err;
     throw new CliError(
-      `${command} needs ${name} (${OPTIONAL_PACKAGES[name]}), which is not installed; `
-        + `install it next to @troupe/cli: npm install ${name}@^${VERSION}`,
+      `${command} needs ${name} (${OPTIONAL_PACKAGES[name]}), which is not installed; ` +
+        `install it next to @troupe/cli: npm install ${name}@^${VERSION}`,
     );
   }
 }
-

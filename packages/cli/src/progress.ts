@@ -12,7 +12,10 @@ export class EpisodeProgress {
   private readonly started = Date.now();
   private readonly tty: boolean;
 
-  constructor(private readonly total: number, private readonly options: { enabled: boolean; label?: string; plainEveryMs?: number } = { enabled: true }) {
+  constructor(
+    private readonly total: number,
+    private readonly options: { enabled: boolean; label?: string; plainEveryMs?: number } = { enabled: true },
+  ) {
     this.tty = Boolean(process.stderr.isTTY);
   }
 

@@ -14,11 +14,13 @@ import { importOptional } from './optional.js';
  * tfjs and transformers at start-up.
  */
 const lazyTokenizerCache: TokenizerCache<Tokenizer> = {
-  load: async (dir) => (await importOptional('@troupe/lm', 'a causal LM policy', () => import('@troupe/lm'))).tokenizerCache.load(dir),
+  load: async (dir) =>
+    (await importOptional('@troupe/lm', 'a causal LM policy', () => import('@troupe/lm'))).tokenizerCache.load(dir),
 };
 
 /** Binds the CLI's services into `services` (default: the process's), once. */
 export function bindCliServices(services: interfaces.Container = processServices()): void {
   if (!services.isBound(SandboxPool)) services.bind<SandboxPool>(SandboxPool).toConstantValue(sharedSandboxPool());
-  if (!services.isBound(TokenizerCache)) services.bind<TokenizerCache<Tokenizer>>(TokenizerCache).toConstantValue(lazyTokenizerCache);
+  if (!services.isBound(TokenizerCache))
+    services.bind<TokenizerCache<Tokenizer>>(TokenizerCache).toConstantValue(lazyTokenizerCache);
 }

@@ -14,8 +14,15 @@ import { commandRunner } from './helpers/run-command.js';
 const troupe = commandRunner(register, 'bench');
 /** A small GQA, tied-embedding config: fast to load and sample. */
 const CFG = {
-  model_type: 'qwen3', vocab_size: 256, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, tie_word_embeddings: true,
+  model_type: 'qwen3',
+  vocab_size: 256,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 16,
+  tie_word_embeddings: true,
 };
 
 function assertPositive(block: Record<string, unknown>, keys: readonly string[], what: string): void {
@@ -53,18 +60,37 @@ describe('troupe bench model --model', function () {
     const r = await troupe('model', '--model', single, '--json', '--no-torch', '--gen-tokens', '8');
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as Record<string, unknown>;
-    assertPositive(out, ['load_s', 'peak_rss_mb', 'peak_rss_mb_after_gen', 'gen_tokens_per_s_b1', 'gen_tokens_per_s_b8'], 'tfjs');
+    assertPositive(
+      out,
+      ['load_s', 'peak_rss_mb', 'peak_rss_mb_after_gen', 'gen_tokens_per_s_b1', 'gen_tokens_per_s_b8'],
+      'tfjs',
+    );
     assert.equal(typeof out.backend, 'string');
     assert.equal(out.params, 256 * 64 + 2 * (64 * 64 + 2 * 32 * 64 + 64 * 64 + 3 * 64 * 128 + 2 * 64 + 2 * 16) + 64);
     assert.equal(out.gen_tokens, 8);
     assert.equal(out.prompt_len, 16);
-    assert.ok((out.peak_rss_mb_after_gen as number) >= (out.peak_rss_mb as number), 'the peak after loading is part of the later one');
+    assert.ok(
+      (out.peak_rss_mb_after_gen as number) >= (out.peak_rss_mb as number),
+      'the peak after loading is part of the later one',
+    );
     assert.equal(out.torch, null);
     assert.equal(out.torch_skipped, '--no-torch');
   });
 
   it('takes other batch sizes, prompt lengths and token counts', async () => {
-    const r = await troupe('model', '--model', sharded, '--json', '--no-torch', '--gen-batch', '2,3', '--gen-tokens', '4', '--prompt-len', '5');
+    const r = await troupe(
+      'model',
+      '--model',
+      sharded,
+      '--json',
+      '--no-torch',
+      '--gen-batch',
+      '2,3',
+      '--gen-tokens',
+      '4',
+      '--prompt-len',
+      '5',
+    );
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as Record<string, unknown>;
     assertPositive(out, ['gen_tokens_per_s_b2', 'gen_tokens_per_s_b3'], 'tfjs');
@@ -77,16 +103,33 @@ describe('troupe bench model --model', function () {
     process.env.TROUPE_ONNX_CACHE = join(dir, 'onnx-cache');
     try {
       const run = async (): Promise<Record<string, unknown>> => {
-        const r = await troupe('model', '--model', single, '--runtime', 'onnx', '--json', '--no-torch', '--gen-tokens', '4');
+        const r = await troupe(
+          'model',
+          '--model',
+          single,
+          '--runtime',
+          'onnx',
+          '--json',
+          '--no-torch',
+          '--gen-tokens',
+          '4',
+        );
         assert.equal(r.code, 0, r.stderr);
         return JSON.parse(r.stdout) as Record<string, unknown>;
       };
       const first = await run();
       assert.equal(first.runtime, 'onnx');
       assert.match(String(first.impl), /^onnxruntime-node \d+\.\d+\.\d+ \(cpu\)$/);
-      assertPositive(first, ['load_s', 'export_s', 'peak_rss_mb', 'gen_tokens_per_s_b1', 'gen_tokens_per_s_b8'], 'onnx');
+      assertPositive(
+        first,
+        ['load_s', 'export_s', 'peak_rss_mb', 'gen_tokens_per_s_b1', 'gen_tokens_per_s_b8'],
+        'onnx',
+      );
       assert.equal(first.export_cached, false);
-      assert.equal(first.params, 256 * 64 + 2 * (64 * 64 + 2 * 32 * 64 + 64 * 64 + 3 * 64 * 128 + 2 * 64 + 2 * 16) + 64);
+      assert.equal(
+        first.params,
+        256 * 64 + 2 * (64 * 64 + 2 * 32 * 64 + 64 * 64 + 3 * 64 * 128 + 2 * 64 + 2 * 16) + 64,
+      );
       assert.equal(first.onnx_over_torch, null);
       const second = await run();
       assert.equal(second.export_cached, true);
@@ -103,7 +146,10 @@ describe('troupe bench model --model', function () {
   it('names the folder when it is not a checkpoint, and refuses a batch list without --model', async () => {
     const missing = join(dir, 'nothing-here');
     // the child's CheckpointError reaches the CLI as one (printed as one line, exit 1, by main)
-    await assert.rejects(troupe('model', '--model', missing, '--json', '--no-torch'), { name: 'CheckpointError', message: `checkpoint folder ${missing} does not exist` });
+    await assert.rejects(troupe('model', '--model', missing, '--json', '--no-torch'), {
+      name: 'CheckpointError',
+      message: `checkpoint folder ${missing} does not exist`,
+    });
     const bad = await troupe('model', '--gen-batch', '1,8', '--no-torch');
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--gen-batch takes one number without --model/);
@@ -125,13 +171,20 @@ describe('troupe bench model --model', function () {
     const by = torch.by_threads as Record<string, Record<string, number>>;
     assert.deepEqual(Object.keys(by), ['1', '2']);
     assert.equal(by['1']!.peak_rss_mb, torch.peak_rss_mb);
-    assert.equal(by['2']!.peak_rss_mb, undefined, 'the second load shares the first one\'s process: its peak is not its own');
+    assert.equal(
+      by['2']!.peak_rss_mb,
+      undefined,
+      "the second load shares the first one's process: its peak is not its own",
+    );
     for (const k of ['gen_tokens_per_s_b1', 'gen_tokens_per_s_b8']) {
       assertPositive(by['1']!, [k], 'torch 1 thread');
       assertPositive(by['2']!, [k], 'torch 2 threads');
       assert.equal(torch[k], Math.max(by['1']![k]!, by['2']![k]!), `${k}: the faster thread count`);
       assert.equal((torch.threads as Record<string, number>)[k], by['1']![k]! >= by['2']![k]! ? 1 : 2);
-      assert.equal(out.tfjs_over_torch![k], Math.round(((out[k] as unknown as number) / (torch[k] as number)) * 1000) / 1000);
+      assert.equal(
+        out.tfjs_over_torch![k],
+        Math.round(((out[k] as unknown as number) / (torch[k] as number)) * 1000) / 1000,
+      );
     }
   });
 });

@@ -12,7 +12,9 @@ const run = commandRunner(register, 'run');
 
 describe('troupe run --policy', () => {
   let dir: string;
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'troupe-run-')); });
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-run-'));
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('blames the flag for a policy kind that is not installed, with a did-you-mean', async () => {
@@ -29,10 +31,13 @@ describe('troupe run --policy', () => {
     writeFileSync(file, readFileSync(EXAMPLE, 'utf8').replaceAll('role: planner', 'role: plannr'));
     await assert.rejects(run(file, '--policy', 'random', '-n', '1', '--no-progress'), (error: unknown) => {
       assert.ok(error instanceof SpecError, String(error));
-      assert.deepEqual(error.issues.map((i) => [i.path, i.line > 0, i.hint?.startsWith('did you mean "planner"?')]), [
-        ['seats.proposer.role', true, true],
-        ['seats.executor.role', true, true],
-      ]);
+      assert.deepEqual(
+        error.issues.map((i) => [i.path, i.line > 0, i.hint?.startsWith('did you mean "planner"?')]),
+        [
+          ['seats.proposer.role', true, true],
+          ['seats.executor.role', true, true],
+        ],
+      );
       return true;
     });
   });
@@ -40,6 +45,8 @@ describe('troupe run --policy', () => {
   it('plays the team with the overriding policy', async () => {
     const result = await run(EXAMPLE, '--policy', 'oracle', '-n', '2', '--json', '--no-progress');
     assert.equal(result.code, 0);
-    assert.deepEqual((JSON.parse(result.stdout) as { policies: Record<string, string> }).policies, { shared: 'oracle' });
+    assert.deepEqual((JSON.parse(result.stdout) as { policies: Record<string, string> }).policies, {
+      shared: 'oracle',
+    });
   });
 });

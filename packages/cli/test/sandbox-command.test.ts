@@ -69,7 +69,12 @@ describe('troupe sandbox run', function () {
     for (const value of ['2147483648', '1e400', 'Infinity', '99999999999999999999']) {
       const r = await troupe('run', path.join(dir, 'rev.py'), '--timeout-ms', value);
       assert.equal(r.code, 2, value);
-      assert.match(r.stderr, new RegExp(`--timeout-ms must be a positive integer no larger than 2147483647 \\(2\\^31 - 1\\), got "${value}"`));
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `--timeout-ms must be a positive integer no larger than 2147483647 \\(2\\^31 - 1\\), got "${value}"`,
+        ),
+      );
     }
     const m = await troupe('run', path.join(dir, 'rev.py'), '--memory-mb', '4294967296');
     assert.equal(m.code, 2);
@@ -89,7 +94,10 @@ describe('troupe sandbox run', function () {
 
   it('started from a shell holding a directory open on fd 20, the program cannot fchdir out', () => {
     const probe = path.join(dir, 'fchdir.py');
-    writeFileSync(probe, 'import os, stat\nprint(stat.S_ISDIR(os.fstat(20).st_mode))\ntry:\n    os.fchdir(20); os.chdir(".."); print("ESCAPED", os.listdir("."))\nexcept OSError as e:\n    print("blocked", e.errno)');
+    writeFileSync(
+      probe,
+      'import os, stat\nprint(stat.S_ISDIR(os.fstat(20).st_mode))\ntry:\n    os.fchdir(20); os.chdir(".."); print("ESCAPED", os.listdir("."))\nexcept OSError as e:\n    print("blocked", e.errno)',
+    );
     const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
     const cmd = `exec 20<${JSON.stringify(dir)}; exec ${JSON.stringify(process.execPath)} --conditions=troupe:source --import tsx ${JSON.stringify(main)} sandbox run --json ${JSON.stringify(probe)}`;
     const out = execFileSync('bash', ['-c', cmd], { encoding: 'utf8' });

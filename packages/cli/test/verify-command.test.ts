@@ -13,13 +13,18 @@ describe('troupe verify math', () => {
     assert.equal(typeof out.elapsedMs, 'number');
     delete out.elapsedMs;
     assert.deepEqual(out, {
-      equivalent: true, verdict: 'equal', layer: 'rational', details: 'equal as rationals: 1/2',
-      extracted: { answer: '\\frac{1}{2}', source: 'bare' }, reference: '0.5',
+      equivalent: true,
+      verdict: 'equal',
+      layer: 'rational',
+      details: 'equal as rationals: 1/2',
+      extracted: { answer: '\\frac{1}{2}', source: 'bare' },
+      reference: '0.5',
     });
   });
 
   it('reads the final answer out of a whole response and the reference out of a solution', async () => {
-    const response = '<think>maybe \\boxed{7}?</think>\nWe add: $3+4=7$, then double it.\n\nThe final answer is $14{,}916$. I hope it is correct.';
+    const response =
+      '<think>maybe \\boxed{7}?</think>\nWe add: $3+4=7$, then double it.\n\nThe final answer is $14{,}916$. I hope it is correct.';
     const r = await troupe('math', '--answer', response, '--reference', 'So 2 * 7458 = 14916\n#### 14,916', '--json');
     assert.equal(r.code, 0, r.stdout);
     const out = JSON.parse(r.stdout);

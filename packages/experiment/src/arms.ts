@@ -28,7 +28,15 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { EMBEDDED, type PolicySpecEntry, type TeamSpec } from '@troupe/kernel';
 
 /** The arms, in the order of the table. */
-export const ARM_NAMES = ['single', 'single-grpo', 'mas-prompt', 'mas-naive-grpo', 'mas-atgrpo-shared', 'mas-atgrpo-per-role', 'swap'] as const;
+export const ARM_NAMES = [
+  'single',
+  'single-grpo',
+  'mas-prompt',
+  'mas-naive-grpo',
+  'mas-atgrpo-shared',
+  'mas-atgrpo-per-role',
+  'swap',
+] as const;
 
 /** One arm of the table. */
 export type ArmName = (typeof ARM_NAMES)[number];
@@ -63,12 +71,50 @@ export interface ArmInfo {
 /** Every arm's description. */
 export const ARMS: Readonly<Record<ArmName, ArmInfo>> = Object.freeze({
   single: { name: 'single', title: 'single agent', algorithm: 'none', rl: false, evalOnly: false },
-  'single-grpo': { name: 'single-grpo', title: 'single agent + GRPO', algorithm: 'at-grpo', rl: true, evalOnly: false, dependsOn: 'single', uses: 'warm-start' },
+  'single-grpo': {
+    name: 'single-grpo',
+    title: 'single agent + GRPO',
+    algorithm: 'at-grpo',
+    rl: true,
+    evalOnly: false,
+    dependsOn: 'single',
+    uses: 'warm-start',
+  },
   'mas-prompt': { name: 'mas-prompt', title: 'MAS prompt-only', algorithm: 'none', rl: false, evalOnly: false },
-  'mas-naive-grpo': { name: 'mas-naive-grpo', title: 'MAS + GRPO (naive)', algorithm: 'grpo-naive', rl: true, evalOnly: false, dependsOn: 'mas-prompt', uses: 'warm-start' },
-  'mas-atgrpo-shared': { name: 'mas-atgrpo-shared', title: 'MAS + AT-GRPO shared (L1)', algorithm: 'at-grpo', rl: true, evalOnly: false },
-  'mas-atgrpo-per-role': { name: 'mas-atgrpo-per-role', title: 'MAS + AT-GRPO per-role', algorithm: 'at-grpo', rl: true, evalOnly: false, dependsOn: 'mas-prompt', uses: 'warm-start' },
-  swap: { name: 'swap', title: 'per-role, roles swapped', algorithm: 'none', rl: false, evalOnly: true, dependsOn: 'mas-atgrpo-per-role', uses: 'final' },
+  'mas-naive-grpo': {
+    name: 'mas-naive-grpo',
+    title: 'MAS + GRPO (naive)',
+    algorithm: 'grpo-naive',
+    rl: true,
+    evalOnly: false,
+    dependsOn: 'mas-prompt',
+    uses: 'warm-start',
+  },
+  'mas-atgrpo-shared': {
+    name: 'mas-atgrpo-shared',
+    title: 'MAS + AT-GRPO shared (L1)',
+    algorithm: 'at-grpo',
+    rl: true,
+    evalOnly: false,
+  },
+  'mas-atgrpo-per-role': {
+    name: 'mas-atgrpo-per-role',
+    title: 'MAS + AT-GRPO per-role',
+    algorithm: 'at-grpo',
+    rl: true,
+    evalOnly: false,
+    dependsOn: 'mas-prompt',
+    uses: 'warm-start',
+  },
+  swap: {
+    name: 'swap',
+    title: 'per-role, roles swapped',
+    algorithm: 'none',
+    rl: false,
+    evalOnly: true,
+    dependsOn: 'mas-atgrpo-per-role',
+    uses: 'final',
+  },
 });
 
 /** A problem with an experiment's inputs that the user can fix (the message says how). */
@@ -109,10 +155,14 @@ export function withSources(arms: readonly ArmName[]): ArmName[] {
  * starts from. Table order.
  */
 export function parseArmList(text: string): ArmName[] {
-  const names = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   if (names.length === 0) throw new ExperimentError(`--arms: no arm given; the arms are ${ARM_NAMES.join(', ')}`);
   for (const n of names) {
-    if (!(ARM_NAMES as readonly string[]).includes(n)) throw new ExperimentError(`--arms: unknown arm "${n}"; the arms are ${ARM_NAMES.join(', ')}`);
+    if (!(ARM_NAMES as readonly string[]).includes(n))
+      throw new ExperimentError(`--arms: unknown arm "${n}"; the arms are ${ARM_NAMES.join(', ')}`);
   }
   return withSources(names as ArmName[]);
 }
@@ -122,10 +172,19 @@ export type PlainSpec = Record<string, unknown> & {
   name: string;
   seed: number;
   environment: { id: string; config: Record<string, unknown> };
-  seats: Record<string, { role: string; roleConfig: Record<string, unknown>; policy: string; sampling: Record<string, unknown> }>;
+  seats: Record<
+    string,
+    { role: string; roleConfig: Record<string, unknown>; policy: string; sampling: Record<string, unknown> }
+  >;
   policies: Record<string, PolicySpecEntry>;
   rewards: { id: string; config: Record<string, unknown>; seats: Record<string, unknown> };
-  algorithm: Record<string, unknown> & { name: string; branches: number; batchSize: number; steps: number; concurrency: number };
+  algorithm: Record<string, unknown> & {
+    name: string;
+    branches: number;
+    batchSize: number;
+    steps: number;
+    concurrency: number;
+  };
   evaluation: { split: string; episodes: number };
 };
 
@@ -235,7 +294,9 @@ export function specLevel(spec: Pick<PlainSpec, 'seats' | 'policies'>): ArmLevel
 export function maxTurnsOf(spec: Pick<PlainSpec, 'environment'>, where: string): number {
   const t = spec.environment.config.maxTurns;
   if (typeof t !== 'number' || !Number.isInteger(t) || t < 1) {
-    throw new ExperimentError(`${where}: environment.config.maxTurns must be set (a positive integer) to size the sample budget; got ${JSON.stringify(t)}`);
+    throw new ExperimentError(
+      `${where}: environment.config.maxTurns must be set (a positive integer) to size the sample budget; got ${JSON.stringify(t)}`,
+    );
   }
   return t;
 }
@@ -243,16 +304,28 @@ export function maxTurnsOf(spec: Pick<PlainSpec, 'environment'>, where: string):
 /** Checks that a base spec has at least two seats, each with its own policy (the per-role team the arms derive from). */
 function checkBase(base: PlainSpec, where: string, singleSeat: string): void {
   const seats = Object.entries(base.seats);
-  if (seats.length < 2) throw new ExperimentError(`${where}: the base spec must be a team (two or more seats); it has ${seats.length} (${seats.map(([s]) => s).join(', ')})`);
+  if (seats.length < 2)
+    throw new ExperimentError(
+      `${where}: the base spec must be a team (two or more seats); it has ${seats.length} (${seats.map(([s]) => s).join(', ')})`,
+    );
   const owners = new Map<string, string>();
   for (const [seat, entry] of seats) {
     const other = owners.get(entry.policy);
-    if (other) throw new ExperimentError(`${where}: the base spec must map each seat to its own policy (per-role, L3 like plan-path-planner-team); seats ${other} and ${seat} share policy '${entry.policy}'`);
+    if (other)
+      throw new ExperimentError(
+        `${where}: the base spec must map each seat to its own policy (per-role, L3 like plan-path-planner-team); seats ${other} and ${seat} share policy '${entry.policy}'`,
+      );
     owners.set(entry.policy, seat);
   }
-  if (!base.seats[singleSeat]) throw new ExperimentError(`${where}: the single-agent arms play seat '${singleSeat}', which the base spec does not have (seats: ${seats.map(([s]) => s).join(', ')})`);
+  if (!base.seats[singleSeat])
+    throw new ExperimentError(
+      `${where}: the single-agent arms play seat '${singleSeat}', which the base spec does not have (seats: ${seats.map(([s]) => s).join(', ')})`,
+    );
   const b = base.algorithm;
-  if (!(Number.isInteger(b.branches) && b.branches >= 2)) throw new ExperimentError(`${where}: algorithm.branches must be at least 2 (GRPO groups); got ${JSON.stringify(b.branches)}`);
+  if (!(Number.isInteger(b.branches) && b.branches >= 2))
+    throw new ExperimentError(
+      `${where}: algorithm.branches must be at least 2 (GRPO groups); got ${JSON.stringify(b.branches)}`,
+    );
 }
 
 /** Samples per step of the per-role base (B·K·N·T) and the default budget (its steps × that). */
@@ -304,7 +377,9 @@ function derive(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where: st
   const source = deriveOwn(base, ARMS[sourceArm], { ...options, ownWarmStart: true }, where);
   const diff = firstDifference(warmStartInputs(own.spec), warmStartInputs(source.spec), '');
   if (diff !== undefined) {
-    throw new ExperimentError(`${where}: arm "${name}" cannot share the warm start of "${sourceArm}": their warm starts would differ at ${diff}`);
+    throw new ExperimentError(
+      `${where}: arm "${name}" cannot share the warm start of "${sourceArm}": their warm starts would differ at ${diff}`,
+    );
   }
   const checkpoint = options.sourceCheckpoint ?? sourceCheckpoint(sourceArm, options.seed);
   const spec = own.spec;
@@ -321,7 +396,8 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
   checkBase(base, where, singleSeat);
   const { budget: defaultBudget } = baseBudget(base, where);
   const budget = options.budget ?? defaultBudget;
-  if (!(Number.isInteger(budget) && budget > 0)) throw new ExperimentError(`${where}: the sample budget must be a positive integer, got ${budget}`);
+  if (!(Number.isInteger(budget) && budget > 0))
+    throw new ExperimentError(`${where}: the sample budget must be a positive integer, got ${budget}`);
 
   // The swap arm evaluates the per-role run: its spec IS the per-role spec (deriveSwapSpec exchanges the policies).
   const specArm = ARMS[name === 'swap' ? 'mas-atgrpo-per-role' : name];
@@ -339,8 +415,10 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
     const mix = spec.rewards.seats[singleSeat];
     spec.rewards = { ...spec.rewards, seats: mix ? { [singleSeat]: mix } : {} };
     // Per-seat settings (warm-start caps and noise, tree branches) of the seats that are gone go with them.
-    const onlySeat = <V>(map: Record<string, V>) => Object.fromEntries(Object.entries(map).filter(([s]) => s === singleSeat));
-    const warm = spec.algorithm['warmStart'] as { maxSamples?: Record<string, number>; noise?: number | Record<string, number> } | undefined;
+    const onlySeat = <V>(map: Record<string, V>) =>
+      Object.fromEntries(Object.entries(map).filter(([s]) => s === singleSeat));
+    const warm = spec.algorithm['warmStart'] as
+      { maxSamples?: Record<string, number>; noise?: number | Record<string, number> } | undefined;
     if (warm?.maxSamples) warm.maxSamples = onlySeat(warm.maxSamples);
     if (warm && typeof warm.noise === 'object') warm.noise = onlySeat(warm.noise);
     const seatBranches = spec.algorithm['seatBranches'] as Record<string, number> | undefined;
@@ -371,7 +449,13 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
   const B = Math.max(1, Math.round((base.algorithm.batchSize * baseSeats) / seats));
   const perStep = B * K * seats * T;
   const steps = specArm.rl ? Math.max(1, Math.round(budget / perStep)) : 0;
-  const algorithm: PlainSpec['algorithm'] = { ...spec.algorithm, name: specArm.algorithm, batchSize: B, branches: K, steps };
+  const algorithm: PlainSpec['algorithm'] = {
+    ...spec.algorithm,
+    name: specArm.algorithm,
+    batchSize: B,
+    branches: K,
+    steps,
+  };
   // per-seat branches and the greedy branch are the tree's: grpo-naive plays K whole rollouts per instance
   if (specArm.algorithm !== 'at-grpo') {
     delete algorithm['seatBranches'];
@@ -391,8 +475,19 @@ function deriveOwn(base: PlainSpec, arm: ArmInfo, options: DeriveOptions, where:
   spec.algorithm = algorithm;
   if (options.episodes !== undefined) spec.evaluation = { ...spec.evaluation, episodes: options.episodes };
   return {
-    arm, seed: options.seed, spec, level: specLevel(spec),
-    budget: { batchSize: B, branches: K, seats, maxTurns: T, samplesPerStep: perStep, steps: arm.rl ? steps : 0, budget: arm.rl ? budget : 0 },
+    arm,
+    seed: options.seed,
+    spec,
+    level: specLevel(spec),
+    budget: {
+      batchSize: B,
+      branches: K,
+      seats,
+      maxTurns: T,
+      samplesPerStep: perStep,
+      steps: arm.rl ? steps : 0,
+      budget: arm.rl ? budget : 0,
+    },
   };
 }
 
@@ -412,10 +507,22 @@ export function warmStartInputs(spec: PlainSpec): Record<string, unknown> {
 function firstDifference(a: unknown, b: unknown, path: string): string | undefined {
   const here = path || '(the whole spec)';
   if (a === b) return undefined;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return here;
-  const ka = Object.keys(a), kb = Object.keys(b as object);
+  if (
+    typeof a !== 'object' ||
+    typeof b !== 'object' ||
+    a === null ||
+    b === null ||
+    Array.isArray(a) !== Array.isArray(b)
+  )
+    return here;
+  const ka = Object.keys(a),
+    kb = Object.keys(b as object);
   for (const k of new Set([...ka, ...kb])) {
-    const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k);
+    const d = firstDifference(
+      (a as Record<string, unknown>)[k],
+      (b as Record<string, unknown>)[k],
+      path ? `${path}.${k}` : k,
+    );
     if (d !== undefined) return d;
   }
   return undefined;
@@ -429,12 +536,19 @@ function firstDifference(a: unknown, b: unknown, path: string): string | undefin
  * loads the trained adapter (`adapter: <dir>`, without `lora`). Throws {@link ExperimentError} for a policy that is not
  * `tfjs-causal-lm` (nothing to load).
  */
-export function policiesFromCheckpoint(policies: Readonly<Record<string, PolicySpecEntry>>, checkpoint: string, where: string): Record<string, PolicySpecEntry> {
+export function policiesFromCheckpoint(
+  policies: Readonly<Record<string, PolicySpecEntry>>,
+  checkpoint: string,
+  where: string,
+): Record<string, PolicySpecEntry> {
   const out: Record<string, PolicySpecEntry> = {};
   const root = checkpoint.replace(/\/+$/, '');
   for (const [name, entry] of Object.entries(policies)) {
     const p = clone(entry) as Record<string, unknown>;
-    if (p.kind !== 'tfjs-causal-lm') throw new ExperimentError(`${where}: policy '${name}' is '${String(p.kind)}', not tfjs-causal-lm: there is no checkpoint to start it from`);
+    if (p.kind !== 'tfjs-causal-lm')
+      throw new ExperimentError(
+        `${where}: policy '${name}' is '${String(p.kind)}', not tfjs-causal-lm: there is no checkpoint to start it from`,
+      );
     const dir = `${root}/${name}`;
     if (isAdapterPolicy(p as PolicySpecEntry)) {
       delete p.lora;
@@ -458,22 +572,33 @@ export function policiesFromCheckpoint(policies: Readonly<Record<string, PolicyS
  * seats, which must reproduce the per-role result). `checkpoint` is written into the spec as given (relative paths
  * are read relative to the spec file). No training: algorithm `none`, steps 0, no warm start.
  */
-export function deriveSwapSpec(perRole: PlainSpec, checkpoint: string, options: { exchange?: boolean } = {}): PlainSpec {
+export function deriveSwapSpec(
+  perRole: PlainSpec,
+  checkpoint: string,
+  options: { exchange?: boolean } = {},
+): PlainSpec {
   const exchange = options.exchange ?? true;
   const spec = clone(perRole);
   const seatNames = Object.keys(spec.seats);
   const owners = seatNames.map((s) => perRole.seats[s]!.policy);
-  if (new Set(owners).size !== owners.length) throw new ExperimentError(`${perRole.name}: the swap arm needs one policy per seat; seats ${seatNames.join(', ')} map to ${owners.join(', ')}`);
+  if (new Set(owners).size !== owners.length)
+    throw new ExperimentError(
+      `${perRole.name}: the swap arm needs one policy per seat; seats ${seatNames.join(', ')} map to ${owners.join(', ')}`,
+    );
   const policies: Record<string, PolicySpecEntry> = {};
   for (const name of owners) {
     const p = perRole.policies[name] as Record<string, unknown>;
-    if (p.kind !== 'tfjs-causal-lm') throw new ExperimentError(`${perRole.name}: the swap arm loads trained checkpoints; policy '${name}' is '${String(p.kind)}', not tfjs-causal-lm`);
+    if (p.kind !== 'tfjs-causal-lm')
+      throw new ExperimentError(
+        `${perRole.name}: the swap arm loads trained checkpoints; policy '${name}' is '${String(p.kind)}', not tfjs-causal-lm`,
+      );
     const dir = `${checkpoint.replace(/\/+$/, '')}/${name}`;
     const kept: Record<string, unknown> = { kind: 'tfjs-causal-lm' };
     for (const key of ['backend', 'batchPrompts']) if (p[key] !== undefined) kept[key] = p[key];
     if (isAdapterPolicy(p as PolicySpecEntry)) {
       // The checkpoint holds the adapter only: the same base, the trained adapter.
-      for (const key of ['model', 'preset', 'modelType', 'tokenizer', 'seed']) if (p[key] !== undefined) kept[key] = p[key];
+      for (const key of ['model', 'preset', 'modelType', 'tokenizer', 'seed'])
+        if (p[key] !== undefined) kept[key] = p[key];
       kept.adapter = dir;
     } else {
       kept.model = dir; // HF layout with the tokenizer files

@@ -33,7 +33,13 @@ export interface RunResult {
   /** The algorithm after the warm start. */
   readonly algorithm: string;
   /** Held-out evaluation (greedy, K = 1). */
-  readonly eval?: { readonly split: string; readonly episodes: number; readonly successes: number; readonly successRate: number; readonly ci95: readonly [number, number] };
+  readonly eval?: {
+    readonly split: string;
+    readonly episodes: number;
+    readonly successes: number;
+    readonly successRate: number;
+    readonly ci95: readonly [number, number];
+  };
   /** Swap only: the per-role policies on their own seats, loaded the same way (must match the per-role result). */
   readonly control?: { readonly episodes: number; readonly successes: number; readonly successRate: number };
   /** Sample accounting of RL arms (zeros for the others). */
@@ -81,4 +87,5 @@ export interface RunResult {
 export const NOT_RUN_YET = 'not run yet (the table of the runs finished so far, --report-only)';
 
 /** Whether a run's result is only the placeholder of one not run yet. */
-export const notRunYet = (r: Pick<RunResult, 'status' | 'error'>): boolean => r.status !== 'ok' && r.error === NOT_RUN_YET;
+export const notRunYet = (r: Pick<RunResult, 'status' | 'error'>): boolean =>
+  r.status !== 'ok' && r.error === NOT_RUN_YET;

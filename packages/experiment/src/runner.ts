@@ -40,7 +40,16 @@ import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { type TeamSpec, generatedSamples, lockFolder, readMetrics } from '@troupe/kernel';
 import { NOT_RUN_YET, type RunResult, type RunSource } from './results.js';
-import { ARMS, dependencyVerb, deriveArm, deriveSwapSpec, ExperimentError, type ArmName, type DerivedArm, type PlainSpec } from './arms.js';
+import {
+  ARMS,
+  dependencyVerb,
+  deriveArm,
+  deriveSwapSpec,
+  ExperimentError,
+  type ArmName,
+  type DerivedArm,
+  type PlainSpec,
+} from './arms.js';
 
 /** One game of the experiment: a label and its base (per-role) team spec. */
 export interface GameInput {
@@ -109,9 +118,15 @@ export interface ExperimentOptions {
 
 /** `runExperiment` was stopped through `options.signal`; `stopped` and `notStarted` count the runs it left undone. */
 export class ExperimentInterrupted extends Error {
-  constructor(readonly stopped: number, readonly notStarted: number, outDir: string) {
-    super(`interrupted: ${stopped} running run${stopped === 1 ? '' : 's'} stopped (recorded in their failure.json), `
-      + `${notStarted} not started; the same command again resumes the experiment from the runs' newest checkpoints (${outDir})`);
+  constructor(
+    readonly stopped: number,
+    readonly notStarted: number,
+    outDir: string,
+  ) {
+    super(
+      `interrupted: ${stopped} running run${stopped === 1 ? '' : 's'} stopped (recorded in their failure.json), ` +
+        `${notStarted} not started; the same command again resumes the experiment from the runs' newest checkpoints (${outDir})`,
+    );
     this.name = 'ConfigError'; // user-facing: the CLI prints the message without a stack
   }
 }
@@ -168,14 +183,24 @@ export function runDir(outDir: string, game: string, arm: ArmName, seed: number)
  * Derives every run's spec (pure; throws {@link ExperimentError} before anything runs when a base spec does not fit),
  * and checks that existing run folders hold the same plan.
  */
-export function planExperiment(options: Pick<ExperimentOptions, 'games' | 'arms' | 'seeds' | 'budget' | 'steps' | 'episodes' | 'outDir' | 'singleSeat'>): PlannedRun[] {
-  if (!(Number.isInteger(options.seeds) && options.seeds >= 1)) throw new ExperimentError(`seeds must be a positive integer, got ${options.seeds}`);
-  if (options.budget !== undefined && options.steps !== undefined) throw new ExperimentError('give either a sample budget or a number of steps, not both');
+export function planExperiment(
+  options: Pick<
+    ExperimentOptions,
+    'games' | 'arms' | 'seeds' | 'budget' | 'steps' | 'episodes' | 'outDir' | 'singleSeat'
+  >,
+): PlannedRun[] {
+  if (!(Number.isInteger(options.seeds) && options.seeds >= 1))
+    throw new ExperimentError(`seeds must be a positive integer, got ${options.seeds}`);
+  if (options.budget !== undefined && options.steps !== undefined)
+    throw new ExperimentError('give either a sample budget or a number of steps, not both');
   if (options.games.length === 0) throw new ExperimentError('no game given');
   if (options.arms.length === 0) throw new ExperimentError('no arm given');
   for (const a of options.arms) {
     const dep = ARMS[a].dependsOn;
-    if (dep && !options.arms.includes(dep)) throw new ExperimentError(`arm "${a}" ${dependencyVerb(a)} the "${dep}" run; add ${dep} to the arms (the CLI's --arms adds it)`);
+    if (dep && !options.arms.includes(dep))
+      throw new ExperimentError(
+        `arm "${a}" ${dependencyVerb(a)} the "${dep}" run; add ${dep} to the arms (the CLI's --arms adds it)`,
+      );
   }
   // Sources before their dependents (and all warm starts first, so that --jobs has the most runs to choose from).
   const depth = (a: ArmName): number => (ARMS[a].dependsOn ? depth(ARMS[a].dependsOn!) + 1 : 0);
@@ -185,13 +210,18 @@ export function planExperiment(options: Pick<ExperimentOptions, 'games' | 'arms'
     for (const game of options.games) {
       let budget = options.budget;
       if (options.steps !== undefined) {
-        const base = deriveArm(game.spec, 'mas-atgrpo-per-role', { seed, label: game.name, ...(options.singleSeat ? { singleSeat: options.singleSeat } : {}) });
+        const base = deriveArm(game.spec, 'mas-atgrpo-per-role', {
+          seed,
+          label: game.name,
+          ...(options.singleSeat ? { singleSeat: options.singleSeat } : {}),
+        });
         budget = options.steps * base.budget.samplesPerStep;
       }
       const mine = new Map<ArmName, PlannedRun>();
       for (const arm of order) {
         const derived = deriveArm(game.spec, arm, {
-          seed, label: game.name,
+          seed,
+          label: game.name,
           ...(budget !== undefined ? { budget } : {}),
           ...(options.episodes !== undefined ? { episodes: options.episodes } : {}),
           ...(options.singleSeat ? { singleSeat: options.singleSeat } : {}),
@@ -201,12 +231,21 @@ export function planExperiment(options: Pick<ExperimentOptions, 'games' | 'arms'
         const dep = ARMS[arm].dependsOn;
         const source = dep ? mine.get(dep)! : undefined;
         const header = source
-          ? `# ${ARMS[arm].uses === 'warm-start' ? `starts from the warm start (${derived.source!.checkpoint}) of` : 'evaluates the newest checkpoint of'} `
-            + `${relative(dir, source.dir)}, plan ${source.digest}\n`
+          ? `# ${ARMS[arm].uses === 'warm-start' ? `starts from the warm start (${derived.source!.checkpoint}) of` : 'evaluates the newest checkpoint of'} ` +
+            `${relative(dir, source.dir)}, plan ${source.digest}\n`
           : '';
         const specText = header + stringify(derived.spec);
         const digest = createHash('sha256').update(`${arm}\n${specText}`).digest('hex').slice(0, 16);
-        const run: PlannedRun = { game: game.name, arm, seed, dir, derived, specText, digest, ...(source ? { source } : {}) };
+        const run: PlannedRun = {
+          game: game.name,
+          arm,
+          seed,
+          dir,
+          derived,
+          specText,
+          digest,
+          ...(source ? { source } : {}),
+        };
         checkFolder(run);
         mine.set(arm, run);
       }
@@ -224,7 +263,9 @@ export function planExperiment(options: Pick<ExperimentOptions, 'games' | 'arms'
 function checkFolder(run: PlannedRun): void {
   const file = join(run.dir, run.arm === 'swap' ? 'per-role.yaml' : 'spec.yaml');
   if (existsSync(file) && readFileSync(file, 'utf8') !== run.specText) {
-    throw new ExperimentError(`${run.dir} holds a run of a different plan (its ${file.split('/').pop()} differs from the one this experiment generates: the budget, episodes, base spec or the plan of the run it starts from changed); choose another --out or delete that folder`);
+    throw new ExperimentError(
+      `${run.dir} holds a run of a different plan (its ${file.split('/').pop()} differs from the one this experiment generates: the budget, episodes, base spec or the plan of the run it starts from changed); choose another --out or delete that folder`,
+    );
   }
 }
 
@@ -244,11 +285,17 @@ function cachedResult(run: PlannedRun): RunResult | undefined {
  * The planned runs that `reuse` holds finished (same game, arm, seed and digest), each with its result: only those
  * whose dependents are reused too. Emits `reuse-mismatch` for a run the file holds under another plan.
  */
-function reusableRuns(plan: readonly PlannedRun[], reuse: ExperimentOptions['reuse'], emit: (e: ExperimentEvent) => void): Map<PlannedRun, RunResult> {
+function reusableRuns(
+  plan: readonly PlannedRun[],
+  reuse: ExperimentOptions['reuse'],
+  emit: (e: ExperimentEvent) => void,
+): Map<PlannedRun, RunResult> {
   const found = new Map<PlannedRun, RunResult>();
   if (!reuse) return found;
   for (const run of plan) {
-    const same = reuse.runs.filter((r) => r.game === run.game && r.arm === run.arm && r.seed === run.seed && r.status === 'ok');
+    const same = reuse.runs.filter(
+      (r) => r.game === run.game && r.arm === run.arm && r.seed === run.seed && r.status === 'ok',
+    );
     const hit = same.find((r) => r.digest === run.digest);
     if (hit) found.set(run, hit);
     else if (same.length > 0) emit({ type: 'reuse-mismatch', run, file: reuse.file });
@@ -278,7 +325,13 @@ export function newestCheckpoint(dir: string): string | undefined {
 }
 
 /** Sample accounting of a run folder from its metrics.jsonl. */
-export function measureRun(dir: string): { generated: number; trained: number; steps: number; lastStep: number; warmStartSamples?: number } {
+export function measureRun(dir: string): {
+  generated: number;
+  trained: number;
+  steps: number;
+  lastStep: number;
+  warmStartSamples?: number;
+} {
   const metrics = readMetrics(dir);
   const train = metrics.filter((m) => m.kind === 'train');
   const generated = generatedSamples(train);
@@ -293,7 +346,13 @@ export function measureRun(dir: string): { generated: number; trained: number; s
   }
   const warm = metrics.find((m) => m.kind === 'warm-start');
   const ws = warm?.['warmstart/samples'];
-  return { generated, trained, steps: train.length, lastStep: train.reduce((a, m) => Math.max(a, m.step), 0), ...(typeof ws === 'number' ? { warmStartSamples: ws } : {}) };
+  return {
+    generated,
+    trained,
+    steps: train.length,
+    lastStep: train.reduce((a, m) => Math.max(a, m.step), 0),
+    ...(typeof ws === 'number' ? { warmStartSamples: ws } : {}),
+  };
 }
 
 /**
@@ -302,7 +361,11 @@ export function measureRun(dir: string): { generated: number; trained: number; s
  * trainer itself stops at the budget (`troupe train --sample-budget`), so the margin costs nothing; it covers steps
  * that grow longer than the mean (a policy that breaks plays longer episodes).
  */
-export function topUpSteps(measured: { generated: number; steps: number; lastStep: number }, budget: number, tolerance: number): number | undefined {
+export function topUpSteps(
+  measured: { generated: number; steps: number; lastStep: number },
+  budget: number,
+  tolerance: number,
+): number | undefined {
   if (measured.generated >= budget * (1 - tolerance) || measured.steps === 0) return undefined;
   const mean = measured.generated / measured.steps;
   const extra = mean > 0 ? Math.max(1, Math.ceil((2 * (budget - measured.generated)) / mean)) : 1;
@@ -334,7 +397,8 @@ interface RunClock {
  * on has finished, and is recorded as failed without running when that run failed.
  */
 export async function runExperiment(options: ExperimentOptions): Promise<ExperimentResult> {
-  if (options.runTimeout !== undefined && !(options.runTimeout > 0)) throw new ExperimentError(`the run timeout must be a positive number of seconds, got ${options.runTimeout}`);
+  if (options.runTimeout !== undefined && !(options.runTimeout > 0))
+    throw new ExperimentError(`the run timeout must be a positive number of seconds, got ${options.runTimeout}`);
   const plan = planExperiment(options);
   const emit = (e: ExperimentEvent): void => options.onEvent?.(e);
   emit({ type: 'plan', runs: plan });
@@ -357,7 +421,12 @@ function asReused(earlier: RunResult, file: string): RunResult {
  * `options.reuse` holds), else its failure.json, else a failed result `not run yet`. For the table of a long
  * experiment so far, or of one stopped before its end (`troupe experiment paper-table --report-only`).
  */
-export function collectResults(options: Pick<ExperimentOptions, 'games' | 'arms' | 'seeds' | 'budget' | 'steps' | 'episodes' | 'outDir' | 'singleSeat' | 'reuse'>): ExperimentResult {
+export function collectResults(
+  options: Pick<
+    ExperimentOptions,
+    'games' | 'arms' | 'seeds' | 'budget' | 'steps' | 'episodes' | 'outDir' | 'singleSeat' | 'reuse'
+  >,
+): ExperimentResult {
   const plan = planExperiment(options);
   const out = resolve(options.outDir);
   const reusable = reusableRuns(plan, options.reuse, () => {});
@@ -380,7 +449,12 @@ export function collectResults(options: Pick<ExperimentOptions, 'games' | 'arms'
 }
 
 /** Runs the planned runs (up to `jobs` at once, each after its source), reusing the results of finished ones. */
-async function runPlan(plan: PlannedRun[], out: string, options: ExperimentOptions, emit: (e: ExperimentEvent) => void): Promise<ExperimentResult> {
+async function runPlan(
+  plan: PlannedRun[],
+  out: string,
+  options: ExperimentOptions,
+  emit: (e: ExperimentEvent) => void,
+): Promise<ExperimentResult> {
   const results = new Map<PlannedRun, RunResult>();
   const reusable = reusableRuns(plan, options.reuse, emit);
 
@@ -405,7 +479,13 @@ async function runPlan(plan: PlannedRun[], out: string, options: ExperimentOptio
       mkdirSync(run.dir, { recursive: true });
       const first = (source.error ?? '').split('\n')[0];
       const verb = ARMS[run.arm].uses === 'warm-start' ? 'starts from' : 'evaluates';
-      result = baseResult(run, out, 0, 'failed', `not run: the ${source.arm} run it ${verb} (seed ${source.seed}, ${join(out, source.dir)}) failed: ${first}`);
+      result = baseResult(
+        run,
+        out,
+        0,
+        'failed',
+        `not run: the ${source.arm} run it ${verb} (seed ${source.seed}, ${join(out, source.dir)}) failed: ${first}`,
+      );
       writeFileSync(join(run.dir, FAILURE), JSON.stringify(result, null, 2) + '\n');
       emit({ type: 'done', run, result });
       return result;
@@ -413,9 +493,10 @@ async function runPlan(plan: PlannedRun[], out: string, options: ExperimentOptio
     emit({ type: 'start', run });
     mkdirSync(run.dir, { recursive: true });
     rmSync(join(run.dir, FAILURE), { force: true });
-    const clock: RunClock = options.runTimeout !== undefined
-      ? { seconds: 0, deadline: performance.now() + options.runTimeout * 1000, limit: options.runTimeout }
-      : { seconds: 0 };
+    const clock: RunClock =
+      options.runTimeout !== undefined
+        ? { seconds: 0, deadline: performance.now() + options.runTimeout * 1000, limit: options.runTimeout }
+        : { seconds: 0 };
     try {
       if (run.arm === 'swap') {
         result = await runSwap(run, source!, out, options, clock, emit);
@@ -463,7 +544,10 @@ async function runPlan(plan: PlannedRun[], out: string, options: ExperimentOptio
  * (available parallelism / jobs, at least 1) unless it is already set, so that `jobs` trainings side by side do not
  * each start a worker thread per core (their results do not depend on it).
  */
-export function childEnv(options: Pick<ExperimentOptions, 'env' | 'jobs'>, cores = availableParallelism()): NodeJS.ProcessEnv {
+export function childEnv(
+  options: Pick<ExperimentOptions, 'env' | 'jobs'>,
+  cores = availableParallelism(),
+): NodeJS.ProcessEnv {
   const env = options.env ?? process.env;
   if (env.TROUPE_WORKERS !== undefined && env.TROUPE_WORKERS !== '') return env;
   return { ...env, TROUPE_WORKERS: String(Math.max(1, Math.floor(cores / Math.max(1, options.jobs ?? 1)))) };
@@ -474,16 +558,36 @@ function baseResult(run: PlannedRun, out: string, seconds: number, status: 'ok' 
   const info = ARMS[run.arm];
   const source: RunSource | undefined = run.source
     ? {
-        arm: run.source.arm, uses: info.uses ?? 'final', dir: relative(out, run.source.dir),
+        arm: run.source.arm,
+        uses: info.uses ?? 'final',
+        dir: relative(out, run.source.dir),
         ...(run.derived.source ? { checkpoint: relative(out, resolve(run.dir, run.derived.source.checkpoint)) } : {}),
       }
     : undefined;
   return {
-    game: run.game, arm: run.arm, seed: run.seed, specSeed: run.derived.spec.seed, status, level: run.derived.level,
+    game: run.game,
+    arm: run.arm,
+    seed: run.seed,
+    specSeed: run.derived.spec.seed,
+    status,
+    level: run.derived.level,
     algorithm: info.algorithm,
-    samples: { budget: b.budget, generated: 0, trained: 0, steps: 0, plannedSteps: b.steps, batchSize: b.batchSize, branches: b.branches, samplesPerStep: b.samplesPerStep, topUps: 0 },
+    samples: {
+      budget: b.budget,
+      generated: 0,
+      trained: 0,
+      steps: 0,
+      plannedSteps: b.steps,
+      batchSize: b.batchSize,
+      branches: b.branches,
+      samplesPerStep: b.samplesPerStep,
+      topUps: 0,
+    },
     ...(source ? { source } : {}),
-    seconds, dir: relative(out, run.dir), digest: run.digest, ...(error !== undefined ? { error } : {}),
+    seconds,
+    dir: relative(out, run.dir),
+    digest: run.digest,
+    ...(error !== undefined ? { error } : {}),
   };
 }
 
@@ -491,15 +595,23 @@ function baseResult(run: PlannedRun, out: string, seconds: number, status: 'ok' 
  * Runs `troupe <args>` as a child; stdout is returned, everything goes to the run's troupe.log. Past the run's
  * deadline the child gets SIGTERM, and SIGKILL `killGrace` seconds later; the promise then rejects with the timeout.
  */
-function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOptions, clock: RunClock, emit: (e: ExperimentEvent) => void): Promise<string> {
+function troupe(
+  run: PlannedRun,
+  args: readonly string[],
+  options: ExperimentOptions,
+  clock: RunClock,
+  emit: (e: ExperimentEvent) => void,
+): Promise<string> {
   emit({ type: 'child', run, args });
   const log = join(run.dir, 'troupe.log');
   appendFileSync(log, `\n$ troupe ${args.join(' ')}\n`);
   const started = performance.now();
-  const timedOut = (): string => `timed out: the run took more than ${clock.limit} s (--run-timeout ${clock.limit}); `
-    + `troupe ${args[0]} was killed. A rerun resumes it from its newest checkpoint. (full log: ${log})`;
-  const interrupted = (): string => `${INTERRUPTED} the experiment was stopped; troupe ${args[0]} was killed. A rerun resumes it `
-    + `from its newest checkpoint. (full log: ${log})`;
+  const timedOut = (): string =>
+    `timed out: the run took more than ${clock.limit} s (--run-timeout ${clock.limit}); ` +
+    `troupe ${args[0]} was killed. A rerun resumes it from its newest checkpoint. (full log: ${log})`;
+  const interrupted = (): string =>
+    `${INTERRUPTED} the experiment was stopped; troupe ${args[0]} was killed. A rerun resumes it ` +
+    `from its newest checkpoint. (full log: ${log})`;
   return new Promise((resolvePromise, reject) => {
     const [cmd, ...pre] = options.launcher;
     if (!cmd) {
@@ -516,7 +628,11 @@ function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOpt
       reject(new ChildError(timedOut()));
       return;
     }
-    const child = spawn(cmd, [...pre, ...args], { cwd: options.cwd ?? process.cwd(), env: childEnv(options), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, [...pre, ...args], {
+      cwd: options.cwd ?? process.cwd(),
+      env: childEnv(options),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderrTail = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -537,13 +653,19 @@ function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOpt
       clearTimeout(termTimer);
       appendFileSync(log, `\n(${note}: SIGTERM to troupe ${args[0]})\n`);
       child.kill('SIGTERM');
-      killTimer = setTimeout(() => {
-        appendFileSync(log, `(still running ${options.killGrace ?? 10} s after SIGTERM: SIGKILL)\n`);
-        child.kill('SIGKILL');
-      }, (options.killGrace ?? 10) * 1000);
+      killTimer = setTimeout(
+        () => {
+          appendFileSync(log, `(still running ${options.killGrace ?? 10} s after SIGTERM: SIGKILL)\n`);
+          child.kill('SIGKILL');
+        },
+        (options.killGrace ?? 10) * 1000,
+      );
     };
     if (clock.deadline !== undefined) {
-      termTimer = setTimeout(() => kill('timeout', `run timeout of ${clock.limit} s`), Math.max(0, clock.deadline - performance.now()));
+      termTimer = setTimeout(
+        () => kill('timeout', `run timeout of ${clock.limit} s`),
+        Math.max(0, clock.deadline - performance.now()),
+      );
     }
     const onAbort = (): void => kill('interrupt', 'the experiment was stopped');
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -568,7 +690,11 @@ function troupe(run: PlannedRun, args: readonly string[], options: ExperimentOpt
         return;
       }
       const tail = stderrTail.trim().split('\n').slice(-12).join('\n');
-      reject(new ChildError(`troupe ${args[0]} exited with ${code ?? signal}${tail ? `:\n${tail}` : ''}\n(full log: ${log})`));
+      reject(
+        new ChildError(
+          `troupe ${args[0]} exited with ${code ?? signal}${tail ? `:\n${tail}` : ''}\n(full log: ${log})`,
+        ),
+      );
     });
   });
 }
@@ -588,14 +714,30 @@ function evalOf(doc: Record<string, unknown>, what: string): EvalSummary {
   const fe = doc.final_eval as Record<string, unknown> | null | undefined;
   const src = fe ?? doc;
   const rate = (fe ? fe.successRate : doc.success_rate) as unknown;
-  const { split, episodes, successes, ci95 } = src as { split?: unknown; episodes?: unknown; successes?: unknown; ci95?: unknown };
-  if (typeof rate !== 'number' || typeof episodes !== 'number' || typeof successes !== 'number' || !Array.isArray(ci95)) {
+  const { split, episodes, successes, ci95 } = src as {
+    split?: unknown;
+    episodes?: unknown;
+    successes?: unknown;
+    ci95?: unknown;
+  };
+  if (
+    typeof rate !== 'number' ||
+    typeof episodes !== 'number' ||
+    typeof successes !== 'number' ||
+    !Array.isArray(ci95)
+  ) {
     throw new ChildError(`${what}: no evaluation in the CLI's output`);
   }
   return { split: String(split), episodes, successes, successRate: rate, ci95: [Number(ci95[0]), Number(ci95[1])] };
 }
 
-async function runArm(run: PlannedRun, out: string, options: ExperimentOptions, clock: RunClock, emit: (e: ExperimentEvent) => void): Promise<RunResult> {
+async function runArm(
+  run: PlannedRun,
+  out: string,
+  options: ExperimentOptions,
+  clock: RunClock,
+  emit: (e: ExperimentEvent) => void,
+): Promise<RunResult> {
   const specFile = join(run.dir, 'spec.yaml');
   writeFileSync(specFile, run.specText);
   if (run.derived.source && run.source) checkSourceCheckpoint(run, run.source);
@@ -606,7 +748,10 @@ async function runArm(run: PlannedRun, out: string, options: ExperimentOptions, 
   let evaluation: EvalSummary;
   let topUps = 0;
   if (!info.rl) {
-    const doc = parseJson(await troupe(run, ['train', specFile, ...common], options, clock, emit), `${run.dir}: troupe train`);
+    const doc = parseJson(
+      await troupe(run, ['train', specFile, ...common], options, clock, emit),
+      `${run.dir}: troupe train`,
+    );
     evaluation = evalOf(doc, `${run.dir}: troupe train`);
   } else {
     // Every call stops at the budget (at most one step's samples past it): equal budgets, whatever the episode lengths.
@@ -618,18 +763,43 @@ async function runArm(run: PlannedRun, out: string, options: ExperimentOptions, 
       const next = topUpSteps(m, b.budget, tolerance);
       if (next === undefined || topUps >= (options.maxTopUps ?? 4)) break;
       topUps++;
-      await troupe(run, ['train', specFile, ...common, ...budget, '--no-final-eval', '--steps', String(next)], options, clock, emit);
+      await troupe(
+        run,
+        ['train', specFile, ...common, ...budget, '--no-final-eval', '--steps', String(next)],
+        options,
+        clock,
+        emit,
+      );
     }
-    const doc = parseJson(await troupe(run, [
-      'eval', specFile, '--checkpoint', run.dir, '--split', spec.evaluation.split, '-n', String(spec.evaluation.episodes),
-      '--concurrency', String(spec.algorithm.concurrency), '--json',
-    ], options, clock, emit), `${run.dir}: troupe eval`);
+    const doc = parseJson(
+      await troupe(
+        run,
+        [
+          'eval',
+          specFile,
+          '--checkpoint',
+          run.dir,
+          '--split',
+          spec.evaluation.split,
+          '-n',
+          String(spec.evaluation.episodes),
+          '--concurrency',
+          String(spec.algorithm.concurrency),
+          '--json',
+        ],
+        options,
+        clock,
+        emit,
+      ),
+      `${run.dir}: troupe eval`,
+    );
     evaluation = evalOf(doc, `${run.dir}: troupe eval`);
   }
   const m = measureRun(run.dir);
   const base = baseResult(run, out, clock.seconds, 'ok');
   return {
-    ...base, eval: evaluation,
+    ...base,
+    eval: evaluation,
     samples: { ...base.samples, generated: m.generated, trained: m.trained, steps: m.steps, topUps },
     ...(m.warmStartSamples !== undefined ? { warmStartSamples: m.warmStartSamples } : {}),
   };
@@ -643,29 +813,63 @@ function checkSourceCheckpoint(run: PlannedRun, source: PlannedRun): void {
     if (dir === undefined) continue;
     const abs = resolve(run.dir, dir);
     if (!existsSync(abs)) {
-      throw new ExperimentError(`the warm start of policy '${name}' is missing: ${abs} (the ${source.arm} run ${source.dir} finished without it, or it was deleted); delete ${join(source.dir, RESULT)} so that a rerun redoes that warm start`);
+      throw new ExperimentError(
+        `the warm start of policy '${name}' is missing: ${abs} (the ${source.arm} run ${source.dir} finished without it, or it was deleted); delete ${join(source.dir, RESULT)} so that a rerun redoes that warm start`,
+      );
     }
   }
 }
 
-async function runSwap(run: PlannedRun, perRole: RunResult, out: string, options: ExperimentOptions, clock: RunClock, emit: (e: ExperimentEvent) => void): Promise<RunResult> {
+async function runSwap(
+  run: PlannedRun,
+  perRole: RunResult,
+  out: string,
+  options: ExperimentOptions,
+  clock: RunClock,
+  emit: (e: ExperimentEvent) => void,
+): Promise<RunResult> {
   writeFileSync(join(run.dir, 'per-role.yaml'), run.specText);
-  if (perRole.status !== 'ok') throw new ExperimentError(`the per-role run it evaluates failed (${join(out, perRole.dir)}): ${perRole.error ?? ''}`.trim());
+  if (perRole.status !== 'ok')
+    throw new ExperimentError(
+      `the per-role run it evaluates failed (${join(out, perRole.dir)}): ${perRole.error ?? ''}`.trim(),
+    );
   const perRoleDir = join(out, perRole.dir);
   const checkpoint = newestCheckpoint(perRoleDir);
-  if (!checkpoint) throw new ExperimentError(`the per-role run ${perRoleDir} has no complete checkpoint (checkpoints/step-N/trainer-state.json)`);
+  if (!checkpoint)
+    throw new ExperimentError(
+      `the per-role run ${perRoleDir} has no complete checkpoint (checkpoints/step-N/trainer-state.json)`,
+    );
   const rel = relative(run.dir, checkpoint);
   const spec = run.derived.spec as PlainSpec;
-  const evalArgs = (file: string): string[] => ['eval', file, '--split', spec.evaluation.split, '-n', String(spec.evaluation.episodes), '--concurrency', String(spec.algorithm.concurrency), '--json'];
+  const evalArgs = (file: string): string[] => [
+    'eval',
+    file,
+    '--split',
+    spec.evaluation.split,
+    '-n',
+    String(spec.evaluation.episodes),
+    '--concurrency',
+    String(spec.algorithm.concurrency),
+    '--json',
+  ];
   const swapFile = join(run.dir, 'swap.yaml');
   const controlFile = join(run.dir, 'control.yaml');
   writeFileSync(swapFile, stringify(deriveSwapSpec(spec, rel)));
   writeFileSync(controlFile, stringify(deriveSwapSpec(spec, rel, { exchange: false })));
-  const swapped = evalOf(parseJson(await troupe(run, evalArgs(swapFile), options, clock, emit), `${swapFile}: troupe eval`), `${swapFile}: troupe eval`);
-  const control = evalOf(parseJson(await troupe(run, evalArgs(controlFile), options, clock, emit), `${controlFile}: troupe eval`), `${controlFile}: troupe eval`);
+  const swapped = evalOf(
+    parseJson(await troupe(run, evalArgs(swapFile), options, clock, emit), `${swapFile}: troupe eval`),
+    `${swapFile}: troupe eval`,
+  );
+  const control = evalOf(
+    parseJson(await troupe(run, evalArgs(controlFile), options, clock, emit), `${controlFile}: troupe eval`),
+    `${controlFile}: troupe eval`,
+  );
   const base = baseResult(run, out, clock.seconds, 'ok');
   return {
-    ...base, level: run.derived.level, algorithm: 'none', eval: swapped,
+    ...base,
+    level: run.derived.level,
+    algorithm: 'none',
+    eval: swapped,
     ...(base.source ? { source: { ...base.source, checkpoint: relative(out, checkpoint) } } : {}),
     control: { episodes: control.episodes, successes: control.successes, successRate: control.successRate },
   };

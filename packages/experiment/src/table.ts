@@ -66,7 +66,14 @@ export function tableCells(runs: readonly RunResult[], settings: TableSettings):
       const samples = ok.length ? ok.reduce((a, r) => a + r.samples.generated, 0) / ok.length : 0;
       const notRun = mine.filter(notRunYet).length;
       cells.push({
-        game, arm, n: ok.length, failed: mine.length - ok.length - notRun, notRun, ...meanStd(values), values, samples,
+        game,
+        arm,
+        n: ok.length,
+        failed: mine.length - ok.length - notRun,
+        notRun,
+        ...meanStd(values),
+        values,
+        samples,
         episodes: ok.reduce((a, r) => Math.max(a, r.eval!.episodes), 0),
       });
     }
@@ -81,8 +88,15 @@ const int = (x: number): string => Math.round(x).toLocaleString('en-US');
  * `mean ± std` in percent (`–` for the std of one seed), followed by how many seeds failed or have not run yet;
  * `failed (n)` / `not run yet (n)` when no seed has a result.
  */
-export function formatCell(cell: Pick<TableCell, 'mean' | 'std' | 'n' | 'failed'> & { readonly notRun?: number }): string {
-  const counts = ([[cell.failed, 'failed'], [cell.notRun ?? 0, 'not run yet']] as const).filter(([n]) => n > 0);
+export function formatCell(
+  cell: Pick<TableCell, 'mean' | 'std' | 'n' | 'failed'> & { readonly notRun?: number },
+): string {
+  const counts = (
+    [
+      [cell.failed, 'failed'],
+      [cell.notRun ?? 0, 'not run yet'],
+    ] as const
+  ).filter(([n]) => n > 0);
   if (cell.mean === undefined) return counts.map(([n, what]) => `${what} (${n})`).join(', ') || '–';
   const s = `${pct(cell.mean)} ± ${cell.std === undefined ? '–' : pct(cell.std)}`;
   return counts.length ? `${s} (${counts.map(([n, what]) => `${n} ${what}`).join(', ')})` : s;
@@ -103,58 +117,101 @@ export function formatTable(runs: readonly RunResult[], settings: TableSettings)
   const cells = tableCells(runs, settings);
   const cell = (arm: ArmName, game: string): TableCell => cells.find((c) => c.arm === arm && c.game === game)!;
   const episodes = [...new Set(cells.filter((c) => c.n > 0).map((c) => c.episodes))];
-  const lines: string[] = ['# The paper\'s table at our scale', ''];
+  const lines: string[] = ["# The paper's table at our scale", ''];
   lines.push(
-    `Held-out test success % (greedy, K = 1; ${episodes.length === 1 ? `${episodes[0]} episodes` : `${episodes.join(' / ')} episodes`} per seed), `
-    + `mean ± std (n − 1) over ${settings.seeds} seed${settings.seeds === 1 ? '' : 's'}. Every arm starts from the base spec's warm start `
-    + '(SFT on oracle demonstrations of its own seats), run once per set of seats and shared: arms without RL are the warm start alone, '
-    + 'and the RL arms start from the step-0 checkpoint of the no-RL arm with the same seats and policies (the same demonstrations '
-    + 'and seeds), except the shared policy, which runs its own (it trains on both seats\' demonstrations).',
+    `Held-out test success % (greedy, K = 1; ${episodes.length === 1 ? `${episodes[0]} episodes` : `${episodes.join(' / ')} episodes`} per seed), ` +
+      `mean ± std (n − 1) over ${settings.seeds} seed${settings.seeds === 1 ? '' : 's'}. Every arm starts from the base spec's warm start ` +
+      '(SFT on oracle demonstrations of its own seats), run once per set of seats and shared: arms without RL are the warm start alone, ' +
+      'and the RL arms start from the step-0 checkpoint of the no-RL arm with the same seats and policies (the same demonstrations ' +
+      "and seeds), except the shared policy, which runs its own (it trains on both seats' demonstrations).",
     '',
   );
-  lines.push(`| arm | ${settings.games.join(' | ')} | RL samples / run | seeds |`, `|---|${settings.games.map(() => '---|').join('')}---|---|`);
+  lines.push(
+    `| arm | ${settings.games.join(' | ')} | RL samples / run | seeds |`,
+    `|---|${settings.games.map(() => '---|').join('')}---|---|`,
+  );
   for (const arm of settings.arms) {
     const row = settings.games.map((g) => cell(arm, g));
     const info = ARMS[arm];
     const samples = info.rl
-      ? row.filter((c) => c.n > 0).map((c) => int(c.samples)).join(' / ') || '–'
-      : info.evalOnly ? 'eval only' : '0 (warm start only)';
+      ? row
+          .filter((c) => c.n > 0)
+          .map((c) => int(c.samples))
+          .join(' / ') || '–'
+      : info.evalOnly
+        ? 'eval only'
+        : '0 (warm start only)';
     const seeds = Math.max(0, ...row.map((c) => c.n));
     lines.push(`| ${info.title} (\`${arm}\`) | ${row.map(formatCell).join(' | ')} | ${samples} | ${seeds} |`);
   }
   if (settings.budgets && Object.keys(settings.budgets).length) {
-    lines.push('', `Sample budget per RL run (generated samples): ${Object.entries(settings.budgets).map(([g, b]) => `${g} ${int(b)}`).join(', ')}; `
-      + 'every RL run generates at most the same samples per step (B scaled by the seat count), stops once it has generated the budget '
-      + '(`troupe train --sample-budget`: at most one step past it) and is topped up when its planned steps fall short.');
+    lines.push(
+      '',
+      `Sample budget per RL run (generated samples): ${Object.entries(settings.budgets)
+        .map(([g, b]) => `${g} ${int(b)}`)
+        .join(', ')}; ` +
+        'every RL run generates at most the same samples per step (B scaled by the seat count), stops once it has generated the budget ' +
+        '(`troupe train --sample-budget`: at most one step past it) and is topped up when its planned steps fall short.',
+    );
   }
-  const shared = settings.arms.filter((a) => ARMS[a].uses === 'warm-start' && settings.arms.includes(ARMS[a].dependsOn!));
+  const shared = settings.arms.filter(
+    (a) => ARMS[a].uses === 'warm-start' && settings.arms.includes(ARMS[a].dependsOn!),
+  );
   if (shared.length) {
-    lines.push('', `Shared warm starts (the RL run loads the source run's checkpoints/step-0): ${shared.map((a) => `\`${a}\` ← \`${ARMS[a].dependsOn}\``).join(', ')}.`);
+    lines.push(
+      '',
+      `Shared warm starts (the RL run loads the source run's checkpoints/step-0): ${shared.map((a) => `\`${a}\` ← \`${ARMS[a].dependsOn}\``).join(', ')}.`,
+    );
   }
   const swaps = runs.filter((r) => r.arm === 'swap' && r.status === 'ok' && r.control);
   if (swaps.length) {
-    lines.push('', 'Swap control (the per-role policies loaded the same way, on their own seats; must equal the per-role row): '
-      + swaps.map((r) => `${r.game} seed ${r.seed}: ${r.control!.successes}/${r.control!.episodes}`).join(', ') + '.');
+    lines.push(
+      '',
+      'Swap control (the per-role policies loaded the same way, on their own seats; must equal the per-role row): ' +
+        swaps.map((r) => `${r.game} seed ${r.seed}: ${r.control!.successes}/${r.control!.episodes}`).join(', ') +
+        '.',
+    );
   }
   const reused = runs.filter((r) => r.reusedFrom !== undefined);
   if (reused.length) {
     const files = [...new Set(reused.map((r) => r.reusedFrom!))];
-    lines.push('', `Reused (not run again; the results of an earlier experiment with the same plan, \`--reuse\`): ${reused.length} run${reused.length === 1 ? '' : 's'}, `
-      + `marked * below, from ${files.map((f) => `\`${f}\``).join(', ')}.`);
+    lines.push(
+      '',
+      `Reused (not run again; the results of an earlier experiment with the same plan, \`--reuse\`): ${reused.length} run${reused.length === 1 ? '' : 's'}, ` +
+        `marked * below, from ${files.map((f) => `\`${f}\``).join(', ')}.`,
+    );
   }
-  lines.push('', '## Runs', '', '| game | arm | seed | level | starts from | success (95% CI) | generated samples | trained samples (with a signal) | steps (planned) | B × K | wall s |', '|---|---|---|---|---|---|---|---|---|---|---|');
+  lines.push(
+    '',
+    '## Runs',
+    '',
+    '| game | arm | seed | level | starts from | success (95% CI) | generated samples | trained samples (with a signal) | steps (planned) | B × K | wall s |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  );
   for (const arm of settings.arms) {
     for (const game of settings.games) {
       for (const r of runs.filter((x) => x.game === game && x.arm === arm).sort((a, b) => a.seed - b.seed)) {
         const e = r.eval;
-        const success = notRunYet(r) ? 'not run yet' : r.status !== 'ok' || !e ? `failed: ${(r.error ?? '').split('\n')[0]!.slice(0, 120).replaceAll('|', '\\|')}` : `${e.successes}/${e.episodes} = ${pct(e.successRate)}% (${pct(e.ci95[0])}–${pct(e.ci95[1])})`;
+        const success = notRunYet(r)
+          ? 'not run yet'
+          : r.status !== 'ok' || !e
+            ? `failed: ${(r.error ?? '').split('\n')[0]!.slice(0, 120).replaceAll('|', '\\|')}`
+            : `${e.successes}/${e.episodes} = ${pct(e.successRate)}% (${pct(e.ci95[0])}–${pct(e.ci95[1])})`;
         const s = r.samples;
         const rl = ARMS[r.arm].rl && !notRunYet(r);
-        lines.push(`| ${game} | ${arm} | ${r.seed}${r.reusedFrom !== undefined ? '*' : ''} | ${r.level} | ${startsFrom(r)} | ${success} | ${rl ? int(s.generated) : '–'} | ${rl ? int(s.trained) : '–'} | ${rl ? `${s.steps} (${s.plannedSteps})` : '–'} | ${rl ? `${s.batchSize} × ${s.branches}` : '–'} | ${r.seconds.toFixed(0)} |`);
+        lines.push(
+          `| ${game} | ${arm} | ${r.seed}${r.reusedFrom !== undefined ? '*' : ''} | ${r.level} | ${startsFrom(r)} | ${success} | ${rl ? int(s.generated) : '–'} | ${rl ? int(s.trained) : '–'} | ${rl ? `${s.steps} (${s.plannedSteps})` : '–'} | ${rl ? `${s.batchSize} × ${s.branches}` : '–'} | ${r.seconds.toFixed(0)} |`,
+        );
       }
     }
   }
-  lines.push('', '![Held-out success per game and arm](plots/success.png)', '', '![RL samples per run](plots/samples.png)', '');
+  lines.push(
+    '',
+    '![Held-out success per game and arm](plots/success.png)',
+    '',
+    '![RL samples per run](plots/samples.png)',
+    '',
+  );
   return lines.join('\n');
 }
 
@@ -166,13 +223,22 @@ export function tableCharts(runs: readonly RunResult[], settings: TableSettings)
   const width = Math.max(settings.games.length * 110, settings.games.length * settings.arms.length * 22);
   const color = { field: 'arm', type: 'nominal', sort: order, title: 'arm', legend: LEGEND };
   const values = cells.map((c) => ({
-    game: c.game, arm: c.arm, success: 100 * c.mean!, lo: 100 * Math.max(0, c.mean! - (c.std ?? 0)), hi: 100 * Math.min(1, c.mean! + (c.std ?? 0)), seeds: c.n,
+    game: c.game,
+    arm: c.arm,
+    success: 100 * c.mean!,
+    lo: 100 * Math.max(0, c.mean! - (c.std ?? 0)),
+    hi: 100 * Math.min(1, c.mean! + (c.std ?? 0)),
+    seeds: c.n,
   }));
   const success: ReportChart = {
-    name: 'success', title: 'Held-out success per game and arm (mean ± std over seeds)',
+    name: 'success',
+    title: 'Held-out success per game and arm (mean ± std over seeds)',
     spec: {
-      $schema: 'https://vega.github.io/schema/vega-lite/v5.json', title: 'Held-out success (mean ± std over seeds)', background: 'white',
-      width, height: 260,
+      $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+      title: 'Held-out success (mean ± std over seeds)',
+      background: 'white',
+      width,
+      height: 260,
       data: { values },
       encoding: {
         x: { field: 'game', type: 'nominal', title: null, sort: settings.games, axis: { labelAngle: 0 } },
@@ -180,17 +246,29 @@ export function tableCharts(runs: readonly RunResult[], settings: TableSettings)
         color,
       },
       layer: [
-        { mark: 'bar', encoding: { y: { field: 'success', type: 'quantitative', title: 'success %', scale: { domain: [0, 100] } } } },
-        { mark: { type: 'errorbar', ticks: true }, encoding: { y: { field: 'lo', type: 'quantitative', title: 'success %' }, y2: { field: 'hi' } } },
+        {
+          mark: 'bar',
+          encoding: { y: { field: 'success', type: 'quantitative', title: 'success %', scale: { domain: [0, 100] } } },
+        },
+        {
+          mark: { type: 'errorbar', ticks: true },
+          encoding: { y: { field: 'lo', type: 'quantitative', title: 'success %' }, y2: { field: 'hi' } },
+        },
       ],
     },
   };
-  const sampleRows = runs.filter((r) => r.status === 'ok' && ARMS[r.arm].rl).map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, samples: r.samples.generated, budget: r.samples.budget }));
+  const sampleRows = runs
+    .filter((r) => r.status === 'ok' && ARMS[r.arm].rl)
+    .map((r) => ({ game: r.game, arm: r.arm, seed: r.seed, samples: r.samples.generated, budget: r.samples.budget }));
   const samples: ReportChart = {
-    name: 'samples', title: 'Generated RL samples per run (the budget is the same for every arm)',
+    name: 'samples',
+    title: 'Generated RL samples per run (the budget is the same for every arm)',
     spec: {
-      $schema: 'https://vega.github.io/schema/vega-lite/v5.json', title: 'Generated RL samples per run', background: 'white',
-      width, height: 220,
+      $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+      title: 'Generated RL samples per run',
+      background: 'white',
+      width,
+      height: 220,
       data: { values: sampleRows },
       encoding: {
         x: { field: 'game', type: 'nominal', title: null, sort: settings.games, axis: { labelAngle: 0 } },
@@ -198,8 +276,21 @@ export function tableCharts(runs: readonly RunResult[], settings: TableSettings)
         color,
       },
       layer: [
-        { mark: { type: 'point', filled: true, size: 60 }, encoding: { y: { field: 'samples', type: 'quantitative', title: 'generated samples (tick: budget)', scale: { zero: true } } } },
-        { mark: { type: 'tick', thickness: 2 }, encoding: { y: { field: 'budget', type: 'quantitative', title: 'generated samples (tick: budget)' } } },
+        {
+          mark: { type: 'point', filled: true, size: 60 },
+          encoding: {
+            y: {
+              field: 'samples',
+              type: 'quantitative',
+              title: 'generated samples (tick: budget)',
+              scale: { zero: true },
+            },
+          },
+        },
+        {
+          mark: { type: 'tick', thickness: 2 },
+          encoding: { y: { field: 'budget', type: 'quantitative', title: 'generated samples (tick: budget)' } },
+        },
       ],
     },
   };
@@ -222,7 +313,11 @@ export interface ExperimentReportFiles {
  * Writes `<out>/table.md`, `<out>/results.json` (settings, cells, every run) and the vega-lite specs of the plots
  * under `<out>/plots/`.
  */
-export function writeExperimentReport(outDir: string, runs: readonly RunResult[], settings: TableSettings & Record<string, unknown>): ExperimentReportFiles {
+export function writeExperimentReport(
+  outDir: string,
+  runs: readonly RunResult[],
+  settings: TableSettings & Record<string, unknown>,
+): ExperimentReportFiles {
   if (!existsSync(outDir)) mkdirSync(outDir, { recursive: true });
   const table = join(outDir, 'table.md');
   const results = join(outDir, 'results.json');

@@ -21,6 +21,12 @@ export function findAnswerLine(text: string, format: string): AnswerLine {
     const l = lines[i]!.trim();
     if (l.startsWith('####')) return { ok: true, line: l };
   }
-  const last = lines.map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
-  return { ok: false, error: `expected "${format}", found ${last === undefined ? 'an empty answer' : `no "####" line (last line ${quoteExcerpt(last)})`}` };
+  const last = lines
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0)
+    .at(-1);
+  return {
+    ok: false,
+    error: `expected "${format}", found ${last === undefined ? 'an empty answer' : `no "####" line (last line ${quoteExcerpt(last)})`}`,
+  };
 }

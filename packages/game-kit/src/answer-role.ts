@@ -35,7 +35,11 @@ export function readAnswerRoleConfig(r: ConfigReader): AnswerRoleConfig {
 
 /** A role answering with one `#### …` line: it states its prompt, its answer format and how it reads and writes answers. */
 export abstract class AnswerLineRole<A, C extends AnswerRoleConfig> implements Role<A> {
-  constructor(readonly id: string, readonly produces: readonly string[], readonly config: C) {}
+  constructor(
+    readonly id: string,
+    readonly produces: readonly string[],
+    readonly config: C,
+  ) {}
 
   /** The built-in system prompt for a seat, before substitution. */
   protected abstract builtInPrompt(seat: SeatContext): string;
@@ -44,7 +48,10 @@ export abstract class AnswerLineRole<A, C extends AnswerRoleConfig> implements R
   /** The answer format for a seat, quoted in the user message and in every parse error. */
   protected abstract format(seat: SeatContext): string;
   /** Reads an answer (never throws): the action, or why the text is not one. */
-  protected abstract read(text: string, seat: SeatContext): { readonly ok: true; readonly action: A } | { readonly ok: false; readonly error: string };
+  protected abstract read(
+    text: string,
+    seat: SeatContext,
+  ): { readonly ok: true; readonly action: A } | { readonly ok: false; readonly error: string };
   /** The regex (whole completion) of a canonical answer for a seat. */
   protected abstract pattern(seat: SeatContext): string;
   /** {@inheritDoc Role.render} */
@@ -53,7 +60,8 @@ export abstract class AnswerLineRole<A, C extends AnswerRoleConfig> implements R
   /** The system prompt for a seat: the config's or the built-in one, with `{seat}` and the role's names substituted. */
   systemPrompt(seat: SeatContext): string {
     let text = (this.config.systemPrompt ?? this.builtInPrompt(seat)).replaceAll('{seat}', seat.seat);
-    for (const [name, value] of Object.entries(this.substitutions())) text = text.replaceAll(`{${name}}`, String(value));
+    for (const [name, value] of Object.entries(this.substitutions()))
+      text = text.replaceAll(`{${name}}`, String(value));
     return text;
   }
 

@@ -75,7 +75,12 @@ export class ConfigReader {
   private readonly values: Record<string, unknown>;
 
   /** Merges `raw` over `defaults`; throws on a key `defaults` does not have (a key may default to `undefined`). */
-  constructor(readonly id: string, defaults: object, raw: Record<string, unknown> = {}, readonly section = 'environment.config') {
+  constructor(
+    readonly id: string,
+    defaults: object,
+    raw: Record<string, unknown> = {},
+    readonly section = 'environment.config',
+  ) {
     const known = Object.keys(defaults);
     for (const key of Object.keys(raw)) {
       if (!known.includes(key)) this.fail(key, `is not a known key; known keys: ${known.join(', ')}`);
@@ -96,21 +101,24 @@ export class ConfigReader {
   /** An integer from `min` to `max`. */
   integer(key: string, min: number, max: number): number {
     const v = this.values[key];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) this.fail(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+      this.fail(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
     return v;
   }
 
   /** A number from `min` to `max`. */
   number(key: string, min: number, max: number): number {
     const v = this.values[key];
-    if (typeof v !== 'number' || !(v >= min && v <= max)) this.fail(key, `must be a number from ${min} to ${max}, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !(v >= min && v <= max))
+      this.fail(key, `must be a number from ${min} to ${max}, got ${JSON.stringify(v)}`);
     return v;
   }
 
   /** A finite number, at least `min` when given. */
   finite(key: string, min = -Infinity): number {
     const v = this.values[key];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min) this.fail(key, `must be a finite number${min > -Infinity ? ` ≥ ${min}` : ''}, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min)
+      this.fail(key, `must be a finite number${min > -Infinity ? ` ≥ ${min}` : ''}, got ${JSON.stringify(v)}`);
     return v;
   }
 
@@ -138,8 +146,14 @@ export class ConfigReader {
   /** `seats`: one of {@link SEAT_LISTS}, returned as the shared frozen list. */
   seats(): readonly SeatName[] {
     const v = this.values.seats;
-    const match = SEAT_LISTS.find((list) => Array.isArray(v) && v.length === list.length && list.every((s, i) => v[i] === s));
-    if (!match) this.fail('seats', `must be ["proposer", "executor"] (the team) or ["executor"] (single agent), got ${JSON.stringify(v)}`);
+    const match = SEAT_LISTS.find(
+      (list) => Array.isArray(v) && v.length === list.length && list.every((s, i) => v[i] === s),
+    );
+    if (!match)
+      this.fail(
+        'seats',
+        `must be ["proposer", "executor"] (the team) or ["executor"] (single agent), got ${JSON.stringify(v)}`,
+      );
     return match;
   }
 
@@ -148,7 +162,8 @@ export class ConfigReader {
     const f = this.values.splitFractions as Record<string, unknown> | undefined;
     const fractions = { train: f?.train, validation: f?.validation, test: f?.test };
     for (const [k, v] of Object.entries(fractions)) {
-      if (typeof v !== 'number' || !(v >= 0 && v <= 1)) this.fail(`splitFractions.${k}`, `must be a number from 0 to 1, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'number' || !(v >= 0 && v <= 1))
+        this.fail(`splitFractions.${k}`, `must be a number from 0 to 1, got ${JSON.stringify(v)}`);
     }
     const sum = (fractions.train as number) + (fractions.validation as number) + (fractions.test as number);
     if (Math.abs(sum - 1) > 1e-9) this.fail('splitFractions', `must add up to 1, got ${sum}`);

@@ -8,7 +8,15 @@
  * task-text lines about turns and duties. A game states its rules in the abstract methods.
  */
 import type {
-  ActionTypeSpec, Environment, Move, Observation, ProgramLanguage, Rng, SeatSpec, Split, StepResult,
+  ActionTypeSpec,
+  Environment,
+  Move,
+  Observation,
+  ProgramLanguage,
+  Rng,
+  SeatSpec,
+  Split,
+  StepResult,
 } from '@troupe/kernel';
 import { contentHash } from '@troupe/kernel';
 import type { GameConfig } from './config.js';
@@ -105,8 +113,11 @@ export type TurnOf<S extends AnyGameState> = S['history'][number];
  * A proposer/executor game for one resolved config (see the module comment). `S`: the state type, which names the
  * instance, proposal and turn record types; `A`: the action both seats produce; `C`: the config.
  */
-export abstract class ProposerExecutorGame<S extends AnyGameState, A, C extends GameConfig>
-implements Environment<S['instance'], S, A> {
+export abstract class ProposerExecutorGame<S extends AnyGameState, A, C extends GameConfig> implements Environment<
+  S['instance'],
+  S,
+  A
+> {
   /** {@inheritDoc Environment.seats} */
   readonly seats: readonly SeatSpec[];
   /** {@inheritDoc Environment.actionTypes} */
@@ -122,13 +133,20 @@ implements Environment<S['instance'], S, A> {
    * @param actionType the action type both seats produce
    * @param seatTexts the seats' descriptions: the proposer, the executor in the team, the executor alone
    */
-  constructor(readonly id: string, readonly config: C, actionType: ActionTypeSpec, seatTexts: SeatTexts) {
+  constructor(
+    readonly id: string,
+    readonly config: C,
+    actionType: ActionTypeSpec,
+    seatTexts: SeatTexts,
+  ) {
     this.maxTurns = config.maxTurns;
     const alone = this.config.seats.length === 1;
-    this.seats = deepFreeze([
-      { name: 'proposer', actionType: actionType.name, description: seatTexts.proposer },
-      { name: 'executor', actionType: actionType.name, description: alone ? seatTexts.alone : seatTexts.executor },
-    ].filter((s) => config.seats.includes(s.name as 'proposer')));
+    this.seats = deepFreeze(
+      [
+        { name: 'proposer', actionType: actionType.name, description: seatTexts.proposer },
+        { name: 'executor', actionType: actionType.name, description: alone ? seatTexts.alone : seatTexts.executor },
+      ].filter((s) => config.seats.includes(s.name as 'proposer')),
+    );
     this.actionTypes = deepFreeze([actionType]);
   }
 
@@ -164,7 +182,16 @@ implements Environment<S['instance'], S, A> {
 
   /** The initial state of `instance`: the game's `fields` and turn 0, the first seat, no proposal, no history. */
   protected start(instance: S['instance'], fields: Omit<S, Managed>, success = false): S {
-    return deepFreeze({ instance, ...fields, turn: 0, seatIndex: 0, proposal: null, history: [], success, done: false } as unknown as S);
+    return deepFreeze({
+      instance,
+      ...fields,
+      turn: 0,
+      seatIndex: 0,
+      proposal: null,
+      history: [],
+      success,
+      done: false,
+    } as unknown as S);
   }
 
   /** Whether the executor plays alone (`seats: ['executor']`). */
@@ -177,8 +204,10 @@ implements Environment<S['instance'], S, A> {
     const names = this.seats.map((s) => s.name);
     const i = names.indexOf(seat);
     if (i < 0) {
-      throw new Error(`${this.id}: unknown seat "${seat}"; the seats are ${names.join(', ')}`
-        + `${names.length < TEAM_SEATS.length ? ` (config.seats is ${JSON.stringify(SOLO_SEATS)}: the single-agent variant)` : ''}`);
+      throw new Error(
+        `${this.id}: unknown seat "${seat}"; the seats are ${names.join(', ')}` +
+          `${names.length < TEAM_SEATS.length ? ` (config.seats is ${JSON.stringify(SOLO_SEATS)}: the single-agent variant)` : ''}`,
+      );
     }
     return i;
   }
@@ -207,7 +236,8 @@ implements Environment<S['instance'], S, A> {
     const shown = seat === 'executor' ? state.proposal : null;
     // The compact observation leaves the program out: the proposal line carries what it printed, and a byte-level
     // model would read a program of hundreds of characters before every answer.
-    if (shown?.tool && this.config.observation !== 'compact') context.push({ label: 'proposer program', text: toolDetailsText(shown.tool) });
+    if (shown?.tool && this.config.observation !== 'compact')
+      context.push({ label: 'proposer program', text: toolDetailsText(shown.tool) });
     if (shown) context.push({ label: 'proposal', text: this.proposalText(shown, state) });
     return deepFreeze({
       task: this.taskText(seat),
@@ -222,7 +252,10 @@ implements Environment<S['instance'], S, A> {
   step(state: S, seat: string, move: Move<A>): StepResult<S> {
     const index = this.seatIndexOf(seat);
     if (state.done) throw new Error(`${this.id}: step called on a finished episode (seat ${seat}, turn ${state.turn})`);
-    if (index !== state.seatIndex) throw new Error(`${this.id}: it is ${this.seats[state.seatIndex]?.name}'s move in turn ${state.turn}, not ${seat}'s`);
+    if (index !== state.seatIndex)
+      throw new Error(
+        `${this.id}: it is ${this.seats[state.seatIndex]?.name}'s move in turn ${state.turn}, not ${seat}'s`,
+      );
     const malformed = (bad: boolean): number => (bad ? 1 : 0);
     if (seat === 'proposer') {
       const p = this.propose(state, move);
@@ -232,7 +265,12 @@ implements Environment<S['instance'], S, A> {
         state: deepFreeze({ ...state, seatIndex: 1, proposal }),
         done: { terminated: false, truncated: false },
         success: false,
-        signals: { proposal_reward: proposal.reward, executed_reward: 0, success: 0, malformed: malformed(p.malformed) },
+        signals: {
+          proposal_reward: proposal.reward,
+          executed_reward: 0,
+          success: 0,
+          malformed: malformed(p.malformed),
+        },
         info: { proposal, ...p.info },
       });
     }
@@ -240,14 +278,25 @@ implements Environment<S['instance'], S, A> {
     const terminated = e.success || e.stop === true;
     const truncated = !terminated && state.turn + 1 >= this.maxTurns;
     const next = deepFreeze({
-      instance: state.instance, ...e.next, turn: state.turn + 1, seatIndex: 0, proposal: null,
-      history: [...state.history, e.record], success: e.success, done: terminated || truncated,
+      instance: state.instance,
+      ...e.next,
+      turn: state.turn + 1,
+      seatIndex: 0,
+      proposal: null,
+      history: [...state.history, e.record],
+      success: e.success,
+      done: terminated || truncated,
     } as unknown as S);
     return deepFreeze({
       state: next,
       done: { terminated, truncated },
       success: e.success,
-      signals: { proposal_reward: 0, executed_reward: e.record.reward, success: e.success ? 1 : 0, malformed: malformed(e.malformed) },
+      signals: {
+        proposal_reward: 0,
+        executed_reward: e.record.reward,
+        success: e.success ? 1 : 0,
+        malformed: malformed(e.malformed),
+      },
       info: e.info ?? { ...(e.record as object) },
     });
   }

@@ -42,11 +42,17 @@ export interface DrawGridOptions {
  * 1  . # G
  * ```
  */
-export function drawGrid(grid: readonly string[], cell: (ch: string, pos: Pos) => string, options: DrawGridOptions = {}): string {
+export function drawGrid(
+  grid: readonly string[],
+  cell: (ch: string, pos: Pos) => string,
+  options: DrawGridOptions = {},
+): string {
   const coords = options.coordinates ?? true;
   const cols = grid[0]?.length ?? 0;
   const width = coords ? String(Math.max(grid.length, cols) - 1).length : 0;
-  const lines = coords ? [`${' '.repeat(width)}  ${Array.from({ length: cols }, (_, c) => String(c).padStart(width)).join(' ')}`] : [];
+  const lines = coords
+    ? [`${' '.repeat(width)}  ${Array.from({ length: cols }, (_, c) => String(c).padStart(width)).join(' ')}`]
+    : [];
   grid.forEach((line, row) => {
     const cells = Array.from(line, (ch, col) => cell(ch, { row, col }).padStart(width));
     lines.push(coords ? `${String(row).padStart(width)}  ${cells.join(' ')}` : cells.join(options.separator ?? ''));

@@ -15,7 +15,9 @@ import { deepFreeze } from './values.js';
 /** Throws when `split` has fraction 0 (it holds no instances). */
 export function checkSplitHolds(id: string, split: Split, fractions: SplitFractions): void {
   if (fractions[split] <= 0) {
-    throw new Error(`${id}: split "${split}" has fraction 0 in environment.config.splitFractions; it holds no instances`);
+    throw new Error(
+      `${id}: split "${split}" has fraction 0 in environment.config.splitFractions; it holds no instances`,
+    );
   }
 }
 
@@ -43,9 +45,12 @@ export function instanceAt<I>(source: InstanceSource<I>, split: Split, index: nu
   checkSplitHolds(source.id, split, source.splitFractions);
   for (let attempt = 0; attempt < source.maxAttempts; attempt++) {
     const candidate = source.draw(createRng(deriveSeed(seed, split, index, attempt)), split);
-    if (candidate && (!source.key || splitOfContent(source.key(candidate), source.splitFractions) === split)) return deepFreeze(candidate);
+    if (candidate && (!source.key || splitOfContent(source.key(candidate), source.splitFractions) === split))
+      return deepFreeze(candidate);
   }
-  throw new Error(`${source.id}: no ${split} instance found after ${source.maxAttempts} candidates (seed ${seed}, index ${index}); ${source.hint}`);
+  throw new Error(
+    `${source.id}: no ${split} instance found after ${source.maxAttempts} candidates (seed ${seed}, index ${index}); ${source.hint}`,
+  );
 }
 
 /** The memoised instance streams of one environment, one per (split, seed), unique by `key` (see the module comment). */
@@ -53,7 +58,10 @@ export class InstanceStreams<I> {
   private readonly streams = new Map<string, { kept: I[]; keys: Set<string>; attempt: number }>();
 
   /** Streams drawing from `source`, de-duplicated by `key`. */
-  constructor(private readonly source: InstanceSource<I>, private readonly key: (instance: I) => string) {}
+  constructor(
+    private readonly source: InstanceSource<I>,
+    private readonly key: (instance: I) => string,
+  ) {}
 
   /** The `index`-th instance of `split` for `seed`. */
   get(split: Split, index: number, seed: number): I {
@@ -64,11 +72,15 @@ export class InstanceStreams<I> {
       checkSplitHolds(id, split, this.source.splitFractions);
       this.streams.set(name, (stream = { kept: [], keys: new Set(), attempt: 0 }));
     }
-    if (!Number.isInteger(index) || index < 0) throw new Error(`${id}: instance index must be a non-negative integer, got ${index}`);
+    if (!Number.isInteger(index) || index < 0)
+      throw new Error(`${id}: instance index must be a non-negative integer, got ${index}`);
     while (stream.kept.length <= index) {
       for (let misses = 1; ; misses++) {
         const drawn = this.source.draw(createRng(deriveSeed(seed, split, stream.attempt++)), split);
-        const candidate = drawn && (!this.source.key || splitOfContent(this.source.key(drawn), this.source.splitFractions) === split) ? drawn : null;
+        const candidate =
+          drawn && (!this.source.key || splitOfContent(this.source.key(drawn), this.source.splitFractions) === split)
+            ? drawn
+            : null;
         const key = candidate && this.key(candidate);
         if (candidate && !stream.keys.has(key!)) {
           stream.keys.add(key!);
@@ -76,7 +88,9 @@ export class InstanceStreams<I> {
           break;
         }
         if (misses >= maxAttempts) {
-          throw new Error(`${id}: no new ${split} instance after ${maxAttempts} candidates (seed ${seed}, index ${stream.kept.length}); ${this.source.hint}`);
+          throw new Error(
+            `${id}: no new ${split} instance after ${maxAttempts} candidates (seed ${seed}, index ${stream.kept.length}); ${this.source.hint}`,
+          );
         }
       }
     }

@@ -77,7 +77,9 @@ export interface MoveListRun<W> {
  * reward. The inputs are never modified: the proposer's list is simulated, the executor's executed, the same way.
  */
 export function runMoveList<W>(
-  start: W, moves: readonly Direction[], solved: (at: W) => boolean,
+  start: W,
+  moves: readonly Direction[],
+  solved: (at: W) => boolean,
   move: (at: W, dir: Direction, index: number) => { readonly to: W; readonly valid: boolean; readonly reward: number },
 ): MoveListRun<W> {
   let at = start;
@@ -99,7 +101,11 @@ export function runMoveList<W>(
  * The reward of a move list: sparse, 1 when solved and 0 otherwise; shaped, the sum of `perMove`. Rounded to 9
  * decimals, like each per-move reward returned, so that mathematically equal rewards compare equal.
  */
-export function moveListReward(perMove: readonly number[], solved: boolean, kind: RewardKind): { readonly reward: number; readonly perMove: number[] } {
+export function moveListReward(
+  perMove: readonly number[],
+  solved: boolean,
+  kind: RewardKind,
+): { readonly reward: number; readonly perMove: number[] } {
   const shaped = roundReward(perMove.reduce((a, b) => a + b, 0));
   return { reward: kind === 'sparse' ? (solved ? 1 : 0) : shaped, perMove: perMove.map(roundReward) };
 }
@@ -142,23 +148,37 @@ export interface MovesState<I, P extends ProposalBase, T extends TurnBase<P>> ex
 export type Settled<S, T> = Omit<Executed<S, T>, 'record' | 'malformed'>;
 
 /** Any state of a moves game: the type a game's state type extends. */
-export type AnyMovesState = MovesState<{ readonly size: number }, MovesProposal<unknown>, MovesTurn<unknown, MovesProposal<unknown>>>;
+export type AnyMovesState = MovesState<
+  { readonly size: number },
+  MovesProposal<unknown>,
+  MovesTurn<unknown, MovesProposal<unknown>>
+>;
 
 /**
  * A moves game for one resolved config; instances have a `size` (random lists are at most 2·size long). The game's
  * state type `S` names its instance, proposal and turn record types; its run type `R` names where things are
  * (`R['end']`).
  */
-export abstract class MovesGame<S extends AnyMovesState, R extends MovesRun<unknown>, C extends MovesGameConfig>
-  extends ProposerExecutorGame<S, Direction[], C> {
+export abstract class MovesGame<
+  S extends AnyMovesState,
+  R extends MovesRun<unknown>,
+  C extends MovesGameConfig,
+> extends ProposerExecutorGame<S, Direction[], C> {
   constructor(id: string, config: C) {
-    super(id, config, {
-      name: MOVES_ACTION_TYPE, schema: movesSchema(config.maxMoves), description: `A list of at most ${config.maxMoves} moves, each U, D, L or R.`,
-    }, {
-      proposer: 'Proposes a move list; it is simulated on a copy, never executed.',
-      executor: 'Sees the proposal and its simulated outcome; its move list is executed.',
-      alone: 'Plays alone (single agent): sees the task and the current state; its move list is executed.',
-    });
+    super(
+      id,
+      config,
+      {
+        name: MOVES_ACTION_TYPE,
+        schema: movesSchema(config.maxMoves),
+        description: `A list of at most ${config.maxMoves} moves, each U, D, L or R.`,
+      },
+      {
+        proposer: 'Proposes a move list; it is simulated on a copy, never executed.',
+        executor: 'Sees the proposal and its simulated outcome; its move list is executed.',
+        alone: 'Plays alone (single agent): sees the task and the current state; its move list is executed.',
+      },
+    );
   }
 
   /** Where things are now (the walker's position, the player's and boxes' placement). */
@@ -181,20 +201,34 @@ export abstract class MovesGame<S extends AnyMovesState, R extends MovesRun<unkn
   }
 
   /** The moves of a seat's answer, or why they cannot be used and the reward that costs. */
-  protected parse(move: Move<Direction[]>): { readonly moves: Direction[] } | { readonly error: string; readonly reward: number } {
+  protected parse(
+    move: Move<Direction[]>,
+  ): { readonly moves: Direction[] } | { readonly error: string; readonly reward: number } {
     const parsed = movesOf(move, this.config.maxMoves);
-    if ('error' in parsed) return { error: parsed.error, reward: this.config.reward === 'sparse' ? 0 : this.config.malformedPenalty };
+    if ('error' in parsed)
+      return { error: parsed.error, reward: this.config.reward === 'sparse' ? 0 : this.config.malformedPenalty };
     return { moves: parsed.moves.slice() };
   }
 
   protected propose(state: S, move: Move<Direction[]>): Proposed<ProposalOf<S>> {
     const parsed = this.parse(move);
     const run = 'error' in parsed ? null : this.run(state, parsed.moves);
-    const proposal = run && !('error' in parsed)
-      ? { moves: parsed.moves, end: run.end, invalid: run.invalid, reward: run.reward }
-      : { moves: null, error: (parsed as { error: string }).error, end: this.where(state), invalid: 0, reward: (parsed as { reward: number }).reward };
+    const proposal =
+      run && !('error' in parsed)
+        ? { moves: parsed.moves, end: run.end, invalid: run.invalid, reward: run.reward }
+        : {
+            moves: null,
+            error: (parsed as { error: string }).error,
+            end: this.where(state),
+            invalid: 0,
+            reward: (parsed as { reward: number }).reward,
+          };
     const info = this.proposalInfo(state);
-    return { proposal: { ...proposal, ...this.proposalFields(state, run) } as Omit<ProposalOf<S>, 'tool'>, malformed: !run, ...(info ? { info } : {}) };
+    return {
+      proposal: { ...proposal, ...this.proposalFields(state, run) } as Omit<ProposalOf<S>, 'tool'>,
+      malformed: !run,
+      ...(info ? { info } : {}),
+    };
   }
 
   protected execute(state: S, move: Move<Direction[]>): Executed<S, TurnOf<S>> {
@@ -203,8 +237,25 @@ export abstract class MovesGame<S extends AnyMovesState, R extends MovesRun<unkn
     const run = 'error' in parsed ? null : this.run(state, parsed.moves);
     const base = { turn: state.turn, proposal: state.proposal, from };
     const record = (run && !('error' in parsed)
-      ? { ...base, executed: parsed.moves, to: run.end, invalid: run.invalid, ignored: run.ignored, reward: run.reward, ...this.turnFields(run) }
-      : { ...base, executed: null, error: (parsed as { error: string }).error, to: from, invalid: 0, ignored: 0, reward: (parsed as { reward: number }).reward, ...this.turnFields(null) }) as unknown as TurnOf<S>;
+      ? {
+          ...base,
+          executed: parsed.moves,
+          to: run.end,
+          invalid: run.invalid,
+          ignored: run.ignored,
+          reward: run.reward,
+          ...this.turnFields(run),
+        }
+      : {
+          ...base,
+          executed: null,
+          error: (parsed as { error: string }).error,
+          to: from,
+          invalid: 0,
+          ignored: 0,
+          reward: (parsed as { reward: number }).reward,
+          ...this.turnFields(null),
+        }) as unknown as TurnOf<S>;
     const movesUsed = state.movesUsed + (run ? record.executed!.length - record.ignored : 0);
     return { ...this.settle(state, record, movesUsed), record, malformed: !run };
   }
@@ -218,7 +269,6 @@ export abstract class MovesGame<S extends AnyMovesState, R extends MovesRun<unkn
   protected compactMoves(moves: readonly Direction[] | null): string {
     return moves ? this.formatMoves(moves) : 'none';
   }
-
 
   /** The seat's duty line, then the answer line (the last two lines of the task). */
   protected closingLines(seat: string, goal: string): string[] {

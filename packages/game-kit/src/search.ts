@@ -26,7 +26,9 @@ export interface SearchSpace<S> {
  */
 export function shortestMoves<S>(start: S, space: SearchSpace<S>, nodeCap = Infinity): SearchResult {
   if (space.solved(start)) return { status: 'solved', moves: [], nodes: 0 };
-  const nodes: { readonly state: S; readonly parent: number; readonly dir: Direction | null }[] = [{ state: start, parent: -1, dir: null }];
+  const nodes: { readonly state: S; readonly parent: number; readonly dir: Direction | null }[] = [
+    { state: start, parent: -1, dir: null },
+  ];
   const seen = new Set([space.key(start)]);
   for (let head = 0; head < nodes.length; head++) {
     if (head >= nodeCap) return { status: 'cap', nodes: head };

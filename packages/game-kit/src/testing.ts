@@ -10,7 +10,16 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Environment, Move, Observation, RewardFunction, Role, SeatContext, Split, Transition } from '@troupe/kernel';
+import type {
+  Environment,
+  Move,
+  Observation,
+  RewardFunction,
+  Role,
+  SeatContext,
+  Split,
+  Transition,
+} from '@troupe/kernel';
 import { createRng } from '@troupe/kernel';
 import { GAME_SIGNALS } from './game.js';
 
@@ -18,7 +27,8 @@ import { GAME_SIGNALS } from './game.js';
 export interface FixtureCase {
   readonly description: string;
   readonly config: Record<string, unknown>;
-  readonly instance: { readonly split: Split; readonly index: number; readonly seed: number } | Readonly<Record<string, unknown>>;
+  readonly instance:
+    { readonly split: Split; readonly index: number; readonly seed: number } | Readonly<Record<string, unknown>>;
   /** The scripted moves: `invalid` (unparseable text with that error), or the game's action (see `GameFixtures.action`). */
   readonly steps: readonly ({ readonly seat: string; readonly invalid?: string } & Readonly<Record<string, unknown>>)[];
 }
@@ -30,7 +40,11 @@ export interface GameFixtures<I, S, A> {
   /** A hand-made instance from a case's `instance` (one without `split`). */
   make(instance: Readonly<Record<string, unknown>>): I;
   /** The action of a scripted step (which may ask for the oracle's), and the text a role would have written. */
-  action(step: Readonly<Record<string, unknown>>, env: Environment<I, S, A>, state: S): { readonly action: A; readonly text: string };
+  action(
+    step: Readonly<Record<string, unknown>>,
+    env: Environment<I, S, A>,
+    state: S,
+  ): { readonly action: A; readonly text: string };
   /** How the transcript shows a played move. Default: the action, or `{ invalid: error }`. */
   move?(move: Move<A>): unknown;
   /** The state fields each transcript entry shows after the step (e.g. the position and the moves used). */
@@ -44,16 +58,23 @@ const round = (x: number): number => Math.round(x * 1e9) / 1e9;
  * signals (rounded to 9 decimals), `done` and `success`; it stops when the episode ends. Returns `describe` of the
  * instance, the transcript, and the final state text of the first seat.
  */
-export async function playFixture<I, S extends { readonly turn: number }, A>(game: GameFixtures<I, S, A>, c: FixtureCase): Promise<unknown> {
+export async function playFixture<I, S extends { readonly turn: number }, A>(
+  game: GameFixtures<I, S, A>,
+  c: FixtureCase,
+): Promise<unknown> {
   const env = game.create(c.config);
-  const instance = 'split' in c.instance && typeof c.instance.split === 'string'
-    ? env.instance(c.instance.split as Split, c.instance.index as number, c.instance.seed as number)
-    : game.make(c.instance);
+  const instance =
+    'split' in c.instance && typeof c.instance.split === 'string'
+      ? env.instance(c.instance.split as Split, c.instance.index as number, c.instance.seed as number)
+      : game.make(c.instance);
   let state = env.reset(instance);
   const transcript: unknown[] = [];
   for (const s of c.steps) {
     const obs = env.observe(state, s.seat);
-    const move: Move<A> = s.invalid !== undefined ? { kind: 'invalid', error: s.invalid, text: s.invalid } : { kind: 'action', ...game.action(s, env, state) };
+    const move: Move<A> =
+      s.invalid !== undefined
+        ? { kind: 'invalid', error: s.invalid, text: s.invalid }
+        : { kind: 'action', ...game.action(s, env, state) };
     const r = await env.step(state, s.seat, move);
     transcript.push({
       seat: s.seat,
@@ -80,18 +101,27 @@ interface MochaGlobals {
 function mocha(title: string): MochaGlobals {
   const { describe, it } = globalThis as unknown as Partial<MochaGlobals>;
   if (typeof describe !== 'function' || typeof it !== 'function') {
-    throw new Error(`@troupe/game-kit/testing: "${title}" registers mocha tests, but mocha's describe/it globals are not defined; run it under mocha`);
+    throw new Error(
+      `@troupe/game-kit/testing: "${title}" registers mocha tests, but mocha's describe/it globals are not defined; run it under mocha`,
+    );
   }
   return { describe, it };
 }
 
 /** Registers `describe(title)` with one test per fixture folder in `dir` (see the module comment); run it under mocha. */
-export function fixtureEpisodes<I, S extends { readonly turn: number }, A>(title: string, dir: string, game: GameFixtures<I, S, A>): void {
+export function fixtureEpisodes<I, S extends { readonly turn: number }, A>(
+  title: string,
+  dir: string,
+  game: GameFixtures<I, S, A>,
+): void {
   const { describe, it } = mocha(title);
   describe(title, () => {
     for (const name of readdirSync(dir).sort()) {
       it(name, async () => {
-        const actual = await playFixture(game, JSON.parse(readFileSync(join(dir, name, 'case.json'), 'utf8')) as FixtureCase);
+        const actual = await playFixture(
+          game,
+          JSON.parse(readFileSync(join(dir, name, 'case.json'), 'utf8')) as FixtureCase,
+        );
         const file = join(dir, name, 'expected.json');
         if (process.env.UPDATE_FIXTURES === '1' || !existsSync(file)) {
           if (process.env.CI) assert.fail(`${file} is missing; run UPDATE_FIXTURES=1 npx mocha locally and review it`);
@@ -115,7 +145,11 @@ export interface PlayedTeam<S> {
  * parses it, the environment steps; until the episode ends. Asserts that every prompt shows the current state.
  */
 export function playTeam<S extends { readonly done: boolean }>(
-  env: Environment<unknown, S, unknown>, role: Role, seatOf: (seat: string) => SeatContext, index: number, speak: (state: S, seat: string) => string,
+  env: Environment<unknown, S, unknown>,
+  role: Role,
+  seatOf: (seat: string) => SeatContext,
+  index: number,
+  speak: (state: S, seat: string) => string,
 ): PlayedTeam<S> {
   let state = env.reset(env.instance('test', index, 11));
   const observations: Observation[] = [];
@@ -124,7 +158,10 @@ export function playTeam<S extends { readonly done: boolean }>(
     for (const { name } of env.seats) {
       const obs = env.observe(state, name);
       observations.push(obs);
-      assert.ok(role.prompt(obs, seatOf(name)).some((m) => m.content.includes(obs.state)), 'the prompt shows the current state');
+      assert.ok(
+        role.prompt(obs, seatOf(name)).some((m) => m.content.includes(obs.state)),
+        'the prompt shows the current state',
+      );
       const move = role.parse(speak(state, name), seatOf(name)) as Move;
       const result = env.step(state, name, move);
       if ('then' in result) throw new Error(`${env.id}: playTeam plays games whose step is synchronous`);
@@ -162,7 +199,10 @@ export interface TeamEpisodes<S> {
  * reward; unparseable text costs the malformed penalty, changes nothing and runs to truncation; every step returns
  * exactly the game kit's signals. Returns a random and an oracle episode for the role and reward conformance suites.
  */
-export function teamEpisodes<S extends { readonly done: boolean; readonly success: boolean }>(title: string, t: TeamEpisodes<S>): { sample: PlayedTeam<S>; oracle: PlayedTeam<S> } {
+export function teamEpisodes<S extends { readonly done: boolean; readonly success: boolean }>(
+  title: string,
+  t: TeamEpisodes<S>,
+): { sample: PlayedTeam<S>; oracle: PlayedTeam<S> } {
   const { describe, it } = mocha(title);
   const { env, role, seatOf, reward } = t;
   const render = (action: unknown, seat: string): string => role.render(action, seatOf(seat));
@@ -172,7 +212,13 @@ export function teamEpisodes<S extends { readonly done: boolean; readonly succes
   describe(title, () => {
     it('the oracle, spoken through the role after some reasoning, solves every test instance in one turn', () => {
       for (let i = 0; i < 20; i++) {
-        const { transitions, state } = playTeam(env, role, seatOf, i, (s, seat) => `Let me think.\n${render(env.oracle!(s, seat), seat)}`);
+        const { transitions, state } = playTeam(
+          env,
+          role,
+          seatOf,
+          i,
+          (s, seat) => `Let me think.\n${render(env.oracle!(s, seat), seat)}`,
+        );
         assert.equal(state.success, true);
         assert.equal(transitions.length, 2);
         const [p, e] = transitions.map((tr) => reward.terms(tr));
@@ -191,8 +237,9 @@ export function teamEpisodes<S extends { readonly done: boolean; readonly succes
       for (const tr of transitions) assert.equal(reward.terms(tr).local, t.malformedReward);
     });
 
-    it('every step returns exactly the game kit\'s signals', () => {
-      for (const tr of [...sample.transitions, ...oracle.transitions]) assert.deepEqual(Object.keys(tr.result.signals).sort(), [...GAME_SIGNALS].sort());
+    it("every step returns exactly the game kit's signals", () => {
+      for (const tr of [...sample.transitions, ...oracle.transitions])
+        assert.deepEqual(Object.keys(tr.result.signals).sort(), [...GAME_SIGNALS].sort());
     });
   });
   return { sample, oracle };

@@ -31,7 +31,12 @@ export function toolDetailsOf(details: Readonly<Record<string, unknown>> | undef
 
 /** Renders tool details for another seat's observation: the program, then its output and verdict. */
 export function toolDetailsText(tool: ToolDetails): string {
-  const lines = [`Program (${tool.language ?? 'python'}):`, '```' + (tool.language ?? 'python'), tool.program.trimEnd(), '```'];
+  const lines = [
+    `Program (${tool.language ?? 'python'}):`,
+    '```' + (tool.language ?? 'python'),
+    tool.program.trimEnd(),
+    '```',
+  ];
   if (tool.verdict !== undefined) lines.push(`Run verdict: ${tool.verdict}`);
   lines.push('Output:', '```', (tool.stdout ?? '').trimEnd(), '```');
   if (tool.stderr && tool.stderr.trim()) lines.push('Errors:', '```', tool.stderr.trimEnd(), '```');

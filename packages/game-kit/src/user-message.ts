@@ -32,7 +32,10 @@ export function renderUserMessage(observation: Observation, options: UserMessage
     const context = observation.context.map((c) => `${c.label}: ${c.text}`);
     return (options.stateLast ? [...context, observation.state] : [observation.state, ...context]).join('\n');
   }
-  const parts = options.includeTask === false ? [`Current state:\n${observation.state}`] : [observation.task.trim(), `Current state:\n${observation.state}`];
+  const parts =
+    options.includeTask === false
+      ? [`Current state:\n${observation.state}`]
+      : [observation.task.trim(), `Current state:\n${observation.state}`];
   for (const c of observation.context) parts.push(`### ${c.label}\n${c.text}`);
   parts.push(`Answer with one final line: ${options.format}`);
   return parts.join('\n\n');

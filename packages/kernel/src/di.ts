@@ -17,7 +17,9 @@ export { Observable, Subject, defer, from, of, EMPTY, firstValueFrom, lastValueF
 export type ParameterToken = interfaces.ServiceIdentifier | { readonly optional: interfaces.ServiceIdentifier };
 
 /** Marks a parameter token optional: when nothing is bound to it, the parameter is `undefined` (its default applies). */
-export function optionalService(token: interfaces.ServiceIdentifier): { readonly optional: interfaces.ServiceIdentifier } {
+export function optionalService(token: interfaces.ServiceIdentifier): {
+  readonly optional: interfaces.ServiceIdentifier;
+} {
   return { optional: token };
 }
 
@@ -36,7 +38,10 @@ export function optionalService(token: interfaces.ServiceIdentifier): { readonly
  * injectParameters(CodeEnvironmentContribution, [optionalService(SandboxPool), RandomStreams, Logger]);
  * ```
  */
-export function injectParameters(target: abstract new (...args: never[]) => unknown, tokens: readonly ParameterToken[]): void {
+export function injectParameters(
+  target: abstract new (...args: never[]) => unknown,
+  tokens: readonly ParameterToken[],
+): void {
   tokens.forEach((entry, index) => {
     const isOptional = typeof entry === 'object' && entry !== null && 'optional' in entry;
     decorate(inject(isOptional ? entry.optional : (entry as interfaces.ServiceIdentifier)), target, index);

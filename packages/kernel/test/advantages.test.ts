@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import {
-  atGroupKey, computeAdvantages, computeTrajectoryAdvantages, groupAdvantages, groupByTrajectory, groupByTurnSeat, type GroupableSample,
+  atGroupKey,
+  computeAdvantages,
+  computeTrajectoryAdvantages,
+  groupAdvantages,
+  groupByTrajectory,
+  groupByTurnSeat,
+  type GroupableSample,
 } from '../src/algorithms/index.js';
 import { collectEpisodes, planEpisodes, runEpisodes } from '../src/rollout/index.js';
 import { counterEnv, counterReward, counterRole, listPolicy } from './helpers/counter.js';
@@ -10,21 +16,41 @@ const close = (a: readonly number[], b: readonly number[], tol = 1e-9): void => 
   a.forEach((x, i) => assert.ok(Math.abs(x - b[i]!) <= tol, `index ${i}: ${x} vs ${b[i]}`));
 };
 
-const s = (instanceUid: string, turn: number, seat: string, reward: number, episodeId?: string): GroupableSample & { episodeId?: string } =>
-  ({ instanceUid, turn, seat, reward, ...(episodeId ? { episodeId } : {}) });
+const s = (
+  instanceUid: string,
+  turn: number,
+  seat: string,
+  reward: number,
+  episodeId?: string,
+): GroupableSample & { episodeId?: string } => ({
+  instanceUid,
+  turn,
+  seat,
+  reward,
+  ...(episodeId ? { episodeId } : {}),
+});
 
 describe('advantages: one group', () => {
   it('unbiased: (r − mean) / (std_{n−1} + 1e-6)', () => {
     // rewards 1, 2, 3, 6: mean 3, ss = 4 + 1 + 0 + 9 = 14, unbiased std = sqrt(14/3)
     const std = Math.sqrt(14 / 3);
-    close(groupAdvantages([1, 2, 3, 6]), [-2, -1, 0, 3].map((d) => d / (std + 1e-6)));
-    close(groupAdvantages([1, 2, 3, 6], { std: 'unbiased' }), [-2, -1, 0, 3].map((d) => d / (std + 1e-6)));
+    close(
+      groupAdvantages([1, 2, 3, 6]),
+      [-2, -1, 0, 3].map((d) => d / (std + 1e-6)),
+    );
+    close(
+      groupAdvantages([1, 2, 3, 6], { std: 'unbiased' }),
+      [-2, -1, 0, 3].map((d) => d / (std + 1e-6)),
+    );
   });
   it('biased: divides by the n standard deviation', () => {
     const std = Math.sqrt(14 / 4);
-    close(groupAdvantages([1, 2, 3, 6], { std: 'biased' }), [-2, -1, 0, 3].map((d) => d / (std + 1e-6)));
+    close(
+      groupAdvantages([1, 2, 3, 6], { std: 'biased' }),
+      [-2, -1, 0, 3].map((d) => d / (std + 1e-6)),
+    );
   });
-  it("dr-grpo: no std division", () => {
+  it('dr-grpo: no std division', () => {
     close(groupAdvantages([1, 2, 3, 6], { std: 'dr-grpo' }), [-2, -1, 0, 3]);
   });
   it('a custom epsilon is used', () => {
@@ -44,26 +70,35 @@ describe('advantages: one group', () => {
   });
   it('rejects non-finite rewards and unknown modes', () => {
     assert.throws(() => groupAdvantages([1, NaN]), /reward 1 of group group is NaN/);
-    assert.throws(() => groupAdvantages([1, 2], { std: 'zscore' as never }), /std must be 'unbiased', 'biased' or 'dr-grpo'/);
+    assert.throws(
+      () => groupAdvantages([1, 2], { std: 'zscore' as never }),
+      /std must be 'unbiased', 'biased' or 'dr-grpo'/,
+    );
   });
 });
 
 describe('advantages: AT-GRPO grouping by (instance uid, turn, seat)', () => {
   const samples = [
-    s('i1', 0, 'a', 1), s('i1', 0, 'a', 3),   // group 1
-    s('i1', 0, 'b', 5), s('i1', 0, 'b', 5),   // group 2 (zero variance)
-    s('i2', 0, 'a', 0), s('i2', 0, 'a', 10),  // group 3: another instance, never merged with group 1
-    s('i1', 1, 'a', 2),                        // group 4: another turn, never merged with group 1 (singleton)
-    s('i1', 0, 'a', 2),                        // back to group 1 (interleaved order)
+    s('i1', 0, 'a', 1),
+    s('i1', 0, 'a', 3), // group 1
+    s('i1', 0, 'b', 5),
+    s('i1', 0, 'b', 5), // group 2 (zero variance)
+    s('i2', 0, 'a', 0),
+    s('i2', 0, 'a', 10), // group 3: another instance, never merged with group 1
+    s('i1', 1, 'a', 2), // group 4: another turn, never merged with group 1 (singleton)
+    s('i1', 0, 'a', 2), // back to group 1 (interleaved order)
   ];
   it('never merges instances, seats or turns; keeps first-appearance order and input indices', () => {
     const groups = groupByTurnSeat(samples);
-    assert.deepEqual(groups.map((g) => [g.instanceUid, g.turn, g.seat, g.indices]), [
-      ['i1', 0, 'a', [0, 1, 7]],
-      ['i1', 0, 'b', [2, 3]],
-      ['i2', 0, 'a', [4, 5]],
-      ['i1', 1, 'a', [6]],
-    ]);
+    assert.deepEqual(
+      groups.map((g) => [g.instanceUid, g.turn, g.seat, g.indices]),
+      [
+        ['i1', 0, 'a', [0, 1, 7]],
+        ['i1', 0, 'b', [2, 3]],
+        ['i2', 0, 'a', [4, 5]],
+        ['i1', 1, 'a', [6]],
+      ],
+    );
     assert.equal(groups[0]!.key, atGroupKey(samples[0]!));
   });
   it('keys are unambiguous even when names contain separators', () => {
@@ -78,7 +113,10 @@ describe('advantages: AT-GRPO grouping by (instance uid, turn, seat)', () => {
     assert.equal(r.zeroVarianceGroups, 2, 'the equal-reward group and the singleton');
     assert.equal(r.singletonGroups, 1);
     assert.equal(r.zeroVarianceFraction, 0.5);
-    assert.deepEqual(r.groups.map((g) => g.size), [3, 2, 2, 1]);
+    assert.deepEqual(
+      r.groups.map((g) => g.size),
+      [3, 2, 2, 1],
+    );
     assert.equal(r.groups[0]!.mean, 2);
     assert.equal(computeAdvantages([]).zeroVarianceFraction, 0);
   });
@@ -86,18 +124,32 @@ describe('advantages: AT-GRPO grouping by (instance uid, turn, seat)', () => {
 
 describe('advantages: grpo-naive trajectory grouping', () => {
   const samples = [
-    s('i1', 0, 'a', 1, 'e0'), s('i1', 0, 'b', 2, 'e0'), s('i1', 1, 'a', 3, 'e0'), s('i1', 1, 'b', 4, 'e0'),
-    s('i1', 0, 'a', 0, 'e1'), s('i1', 0, 'b', 8, 'e1'),                            // e1 ended in turn 0
-    s('i2', 0, 'a', 7, 'e2'), s('i2', 0, 'b', 7, 'e2'),
+    s('i1', 0, 'a', 1, 'e0'),
+    s('i1', 0, 'b', 2, 'e0'),
+    s('i1', 1, 'a', 3, 'e0'),
+    s('i1', 1, 'b', 4, 'e0'),
+    s('i1', 0, 'a', 0, 'e1'),
+    s('i1', 0, 'b', 8, 'e1'), // e1 ended in turn 0
+    s('i2', 0, 'a', 7, 'e2'),
+    s('i2', 0, 'b', 7, 'e2'),
   ];
   it('one group per instance over seats, turns and episodes; last turn of each episode by default', () => {
     const groups = groupByTrajectory(samples);
-    assert.deepEqual(groups.map((g) => [g.instanceUid, g.turn, g.seat, g.indices]), [
-      ['i1', null, null, [2, 3, 4, 5]],
-      ['i2', null, null, [6, 7]],
-    ]);
+    assert.deepEqual(
+      groups.map((g) => [g.instanceUid, g.turn, g.seat, g.indices]),
+      [
+        ['i1', null, null, [2, 3, 4, 5]],
+        ['i2', null, null, [6, 7]],
+      ],
+    );
     const all = groupByTrajectory(samples, { lastTurnOnly: false });
-    assert.deepEqual(all.map((g) => g.indices), [[0, 1, 2, 3, 4, 5], [6, 7]]);
+    assert.deepEqual(
+      all.map((g) => g.indices),
+      [
+        [0, 1, 2, 3, 4, 5],
+        [6, 7],
+      ],
+    );
   });
   it('normalises over the whole instance group; left-out samples get null', () => {
     const r = computeTrajectoryAdvantages(samples, { std: 'unbiased' });
@@ -118,20 +170,40 @@ describe('advantages: grpo-naive trajectory grouping', () => {
 describe('advantages: on a real rollout', () => {
   it('groups = (instance, turn, seat) of K samples sharing one prompt; advantages match the formula to 1e-6', async () => {
     const env = counterEnv();
-    const policy = listPolicy('p', (r, call) => Array.from({ length: r.n }, (_, c) => ['+0', '+1', '+2', '-1', 'x'][(c * 3 + call) % 5]!));
+    const policy = listPolicy('p', (r, call) =>
+      Array.from({ length: r.n }, (_, c) => ['+0', '+1', '+2', '-1', 'x'][(c * 3 + call) % 5]!),
+    );
     const K = 4;
     const contexts = planEpisodes({
-      environment: env, split: 'train', count: 5, seed: 8, uidPrefix: 'step-0/', branches: K, reward: counterReward(),
-      seats: env.seats.map((x) => ({ name: x.name, role: counterRole(), policy, sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4 } })),
+      environment: env,
+      split: 'train',
+      count: 5,
+      seed: 8,
+      uidPrefix: 'step-0/',
+      branches: K,
+      reward: counterReward(),
+      seats: env.seats.map((x) => ({
+        name: x.name,
+        role: counterRole(),
+        policy,
+        sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4 },
+      })),
     });
     const episodes = await collectEpisodes(runEpisodes(contexts, { concurrency: 2 }));
     const samples = episodes.flatMap((e) => e.steps);
     const result = computeAdvantages(samples);
     const groups = groupByTurnSeat(samples);
-    assert.equal(groups.length, episodes.reduce((a, e) => a + e.groups.length, 0), 'one advantage group per played (episode, turn, seat)');
+    assert.equal(
+      groups.length,
+      episodes.reduce((a, e) => a + e.groups.length, 0),
+      'one advantage group per played (episode, turn, seat)',
+    );
     for (const g of groups) {
       assert.equal(g.members.length, K);
-      assert.ok(g.members.every((m) => JSON.stringify(m.prompt) === JSON.stringify(g.members[0]!.prompt)), 'one prompt per group');
+      assert.ok(
+        g.members.every((m) => JSON.stringify(m.prompt) === JSON.stringify(g.members[0]!.prompt)),
+        'one prompt per group',
+      );
       const rewards = g.members.map((m) => m.reward);
       const mean = rewards.reduce((a, b) => a + b, 0) / K;
       const std = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / (K - 1));

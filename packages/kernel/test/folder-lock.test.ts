@@ -8,10 +8,14 @@ import { FolderLockError, LOCK_FILE, lockFolder } from '../src/util/index.js';
 
 /** A lock file as another process would have written it. */
 const writeLock = (dir: string, pid: number, file = LOCK_FILE): void =>
-  writeFileSync(join(dir, file), JSON.stringify({ pid, token: 'other', command: 'troupe train x.yaml', since: '2026-12-02T00:00:00.000Z' }));
+  writeFileSync(
+    join(dir, file),
+    JSON.stringify({ pid, token: 'other', command: 'troupe train x.yaml', since: '2026-12-02T00:00:00.000Z' }),
+  );
 
 /** The pid of a process that has exited. */
-const gonePid = (): number => Number(spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim());
+const gonePid = (): number =>
+  Number(spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim());
 
 /**
  * Starts `n` processes that all take the folder's lock at the same instant; resolves to what each printed. The one
@@ -21,27 +25,34 @@ const gonePid = (): number => Number(spawnSync(process.execPath, ['-e', 'console
 async function race(dir: string, n: number): Promise<string[]> {
   const child = fileURLToPath(new URL('./folder-lock-child.ts', import.meta.url));
   const at = Date.now() + 2500; // after every child has started, on an idle machine
-  const children = Array.from({ length: n }, () => spawn(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', child, dir, String(at)]));
+  const children = Array.from({ length: n }, () =>
+    spawn(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', child, dir, String(at)]),
+  );
   const answered = new Set<number>();
-  return Promise.all(children.map((c, i) => new Promise<string>((done) => {
-    let out = '';
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      if (out.includes('\n') && !answered.has(i)) {
-        answered.add(i);
-        if (answered.size === n) for (const other of children) other.stdin.end(); // release
-      }
-    };
-    c.stdout.on('data', onData);
-    c.stderr.on('data', onData);
-    c.on('close', () => {
-      if (!answered.has(i)) {
-        answered.add(i);
-        if (answered.size === n) for (const other of children) other.stdin.end();
-      }
-      done(out.trim());
-    });
-  })));
+  return Promise.all(
+    children.map(
+      (c, i) =>
+        new Promise<string>((done) => {
+          let out = '';
+          const onData = (d: Buffer): void => {
+            out += d.toString();
+            if (out.includes('\n') && !answered.has(i)) {
+              answered.add(i);
+              if (answered.size === n) for (const other of children) other.stdin.end(); // release
+            }
+          };
+          c.stdout.on('data', onData);
+          c.stderr.on('data', onData);
+          c.on('close', () => {
+            if (!answered.has(i)) {
+              answered.add(i);
+              if (answered.size === n) for (const other of children) other.stdin.end();
+            }
+            done(out.trim());
+          });
+        }),
+    ),
+  );
 }
 
 describe('folder lock (one writer per run or experiment folder)', () => {
@@ -52,9 +63,14 @@ describe('folder lock (one writer per run or experiment folder)', () => {
   it('is held until released: a second take, in this process too, names the folder and the holder', () => {
     const lock = lockFolder(dir, 'troupe train');
     assert.equal(JSON.parse(readFileSync(lock.file, 'utf8')).pid, process.pid);
-    assert.throws(() => lockFolder(dir, 'troupe train'), (err: Error) => err instanceof FolderLockError
-      && err.message.includes(`${dir} is in use by this process`) && err.message.includes('choose another --out')
-      && err.message.includes(`delete ${join(dir, LOCK_FILE)}`));
+    assert.throws(
+      () => lockFolder(dir, 'troupe train'),
+      (err: Error) =>
+        err instanceof FolderLockError &&
+        err.message.includes(`${dir} is in use by this process`) &&
+        err.message.includes('choose another --out') &&
+        err.message.includes(`delete ${join(dir, LOCK_FILE)}`),
+    );
     lock.release();
     assert.ok(!existsSync(lock.file));
     lock.release(); // idempotent
@@ -65,8 +81,17 @@ describe('folder lock (one writer per run or experiment folder)', () => {
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
     try {
       writeLock(dir, other.pid!);
-      assert.throws(() => lockFolder(dir, 'troupe experiment'), new RegExp(`in use by process ${other.pid} \\(troupe train x\\.yaml\\) since 2026-12-02T00:00:00\\.000Z: troupe experiment refuses`));
-      assert.equal(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).token, 'other', 'the holder\'s lock is left alone');
+      assert.throws(
+        () => lockFolder(dir, 'troupe experiment'),
+        new RegExp(
+          `in use by process ${other.pid} \\(troupe train x\\.yaml\\) since 2026-12-02T00:00:00\\.000Z: troupe experiment refuses`,
+        ),
+      );
+      assert.equal(
+        JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).token,
+        'other',
+        "the holder's lock is left alone",
+      );
     } finally {
       other.kill('SIGKILL');
     }
@@ -100,8 +125,15 @@ describe('folder lock (one writer per run or experiment folder)', () => {
     try {
       writeLock(dir, gonePid());
       writeLock(dir, other.pid!, `${LOCK_FILE}.takeover`);
-      assert.throws(() => lockFolder(dir, 'troupe train'), /cannot take .*\.lock \(other processes keep changing it\); choose another --out/);
-      assert.equal(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).token, 'other', 'the stale lock is left to the process taking it over');
+      assert.throws(
+        () => lockFolder(dir, 'troupe train'),
+        /cannot take .*\.lock \(other processes keep changing it\); choose another --out/,
+      );
+      assert.equal(
+        JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).token,
+        'other',
+        'the stale lock is left to the process taking it over',
+      );
     } finally {
       other.kill('SIGKILL');
     }
@@ -110,9 +142,15 @@ describe('folder lock (one writer per run or experiment folder)', () => {
   it('names the takeover file a stopped process left behind and says to delete it', () => {
     writeLock(dir, gonePid());
     writeLock(dir, gonePid(), `${LOCK_FILE}.takeover`);
-    assert.throws(() => lockFolder(dir, 'troupe train'), (err: Error) => err instanceof FolderLockError
-      && err.message.includes(`${join(dir, LOCK_FILE)}.takeover was left by a process that stopped while taking over a stale lock`)
-      && err.message.includes(`delete ${join(dir, LOCK_FILE)}.takeover`));
+    assert.throws(
+      () => lockFolder(dir, 'troupe train'),
+      (err: Error) =>
+        err instanceof FolderLockError &&
+        err.message.includes(
+          `${join(dir, LOCK_FILE)}.takeover was left by a process that stopped while taking over a stale lock`,
+        ) &&
+        err.message.includes(`delete ${join(dir, LOCK_FILE)}.takeover`),
+    );
   });
 
   it('gives the folder to exactly one of several processes that take it at the same instant, fresh or after a crash', async function () {
@@ -122,8 +160,15 @@ describe('folder lock (one writer per run or experiment folder)', () => {
       try {
         if (stale) writeLock(round, gonePid());
         const outs = await race(round, 6);
-        assert.equal(outs.filter((o) => o === 'took').length, 1, `${stale ? 'stale' : 'fresh'} folder: ${JSON.stringify(outs)}`);
-        assert.ok(outs.every((o) => o === 'took' || o.startsWith(`refused: ${round} is in use by process `)), JSON.stringify(outs));
+        assert.equal(
+          outs.filter((o) => o === 'took').length,
+          1,
+          `${stale ? 'stale' : 'fresh'} folder: ${JSON.stringify(outs)}`,
+        );
+        assert.ok(
+          outs.every((o) => o === 'took' || o.startsWith(`refused: ${round} is in use by process `)),
+          JSON.stringify(outs),
+        );
       } finally {
         rmSync(round, { recursive: true, force: true });
       }

@@ -11,7 +11,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PolicyContribution } from '../src/contracts/index.js';
 import { PluginHost } from '../src/plugins/index.js';
-import { loadTeamSpec, MAX_EXTENDS_FILES, parseTeamSpec, SpecError, TEAM_SCHEMA, YAML_LIMITS, type SpecIssue } from '../src/team/index.js';
+import {
+  loadTeamSpec,
+  MAX_EXTENDS_FILES,
+  parseTeamSpec,
+  SpecError,
+  TEAM_SCHEMA,
+  YAML_LIMITS,
+  type SpecIssue,
+} from '../src/team/index.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -41,12 +49,16 @@ function refused(fn: () => unknown): readonly SpecIssue[] {
 
 function billionLaughs(levels: number): string {
   let out = 'seatDefaults:\n  roleConfig:\n    l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n';
-  for (let i = 1; i < levels; i++) out += `    l${i}: &l${i} [${Array(9).fill(`*l${i - 1}`).join(', ')}]\n`;
+  for (let i = 1; i < levels; i++)
+    out += `    l${i}: &l${i} [${Array(9)
+      .fill(`*l${i - 1}`)
+      .join(', ')}]\n`;
   return out;
 }
 
 /** BASE with a `rewards` block of one seat entry (on line BASE_LINES + 3). */
-const withRewards = (entry: string): string => `${BASE.replace('rewards: { id: signals }\n', '')}rewards:\n  id: signals\n  seats:\n    ${entry}\n`;
+const withRewards = (entry: string): string =>
+  `${BASE.replace('rewards: { id: signals }\n', '')}rewards:\n  id: signals\n  seats:\n    ${entry}\n`;
 
 interface TextCase {
   readonly name: string;
@@ -61,52 +73,179 @@ interface TextCase {
 
 /** Specs given as text: every one refused at the stated line and key path. */
 const TEXT_CASES: readonly TextCase[] = [
-  { name: 'billion laughs (9 levels of 9 aliases)', yaml: billionLaughs(9), line: BASE_LINES + 5, path: '(root)', message: /aliases expand too much/ },
+  {
+    name: 'billion laughs (9 levels of 9 aliases)',
+    yaml: billionLaughs(9),
+    line: BASE_LINES + 5,
+    path: '(root)',
+    message: /aliases expand too much/,
+  },
   {
     name: 'a few aliases of one large anchor',
     yaml: `seatDefaults:\n  roleConfig:\n    big: &big [${Array(6000).fill('1').join(',')}]\n    a: *big\n    b: *big\n`,
-    line: BASE_LINES + 5, path: 'seatDefaults.roleConfig.b[3998]', message: /aliases expand to more than 10000 values/,
+    line: BASE_LINES + 5,
+    path: 'seatDefaults.roleConfig.b[3998]',
+    message: /aliases expand to more than 10000 values/,
   },
-  { name: 'flow nesting 20 000 deep', yaml: `x: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`, line: BASE_LINES + 1, path: '(root)', message: /nesting is deeper than 64 levels/ },
-  { name: 'flow maps nested 5 000 deep', yaml: `x: ${'{a: '.repeat(5000)}1${'}'.repeat(5000)}\n`, line: BASE_LINES + 1, path: '(root)', message: /nesting is deeper than 64 levels/ },
+  {
+    name: 'flow nesting 20 000 deep',
+    yaml: `x: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`,
+    line: BASE_LINES + 1,
+    path: '(root)',
+    message: /nesting is deeper than 64 levels/,
+  },
+  {
+    name: 'flow maps nested 5 000 deep',
+    yaml: `x: ${'{a: '.repeat(5000)}1${'}'.repeat(5000)}\n`,
+    line: BASE_LINES + 1,
+    path: '(root)',
+    message: /nesting is deeper than 64 levels/,
+  },
   {
     name: 'block maps nested 100 deep',
     yaml: `deep:\n${Array.from({ length: 99 }, (_, i) => `${' '.repeat(i + 1)}k:\n`).join('')}`,
-    line: BASE_LINES + 65, path: '(root)', message: /nesting is deeper than 64 levels/,
+    line: BASE_LINES + 65,
+    path: '(root)',
+    message: /nesting is deeper than 64 levels/,
   },
   // 20 000 of these used to crash the process (the YAML composer ran out of memory compiling a regular expression).
-  { name: 'compact block lists 400 000 deep (- - - ...)', yaml: `x:\n${'- '.repeat(400_000)}a\n`, line: BASE_LINES + 2, path: '(root)', message: /nesting is deeper than 64 levels/ },
-  { name: 'explicit keys 400 000 deep (? ? ? ...)', yaml: `x:\n${'? '.repeat(400_000)}a\n`, line: BASE_LINES + 2, path: '(root)', message: /nesting is deeper than 64 levels/ },
+  {
+    name: 'compact block lists 400 000 deep (- - - ...)',
+    yaml: `x:\n${'- '.repeat(400_000)}a\n`,
+    line: BASE_LINES + 2,
+    path: '(root)',
+    message: /nesting is deeper than 64 levels/,
+  },
+  {
+    name: 'explicit keys 400 000 deep (? ? ? ...)',
+    yaml: `x:\n${'? '.repeat(400_000)}a\n`,
+    line: BASE_LINES + 2,
+    path: '(root)',
+    message: /nesting is deeper than 64 levels/,
+  },
   {
     name: 'lists under keys at one indentation, 90 levels',
     yaml: `deep:\n${Array.from({ length: 30 }, (_, i) => `${'    '.repeat(i + 1)}k:\n${'    '.repeat(i + 1)}- a\n${'    '.repeat(i + 1)}- b:\n`).join('')}`,
-    line: BASE_LINES + 66, path: 'deep.k[1].b…', message: /nesting is deeper than 64 levels/,
+    line: BASE_LINES + 66,
+    path: 'deep.k[1].b…',
+    message: /nesting is deeper than 64 levels/,
   },
-  { name: '__proto__ inside a section', yaml: 'evaluation:\n  __proto__:\n    episodes: 3\n', line: BASE_LINES + 2, path: 'evaluation.__proto__', message: /the key __proto__ is not allowed/ },
-  { name: '__proto__ at the root', yaml: '__proto__: { polluted: true }\n', line: BASE_LINES + 1, path: '__proto__', message: /the key __proto__ is not allowed/ },
-  { name: '__proto__ in a plugin config', yaml: 'seatDefaults:\n  roleConfig:\n    "__proto__": { isAdmin: true }\n', line: BASE_LINES + 3, path: 'seatDefaults.roleConfig.__proto__', message: /not allowed/ },
   {
-    name: 'a list of 400 000 values (under 1 MB)', yaml: `seatDefaults: { roleConfig: { x: [${Array(400_000).fill('1').join(',')}] } }\n`,
-    line: BASE_LINES + 1, path: '(root)', message: /holds more than 20000 values/,
+    name: '__proto__ inside a section',
+    yaml: 'evaluation:\n  __proto__:\n    episodes: 3\n',
+    line: BASE_LINES + 2,
+    path: 'evaluation.__proto__',
+    message: /the key __proto__ is not allowed/,
   },
-  { name: 'a spec over 1 MB', yaml: `# ${'x'.repeat(YAML_LIMITS.maxBytes)}\n`, line: undefined, path: '(root)', message: /over the limit of 1 MB/ },
+  {
+    name: '__proto__ at the root',
+    yaml: '__proto__: { polluted: true }\n',
+    line: BASE_LINES + 1,
+    path: '__proto__',
+    message: /the key __proto__ is not allowed/,
+  },
+  {
+    name: '__proto__ in a plugin config',
+    yaml: 'seatDefaults:\n  roleConfig:\n    "__proto__": { isAdmin: true }\n',
+    line: BASE_LINES + 3,
+    path: 'seatDefaults.roleConfig.__proto__',
+    message: /not allowed/,
+  },
+  {
+    name: 'a list of 400 000 values (under 1 MB)',
+    yaml: `seatDefaults: { roleConfig: { x: [${Array(400_000).fill('1').join(',')}] } }\n`,
+    line: BASE_LINES + 1,
+    path: '(root)',
+    message: /holds more than 20000 values/,
+  },
+  {
+    name: 'a spec over 1 MB',
+    yaml: `# ${'x'.repeat(YAML_LIMITS.maxBytes)}\n`,
+    line: undefined,
+    path: '(root)',
+    message: /over the limit of 1 MB/,
+  },
   // Numbers: YAML reads 1e400 and .inf as Infinity, .nan as NaN; huge finite values are out of range.
-  { name: 'seed: 1e400', yaml: 'seed: 1e400\n', line: BASE_LINES + 1, path: 'seed', message: /allowed: a finite number, from 0 to 4294967295; got Infinity/ },
-  { name: 'seed: -.inf', yaml: 'seed: -.inf\n', line: BASE_LINES + 1, path: 'seed', message: /from 0 to 4294967295; got -Infinity/ },
-  { name: 'seed: 2^53', yaml: 'seed: 9007199254740992\n', line: BASE_LINES + 1, path: 'seed', message: /must be <= 4294967295/ },
-  { name: 'maxTokens: .inf', yaml: 'seatDefaults:\n  sampling: { maxTokens: .inf }\n', line: BASE_LINES + 2, path: 'seatDefaults.sampling.maxTokens', message: /from 1 to 1048576; got Infinity/ },
-  { name: 'temperature: .nan', yaml: 'seatDefaults:\n  sampling: { temperature: .nan }\n', line: BASE_LINES + 2, path: 'seatDefaults.sampling.temperature', message: /a finite number, from 0 to 100; got NaN/ },
-  { name: 'episodes: 1e308', yaml: 'evaluation: { episodes: 1e308 }\n', line: BASE_LINES + 1, path: 'evaluation.episodes', message: /from 1 to 1000000; got 1e\+308/ },
-  { name: 'steps: 1e12', yaml: 'algorithm: { steps: 1000000000000 }\n', line: BASE_LINES + 1, path: 'algorithm.steps', message: /from 0 to 10000000/ },
-  { name: 'branches: 1e9', yaml: 'algorithm: { branches: 1000000000 }\n', line: BASE_LINES + 1, path: 'algorithm.branches', message: /from 1 to 1024/ },
-  { name: 'reward alpha: 1e300', yaml: withRewards('planner: { alpha: 1e300 }'), whole: true, line: BASE_LINES + 3, path: 'rewards.seats.planner.alpha', message: /from -1000000 to 1000000/ },
-  { name: 'reward weight: -.inf', yaml: withRewards('planner: { weights: { x: -.inf } }'), whole: true, line: BASE_LINES + 3, path: 'rewards.seats.planner.weights.x', message: /got -Infinity/ },
+  {
+    name: 'seed: 1e400',
+    yaml: 'seed: 1e400\n',
+    line: BASE_LINES + 1,
+    path: 'seed',
+    message: /allowed: a finite number, from 0 to 4294967295; got Infinity/,
+  },
+  {
+    name: 'seed: -.inf',
+    yaml: 'seed: -.inf\n',
+    line: BASE_LINES + 1,
+    path: 'seed',
+    message: /from 0 to 4294967295; got -Infinity/,
+  },
+  {
+    name: 'seed: 2^53',
+    yaml: 'seed: 9007199254740992\n',
+    line: BASE_LINES + 1,
+    path: 'seed',
+    message: /must be <= 4294967295/,
+  },
+  {
+    name: 'maxTokens: .inf',
+    yaml: 'seatDefaults:\n  sampling: { maxTokens: .inf }\n',
+    line: BASE_LINES + 2,
+    path: 'seatDefaults.sampling.maxTokens',
+    message: /from 1 to 1048576; got Infinity/,
+  },
+  {
+    name: 'temperature: .nan',
+    yaml: 'seatDefaults:\n  sampling: { temperature: .nan }\n',
+    line: BASE_LINES + 2,
+    path: 'seatDefaults.sampling.temperature',
+    message: /a finite number, from 0 to 100; got NaN/,
+  },
+  {
+    name: 'episodes: 1e308',
+    yaml: 'evaluation: { episodes: 1e308 }\n',
+    line: BASE_LINES + 1,
+    path: 'evaluation.episodes',
+    message: /from 1 to 1000000; got 1e\+308/,
+  },
+  {
+    name: 'steps: 1e12',
+    yaml: 'algorithm: { steps: 1000000000000 }\n',
+    line: BASE_LINES + 1,
+    path: 'algorithm.steps',
+    message: /from 0 to 10000000/,
+  },
+  {
+    name: 'branches: 1e9',
+    yaml: 'algorithm: { branches: 1000000000 }\n',
+    line: BASE_LINES + 1,
+    path: 'algorithm.branches',
+    message: /from 1 to 1024/,
+  },
+  {
+    name: 'reward alpha: 1e300',
+    yaml: withRewards('planner: { alpha: 1e300 }'),
+    whole: true,
+    line: BASE_LINES + 3,
+    path: 'rewards.seats.planner.alpha',
+    message: /from -1000000 to 1000000/,
+  },
+  {
+    name: 'reward weight: -.inf',
+    yaml: withRewards('planner: { weights: { x: -.inf } }'),
+    whole: true,
+    line: BASE_LINES + 3,
+    path: 'rewards.seats.planner.weights.x',
+    message: /got -Infinity/,
+  },
 ];
 
 describe('hostile team specs', function () {
   this.timeout(20_000);
   let dir: string;
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'troupe-hostile-')); });
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-hostile-'));
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it(`refuses ${TEXT_CASES.length} hostile spec texts, each at its line and key path`, () => {
@@ -121,7 +260,10 @@ describe('hostile team specs', function () {
         continue;
       }
       const hit = issues.find((i) => c.message.test(i.message));
-      if (!hit) failures.push(`${c.name}: no issue matching ${c.message}, got ${issues.map((i) => `${i.path}: ${i.message}`).join(' | ')}`);
+      if (!hit)
+        failures.push(
+          `${c.name}: no issue matching ${c.message}, got ${issues.map((i) => `${i.path}: ${i.message}`).join(' | ')}`,
+        );
       else if (hit.path !== c.path || hit.line !== (c.line ?? 0) || hit.file !== join(dir, 'team.yaml')) {
         failures.push(`${c.name}: at ${hit.file}:${hit.line} ${hit.path}, expected line ${c.line ?? 0} ${c.path}`);
       }
@@ -138,7 +280,9 @@ describe('hostile team specs', function () {
   });
 
   it('keeps legitimate anchors and aliases working', () => {
-    const spec = parseTeamSpec(`${BASE}seatDefaults:\n  roleConfig:\n    common: &c { a: 1, b: [1, 2] }\n    again: *c\n`);
+    const spec = parseTeamSpec(
+      `${BASE}seatDefaults:\n  roleConfig:\n    common: &c { a: 1, b: [1, 2] }\n    again: *c\n`,
+    );
     assert.deepEqual((spec.seats.planner!.roleConfig as Record<string, unknown>).again, { a: 1, b: [1, 2] });
   });
 
@@ -148,13 +292,29 @@ describe('hostile team specs', function () {
       { name: '/dev/urandom', target: () => '/dev/urandom', message: /is a device, not a regular file/ },
       {
         name: 'a FIFO (opening it must not hang)',
-        target: () => { const f = join(dir, 'pipe.yaml'); execFileSync('mkfifo', [f]); return f; },
+        target: () => {
+          const f = join(dir, 'pipe.yaml');
+          execFileSync('mkfifo', [f]);
+          return f;
+        },
         message: /pipe\.yaml is a FIFO, not a regular file/,
       },
-      { name: 'a folder', target: () => { const f = join(dir, 'folder.yaml'); mkdirSync(f); return f; }, message: /folder\.yaml is a folder, not a regular file/ },
+      {
+        name: 'a folder',
+        target: () => {
+          const f = join(dir, 'folder.yaml');
+          mkdirSync(f);
+          return f;
+        },
+        message: /folder\.yaml is a folder, not a regular file/,
+      },
       {
         name: 'a 2 MB file',
-        target: () => { const f = join(dir, 'big.yaml'); writeFileSync(f, `# ${'y'.repeat(2 << 20)}\n`); return f; },
+        target: () => {
+          const f = join(dir, 'big.yaml');
+          writeFileSync(f, `# ${'y'.repeat(2 << 20)}\n`);
+          return f;
+        },
         message: /big\.yaml is \d+ bytes, over the limit of 1 MB/,
       },
     ];
@@ -197,7 +357,12 @@ function unbounded(schema: unknown, path: string, out: string[], skip: (path: st
   else if (schema && typeof schema === 'object') {
     const s = schema as Record<string, unknown>;
     const types = ([] as unknown[]).concat(s.type ?? []);
-    if (!skip(path) && (types.includes('number') || types.includes('integer')) && s.enum === undefined && s.const === undefined) {
+    if (
+      !skip(path) &&
+      (types.includes('number') || types.includes('integer')) &&
+      s.enum === undefined &&
+      s.const === undefined
+    ) {
       const lo = s.minimum ?? s.exclusiveMinimum;
       const hi = s.maximum ?? s.exclusiveMaximum;
       if (typeof lo !== 'number' || typeof hi !== 'number') out.push(path);
@@ -212,30 +377,43 @@ describe('numeric ranges in every schema', () => {
     readdirSync(join(REPO, 'plugins', kind)).flatMap((name) => {
       const folder = join(REPO, 'plugins', kind, name, 'schemas');
       try {
-        return readdirSync(folder).filter((f) => f.endsWith('.json')).map((f) => join(folder, f));
+        return readdirSync(folder)
+          .filter((f) => f.endsWith('.json'))
+          .map((f) => join(folder, f));
       } catch {
         return [];
       }
-    }));
+    }),
+  );
 
   it('the team schema bounds every number', () => {
-    assert.deepEqual(unbounded(TEAM_SCHEMA, 'team', [], () => false), []);
+    assert.deepEqual(
+      unbounded(TEAM_SCHEMA, 'team', [], () => false),
+      [],
+    );
   });
 
-  it('the policy kinds\' config schemas given in code bound every number', async () => {
+  it("the policy kinds' config schemas given in code bound every number", async () => {
     // Policy plugins may give their config schema in code (tfjs-causal-lm does) rather than as a file under schemas/.
     const host = new PluginHost({ baseDirs: [REPO] });
     for (const kind of ['oracle', 'random', 'tfjs-causal-lm']) await host.ensure('policies', kind);
-    const schemas = host.registry.list('policies').map((p) => [p.id, (p.contribution as PolicyContribution).configSchema] as const);
+    const schemas = host.registry
+      .list('policies')
+      .map((p) => [p.id, (p.contribution as PolicyContribution).configSchema] as const);
     assert.ok(schemas.some(([id, schema]) => id === 'tfjs-causal-lm' && schema !== undefined));
-    assert.deepEqual(schemas.flatMap(([id, schema]) => unbounded(schema, id, [], () => false)), []);
+    assert.deepEqual(
+      schemas.flatMap(([id, schema]) => unbounded(schema, id, [], () => false)),
+      [],
+    );
   });
 
   it(`the plugins' config schemas bound every number (${pluginSchemas.length} schemas)`, () => {
     assert.ok(pluginSchemas.length >= 10);
     // The sandbox resource limits (`limits.*`) are bounded and tested with the sandbox.
     const skip = (path: string): boolean => /\.limits\.properties\.\w+$/.test(path);
-    const missing = pluginSchemas.flatMap((f) => unbounded(JSON.parse(readFileSync(f, 'utf8')), f.slice(REPO.length + 1), [], skip));
+    const missing = pluginSchemas.flatMap((f) =>
+      unbounded(JSON.parse(readFileSync(f, 'utf8')), f.slice(REPO.length + 1), [], skip),
+    );
     assert.deepEqual(missing, []);
   });
 });

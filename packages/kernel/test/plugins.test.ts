@@ -3,7 +3,11 @@ import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContainerModule } from 'inversify';
-import { PLUGIN_API_VERSION, PolicyContribution, type PolicyContribution as PolicyContributionT } from '../src/contracts/index.js';
+import {
+  PLUGIN_API_VERSION,
+  PolicyContribution,
+  type PolicyContribution as PolicyContributionT,
+} from '../src/contracts/index.js';
 import { createRng } from '../src/util/index.js';
 import {
   ContributionRegistry,
@@ -23,14 +27,19 @@ import {
 import { pluginError } from './helpers/plugin-error.js';
 import { FIXTURES, fakeProject } from './fixtures/plugins/helpers.js';
 
-const executed = (): string[] => ((globalThis as Record<string, unknown>).__troupeFixtureExecuted as string[] | undefined) ?? [];
+const executed = (): string[] =>
+  ((globalThis as Record<string, unknown>).__troupeFixtureExecuted as string[] | undefined) ?? [];
 
 describe('plugins: names', () => {
   it('expands shorthands like Docusaurus', () => {
     assert.deepEqual(pluginCandidates('env', 'sokoban'), ['sokoban', '@troupe/env-sokoban', 'troupe-env-sokoban']);
     assert.deepEqual(pluginCandidates('env', '@acme/sokoban'), ['@acme/sokoban', '@acme/troupe-env-sokoban']);
     assert.deepEqual(pluginCandidates('role', 'planner'), ['planner', '@troupe/role-planner', 'troupe-role-planner']);
-    assert.deepEqual(pluginCandidates('reward', 'signals'), ['signals', '@troupe/reward-signals', 'troupe-reward-signals']);
+    assert.deepEqual(pluginCandidates('reward', 'signals'), [
+      'signals',
+      '@troupe/reward-signals',
+      'troupe-reward-signals',
+    ]);
     assert.deepEqual(pluginCandidates('env', '@troupe/env-sokoban'), ['@troupe/env-sokoban']);
     assert.deepEqual(pluginCandidates('env', 'troupe-env-sokoban'), ['troupe-env-sokoban']);
     assert.deepEqual(pluginCandidates('env', '@troupe/sokoban'), ['@troupe/sokoban', '@troupe/env-sokoban']);
@@ -74,7 +83,12 @@ describe('plugins: manifests (no plugin code runs)', () => {
   it('rejects an incompatible kernel range before importing, saying which versions and what to do', async () => {
     const host = new PluginHost({ baseDirs: [FIXTURES] });
     const error = await pluginError(() => host.load(join(FIXTURES, 'incompatible')));
-    assert.match(error.message, new RegExp(`requires @troupe/kernel \\^9\\.0\\.0, but @troupe/kernel ${kernelVersion().replace(/\./g, '\\.')} is running`));
+    assert.match(
+      error.message,
+      new RegExp(
+        `requires @troupe/kernel \\^9\\.0\\.0, but @troupe/kernel ${kernelVersion().replace(/\./g, '\\.')} is running`,
+      ),
+    );
     assert.match(error.hint!, /upgrade @troupe\/kernel/);
     assert.ok(!executed().some((u) => u.includes('incompatible')));
   });
@@ -89,7 +103,10 @@ describe('plugins: manifests (no plugin code runs)', () => {
   it('checks the plugin API version', async () => {
     const host = new PluginHost({ baseDirs: [FIXTURES] });
     const error = await pluginError(() => host.load(join(FIXTURES, 'api2')));
-    assert.match(error.message, new RegExp(`plugin API version 2, but @troupe/kernel .* implements version ${PLUGIN_API_VERSION}`));
+    assert.match(
+      error.message,
+      new RegExp(`plugin API version 2, but @troupe/kernel .* implements version ${PLUGIN_API_VERSION}`),
+    );
     assert.ok(!executed().some((u) => u.includes('api2')));
   });
 
@@ -108,7 +125,11 @@ describe('plugins: manifests (no plugin code runs)', () => {
   });
 
   it('validates a raw manifest and a range', async () => {
-    const ok = validateManifest({ apiVersion: 1, kernel: '^0.1.0', module: './m.js', contributes: {} }, 'p', 'package.json');
+    const ok = validateManifest(
+      { apiVersion: 1, kernel: '^0.1.0', module: './m.js', contributes: {} },
+      'p',
+      'package.json',
+    );
     assert.equal(ok.module, './m.js');
     const missing = await pluginError(() => validateManifest(undefined, 'p', 'package.json'));
     assert.match(missing.message, /no `troupe` field/);
@@ -145,7 +166,10 @@ describe('plugins: resolution and discovery', () => {
     const error = await pluginError(() => resolvePlugin('env', 'sokoban', [project, tmpdir()]));
     assert.match(error.message, /tried packages: sokoban, @troupe\/env-sokoban, troupe-env-sokoban/);
     assert.ok(error.message.includes(`searched from: ${project}, ${tmpdir()}`));
-    assert.equal(error.hint, 'fix the name, or install it: npm install @troupe/env-sokoban (official) or troupe-env-sokoban (community)');
+    assert.equal(
+      error.hint,
+      'fix the name, or install it: npm install @troupe/env-sokoban (official) or troupe-env-sokoban (community)',
+    );
     const json = JSON.parse(JSON.stringify(error)) as Record<string, unknown>;
     assert.equal(json.plugin, 'sokoban');
     assert.equal(json.message, error.message);
@@ -163,21 +187,39 @@ describe('plugins: resolution and discovery', () => {
   it('names the official package of a policy kind that is not named after it', async () => {
     const error = await pluginError(() => resolvePlugin('policy', 'oracle', [project]));
     assert.match(error.hint!, /npm install @troupe\/policy-scripted/);
-    assert.match((await pluginError(() => resolvePlugin('policy', 'tfjs-causal-lm', [project]))).hint!, /npm install @troupe\/policy-causal-lm/);
+    assert.match(
+      (await pluginError(() => resolvePlugin('policy', 'tfjs-causal-lm', [project]))).hint!,
+      /npm install @troupe\/policy-causal-lm/,
+    );
   });
 
   it('discovers installed plugins from manifests only, recording where they came from and what is wrong', () => {
     const found = discoverPlugins([project]);
     const names = found.map((p) => p.name).sort();
-    assert.deepEqual(names, ['@acme/troupe-role-mover', 'troupe-env-bad-manifest', 'troupe-env-grid', 'troupe-env-incompatible', 'troupe-reward-score']);
+    assert.deepEqual(names, [
+      '@acme/troupe-role-mover',
+      'troupe-env-bad-manifest',
+      'troupe-env-grid',
+      'troupe-env-incompatible',
+      'troupe-reward-score',
+    ]);
     const grid = found.find((p) => p.name === 'troupe-env-grid')!;
     assert.equal(grid.origin, 'community');
     assert.equal(grid.foundIn, join(project, 'node_modules'));
     assert.equal(grid.version, '1.2.3');
-    assert.deepEqual(grid.manifest!.contributes.environments!.map((e) => e.id), ['grid-v0', 'grid-v1']);
+    assert.deepEqual(
+      grid.manifest!.contributes.environments!.map((e) => e.id),
+      ['grid-v0', 'grid-v1'],
+    );
     assert.equal(grid.problem, undefined);
-    assert.match(found.find((p) => p.name === 'troupe-env-bad-manifest')!.problem!.message, /invalid `troupe` manifest/);
-    assert.match(found.find((p) => p.name === 'troupe-env-incompatible')!.problem!.message, /requires @troupe\/kernel \^9\.0\.0/);
+    assert.match(
+      found.find((p) => p.name === 'troupe-env-bad-manifest')!.problem!.message,
+      /invalid `troupe` manifest/,
+    );
+    assert.match(
+      found.find((p) => p.name === 'troupe-env-incompatible')!.problem!.message,
+      /requires @troupe\/kernel \^9\.0\.0/,
+    );
     assert.ok(!executed().some((u) => u.includes('bad-manifest') || u.includes('incompatible')));
   });
 
@@ -196,7 +238,10 @@ describe('plugins: resolution and discovery', () => {
     assert.equal((await host.ensure('environments', 'grid-v0')).id, 'grid-v0');
     assert.equal(host.plugins().length, 1, 'the package is loaded once');
     const concurrent = new PluginHost({ baseDirs: [project] });
-    const [a, b] = await Promise.all([concurrent.ensure('environments', 'grid-v0'), concurrent.ensure('environments', 'grid')]);
+    const [a, b] = await Promise.all([
+      concurrent.ensure('environments', 'grid-v0'),
+      concurrent.ensure('environments', 'grid'),
+    ]);
     assert.deepEqual([a.id, b.id], ['grid-v0', 'grid-v1']);
     assert.equal(concurrent.plugins().length, 1, 'concurrent loads of one package share one import');
     // No package is named after mover-v0: the installed manifests say which package declares it.
@@ -210,18 +255,26 @@ describe('plugins: loading', () => {
   it('loads an environment plugin, validates configs with defaults and reports errors with key paths', async () => {
     const host = new PluginHost({ baseDirs: [FIXTURES] });
     const loaded = await host.load(join(FIXTURES, 'env-grid'));
-    assert.deepEqual(loaded.contributions, [{ kind: 'environments', id: 'grid-v0' }, { kind: 'environments', id: 'grid-v1' }]);
+    assert.deepEqual(loaded.contributions, [
+      { kind: 'environments', id: 'grid-v0' },
+      { kind: 'environments', id: 'grid-v1' },
+    ]);
     assert.equal(loaded.file, join(FIXTURES, 'env-grid', 'module.js'));
     const input = { size: 3 };
     const env = host.createEnvironment('grid', input) as unknown as { id: string; config: Record<string, unknown> };
     assert.equal(env.id, 'grid-v1');
     assert.deepEqual(env.config, { size: 3, turns: 4, reward: 'shaped' });
     assert.deepEqual(input, { size: 3 }, 'the caller’s config is not modified');
-    const error = await pluginError(() => host.createEnvironment('grid-v0', { size: 50, colour: 'red', reward: 'shapd' }, 'environment.config'));
+    const error = await pluginError(() =>
+      host.createEnvironment('grid-v0', { size: 50, colour: 'red', reward: 'shapd' }, 'environment.config'),
+    );
     assert.equal(error.plugin, 'troupe-env-grid');
     assert.match(error.message, /environment\.config\.size: must be <= 10/);
     assert.match(error.message, /environment\.config\.colour: unknown key/);
-    assert.match(error.message, /environment\.config\.reward: must be one of "shaped", "sparse" \(did you mean "shaped"\?\)/);
+    assert.match(
+      error.message,
+      /environment\.config\.reward: must be one of "shaped", "sparse" \(did you mean "shaped"\?\)/,
+    );
     assert.equal(error.file, join(FIXTURES, 'env-grid', 'schemas', 'grid.json'));
     const missing = await pluginError(() => host.createEnvironment('gird', {}));
     assert.match(missing.message, /no environment "gird" is registered/);
@@ -242,10 +295,20 @@ describe('plugins: loading', () => {
     const host = new PluginHost({ baseDirs: [FIXTURES] });
     const loaded = await host.load(join(FIXTURES, 'reward-score'));
     assert.equal(loaded.file, join(FIXTURES, 'reward-score', 'src', 'module.js'));
-    assert.equal(host.registry.get('rewards', 'score').description, 'score', 'the manifest has no description: the contribution’s is used');
+    assert.equal(
+      host.registry.get('rewards', 'score').description,
+      'score',
+      'the manifest has no description: the contribution’s is used',
+    );
     const built = new PluginHost({ baseDirs: [FIXTURES], fromSource: false });
-    assert.equal((await built.load(join(FIXTURES, 'reward-score'))).file, join(FIXTURES, 'reward-score', 'lib', 'module.js'));
-    assert.equal((built.registry.get('rewards', 'score').contribution as { description: string }).description, 'score (built)');
+    assert.equal(
+      (await built.load(join(FIXTURES, 'reward-score'))).file,
+      join(FIXTURES, 'reward-score', 'lib', 'module.js'),
+    );
+    assert.equal(
+      (built.registry.get('rewards', 'score').contribution as { description: string }).description,
+      'score (built)',
+    );
     const reward = host.createReward('score', { team: 'goal' }) as unknown as { config: Record<string, unknown> };
     assert.deepEqual(reward.config, { team: 'goal', scale: 1 });
     const error = await pluginError(() => host.createReward('score-v0', { scale: 'x' }, 'rewards.config'));
@@ -296,27 +359,65 @@ describe('plugins: loading', () => {
     const error = await pluginError(() => host.load(join(FIXTURES, 'duplicate')));
     assert.match(error.message, /troupe-env-duplicate.*"grid-v0" is also provided by troupe-env-grid/s);
     assert.equal(host.registry.get('environments', 'grid-v0').plugin, 'troupe-env-grid');
-    assert.deepEqual(host.registry.ids('environments'), ['grid-v0', 'grid-v1'], 'nothing of the duplicate plugin was registered');
-    assert.deepEqual(host.plugins().map((p) => p.name), ['troupe-env-grid']);
+    assert.deepEqual(
+      host.registry.ids('environments'),
+      ['grid-v0', 'grid-v1'],
+      'nothing of the duplicate plugin was registered',
+    );
+    assert.deepEqual(
+      host.plugins().map((p) => p.name),
+      ['troupe-env-grid'],
+    );
   });
 
   it('loads built-in modules given to the constructor and creates policies from them', async () => {
     const fake: PolicyContributionT = {
       id: 'echo',
       description: 'echoes',
-      configSchema: { type: 'object', additionalProperties: false, properties: { prefix: { type: 'string', default: '>' } } },
-      create: (name, config) => ({ name, kind: 'echo', version: 0, generate: async () => [[{ text: String(config.prefix), promptIds: [], tokenIds: [], logprobs: [], finishReason: 'stop' }]] }),
+      configSchema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { prefix: { type: 'string', default: '>' } },
+      },
+      create: (name, config) => ({
+        name,
+        kind: 'echo',
+        version: 0,
+        generate: async () => [
+          [{ text: String(config.prefix), promptIds: [], tokenIds: [], logprobs: [], finishReason: 'stop' }],
+        ],
+      }),
     };
     const host = new PluginHost({
       baseDirs: [FIXTURES],
-      builtins: [{ name: '@troupe/kernel (test policies)', module: new ContainerModule((bind) => { bind(PolicyContribution).toConstantValue(fake); }) }],
+      builtins: [
+        {
+          name: '@troupe/kernel (test policies)',
+          module: new ContainerModule((bind) => {
+            bind(PolicyContribution).toConstantValue(fake);
+          }),
+        },
+      ],
     });
     assert.equal(host.plugins()[0]!.builtin, true);
-    const policy = await host.createPolicy('echo', 'shared', { kind: 'echo' }, { baseDir: FIXTURES, seed: 1, rng: createRng(1) });
+    const policy = await host.createPolicy(
+      'echo',
+      'shared',
+      { kind: 'echo' },
+      { baseDir: FIXTURES, seed: 1, rng: createRng(1) },
+    );
     assert.equal(policy.name, 'shared');
     const completion = (await policy.generate([]))[0]![0]!;
     assert.equal(completion.text, '>');
-    const error = await pluginError(() => host.createPolicy('echo', 'shared', { kind: 'echo', prefx: '#' }, { baseDir: FIXTURES, seed: 1, rng: createRng(1) }, 'policies.shared'));
+    const error = await pluginError(() =>
+      host.createPolicy(
+        'echo',
+        'shared',
+        { kind: 'echo', prefx: '#' },
+        { baseDir: FIXTURES, seed: 1, rng: createRng(1) },
+        'policies.shared',
+      ),
+    );
     assert.match(error.message, /policies\.shared\.prefx: unknown key \(did you mean "prefix"\?\)/);
   });
 });
@@ -325,10 +426,13 @@ describe('plugins: registry', () => {
   it('selects the highest version and rejects duplicates', async () => {
     const registry = new ContributionRegistry();
     const validate = Object.assign(() => true, { errors: null }) as never;
-    for (const id of ['a-v0', 'a-v10', 'a-v2']) registry.add({ kind: 'environments', id, contribution: {}, plugin: 'p', description: '', validate });
+    for (const id of ['a-v0', 'a-v10', 'a-v2'])
+      registry.add({ kind: 'environments', id, contribution: {}, plugin: 'p', description: '', validate });
     assert.equal(registry.get('environments', 'a').id, 'a-v10');
     assert.equal(registry.get('environments', 'a-v2').id, 'a-v2');
-    const error = await pluginError(() => registry.add({ kind: 'environments', id: 'a-v0', contribution: {}, plugin: 'q', description: '', validate }));
+    const error = await pluginError(() =>
+      registry.add({ kind: 'environments', id: 'a-v0', contribution: {}, plugin: 'q', description: '', validate }),
+    );
     assert.match(error.message, /plugin q: environment id "a-v0" is already provided by p/);
   });
 });

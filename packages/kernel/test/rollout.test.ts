@@ -7,18 +7,39 @@ import type { Completion, GenerationRequest, Policy, SamplingParams } from '../s
 import { groupAdvantages } from '../src/algorithms/index.js';
 import { isEvent, type EpisodeEvent, type SeatBinding } from '../src/episode/index.js';
 import {
-  collectEpisodes, planEpisodes, runEpisodes, summarize, SummaryAggregator, toGroups, TraceWriter, type TraceRecord,
+  collectEpisodes,
+  planEpisodes,
+  runEpisodes,
+  summarize,
+  SummaryAggregator,
+  toGroups,
+  TraceWriter,
+  type TraceRecord,
 } from '../src/rollout/index.js';
-import { completion, counterEnv, counterReward, counterRole, hangingPolicy, listPolicy, type CounterEnv } from './helpers/counter.js';
+import {
+  completion,
+  counterEnv,
+  counterReward,
+  counterRole,
+  hangingPolicy,
+  listPolicy,
+  type CounterEnv,
+} from './helpers/counter.js';
 import { assertAtGrpoInvariants } from './helpers/invariants.js';
 
 const SAMPLING: SamplingParams = { temperature: 1, topP: 1, topK: 0, maxTokens: 4 };
-const seatsFor = (env: CounterEnv, policy: Policy): SeatBinding[] => env.seats.map((s) => ({ name: s.name, role: counterRole(), policy, sampling: SAMPLING }));
+const seatsFor = (env: CounterEnv, policy: Policy): SeatBinding[] =>
+  env.seats.map((s) => ({ name: s.name, role: counterRole(), policy, sampling: SAMPLING }));
 
 /** A policy that answers after a few event-loop ticks and tracks how many generations are in flight. */
 function trackingPolicy(texts: string[]): Policy & { inFlight: number; maxInFlight: number; calls: number } {
   const p = {
-    name: 'tracking', kind: 'fake', version: 1, inFlight: 0, maxInFlight: 0, calls: 0,
+    name: 'tracking',
+    kind: 'fake',
+    version: 1,
+    inFlight: 0,
+    maxInFlight: 0,
+    calls: 0,
     async generate(reqs: readonly GenerationRequest[]): Promise<Completion[][]> {
       p.calls++;
       p.inFlight++;
@@ -35,7 +56,15 @@ describe('rollout: runEpisodes', () => {
   it('runs every episode with never more than `concurrency` in flight', async () => {
     const env = counterEnv({ maxTurns: 3 });
     const policy = trackingPolicy(['+1', '+0', '-1']);
-    const contexts = planEpisodes({ environment: env, split: 'train', count: 7, seed: 3, seats: seatsFor(env, policy), reward: counterReward(), branches: 3 });
+    const contexts = planEpisodes({
+      environment: env,
+      split: 'train',
+      count: 7,
+      seed: 3,
+      seats: seatsFor(env, policy),
+      reward: counterReward(),
+      branches: 3,
+    });
     let open = 0;
     let maxOpen = 0;
     const events = await lastValueFrom(
@@ -51,14 +80,27 @@ describe('rollout: runEpisodes', () => {
     assert.equal(maxOpen, 2, 'episodes open at once');
     assert.equal(policy.maxInFlight, 2, 'generations in flight at once');
     const byId = new Map(contexts.map((c) => [c.episodeId!, c.instance]));
-    const { groups } = await assertAtGrpoInvariants(events, { environment: counterEnv(), instanceOf: (id) => byId.get(id), roleOf: () => counterRole(), branches: 3 });
+    const { groups } = await assertAtGrpoInvariants(events, {
+      environment: counterEnv(),
+      instanceOf: (id) => byId.get(id),
+      roleOf: () => counterRole(),
+      branches: 3,
+    });
     assert.equal(groups, events.filter(isEvent('select')).length);
   });
 
   it('is cold, and unsubscribing aborts every running episode', async () => {
     const env = counterEnv();
     const hang = hangingPolicy('slow');
-    const contexts = planEpisodes({ environment: env, split: 'train', count: 5, seed: 1, seats: seatsFor(env, hang), reward: counterReward(), branches: 2 });
+    const contexts = planEpisodes({
+      environment: env,
+      split: 'train',
+      count: 5,
+      seed: 1,
+      seats: seatsFor(env, hang),
+      reward: counterReward(),
+      branches: 2,
+    });
     const obs = runEpisodes(contexts, { concurrency: 3 });
     await new Promise((r) => setImmediate(r));
     assert.equal(hang.calls, 0);
@@ -74,7 +116,17 @@ describe('rollout: runEpisodes', () => {
   it('planEpisodes gives unique, prefixed uids and distinct episode ids for repeats', () => {
     const env = counterEnv();
     const p = listPolicy('p', () => ['+1']);
-    const plan = planEpisodes({ environment: env, split: 'validation', count: 3, startIndex: 5, seed: 9, uidPrefix: 'step-2/', repeats: 2, seats: seatsFor(env, p), reward: counterReward() });
+    const plan = planEpisodes({
+      environment: env,
+      split: 'validation',
+      count: 3,
+      startIndex: 5,
+      seed: 9,
+      uidPrefix: 'step-2/',
+      repeats: 2,
+      seats: seatsFor(env, p),
+      reward: counterReward(),
+    });
     assert.equal(plan.length, 6);
     assert.equal(new Set(plan.map((c) => c.instanceUid)).size, 3);
     assert.equal(new Set(plan.map((c) => c.episodeId)).size, 6);
@@ -88,7 +140,15 @@ describe('rollout: records, groups and collectEpisodes', () => {
   it('gathers step records (sample and outcome together) into groups of K and episodes', async () => {
     const env = counterEnv({ maxTurns: 2 });
     const p = listPolicy('p', () => ['+1', 'nope', '+2']);
-    const contexts = planEpisodes({ environment: env, split: 'train', count: 3, seed: 5, seats: seatsFor(env, p), reward: counterReward(), branches: 3 });
+    const contexts = planEpisodes({
+      environment: env,
+      split: 'train',
+      count: 3,
+      seed: 5,
+      seats: seatsFor(env, p),
+      reward: counterReward(),
+      branches: 3,
+    });
     const events = runEpisodes(contexts, { concurrency: 2 });
     const episodes = await collectEpisodes(events);
     assert.equal(episodes.length, 3);
@@ -97,23 +157,44 @@ describe('rollout: records, groups and collectEpisodes', () => {
       for (const g of ep.groups) {
         assert.equal(g.steps.length, 3);
         assert.ok(g.steps.every((s) => s.turn === g.turn && s.seat === g.seat && s.instanceUid === g.instanceUid));
-        assert.deepEqual(g.steps.map((s) => s.selected), [0, 1, 2].map((b) => b === g.selection.branch));
-        assert.deepEqual(g.steps.map((s) => s.reward), g.selection.rewards, 'each record carries its own reward');
+        assert.deepEqual(
+          g.steps.map((s) => s.selected),
+          [0, 1, 2].map((b) => b === g.selection.branch),
+        );
+        assert.deepEqual(
+          g.steps.map((s) => s.reward),
+          g.selection.rewards,
+          'each record carries its own reward',
+        );
         assert.equal(g.steps[1]!.parseError, 'not an integer: "nope"');
         assert.equal(g.steps[0]!.action, 1);
       }
       assert.equal(ep.end.type, 'end');
     }
     const steps = await lastValueFrom(events.pipe(filter(isEvent('step')), toArray()));
-    assert.equal(steps.length, episodes.reduce((a, e) => a + e.steps.length, 0));
+    assert.equal(
+      steps.length,
+      episodes.reduce((a, e) => a + e.steps.length, 0),
+    );
     const groups = await lastValueFrom(events.pipe(toGroups(), toArray()));
-    assert.equal(groups.length, episodes.reduce((a, e) => a + e.groups.length, 0));
+    assert.equal(
+      groups.length,
+      episodes.reduce((a, e) => a + e.groups.length, 0),
+    );
   });
 
   it('toGroups emits each group as soon as it closes (before the episode ends)', async () => {
     const env = counterEnv();
     const p = listPolicy('p', () => ['+0', '+0']);
-    const contexts = planEpisodes({ environment: env, split: 'train', count: 1, seed: 5, seats: seatsFor(env, p), reward: counterReward(), branches: 2 });
+    const contexts = planEpisodes({
+      environment: env,
+      split: 'train',
+      count: 1,
+      seed: 5,
+      seats: seatsFor(env, p),
+      reward: counterReward(),
+      branches: 2,
+    });
     const first = await lastValueFrom(runEpisodes(contexts, { concurrency: 1 }).pipe(toGroups(), take(1), toArray()));
     assert.equal(first.length, 1);
     assert.equal(env.steps.length, 2, 'only the first group was played');
@@ -128,7 +209,15 @@ describe('rollout: trace writer and summary', () => {
   it('writes one JSONL record per step record, flushed and closed on completion', async () => {
     const env = counterEnv();
     const p = listPolicy('p', () => ['+1', 'zz', '+2', '-1']);
-    const contexts = planEpisodes({ environment: env, split: 'train', count: 4, seed: 11, seats: seatsFor(env, p), reward: counterReward(), branches: 4 });
+    const contexts = planEpisodes({
+      environment: env,
+      split: 'train',
+      count: 4,
+      seed: 11,
+      seats: seatsFor(env, p),
+      reward: counterReward(),
+      branches: 4,
+    });
     const trace = new TraceWriter(join(dir, 'nested', 'trace.jsonl'), { step: 12 });
     const events = await lastValueFrom(runEpisodes(contexts, { concurrency: 2 }).pipe(tap(trace), toArray()));
     await trace.close();
@@ -137,7 +226,28 @@ describe('rollout: trace writer and summary', () => {
     assert.equal(lines.length, samples.length);
     assert.equal(trace.records, samples.length);
     const records = lines.map((l) => JSON.parse(l) as TraceRecord);
-    const keys = ['step', 'episodeId', 'instanceUid', 'split', 'turn', 'seat', 'role', 'policy', 'policyVersion', 'branch', 'prompt', 'completion', 'action', 'parseError', 'terms', 'reward', 'advantage', 'selected', 'done', 'success'];
+    const keys = [
+      'step',
+      'episodeId',
+      'instanceUid',
+      'split',
+      'turn',
+      'seat',
+      'role',
+      'policy',
+      'policyVersion',
+      'branch',
+      'prompt',
+      'completion',
+      'action',
+      'parseError',
+      'terms',
+      'reward',
+      'advantage',
+      'selected',
+      'done',
+      'success',
+    ];
     for (const r of records) {
       assert.deepEqual(Object.keys(r).sort(), [...keys].sort());
       assert.equal(r.step, 12);
@@ -149,35 +259,62 @@ describe('rollout: trace writer and summary', () => {
       } else assert.equal(r.parseError, null);
     }
     // every line corresponds to exactly one step record
-    const ids = (x: { episodeId: string; turn: number; seat: string; branch: number }) => `${x.episodeId}|${x.turn}|${x.seat}|${x.branch}`;
+    const ids = (x: { episodeId: string; turn: number; seat: string; branch: number }) =>
+      `${x.episodeId}|${x.turn}|${x.seat}|${x.branch}`;
     assert.deepEqual(records.map(ids).sort(), samples.map(ids).sort());
   });
 
   it('computes advantages per closed group when asked, and writes tokens when asked', async () => {
     const env = counterEnv();
     const p = listPolicy('p', () => ['+1', '+0', '+2']);
-    const contexts = planEpisodes({ environment: env, split: 'train', count: 2, seed: 2, seats: seatsFor(env, p), reward: counterReward(), branches: 3 });
+    const contexts = planEpisodes({
+      environment: env,
+      split: 'train',
+      count: 2,
+      seed: 2,
+      seats: seatsFor(env, p),
+      reward: counterReward(),
+      branches: 3,
+    });
     const trace = new TraceWriter(join(dir, 't.jsonl'), { advantages: { std: 'biased' }, tokens: true });
     await lastValueFrom(runEpisodes(contexts, { concurrency: 1 }).pipe(tap(trace)));
     await trace.close();
-    const records = readFileSync(trace.path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as TraceRecord);
+    const records = readFileSync(trace.path, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as TraceRecord);
     const byGroup = new Map<string, TraceRecord[]>();
     for (const r of records) {
       const k = `${r.episodeId}|${r.turn}|${r.seat}`;
       byGroup.set(k, [...(byGroup.get(k) ?? []), r]);
     }
     for (const g of byGroup.values()) {
-      const want = groupAdvantages(g.map((r) => r.reward), { std: 'biased' });
+      const want = groupAdvantages(
+        g.map((r) => r.reward),
+        { std: 'biased' },
+      );
       g.forEach((r, i) => assert.ok(Math.abs(r.advantage! - want[i]!) < 1e-9));
     }
-    assert.ok(records.every((r) => Array.isArray(r.tokenIds) && Array.isArray(r.logprobs) && r.temperature === SAMPLING.temperature));
+    assert.ok(
+      records.every(
+        (r) => Array.isArray(r.tokenIds) && Array.isArray(r.logprobs) && r.temperature === SAMPLING.temperature,
+      ),
+    );
     assert.ok(records.some((r) => r.advantage! > 0));
   });
 
   it('keeps the closed groups and closes the file when the stream is unsubscribed', async () => {
     const env = counterEnv();
     const p = listPolicy('p', () => ['+0', '+1']);
-    const contexts = planEpisodes({ environment: env, split: 'train', count: 1, seed: 2, seats: seatsFor(env, p), reward: counterReward(), branches: 2 });
+    const contexts = planEpisodes({
+      environment: env,
+      split: 'train',
+      count: 1,
+      seed: 2,
+      seats: seatsFor(env, p),
+      reward: counterReward(),
+      branches: 2,
+    });
     const trace = new TraceWriter(join(dir, 'partial.jsonl'));
     await lastValueFrom(runEpisodes(contexts, { concurrency: 1 }).pipe(tap(trace), toGroups(), take(2)));
     await trace.close();
@@ -186,7 +323,10 @@ describe('rollout: trace writer and summary', () => {
 
   it('reports a trace file that cannot be created or written, naming it', async () => {
     writeFileSync(join(dir, 'blocker'), 'x');
-    assert.throws(() => new TraceWriter(join(dir, 'blocker', 'x.jsonl')), /Trace file .*blocker.*x\.jsonl: cannot create its folder/);
+    assert.throws(
+      () => new TraceWriter(join(dir, 'blocker', 'x.jsonl')),
+      /Trace file .*blocker.*x\.jsonl: cannot create its folder/,
+    );
     mkdirSync(join(dir, 'a-dir'));
     const bad = new TraceWriter(join(dir, 'a-dir'));
     await assert.rejects(bad.close(), /Trace file .*a-dir: EISDIR/);
@@ -202,7 +342,13 @@ describe('rollout: trace writer and summary', () => {
     ];
     // instances: start 0, target 4 → a +2, b junk, a +2 → success in turn 1 ; start 0, target 7 → never solved in 2 turns
     const contexts = [4, 7].map((target, i) => ({
-      environment: env, instance: { start: 0, target }, instanceUid: `u${i}`, split: 'train' as const, seats, reward: counterReward(), seed: 1,
+      environment: env,
+      instance: { start: 0, target },
+      instanceUid: `u${i}`,
+      split: 'train' as const,
+      seats,
+      reward: counterReward(),
+      seed: 1,
     }));
     const events = runEpisodes(contexts, { concurrency: 1 });
     const summary = await lastValueFrom(events.pipe(summarize()));
@@ -224,14 +370,23 @@ describe('rollout: trace writer and summary', () => {
   it('greedyBeaten: per seat with a greedy branch, the fraction of its groups where a sample out-scored the greedy one', async () => {
     const env = counterEnv({ maxTurns: 1 });
     // seat a: greedy '+0'; sampled '+1' in instance u0's group, '-1' in u1's → beaten in 1 of 2 groups
-    const a = listPolicy('a', (r, call) => Array.from({ length: r.n }, () => (r.sampling.temperature === 0 ? '+0' : call < 2 ? '+1' : '-1')));
+    const a = listPolicy('a', (r, call) =>
+      Array.from({ length: r.n }, () => (r.sampling.temperature === 0 ? '+0' : call < 2 ? '+1' : '-1')),
+    );
     const b = listPolicy('b', (r) => Array.from({ length: r.n }, () => '+1'));
     const seats: SeatBinding[] = [
       { name: 'a', role: counterRole(), policy: a, sampling: SAMPLING, greedyBranch: true },
       { name: 'b', role: counterRole(), policy: b, sampling: SAMPLING },
     ];
     const contexts = [0, 1].map((i) => ({
-      environment: env, instance: { start: 0, target: 9 }, instanceUid: `u${i}`, split: 'train' as const, seats, reward: counterReward(), seed: 1, branches: 3,
+      environment: env,
+      instance: { start: 0, target: 9 },
+      instanceUid: `u${i}`,
+      split: 'train' as const,
+      seats,
+      reward: counterReward(),
+      seed: 1,
+      branches: 3,
     }));
     const summary = await lastValueFrom(runEpisodes(contexts, { concurrency: 1 }).pipe(summarize()));
     assert.deepEqual(summary.greedyBeaten, { a: 0.5 });
@@ -241,8 +396,18 @@ describe('rollout: trace writer and summary', () => {
 describe('rollout: trace invariants', () => {
   it('lines in a trace = step records; every group has K records sharing one prompt and the selected one has the max reward', async () => {
     const env = counterEnv();
-    const p = listPolicy('p', (r: GenerationRequest, call: number) => Array.from({ length: r.n }, (_, c) => ['+0', '+1', '+2', '-1', 'x'][(c + call) % 5]!));
-    const contexts = planEpisodes({ environment: env, split: 'train', count: 3, seed: 4, seats: seatsFor(env, p), reward: counterReward(), branches: 5 });
+    const p = listPolicy('p', (r: GenerationRequest, call: number) =>
+      Array.from({ length: r.n }, (_, c) => ['+0', '+1', '+2', '-1', 'x'][(c + call) % 5]!),
+    );
+    const contexts = planEpisodes({
+      environment: env,
+      split: 'train',
+      count: 3,
+      seed: 4,
+      seats: seatsFor(env, p),
+      reward: counterReward(),
+      branches: 5,
+    });
     const events: EpisodeEvent[] = [];
     const episodes = await collectEpisodes(runEpisodes(contexts, { concurrency: 3 }).pipe(tap((e) => events.push(e))));
     for (const ep of episodes) {
@@ -253,6 +418,11 @@ describe('rollout: trace invariants', () => {
       }
     }
     const byId = new Map(contexts.map((c) => [c.episodeId!, c.instance]));
-    await assertAtGrpoInvariants(events, { environment: counterEnv(), instanceOf: (id) => byId.get(id), roleOf: () => counterRole(), branches: 5 });
+    await assertAtGrpoInvariants(events, {
+      environment: counterEnv(),
+      instanceOf: (id) => byId.get(id),
+      roleOf: () => counterRole(),
+      branches: 5,
+    });
   });
 });

@@ -18,7 +18,10 @@ describe('run folder: metrics.jsonl', () => {
       { step: 0, kind: 'warm-start', 'warmstart/samples': 40 },
       { step: 1, kind: 'train', 'rollout/samples': 12, 'rollout/success_rate': 0.5 },
     ];
-    writeFileSync(join(dir, METRICS_FILE), `${records.map((r) => JSON.stringify(r)).join('\n')}\n\n{"step": 2, "kind": "tr`);
+    writeFileSync(
+      join(dir, METRICS_FILE),
+      `${records.map((r) => JSON.stringify(r)).join('\n')}\n\n{"step": 2, "kind": "tr`,
+    );
     assert.deepEqual(readMetrics(dir), records);
   });
 

@@ -5,9 +5,21 @@ import { join } from 'node:path';
 import { ContainerModule, injectable } from 'inversify';
 import { injectParameters } from '../src/di.js';
 import { EnvironmentContribution, Logger, RandomStreams, SandboxPool, type Rng } from '../src/contracts/index.js';
-import { createServices, DerivedRandomStreams, logLevelFromEnv, processServices, StreamLogger } from '../src/services/index.js';
+import {
+  createServices,
+  DerivedRandomStreams,
+  logLevelFromEnv,
+  processServices,
+  StreamLogger,
+} from '../src/services/index.js';
 import { createRng, deriveSeed } from '../src/util/index.js';
-import { deriveManifest, diffManifest, manifestMismatchMessage, PluginHost, writeManifest } from '../src/plugins/index.js';
+import {
+  deriveManifest,
+  diffManifest,
+  manifestMismatchMessage,
+  PluginHost,
+  writeManifest,
+} from '../src/plugins/index.js';
 import { pluginError } from './helpers/plugin-error.js';
 import { FIXTURES } from './fixtures/plugins/helpers.js';
 
@@ -34,10 +46,21 @@ describe('services: the kernel implementations', () => {
 
   it('TROUPE_LOG_LEVEL picks the level; a bad value is reported and ignored', () => {
     const said: string[] = [];
-    assert.equal(logLevelFromEnv({ TROUPE_LOG_LEVEL: 'DEBUG' }, 'warn', (l) => said.push(l)), 'debug');
-    assert.equal(logLevelFromEnv({}, 'warn', (l) => said.push(l)), 'warn');
-    assert.equal(logLevelFromEnv({ TROUPE_LOG_LEVEL: 'chatty' }, 'warn', (l) => said.push(l)), 'warn');
-    assert.deepEqual(said, ['troupe: TROUPE_LOG_LEVEL="chatty" names no log level (use one of debug, info, warn, error); logging at warn']);
+    assert.equal(
+      logLevelFromEnv({ TROUPE_LOG_LEVEL: 'DEBUG' }, 'warn', (l) => said.push(l)),
+      'debug',
+    );
+    assert.equal(
+      logLevelFromEnv({}, 'warn', (l) => said.push(l)),
+      'warn',
+    );
+    assert.equal(
+      logLevelFromEnv({ TROUPE_LOG_LEVEL: 'chatty' }, 'warn', (l) => said.push(l)),
+      'warn',
+    );
+    assert.deepEqual(said, [
+      'troupe: TROUPE_LOG_LEVEL="chatty" names no log level (use one of debug, info, warn, error); logging at warn',
+    ]);
   });
 
   it('one process container; hosts descend from it', () => {
@@ -60,12 +83,23 @@ describe('services: injection into contributions', () => {
       'info [dice-v0] created {"sides":20}',
     ]);
     const expected = 1 + createRng(deriveSeed(42, 'dice-v0', 'train', 3)).int(20);
-    assert.deepEqual(env.instance('train', 3, 42), { roll: expected }, 'same seed, same instance as deriving the seed by hand');
-    assert.equal(host.registry.get('environments', 'dice-v0').contribution, host.registry.get('environments', 'dice').contribution, 'one singleton');
+    assert.deepEqual(
+      env.instance('train', 3, 42),
+      { roll: expected },
+      'same seed, same instance as deriving the seed by hand',
+    );
+    assert.equal(
+      host.registry.get('environments', 'dice-v0').contribution,
+      host.registry.get('environments', 'dice').contribution,
+      'one singleton',
+    );
   });
 
   it('a service bound on one host overrides the process’s for that host only', async () => {
-    const fixed: RandomStreams = { seed: () => 0, stream: () => ({ next: () => 0, int: () => 0, state: () => [0, 0, 0, 0] }) };
+    const fixed: RandomStreams = {
+      seed: () => 0,
+      stream: () => ({ next: () => 0, int: () => 0, state: () => [0, 0, 0, 0] }),
+    };
     const host = new PluginHost({ baseDirs: [FIXTURES], services: createServices() });
     host.container.bind(RandomStreams).toConstantValue(fixed);
     host.container.bind(Logger).toConstantValue(new StreamLogger('error', () => undefined));
@@ -74,14 +108,19 @@ describe('services: injection into contributions', () => {
     const other = new PluginHost({ baseDirs: [FIXTURES], services: createServices() });
     other.container.bind(Logger).toConstantValue(new StreamLogger('error', () => undefined));
     await other.load(join(FIXTURES, 'env-dice'));
-    assert.deepEqual(other.createEnvironment('dice', { sides: 6 }).instance('train', 0, 1), { roll: 1 + createRng(deriveSeed(1, 'dice-v0', 'train', 0)).int(6) });
+    assert.deepEqual(other.createEnvironment('dice', { sides: 6 }).instance('train', 0, 1), {
+      roll: 1 + createRng(deriveSeed(1, 'dice-v0', 'train', 0)).int(6),
+    });
   });
 
   it('names the plugin and the unbound service when a contribution injects one the host lacks', async () => {
     const host = new PluginHost({ baseDirs: [FIXTURES], services: createServices() });
     const error = await pluginError(() => host.load(join(FIXTURES, 'unbound-service')));
     assert.equal(error.plugin, 'troupe-env-unbound-service');
-    assert.match(error.message, /creating its environment contributions failed: nothing is bound to troupe\.SandboxPool, which one of them injects/);
+    assert.match(
+      error.message,
+      /creating its environment contributions failed: nothing is bound to troupe\.SandboxPool, which one of them injects/,
+    );
     assert.match(error.hint!, /processServices\(\)\.bind\(SandboxPool\)/);
     assert.equal(error.file, join(FIXTURES, 'unbound-service', 'src', 'module.ts'));
     assert.deepEqual(host.plugins(), [], 'nothing of it stays loaded');
@@ -99,8 +138,16 @@ describe('services: injection into contributions', () => {
       constructor(readonly logger: Logger) {}
     }
     injectParameters(Decorated, [Logger]);
-    host.loadBuiltin({ name: 'decorated', module: new ContainerModule((bind) => { bind(EnvironmentContribution).to(Decorated); }) });
-    assert.equal((host.registry.get('environments', 'decorated').contribution as Decorated).logger, host.container.get(Logger));
+    host.loadBuiltin({
+      name: 'decorated',
+      module: new ContainerModule((bind) => {
+        bind(EnvironmentContribution).to(Decorated);
+      }),
+    });
+    assert.equal(
+      (host.registry.get('environments', 'decorated').contribution as Decorated).logger,
+      host.container.get(Logger),
+    );
   });
 
   it('names the module whose contribution cannot be constructed', async () => {
@@ -112,8 +159,18 @@ describe('services: injection into contributions', () => {
         throw new Error('cannot open the problem set');
       }
     }
-    const error = await pluginError(() => host.loadBuiltin({ name: 'broken', module: new ContainerModule((bind) => { bind(EnvironmentContribution).to(Broken); }) }));
-    assert.match(error.message, /^plugin broken: creating its environment contributions failed: cannot open the problem set/);
+    const error = await pluginError(() =>
+      host.loadBuiltin({
+        name: 'broken',
+        module: new ContainerModule((bind) => {
+          bind(EnvironmentContribution).to(Broken);
+        }),
+      }),
+    );
+    assert.match(
+      error.message,
+      /^plugin broken: creating its environment contributions failed: cannot open the problem set/,
+    );
     assert.equal(error.hint, 'fix the contribution classes and their bindings in the module');
     assert.deepEqual(host.registry.ids('environments'), []);
   });
@@ -130,7 +187,15 @@ describe('manifest from code', () => {
 
   it('derives troupe.contributes from the contribution classes: id, schema file, description', async () => {
     const derived = await deriveManifest(join(FIXTURES, 'env-dice'), { services: createServices() });
-    assert.deepEqual(derived.derived, { environments: [{ id: 'dice-v0', configSchema: './schemas/dice.json', description: 'A die rolled from the seeded random streams' }] });
+    assert.deepEqual(derived.derived, {
+      environments: [
+        {
+          id: 'dice-v0',
+          configSchema: './schemas/dice.json',
+          description: 'A die rolled from the seeded random streams',
+        },
+      ],
+    });
     assert.deepEqual(diffManifest(derived), []);
   });
 
@@ -146,7 +211,10 @@ describe('manifest from code', () => {
       '+ troupe.contributes.environments[0].description: "A die rolled from the seeded random streams"',
       '- troupe.contributes.environments[1]: {"id":"gone-v0","description":"removed from the code"}',
     ]);
-    assert.match(manifestMismatchMessage(derived), new RegExp(`regenerate it: troupe manifest ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --write$`));
+    assert.match(
+      manifestMismatchMessage(derived),
+      new RegExp(`regenerate it: troupe manifest ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --write$`),
+    );
     writeManifest(derived);
     const again = await deriveManifest(dir, { services: createServices() });
     assert.deepEqual(diffManifest(again), []);
@@ -155,14 +223,20 @@ describe('manifest from code', () => {
 
   it('accepts a schema read without readConfigSchema when it is the file package.json names', async () => {
     const module = join(dir, 'src', 'module.ts');
-    const plain = readFileSync(module, 'utf8').replace(/readConfigSchema\((new URL\([^)]*\))\)/, "JSON.parse(readFileSync($1, 'utf8'))");
+    const plain = readFileSync(module, 'utf8').replace(
+      /readConfigSchema\((new URL\([^)]*\))\)/,
+      "JSON.parse(readFileSync($1, 'utf8'))",
+    );
     writeFileSync(module, `import { readFileSync } from 'node:fs';\n${plain}`);
     assert.deepEqual(diffManifest(await deriveManifest(dir, { services: createServices() })), []);
   });
 
   it('writes a schema built in code into the package, named after its contribution', async () => {
     const module = join(dir, 'src', 'module.ts');
-    writeFileSync(module, readFileSync(module, 'utf8').replace(/readConfigSchema\(new URL\([^)]*\)\)/, "{ type: 'object' }"));
+    writeFileSync(
+      module,
+      readFileSync(module, 'utf8').replace(/readConfigSchema\(new URL\([^)]*\)\)/, "{ type: 'object' }"),
+    );
     const inline = await deriveManifest(dir, { services: createServices() });
     assert.deepEqual(diffManifest(inline), [
       '- troupe.contributes.environments[0].configSchema: "./schemas/dice.json"',

@@ -4,7 +4,10 @@ import { initBackend, probeBackends, currentBackend, tf } from '@troupe/lm';
 describe('backend selection', () => {
   it('probeBackends lists every backend in order and names one it would use', () => {
     const p = probeBackends({});
-    assert.deepEqual(p.probes.map((x) => x.backend), ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']);
+    assert.deepEqual(
+      p.probes.map((x) => x.backend),
+      ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'],
+    );
     assert.ok(p.wouldUse, 'cpu is always available');
     assert.equal(p.probes.find((x) => x.backend === 'cpu')!.available, true);
     assert.equal(probeBackends({ TROUPE_BACKEND: 'cpu' }).wouldUse, 'cpu');
@@ -26,9 +29,28 @@ describe('backend selection', () => {
     assert.equal(currentBackend(), r);
     assert.equal(tf.getBackend(), r.tfBackend);
     const order = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
-    assert.deepEqual(r.skipped.map((s) => s.backend), order.slice(0, order.indexOf(r.backend)));
+    assert.deepEqual(
+      r.skipped.map((s) => s.backend),
+      order.slice(0, order.indexOf(r.backend)),
+    );
     for (const s of r.skipped) assert.ok(s.reason.length > 0);
-    const x = tf.tidy(() => tf.tensor2d([[1, 2], [3, 4]]).matMul(tf.tensor2d([[1, 0], [0, 1]])).arraySync());
-    assert.deepEqual(x, [[1, 2], [3, 4]]);
+    const x = tf.tidy(() =>
+      tf
+        .tensor2d([
+          [1, 2],
+          [3, 4],
+        ])
+        .matMul(
+          tf.tensor2d([
+            [1, 0],
+            [0, 1],
+          ]),
+        )
+        .arraySync(),
+    );
+    assert.deepEqual(x, [
+      [1, 2],
+      [3, 4],
+    ]);
   });
 });

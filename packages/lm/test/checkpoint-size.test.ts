@@ -7,13 +7,34 @@ import { mkdtemp, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CausalLM, initBackend, currentBackend, tf, saveCheckpoint, loadCheckpoint, readCheckpoint, writeCheckpoint, parseSafetensors,
-  serializeSafetensors, readSafetensors, writeSafetensors, DEFAULT_MAX_SHARD_BYTES, type SafeTensor, type StoredDtype,
+  CausalLM,
+  initBackend,
+  currentBackend,
+  tf,
+  saveCheckpoint,
+  loadCheckpoint,
+  readCheckpoint,
+  writeCheckpoint,
+  parseSafetensors,
+  serializeSafetensors,
+  readSafetensors,
+  writeSafetensors,
+  DEFAULT_MAX_SHARD_BYTES,
+  type SafeTensor,
+  type StoredDtype,
 } from '@troupe/lm';
 
 const cfg = {
-  model_type: 'qwen3', vocab_size: 300, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, eos_token_id: 2, bos_token_id: 1,
+  model_type: 'qwen3',
+  vocab_size: 300,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  eos_token_id: 2,
+  bos_token_id: 1,
 };
 
 const IDS = [[1, 5, 7, 9]];
@@ -25,11 +46,18 @@ function logits(m: CausalLM): Float32Array {
 /** The bytes of every tensor of a file, by name, as stored. */
 function rawTensors(file: Uint8Array): Map<string, { dtype: string; shape: number[]; bytes: Uint8Array }> {
   const n = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + n))) as Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
+  const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + n))) as Record<
+    string,
+    { dtype: string; shape: number[]; data_offsets: [number, number] }
+  >;
   const out = new Map<string, { dtype: string; shape: number[]; bytes: Uint8Array }>();
   for (const [name, e] of Object.entries(header)) {
     if (name === '__metadata__') continue;
-    out.set(name, { dtype: e.dtype, shape: e.shape, bytes: file.subarray(8 + n + e.data_offsets[0], 8 + n + e.data_offsets[1]) });
+    out.set(name, {
+      dtype: e.dtype,
+      shape: e.shape,
+      bytes: file.subarray(8 + n + e.data_offsets[0], 8 + n + e.data_offsets[1]),
+    });
   }
   return out;
 }
@@ -49,7 +77,7 @@ function values(n: number, seed: number): Float32Array {
   let s = seed >>> 0;
   for (let i = 0; i < n; i++) {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = ((s / 2 ** 32) - 0.5) * 2 ** ((i % 24) - 16);
+    out[i] = (s / 2 ** 32 - 0.5) * 2 ** ((i % 24) - 16);
   }
   return out;
 }
@@ -61,8 +89,13 @@ function asDtype(tensors: ReadonlyMap<string, SafeTensor>, dtype: StoredDtype): 
 
 describe('checkpoints of real size', () => {
   let dir: string;
-  before(async () => { await initBackend(); dir = await mkdtemp(join(tmpdir(), 'troupe-cksize-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    await initBackend();
+    dir = await mkdtemp(join(tmpdir(), 'troupe-cksize-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('reads a file by ranges smaller than its tensors, F32, F16 and BF16 alike, to the values of a whole read', async () => {
     const tensors = new Map<string, SafeTensor>([
@@ -79,13 +112,26 @@ describe('checkpoints of real size', () => {
       assert.ok(bytes.length > 4 * chunkBytes);
       const ranged = await readSafetensors(file, { chunkBytes });
       assert.deepEqual(ranged.metadata, { note: 'x' });
-      assert.deepEqual([...ranged.dtypes], [['a', 'F32'], ['b', 'F16'], ['c', 'BF16'], ['empty', 'BF16']]);
-      for (const [name, t] of whole.tensors) assert.deepEqual(ranged.tensors.get(name), t, `${name} at ${chunkBytes}-byte reads`);
+      assert.deepEqual(
+        [...ranged.dtypes],
+        [
+          ['a', 'F32'],
+          ['b', 'F16'],
+          ['c', 'BF16'],
+          ['empty', 'BF16'],
+        ],
+      );
+      for (const [name, t] of whole.tensors)
+        assert.deepEqual(ranged.tensors.get(name), t, `${name} at ${chunkBytes}-byte reads`);
     }
     // F32 is exact; 16-bit values are the nearest representable ones.
     assert.deepEqual(whole.tensors.get('a')!.data, tensors.get('a')!.data);
     const b = whole.tensors.get('b')!.data;
-    for (let i = 0; i < b.length; i++) assert.ok(Math.abs(b[i]! - tensors.get('b')!.data[i]!) <= Math.max(Math.abs(b[i]!) * 2 ** -11, 2 ** -25), `b[${i}]`);
+    for (let i = 0; i < b.length; i++)
+      assert.ok(
+        Math.abs(b[i]! - tensors.get('b')!.data[i]!) <= Math.max(Math.abs(b[i]!) * 2 ** -11, 2 ** -25),
+        `b[${i}]`,
+      );
   });
 
   it('loads a model.safetensors over 2 GiB (sparse: the tensors, then unused bytes) by ranges', async () => {
@@ -97,7 +143,8 @@ describe('checkpoints of real size', () => {
     await file.close();
     const back = await loadCheckpoint(big);
     assert.deepEqual(logits(back), logits(m));
-    m.dispose(); back.dispose();
+    m.dispose();
+    back.dispose();
     await rm(big, { recursive: true, force: true });
   });
 
@@ -112,12 +159,23 @@ describe('checkpoints of real size', () => {
       for (let i = 0; i < 65536; i++) {
         const nan = Number.isNaN(decoded.data[i]!);
         const got = back.getUint16(i * 2, true);
-        if (nan) assert.ok(Number.isNaN(decoded.data[i]!) && (dtype === 'F16' ? (got & 0x7c00) === 0x7c00 && (got & 0x3ff) : (got & 0x7f80) === 0x7f80 && (got & 0x7f)), `${dtype} NaN ${i}`);
+        if (nan)
+          assert.ok(
+            Number.isNaN(decoded.data[i]!) &&
+              (dtype === 'F16' ? (got & 0x7c00) === 0x7c00 && got & 0x3ff : (got & 0x7f80) === 0x7f80 && got & 0x7f),
+            `${dtype} NaN ${i}`,
+          );
         else assert.equal(got, i, `${dtype} ${i}`);
       }
     }
     // ties go to even: 1 + 2^-11 is halfway between F16 1 and 1 + 2^-10; 1 + 3·2^-11 rounds up to 1 + 2^-9.
-    const half = rawTensors(serializeSafetensors(new Map([['x', { shape: [3], data: new Float32Array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 70000]), dtype: 'F16' as const }]])));
+    const half = rawTensors(
+      serializeSafetensors(
+        new Map([
+          ['x', { shape: [3], data: new Float32Array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 70000]), dtype: 'F16' as const }],
+        ]),
+      ),
+    );
     const h = new DataView(half.get('x')!.bytes.buffer, half.get('x')!.bytes.byteOffset, 6);
     assert.deepEqual([h.getUint16(0, true), h.getUint16(2, true), h.getUint16(4, true)], [0x3c00, 0x3c02, 0x7c00]);
   });
@@ -135,16 +193,33 @@ describe('checkpoints of real size', () => {
     const shards = files.filter((f) => f.endsWith('.safetensors'));
     const n = shards.length;
     assert.ok(n > 3, `${n} shards`);
-    assert.deepEqual(shards, Array.from({ length: n }, (_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`));
+    assert.deepEqual(
+      shards,
+      Array.from(
+        { length: n },
+        (_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`,
+      ),
+    );
     assert.ok(files.includes('model.safetensors.index.json') && !files.includes('model.safetensors'));
-    const index = JSON.parse(await readFile(join(sharded, 'model.safetensors.index.json'), 'utf8')) as { metadata: { total_size: number }; weight_map: Record<string, string> };
+    const index = JSON.parse(await readFile(join(sharded, 'model.safetensors.index.json'), 'utf8')) as {
+      metadata: { total_size: number };
+      weight_map: Record<string, string>;
+    };
     const stored = await folderTensors(sharded);
     const reference = await folderTensors(single);
-    assert.equal(index.metadata.total_size, [...reference.values()].reduce((a, t) => a + t.bytes.length, 0));
+    assert.equal(
+      index.metadata.total_size,
+      [...reference.values()].reduce((a, t) => a + t.bytes.length, 0),
+    );
     assert.deepEqual(Object.keys(index.weight_map).sort(), [...reference.keys()].sort());
     for (const shard of shards) {
       const inShard = [...rawTensors(await readFile(join(sharded, shard))).keys()];
-      assert.deepEqual(inShard.sort(), Object.keys(index.weight_map).filter((k) => index.weight_map[k] === shard).sort());
+      assert.deepEqual(
+        inShard.sort(),
+        Object.keys(index.weight_map)
+          .filter((k) => index.weight_map[k] === shard)
+          .sort(),
+      );
       const bytes = inShard.reduce((a, k) => a + stored.get(k)!.bytes.length, 0);
       assert.ok(bytes <= max || inShard.length === 1, `${shard} holds ${bytes} bytes`);
     }
@@ -154,13 +229,23 @@ describe('checkpoints of real size', () => {
     for (const [name, t] of back.exportTensors()) assert.deepEqual(t.data, m.exportTensors().get(name)!.data, name);
     // a tensor larger than the max gets a shard of its own; nothing is left beside the folder
     await saveCheckpoint(sharded, m, { maxShardBytes: 100 });
-    const big = JSON.parse(await readFile(join(sharded, 'model.safetensors.index.json'), 'utf8')) as { weight_map: Record<string, string> };
+    const big = JSON.parse(await readFile(join(sharded, 'model.safetensors.index.json'), 'utf8')) as {
+      weight_map: Record<string, string>;
+    };
     for (const [name, t] of reference) {
       if (t.bytes.length <= 100) continue;
-      assert.deepEqual(Object.keys(big.weight_map).filter((k) => big.weight_map[k] === big.weight_map[name]), [name], `${name} has a shard of its own`);
+      assert.deepEqual(
+        Object.keys(big.weight_map).filter((k) => big.weight_map[k] === big.weight_map[name]),
+        [name],
+        `${name} has a shard of its own`,
+      );
     }
-    assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('.')), []);
-    m.dispose(); back.dispose();
+    assert.deepEqual(
+      (await readdir(dir)).filter((f) => f.startsWith('.')),
+      [],
+    );
+    m.dispose();
+    back.dispose();
   });
 
   it('keeps F16 and BF16 weights 16-bit on save, bit for bit, unless told F32', async () => {
@@ -177,15 +262,22 @@ describe('checkpoints of real size', () => {
       assert.deepEqual(after, before);
       assert.equal(after.get('model.embed_tokens.weight')!.dtype, dtype);
       assert.equal(after.get('model.norm.weight')!.dtype, 'F32');
-      assert.equal(JSON.parse(await readFile(join(out, 'config.json'), 'utf8')).torch_dtype, dtype === 'F16' ? 'float16' : 'bfloat16');
+      assert.equal(
+        JSON.parse(await readFile(join(out, 'config.json'), 'utf8')).torch_dtype,
+        dtype === 'F16' ? 'float16' : 'bfloat16',
+      );
       const f32 = join(dir, `f32-${dtype}`);
       await saveCheckpoint(f32, loaded, { dtype: 'F32' });
       const wide = await folderTensors(f32);
       assert.ok([...wide.values()].every((t) => t.dtype === 'F32'));
       assert.equal(JSON.parse(await readFile(join(f32, 'config.json'), 'utf8')).torch_dtype, 'float32');
-      assert.ok((await stat(join(f32, 'model.safetensors'))).size > 1.9 * [...before.values()].reduce((a, t) => a + t.bytes.length, 0));
+      assert.ok(
+        (await stat(join(f32, 'model.safetensors'))).size >
+          1.9 * [...before.values()].reduce((a, t) => a + t.bytes.length, 0),
+      );
       const again = await readCheckpoint(f32);
-      for (const [name, t] of (await readCheckpoint(src)).tensors) assert.deepEqual(again.tensors.get(name)!.data, t.data, name);
+      for (const [name, t] of (await readCheckpoint(src)).tensors)
+        assert.deepEqual(again.tensors.get(name)!.data, t.data, name);
       loaded.dispose();
     }
     m.dispose();
@@ -208,13 +300,23 @@ describe('checkpoints of real size', () => {
 function tiedHead(): void {
   const tied = CausalLM.random({ ...cfg, tie_word_embeddings: true }, 9);
   const tensors = tied.exportTensors();
-  tensors.set('lm_head.weight', { shape: tensors.get('model.embed_tokens.weight')!.shape, data: new Float32Array(tensors.get('model.embed_tokens.weight')!.data) });
+  tensors.set('lm_head.weight', {
+    shape: tensors.get('model.embed_tokens.weight')!.shape,
+    data: new Float32Array(tensors.get('model.embed_tokens.weight')!.data),
+  });
   const untied = CausalLM.fromTensors({ ...cfg, tie_word_embeddings: false }, tensors);
   assert.deepEqual(logits(tied), logits(untied));
   assert.deepEqual(logits(tied), logits(untied)); // the cached head, a second time
   // A token absent from the input gets gradient on its embedding row only through the head.
   const emb = tied.params.get('model.embed_tokens.weight')!;
-  const loss = (): tf.Scalar => tf.tidy(() => tied.forward(tf.tensor2d(IDS, [1, 4], 'int32')).logits.slice([0, 0, 250], [1, 4, 1]).sum() as tf.Scalar);
+  const loss = (): tf.Scalar =>
+    tf.tidy(
+      () =>
+        tied
+          .forward(tf.tensor2d(IDS, [1, 4], 'int32'))
+          .logits.slice([0, 0, 250], [1, 4, 1])
+          .sum() as tf.Scalar,
+    );
   const { grads } = tf.variableGrads(loss, [emb]);
   const row = tf.tidy(() => grads[emb.name]!.slice([250, 0], [1, cfg.hidden_size]).abs().sum().dataSync()[0]!);
   assert.ok(row > 0, `embedding row 250 got gradient ${row}`);
@@ -227,12 +329,17 @@ function tiedHead(): void {
   assert.notDeepEqual(after, before);
   const fresh = CausalLM.fromTensors({ ...cfg, tie_word_embeddings: true }, tied.exportTensors());
   assert.deepEqual(after, logits(fresh));
-  opt.dispose(); tied.dispose(); untied.dispose(); fresh.dispose();
+  opt.dispose();
+  tied.dispose();
+  untied.dispose();
+  fresh.dispose();
 }
 
 /** A one-tensor safetensors file of 65536 raw 16-bit values. */
 function serializeRaw(dtype: 'F16' | 'BF16', bits: Uint8Array): Uint8Array {
-  const json = new TextEncoder().encode(JSON.stringify({ x: { dtype, shape: [65536], data_offsets: [0, bits.length] } }));
+  const json = new TextEncoder().encode(
+    JSON.stringify({ x: { dtype, shape: [65536], data_offsets: [0, bits.length] } }),
+  );
   const out = new Uint8Array(8 + json.length + bits.length);
   new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
   out.set(json, 8);

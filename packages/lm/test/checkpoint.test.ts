@@ -4,13 +4,32 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CausalLM, initBackend, tf, saveCheckpoint, loadCheckpoint, readCheckpoint, writeCheckpoint, parseSafetensors,
-  serializeSafetensors, saveLoraAdapter, loadLoraAdapter, tinyTokenizerDir, peftTensorName,
+  CausalLM,
+  initBackend,
+  tf,
+  saveCheckpoint,
+  loadCheckpoint,
+  readCheckpoint,
+  writeCheckpoint,
+  parseSafetensors,
+  serializeSafetensors,
+  saveLoraAdapter,
+  loadLoraAdapter,
+  tinyTokenizerDir,
+  peftTensorName,
 } from '@troupe/lm';
 
 const cfg = {
-  model_type: 'qwen3', vocab_size: 300, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, eos_token_id: 2, bos_token_id: 1,
+  model_type: 'qwen3',
+  vocab_size: 300,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  eos_token_id: 2,
+  bos_token_id: 1,
 };
 
 function logits(m: CausalLM): Float32Array {
@@ -21,27 +40,44 @@ function logits(m: CausalLM): Float32Array {
 function rawSafetensors(entries: { name: string; dtype: string; shape: number[]; bytes: Uint8Array }[]): Uint8Array {
   const header: Record<string, unknown> = {};
   let off = 0;
-  for (const e of entries) { header[e.name] = { dtype: e.dtype, shape: e.shape, data_offsets: [off, off + e.bytes.length] }; off += e.bytes.length; }
+  for (const e of entries) {
+    header[e.name] = { dtype: e.dtype, shape: e.shape, data_offsets: [off, off + e.bytes.length] };
+    off += e.bytes.length;
+  }
   const h = new TextEncoder().encode(JSON.stringify(header));
   const out = new Uint8Array(8 + h.length + off);
   new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
   out.set(h, 8);
   let p = 8 + h.length;
-  for (const e of entries) { out.set(e.bytes, p); p += e.bytes.length; }
+  for (const e of entries) {
+    out.set(e.bytes, p);
+    p += e.bytes.length;
+  }
   return out;
 }
 
 describe('checkpoints', () => {
   let dir: string;
-  before(async () => { await initBackend(); dir = await mkdtemp(join(tmpdir(), 'troupe-ck-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    await initBackend();
+    dir = await mkdtemp(join(tmpdir(), 'troupe-ck-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('saves a HF-layout folder (config, safetensors, tokenizer) that loads back to the same model', async () => {
     const m = CausalLM.random(cfg, 5);
     const out = join(dir, 'full');
     await saveCheckpoint(out, m, { tokenizerDir: tinyTokenizerDir() });
     const files = (await readdir(out)).sort();
-    assert.deepEqual(files, ['config.json', 'model.safetensors', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']);
+    assert.deepEqual(files, [
+      'config.json',
+      'model.safetensors',
+      'special_tokens_map.json',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const saved = JSON.parse(await readFile(join(out, 'config.json'), 'utf8'));
     assert.equal(saved.model_type, 'qwen3');
     assert.equal(saved.torch_dtype, 'float32');
@@ -53,8 +89,12 @@ describe('checkpoints', () => {
     assert.equal(st.dtypes.get('lm_head.weight'), 'F32');
     // overwrite in place: atomic swap leaves no temporary folders behind
     await saveCheckpoint(out, m2);
-    assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('.')), []);
-    m.dispose(); m2.dispose();
+    assert.deepEqual(
+      (await readdir(dir)).filter((f) => f.startsWith('.')),
+      [],
+    );
+    m.dispose();
+    m2.dispose();
   });
 
   it('writes and reads sharded checkpoints through model.safetensors.index.json', async () => {
@@ -66,16 +106,19 @@ describe('checkpoints', () => {
     assert.ok(files.filter((f) => /^model-\d{5}-of-\d{5}\.safetensors$/.test(f)).length > 2);
     const m2 = await loadCheckpoint(out);
     assert.deepEqual(logits(m2), logits(m));
-    m.dispose(); m2.dispose();
+    m.dispose();
+    m2.dispose();
   });
 
   it('reads F16 and BF16 tensors', () => {
     const f16 = new Uint8Array(new Uint16Array([0x3c00, 0xc000, 0x3555, 0x0000]).buffer); // 1, -2, ~0.333, 0
     const bf16 = new Uint8Array(new Uint16Array([0x3f80, 0xc040]).buffer); // 1, -3
-    const st = parseSafetensors(rawSafetensors([
-      { name: 'a', dtype: 'F16', shape: [2, 2], bytes: f16 },
-      { name: 'b', dtype: 'BF16', shape: [2], bytes: bf16 },
-    ]));
+    const st = parseSafetensors(
+      rawSafetensors([
+        { name: 'a', dtype: 'F16', shape: [2, 2], bytes: f16 },
+        { name: 'b', dtype: 'BF16', shape: [2], bytes: bf16 },
+      ]),
+    );
     const a = Array.from(st.tensors.get('a')!.data);
     assert.deepEqual([a[0], a[1], a[3]], [1, -2, 0]);
     assert.ok(Math.abs(a[2]! - 1 / 3) < 1e-3);
@@ -84,11 +127,18 @@ describe('checkpoints', () => {
 
   it('names the file and tensor for truncated or corrupt safetensors', async () => {
     const good = serializeSafetensors(new Map([['w', { shape: [2, 3], data: new Float32Array(6) }]]));
-    assert.throws(() => parseSafetensors(good.subarray(0, good.length - 4), 'm.safetensors'), /m\.safetensors: tensor 'w' ends at byte 24 .* truncated/);
-    assert.throws(() => parseSafetensors(good.subarray(0, 20), 'm.safetensors'), /header length .* exceeds the file size/);
+    assert.throws(
+      () => parseSafetensors(good.subarray(0, good.length - 4), 'm.safetensors'),
+      /m\.safetensors: tensor 'w' ends at byte 24 .* truncated/,
+    );
+    assert.throws(
+      () => parseSafetensors(good.subarray(0, 20), 'm.safetensors'),
+      /header length .* exceeds the file size/,
+    );
     assert.throws(() => parseSafetensors(new Uint8Array(3), 'm.safetensors'), /truncated/);
     const bad = good.slice();
-    bad[9] = 0x7b; bad[10] = 0x7b;
+    bad[9] = 0x7b;
+    bad[10] = 0x7b;
     assert.throws(() => parseSafetensors(bad, 'm.safetensors'), /header is not valid JSON/);
     const i64 = rawSafetensors([{ name: 'ids', dtype: 'I64', shape: [1], bytes: new Uint8Array(8) }]);
     assert.throws(() => parseSafetensors(i64, 'm.safetensors'), /tensor 'ids' has dtype I64/);
@@ -101,11 +151,17 @@ describe('checkpoints', () => {
     const missing = new Map(tensors);
     missing.delete('model.layers.1.mlp.up_proj.weight');
     await writeCheckpoint(join(dir, 'missing'), cfg, missing);
-    await assert.rejects(loadCheckpoint(join(dir, 'missing')), /tensor 'model\.layers\.1\.mlp\.up_proj\.weight' is missing/);
+    await assert.rejects(
+      loadCheckpoint(join(dir, 'missing')),
+      /tensor 'model\.layers\.1\.mlp\.up_proj\.weight' is missing/,
+    );
     const wrong = new Map(tensors);
     wrong.set('model.norm.weight', { shape: [15], data: new Float32Array(15) });
     await writeCheckpoint(join(dir, 'wrong'), cfg, wrong);
-    await assert.rejects(loadCheckpoint(join(dir, 'wrong')), /tensor 'model\.norm\.weight' has shape \[15\], expected \[16\]/);
+    await assert.rejects(
+      loadCheckpoint(join(dir, 'wrong')),
+      /tensor 'model\.norm\.weight' has shape \[15\], expected \[16\]/,
+    );
     await writeCheckpoint(join(dir, 'unknown'), { ...cfg, model_type: 'mamba' }, tensors);
     await assert.rejects(loadCheckpoint(join(dir, 'unknown')), /config\.json: unknown model_type "mamba"/);
     await assert.rejects(loadCheckpoint(join(dir, 'nope')), /does not exist/);

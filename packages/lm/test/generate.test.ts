@@ -1,13 +1,32 @@
 import assert from 'node:assert/strict';
 import {
-  CausalLM, initBackend, generateIds, generateBatch, loadTokenizer, tinyTokenizerDir, compileGrammar, GrammarError, sampleToken,
-  CausalLmPolicyContribution, CausalLmPolicy, recomputeLogprobs, type Tokenizer,
+  CausalLM,
+  initBackend,
+  generateIds,
+  generateBatch,
+  loadTokenizer,
+  tinyTokenizerDir,
+  compileGrammar,
+  GrammarError,
+  sampleToken,
+  CausalLmPolicyContribution,
+  CausalLmPolicy,
+  recomputeLogprobs,
+  type Tokenizer,
 } from '@troupe/lm';
 import { createRng } from '@troupe/kernel';
 
 const cfg = {
-  model_type: 'qwen3', vocab_size: 300, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, eos_token_id: 2, bos_token_id: 1,
+  model_type: 'qwen3',
+  vocab_size: 300,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  eos_token_id: 2,
+  bos_token_id: 1,
 };
 
 describe('generation', () => {
@@ -27,9 +46,16 @@ describe('generation', () => {
     const b = await generateIds(m, prompt, { maxNewTokens: 8, n: 3, seed: 5, temperature: 1.5, eosTokenIds: [] });
     const c = await generateIds(m, prompt, { maxNewTokens: 8, n: 3, seed: 6, temperature: 1.5, eosTokenIds: [] });
     assert.deepEqual(a, b);
-    assert.notDeepEqual(a.map((s) => s.tokenIds), c.map((s) => s.tokenIds));
+    assert.notDeepEqual(
+      a.map((s) => s.tokenIds),
+      c.map((s) => s.tokenIds),
+    );
     assert.notDeepEqual(a[0]!.tokenIds, a[1]!.tokenIds);
-    for (const s of a) { assert.equal(s.tokenIds.length, 8); assert.equal(s.logprobs.length, 8); assert.equal(s.finishReason, 'length'); }
+    for (const s of a) {
+      assert.equal(s.tokenIds.length, 8);
+      assert.equal(s.logprobs.length, 8);
+      assert.equal(s.finishReason, 'length');
+    }
   });
 
   it('temperature 0 is greedy: every token is the argmax, identical across rows and seeds', async () => {
@@ -45,17 +71,34 @@ describe('generation', () => {
 
   it('logprobTemperature: greedy tokens with log-probs of softmax(logits / T), as the trainer scores a greedy branch', async () => {
     const [g] = await generateIds(m, prompt, { maxNewTokens: 6, seed: 1, temperature: 0, eosTokenIds: [] });
-    const [h] = await generateIds(m, prompt, { maxNewTokens: 6, seed: 1, temperature: 0, logprobTemperature: 0.5, eosTokenIds: [] });
+    const [h] = await generateIds(m, prompt, {
+      maxNewTokens: 6,
+      seed: 1,
+      temperature: 0,
+      logprobTemperature: 0.5,
+      eosTokenIds: [],
+    });
     assert.deepEqual(h!.tokenIds, g!.tokenIds, 'the same greedy tokens');
-    const at = (temperature: number) => recomputeLogprobs(m, [{ promptIds: prompt, completionIds: g!.tokenIds, temperature }]).then((r) => r[0]!);
+    const at = (temperature: number) =>
+      recomputeLogprobs(m, [{ promptIds: prompt, completionIds: g!.tokenIds, temperature }]).then((r) => r[0]!);
     const [half, one] = [await at(0.5), await at(1)];
-    half.forEach((lp, i) => assert.ok(Math.abs(lp - h!.logprobs[i]!) < 1e-4, `token ${i}: ${h!.logprobs[i]} vs ${lp} at T = 0.5`));
-    assert.ok(one.some((lp, i) => Math.abs(lp - h!.logprobs[i]!) > 1e-3), 'and not those at T = 1');
-    await assert.rejects(generateIds(m, prompt, { maxNewTokens: 2, temperature: 0, logprobTemperature: 0, eosTokenIds: [] }), /logprobTemperature must be positive, got 0/);
+    half.forEach((lp, i) =>
+      assert.ok(Math.abs(lp - h!.logprobs[i]!) < 1e-4, `token ${i}: ${h!.logprobs[i]} vs ${lp} at T = 0.5`),
+    );
+    assert.ok(
+      one.some((lp, i) => Math.abs(lp - h!.logprobs[i]!) > 1e-3),
+      'and not those at T = 1',
+    );
+    await assert.rejects(
+      generateIds(m, prompt, { maxNewTokens: 2, temperature: 0, logprobTemperature: 0, eosTokenIds: [] }),
+      /logprobTemperature must be positive, got 0/,
+    );
   });
 
   it('batches prompts of different lengths (left padding) with the same results as one prompt at a time', async () => {
-    const p2 = tok.encode(tok.applyChatTemplate([{ role: 'user', content: 'A much longer prompt about grids, walls and goals.' }]));
+    const p2 = tok.encode(
+      tok.applyChatTemplate([{ role: 'user', content: 'A much longer prompt about grids, walls and goals.' }]),
+    );
     const p3 = tok.encode('hi');
     const opts = [
       { maxNewTokens: 6, temperature: 0, eosTokenIds: [] as number[] },
@@ -63,7 +106,11 @@ describe('generation', () => {
       { maxNewTokens: 5, temperature: 0.7, topK: 20, seed: 9, eosTokenIds: [] as number[] },
     ];
     const prompts = [prompt, p2, p3];
-    const batched = await generateBatch(m, prompts.map((promptIds, i) => ({ promptIds, options: opts[i]! })), { tokenizer: tok });
+    const batched = await generateBatch(
+      m,
+      prompts.map((promptIds, i) => ({ promptIds, options: opts[i]! })),
+      { tokenizer: tok },
+    );
     for (let i = 0; i < 3; i++) {
       const alone = await generateIds(m, prompts[i]!, { ...opts[i]!, tokenizer: tok });
       assert.equal(batched[i]!.length, alone.length);
@@ -72,7 +119,10 @@ describe('generation', () => {
         s.logprobs.forEach((lp, k) => assert.ok(Math.abs(batched[i]![j]!.logprobs[k]! - lp) < 1e-4));
       });
     }
-    assert.deepEqual(batched.map((g) => g.map((s) => s.tokenIds.length)), [[6], [4, 4], [5]]);
+    assert.deepEqual(
+      batched.map((g) => g.map((s) => s.tokenIds.length)),
+      [[6], [4, 4], [5]],
+    );
   });
 
   it('sampleToken applies top-k and top-p and returns the model log-prob', () => {
@@ -86,7 +136,8 @@ describe('generation', () => {
       assert.ok(Math.abs(r.logprob - (r.token - lse)) < 1e-9);
     }
     assert.deepEqual([...seen].sort(), [3, 4]);
-    for (let i = 0; i < 50; i++) assert.equal(sampleToken(logits, { temperature: 1, topP: 0.5, topK: 0 }, rng).token, 4);
+    for (let i = 0; i < 50; i++)
+      assert.equal(sampleToken(logits, { temperature: 1, topP: 0.5, topK: 0 }, rng).token, 4);
     assert.equal(sampleToken(logits, { temperature: 0, topP: 1, topK: 0, allowed: [0, 2] }, rng).token, 2);
   });
 
@@ -120,7 +171,9 @@ describe('generation', () => {
         assert.ok(Math.abs(r.logprob - (r.token / T - lseT)) < 1e-9, `T ${T} token ${r.token}: ${r.logprob}`);
       }
       // the frequencies are exp(logprob): the recorded log-probs are of the sampled distribution
-      counts.forEach((c, t) => assert.ok(Math.abs(c / 4000 - Math.exp(t / T - lseT)) < 0.03, `T ${T} token ${t}: ${c / 4000}`));
+      counts.forEach((c, t) =>
+        assert.ok(Math.abs(c / 4000 - Math.exp(t / T - lseT)) < 0.03, `T ${T} token ${t}: ${c / 4000}`),
+      );
       // truncation and grammar masks do not change the recorded distribution (they are not part of the scored policy)
       const masked = sampleToken(logits, { temperature: T, topP: 1, topK: 0, allowed: [1] }, rng);
       assert.equal(masked.token, 1);
@@ -131,23 +184,43 @@ describe('generation', () => {
     assert.ok(Math.abs(sampleToken(logits, { temperature: 0, topP: 1, topK: 0 }, rng).logprob - (4 - lse)) < 1e-9);
   });
 
-  it('recomputes the sampler\'s log-probs at its temperature (and differs from them at temperature 1)', async () => {
+  it("recomputes the sampler's log-probs at its temperature (and differs from them at temperature 1)", async () => {
     const [s] = await generateIds(m, prompt, { maxNewTokens: 8, seed: 4, temperature: 0.4, eosTokenIds: [] });
     const pair = { promptIds: prompt, completionIds: s!.tokenIds };
     const [atT] = await recomputeLogprobs(m, [{ ...pair, temperature: 0.4 }, pair]);
     atT!.forEach((lp, i) => assert.ok(Math.abs(lp - s!.logprobs[i]!) < 1e-4, `token ${i}: ${lp} vs ${s!.logprobs[i]}`));
     const [, atOne] = await recomputeLogprobs(m, [{ ...pair, temperature: 0.4 }, pair]);
-    assert.ok(atOne!.some((lp, i) => Math.abs(lp - s!.logprobs[i]!) > 1e-2), 'temperature 1 scores another distribution');
-    await assert.rejects(recomputeLogprobs(m, [{ ...pair, temperature: 0 }]), /row 0 has temperature 0; it must be positive/);
+    assert.ok(
+      atOne!.some((lp, i) => Math.abs(lp - s!.logprobs[i]!) > 1e-2),
+      'temperature 1 scores another distribution',
+    );
+    await assert.rejects(
+      recomputeLogprobs(m, [{ ...pair, temperature: 0 }]),
+      /row 0 has temperature 0; it must be positive/,
+    );
   });
 
   it('stops after a stop string (kept in the text) and on EOS', async () => {
-    const grammarish = await generateIds(m, prompt, { maxNewTokens: 12, n: 4, seed: 3, temperature: 1, tokenizer: tok, grammar: { kind: 'regex', pattern: '[ab]{3}x.*' }, stop: ['x'] });
+    const grammarish = await generateIds(m, prompt, {
+      maxNewTokens: 12,
+      n: 4,
+      seed: 3,
+      temperature: 1,
+      tokenizer: tok,
+      grammar: { kind: 'regex', pattern: '[ab]{3}x.*' },
+      stop: ['x'],
+    });
     for (const s of grammarish) {
       assert.match(s.text, /^[ab]{3}x$/);
       assert.equal(s.finishReason, 'stop');
     }
-    const forced = await generateIds(m, prompt, { maxNewTokens: 5, temperature: 1, seed: 2, tokenizer: tok, grammar: { kind: 'choices', choices: ['ok'] } });
+    const forced = await generateIds(m, prompt, {
+      maxNewTokens: 5,
+      temperature: 1,
+      seed: 2,
+      tokenizer: tok,
+      grammar: { kind: 'choices', choices: ['ok'] },
+    });
     assert.equal(forced[0]!.text, 'ok');
     assert.equal(forced[0]!.tokenIds.at(-1), 2, 'ends with EOS once the grammar is complete');
     assert.equal(forced[0]!.finishReason, 'stop');
@@ -155,17 +228,41 @@ describe('generation', () => {
 
   it('constrained decoding: choices and regex samples always parse', async () => {
     const choices = ['#### [U,R]', '#### [D]', '#### [L,L,U]'];
-    const cs = await generateIds(m, prompt, { maxNewTokens: 20, n: 6, seed: 4, temperature: 1.3, tokenizer: tok, grammar: { kind: 'choices', choices } });
+    const cs = await generateIds(m, prompt, {
+      maxNewTokens: 20,
+      n: 6,
+      seed: 4,
+      temperature: 1.3,
+      tokenizer: tok,
+      grammar: { kind: 'choices', choices },
+    });
     for (const s of cs) assert.ok(choices.includes(s.text), s.text);
     const pattern = '^#### \\[(U|D|L|R)(,(U|D|L|R)){0,3}\\]$';
-    const rs = await generateIds(m, prompt, { maxNewTokens: 24, n: 6, seed: 8, temperature: 1.3, tokenizer: tok, grammar: { kind: 'regex', pattern } });
+    const rs = await generateIds(m, prompt, {
+      maxNewTokens: 24,
+      n: 6,
+      seed: 8,
+      temperature: 1.3,
+      tokenizer: tok,
+      grammar: { kind: 'regex', pattern },
+    });
     for (const s of rs) assert.match(s.text, new RegExp(pattern));
-    const num = await generateIds(m, prompt, { maxNewTokens: 8, n: 4, seed: 9, temperature: 1, tokenizer: tok, grammar: { kind: 'regex', pattern: '\\\\boxed\\{-?\\d+\\}' } });
+    const num = await generateIds(m, prompt, {
+      maxNewTokens: 8,
+      n: 4,
+      seed: 9,
+      temperature: 1,
+      tokenizer: tok,
+      grammar: { kind: 'regex', pattern: '\\\\boxed\\{-?\\d+\\}' },
+    });
     for (const s of num) if (s.finishReason === 'stop') assert.match(s.text, /^\\boxed\{-?\d+\}$/);
   });
 
   it('the regex compiler supports classes, groups, counted repeats and rejects look-arounds', () => {
-    const accepts = (p: string, s: string): boolean => { const n = compileGrammar({ kind: 'regex', pattern: p }); return n.accepts(n.run(n.initial(), s)); };
+    const accepts = (p: string, s: string): boolean => {
+      const n = compileGrammar({ kind: 'regex', pattern: p });
+      return n.accepts(n.run(n.initial(), s));
+    };
     assert.ok(accepts('a{2,3}b?', 'aa'));
     assert.ok(accepts('a{2,3}b?', 'aaab'));
     assert.ok(!accepts('a{2,3}b?', 'aaaa'));
@@ -182,17 +279,25 @@ describe('generation', () => {
   it('aborts between tokens with an AbortError', async () => {
     const ac = new AbortController();
     setImmediate(() => ac.abort());
-    await assert.rejects(generateIds(m, prompt, { maxNewTokens: 200, seed: 1, eosTokenIds: [], signal: ac.signal }), { name: 'AbortError' });
+    await assert.rejects(generateIds(m, prompt, { maxNewTokens: 200, seed: 1, eosTokenIds: [], signal: ac.signal }), {
+      name: 'AbortError',
+    });
   });
 
   it('is the tfjs-causal-lm contribution and answers Policy.generate requests', async () => {
     const contrib = new CausalLmPolicyContribution();
     assert.equal(contrib.id, 'tfjs-causal-lm');
-    const policy = (await contrib.create('shared', { preset: 'tiny', seed: 3 }, { baseDir: process.cwd(), seed: 0, rng: createRng(0) })) as CausalLmPolicy;
+    const policy = (await contrib.create(
+      'shared',
+      { preset: 'tiny', seed: 3 },
+      { baseDir: process.cwd(), seed: 0, rng: createRng(0) },
+    )) as CausalLmPolicy;
     try {
       assert.equal(policy.model.config.vocabSize, 512);
       const req = {
-        messages: [{ role: 'user' as const, content: 'Which way?' }], n: 2, seed: 4,
+        messages: [{ role: 'user' as const, content: 'Which way?' }],
+        n: 2,
+        seed: 4,
         sampling: { temperature: 1, topP: 0.95, topK: 0, maxTokens: 12 },
         grammar: { kind: 'choices' as const, choices: ['up', 'down'] },
       };
@@ -206,15 +311,32 @@ describe('generation', () => {
       const [again] = await policy.generate([req]);
       assert.deepEqual(again, out);
       // requests merged by lockstep batching decode as one batch: the same samples per request (up to float rounding)
-      const other = { ...req, messages: [{ role: 'user' as const, content: 'And now, which way to go?' }], seed: 9, n: 3 };
+      const other = {
+        ...req,
+        messages: [{ role: 'user' as const, content: 'And now, which way to go?' }],
+        seed: 9,
+        n: 3,
+      };
       const alone = [...(await policy.generate([req])), ...(await policy.generate([other]))];
       const merged = await policy.generate([req, other], { batch: true });
-      assert.deepEqual(merged.map((r) => r.map((x) => x.text)), alone.map((r) => r.map((x) => x.text)));
-      merged.flat().forEach((x, i) => x.logprobs.forEach((lp, j) => assert.ok(Math.abs(lp - alone.flat()[i]!.logprobs[j]!) < 1e-4)));
+      assert.deepEqual(
+        merged.map((r) => r.map((x) => x.text)),
+        alone.map((r) => r.map((x) => x.text)),
+      );
+      merged
+        .flat()
+        .forEach((x, i) =>
+          x.logprobs.forEach((lp, j) => assert.ok(Math.abs(lp - alone.flat()[i]!.logprobs[j]!) < 1e-4)),
+        );
       // the sampler's log-probs (softmax at T = 1, before the grammar and top-p masks) are what the policy recomputes
       const pairs = out!.map((s) => ({ promptIds: s.promptIds, completionIds: s.tokenIds }));
-      (await policy.recomputeLogprobs(pairs)).forEach((row, i) => row.forEach((lp, j) => assert.ok(Math.abs(lp - out![i]!.logprobs[j]!) < 1e-4)));
-      await assert.rejects(Promise.resolve().then(() => contrib.create('bad', {}, { baseDir: '.', seed: 0, rng: createRng(0) })), /policies\.bad: give exactly one of 'model'/);
+      (await policy.recomputeLogprobs(pairs)).forEach((row, i) =>
+        row.forEach((lp, j) => assert.ok(Math.abs(lp - out![i]!.logprobs[j]!) < 1e-4)),
+      );
+      await assert.rejects(
+        Promise.resolve().then(() => contrib.create('bad', {}, { baseDir: '.', seed: 0, rng: createRng(0) })),
+        /policies\.bad: give exactly one of 'model'/,
+      );
     } finally {
       policy.dispose();
     }

@@ -1,15 +1,41 @@
 import assert from 'node:assert/strict';
 import {
-  CausalLM, presetHfConfig, parseHfConfig, parameterShapes, initBackend, tf, generateIds, generateBatch,
-  recomputeLogprobs, AdamW, lrAt, packBatch, scatterToLayout, tokenLogprobs, trainStep, ropeInvFreq, type SequencePair,
+  CausalLM,
+  presetHfConfig,
+  parseHfConfig,
+  parameterShapes,
+  initBackend,
+  tf,
+  generateIds,
+  generateBatch,
+  recomputeLogprobs,
+  AdamW,
+  lrAt,
+  packBatch,
+  scatterToLayout,
+  tokenLogprobs,
+  trainStep,
+  ropeInvFreq,
+  type SequencePair,
 } from '@troupe/lm';
 
 /** A small GQA config (4 query heads on 2 kv heads) so the suite stays fast. */
 function micro(modelType: 'qwen3' | 'qwen2' | 'llama', tie = false): Record<string, unknown> {
   return {
-    model_type: modelType, vocab_size: 64, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2,
-    num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, rms_norm_eps: 1e-6, rope_theta: 10000,
-    tie_word_embeddings: tie, attention_bias: modelType === 'qwen2', eos_token_id: 2, bos_token_id: 1,
+    model_type: modelType,
+    vocab_size: 64,
+    hidden_size: 32,
+    intermediate_size: 48,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 8,
+    rms_norm_eps: 1e-6,
+    rope_theta: 10000,
+    tie_word_embeddings: tie,
+    attention_bias: modelType === 'qwen2',
+    eos_token_id: 2,
+    bos_token_id: 1,
   };
 }
 
@@ -33,48 +59,101 @@ function maxAbsDiff(a: Float32Array | number[], b: Float32Array | number[]): num
 }
 
 describe('causal LM', () => {
-  before(async () => { await initBackend(); });
+  before(async () => {
+    await initBackend();
+  });
 
   it('presets have the shapes and parameter counts of torch_ref.py', () => {
     // counts printed by `torch_ref.py make-checkpoint` for the tiny preset
     const expected: [Record<string, unknown>, number][] = [
-      [{}, 984448], [{ model_type: 'qwen2' }, 985728], [{ model_type: 'llama' }, 984192], [{ tie_word_embeddings: true }, 918912],
+      [{}, 984448],
+      [{ model_type: 'qwen2' }, 985728],
+      [{ model_type: 'llama' }, 984192],
+      [{ tie_word_embeddings: true }, 918912],
     ];
     for (const [over, n] of expected) {
       const c = parseHfConfig(presetHfConfig('tiny', over));
-      assert.equal(parameterShapes(c).reduce((s, [, sh]) => s + sh.reduce((a, b) => a * b, 1), 0), n, JSON.stringify(over));
+      assert.equal(
+        parameterShapes(c).reduce((s, [, sh]) => s + sh.reduce((a, b) => a * b, 1), 0),
+        n,
+        JSON.stringify(over),
+      );
     }
     const small = parseHfConfig(presetHfConfig('small'));
-    assert.deepEqual([small.vocabSize, small.hiddenSize, small.numLayers, small.numHeads, small.numKvHeads, small.headDim], [2048, 256, 6, 8, 4, 32]);
+    assert.deepEqual(
+      [small.vocabSize, small.hiddenSize, small.numLayers, small.numHeads, small.numKvHeads, small.headDim],
+      [2048, 256, 6, 8, 4, 32],
+    );
   });
 
   it('rejects unknown model types and inconsistent head counts, naming the key', () => {
-    assert.throws(() => parseHfConfig({ ...micro('qwen3'), model_type: 'gpt2' }, 'x/config.json'), /x\/config.json: unknown model_type "gpt2"/);
-    assert.throws(() => parseHfConfig({ ...micro('qwen3'), num_key_value_heads: 3 }), /num_attention_heads \(4\) must be a multiple of num_key_value_heads \(3\)/);
-    assert.throws(() => parseHfConfig({ ...micro('llama'), hidden_size: undefined }), /'hidden_size' must be a number \(missing\)/);
-    assert.throws(() => parseHfConfig({ ...micro('llama'), rope_scaling: { rope_type: 'yarn', factor: 4 } }), /rope_scaling of type "yarn" is not supported/);
+    assert.throws(
+      () => parseHfConfig({ ...micro('qwen3'), model_type: 'gpt2' }, 'x/config.json'),
+      /x\/config.json: unknown model_type "gpt2"/,
+    );
+    assert.throws(
+      () => parseHfConfig({ ...micro('qwen3'), num_key_value_heads: 3 }),
+      /num_attention_heads \(4\) must be a multiple of num_key_value_heads \(3\)/,
+    );
+    assert.throws(
+      () => parseHfConfig({ ...micro('llama'), hidden_size: undefined }),
+      /'hidden_size' must be a number \(missing\)/,
+    );
+    assert.throws(
+      () => parseHfConfig({ ...micro('llama'), rope_scaling: { rope_type: 'yarn', factor: 4 } }),
+      /rope_scaling of type "yarn" is not supported/,
+    );
   });
 
   it('RoPE scaling: linear divides the frequencies; llama3 keeps high and divides low frequencies', () => {
     const base = ropeInvFreq(64, 500000);
     const lin = ropeInvFreq(64, 500000, { type: 'linear', factor: 4 });
     base.forEach((f, i) => assert.ok(Math.abs(lin[i]! - f / 4) < 1e-12));
-    const l3 = ropeInvFreq(64, 500000, { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 });
+    const l3 = ropeInvFreq(64, 500000, {
+      type: 'llama3',
+      factor: 8,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+      originalMaxPositionEmbeddings: 8192,
+    });
     assert.equal(l3[0], base[0]); // wavelength 2π < 8192/4: unchanged
     assert.ok(Math.abs(l3[31]! - base[31]! / 8) < 1e-12); // longest wavelength > 8192: divided by the factor
-    const cfg = parseHfConfig({ ...micro('llama'), rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 } });
+    const cfg = parseHfConfig({
+      ...micro('llama'),
+      rope_scaling: {
+        rope_type: 'llama3',
+        factor: 8,
+        low_freq_factor: 1,
+        high_freq_factor: 4,
+        original_max_position_embeddings: 8192,
+      },
+    });
     assert.equal(cfg.ropeScaling?.type, 'llama3');
   });
 
-  for (const [mt, tie] of [['qwen3', false], ['qwen2', false], ['llama', true]] as const) {
+  for (const [mt, tie] of [
+    ['qwen3', false],
+    ['qwen2', false],
+    ['llama', true],
+  ] as const) {
     it(`${mt}${tie ? ' (tied)' : ''}: decoding with the KV cache gives the logits of the full forward pass`, () => {
       const m = CausalLM.random(micro(mt, tie), 3);
       try {
-        const ids = [[5, 9, 11, 3, 7, 20], [1, 2, 3, 4, 5, 6]];
+        const ids = [
+          [5, 9, 11, 3, 7, 20],
+          [1, 2, 3, 4, 5, 6],
+        ];
         const full = tf.tidy(() => m.forward(tf.tensor2d(ids, [2, 6], 'int32')).logits.arraySync() as number[][][]);
         const inc: number[][][] = [[], []];
         let cache = tf.tidy(() => {
-          const o = m.forward(tf.tensor2d(ids.map((r) => r.slice(0, 3)), [2, 3], 'int32'), { cache: [] });
+          const o = m.forward(
+            tf.tensor2d(
+              ids.map((r) => r.slice(0, 3)),
+              [2, 3],
+              'int32',
+            ),
+            { cache: [] },
+          );
           const l = o.logits.arraySync() as number[][][];
           for (let b = 0; b < 2; b++) inc[b]!.push(...l[b]!);
           return o.cache!.map((c) => ({ k: tf.keep(c.k), v: tf.keep(c.v) }));
@@ -82,17 +161,32 @@ describe('causal LM', () => {
         for (let t = 3; t < 6; t++) {
           const prev = cache;
           cache = tf.tidy(() => {
-            const o = m.forward(tf.tensor2d(ids.map((r) => [r[t]!]), [2, 1], 'int32'), { cache: prev });
+            const o = m.forward(
+              tf.tensor2d(
+                ids.map((r) => [r[t]!]),
+                [2, 1],
+                'int32',
+              ),
+              { cache: prev },
+            );
             const l = o.logits.arraySync() as number[][][];
             for (let b = 0; b < 2; b++) inc[b]!.push(l[b]![0]!);
             return o.cache!.map((c) => ({ k: tf.keep(c.k), v: tf.keep(c.v) }));
           });
-          for (const c of prev) { c.k.dispose(); c.v.dispose(); }
+          for (const c of prev) {
+            c.k.dispose();
+            c.v.dispose();
+          }
         }
-        for (const c of cache) { c.k.dispose(); c.v.dispose(); }
+        for (const c of cache) {
+          c.k.dispose();
+          c.v.dispose();
+        }
         assert.ok(maxAbsDiff(full.flat(2), inc.flat(2)) < 1e-4);
         // causality: changing a later token leaves earlier logits unchanged
-        const alt = tf.tidy(() => m.forward(tf.tensor2d([[5, 9, 11, 3, 7, 21]], [1, 6], 'int32')).logits.arraySync() as number[][][]);
+        const alt = tf.tidy(
+          () => m.forward(tf.tensor2d([[5, 9, 11, 3, 7, 21]], [1, 6], 'int32')).logits.arraySync() as number[][][],
+        );
         assert.ok(maxAbsDiff(alt[0]!.slice(0, 5).flat(), full[0]!.slice(0, 5).flat()) < 1e-5);
       } finally {
         m.dispose();
@@ -125,7 +219,10 @@ describe('causal LM', () => {
   it('keeps tf.memory().numTensors flat across 50 training steps and 50 generations', async () => {
     const m = CausalLM.random(micro('qwen2'), 2);
     const opt = new AdamW(m.trainableVariables(), { lr: 1e-3, maxGradNorm: 1, weightDecay: 0.01 });
-    const pairs = [{ promptIds: [1, 5, 6], completionIds: [7, 8, 2] }, { promptIds: [1, 9], completionIds: [10] }];
+    const pairs = [
+      { promptIds: [1, 5, 6], completionIds: [7, 8, 2] },
+      { promptIds: [1, 9], completionIds: [10] },
+    ];
     try {
       nllStep(m, opt, pairs);
       await generateIds(m, [1, 3, 4], { maxNewTokens: 4, n: 3, seed: 0 });
@@ -134,7 +231,11 @@ describe('causal LM', () => {
       assert.equal(tf.memory().numTensors, start, 'after training steps');
       for (let i = 0; i < 50; i++) {
         if (i % 2) await generateIds(m, [1, 3, 4 + (i % 5)], { maxNewTokens: 4, n: 1 + (i % 3), seed: i });
-        else await generateBatch(m, [{ promptIds: [1, 3], options: { maxNewTokens: 3, n: 2, seed: i } }, { promptIds: [1, 5, 6, 7], options: { maxNewTokens: 4, seed: i } }]);
+        else
+          await generateBatch(m, [
+            { promptIds: [1, 3], options: { maxNewTokens: 3, n: 2, seed: i } },
+            { promptIds: [1, 5, 6, 7], options: { maxNewTokens: 4, seed: i } },
+          ]);
       }
       assert.equal(tf.memory().numTensors, start, 'after generations');
       const ac = new AbortController();
@@ -151,17 +252,32 @@ describe('causal LM', () => {
     const m = CausalLM.random(micro('llama'), 4);
     try {
       const ids = [[1, 4, 9, 16, 25]];
-      const base = tf.tidy(() => m.forward(tf.tensor2d(ids, [1, 5], 'int32')).logits.dataSync().slice());
+      const base = tf.tidy(() =>
+        m
+          .forward(tf.tensor2d(ids, [1, 5], 'int32'))
+          .logits.dataSync()
+          .slice(),
+      );
       const q0 = m.params.get('model.layers.0.self_attn.q_proj.weight')!.dataSync().slice();
       m.addLora({ r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] }, 1);
       assert.equal(m.lora.size, 4);
       assert.equal(m.trainableVariables().length, 8);
-      const same = tf.tidy(() => m.forward(tf.tensor2d(ids, [1, 5], 'int32')).logits.dataSync().slice());
+      const same = tf.tidy(() =>
+        m
+          .forward(tf.tensor2d(ids, [1, 5], 'int32'))
+          .logits.dataSync()
+          .slice(),
+      );
       assert.ok(maxAbsDiff(base as Float32Array, same as Float32Array) < 1e-6);
       const opt = new AdamW(m.trainableVariables(), { lr: 1e-2 });
       for (let i = 0; i < 2; i++) nllStep(m, opt, [{ promptIds: [1, 4], completionIds: [9, 16] }]);
       opt.dispose();
-      const moved = tf.tidy(() => m.forward(tf.tensor2d(ids, [1, 5], 'int32')).logits.dataSync().slice());
+      const moved = tf.tidy(() =>
+        m
+          .forward(tf.tensor2d(ids, [1, 5], 'int32'))
+          .logits.dataSync()
+          .slice(),
+      );
       assert.ok(maxAbsDiff(base as Float32Array, moved as Float32Array) > 1e-4, 'adapters changed the output');
       assert.deepEqual(m.params.get('model.layers.0.self_attn.q_proj.weight')!.dataSync(), q0, 'base frozen');
       assert.throws(() => m.addLora({ r: 2, alpha: 2, targetModules: ['q_proj'] }), /already attached/);
@@ -173,7 +289,10 @@ describe('causal LM', () => {
   });
 
   it('packs pairs right-padded in the shifted layout and scatters per-row values onto their completion tokens', () => {
-    const packed = packBatch([{ promptIds: [1, 2], completionIds: [3, 4] }, { promptIds: [1], completionIds: [5] }]);
+    const packed = packBatch([
+      { promptIds: [1, 2], completionIds: [3, 4] },
+      { promptIds: [1], completionIds: [5] },
+    ]);
     assert.equal(packed.L, 4);
     assert.deepEqual(Array.from(packed.mask), [0, 1, 1, 1, 0, 0]);
     assert.deepEqual(Array.from(scatterToLayout(packed, [2, -1])), [0, 2, 2, -1, 0, 0]);

@@ -9,16 +9,40 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  initBackend, loadCheckpoint, saveCheckpoint, loadTokenizer, generateIds, findTorchPython, runTorchRefBatch, CausalLM,
+  initBackend,
+  loadCheckpoint,
+  saveCheckpoint,
+  loadTokenizer,
+  generateIds,
+  findTorchPython,
+  runTorchRefBatch,
+  CausalLM,
 } from '@troupe/lm';
 
-interface RefOut { prompt_ids: number[]; tokens: number[]; logprobs: number[]; top2_gaps: number[] }
-interface Ours { promptIds: number[]; tokenIds: number[]; logprobs: number[] }
+interface RefOut {
+  prompt_ids: number[];
+  tokens: number[];
+  logprobs: number[];
+  top2_gaps: number[];
+}
+interface Ours {
+  promptIds: number[];
+  tokenIds: number[];
+  logprobs: number[];
+}
 
 const PROMPT = 'the player is to the left of the goal . plan : go up then right';
 const NEW = 12;
 /** A GQA config (4 query heads on 2 kv heads), small enough for a quick test. */
-const GQA = { vocab_size: 512, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16 };
+const GQA = {
+  vocab_size: 512,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 16,
+};
 const CASES = [
   { name: 'qwen3 GQA untied', type: 'qwen3', tie: false, preset: false },
   { name: 'qwen3 GQA tied', type: 'qwen3', tie: true, preset: false },
@@ -35,7 +59,10 @@ function assertSameGreedy(ours: Ours, ref: RefOut, what: string): void {
   assert.ok(n >= 3, `${what}: too few comparable tokens (${n})`);
   assert.deepEqual(ours.tokenIds.slice(0, n), ref.tokens.slice(0, n), `${what}: greedy tokens`);
   for (let i = 0; i < n; i++) {
-    assert.ok(Math.abs(ours.logprobs[i]! - ref.logprobs[i]!) < 1e-3, `${what}: logprob ${i}: ${ours.logprobs[i]} vs ${ref.logprobs[i]}`);
+    assert.ok(
+      Math.abs(ours.logprobs[i]! - ref.logprobs[i]!) < 1e-3,
+      `${what}: logprob ${i}: ${ours.logprobs[i]} vs ${ref.logprobs[i]}`,
+    );
   }
 }
 
@@ -56,7 +83,15 @@ describe('parity with torch_ref.py', function () {
     await initBackend();
     dir = await mkdtemp(join(tmpdir(), 'troupe-parity-'));
     await writeFile(join(dir, 'gqa.json'), JSON.stringify(GQA));
-    const gen = (m: string): string[] => ['generate', '--model', m, '--prompt', PROMPT, '--max-new-tokens', String(NEW)];
+    const gen = (m: string): string[] => [
+      'generate',
+      '--model',
+      m,
+      '--prompt',
+      PROMPT,
+      '--max-new-tokens',
+      String(NEW),
+    ];
     const src = (name: string): string => join(dir!, name.replace(/\W+/g, '-'));
     // 1) torch writes checkpoints and decodes them
     const first: string[][] = [];
@@ -84,7 +119,18 @@ describe('parity with torch_ref.py', function () {
         model.dispose();
       }
     }
-    const mine = CausalLM.random({ ...GQA, model_type: 'qwen2', attention_bias: true, rms_norm_eps: 1e-6, rope_theta: 1e6, bos_token_id: 1, eos_token_id: 2 }, 21);
+    const mine = CausalLM.random(
+      {
+        ...GQA,
+        model_type: 'qwen2',
+        attention_bias: true,
+        rms_norm_eps: 1e-6,
+        rope_theta: 1e6,
+        bos_token_id: 1,
+        eos_token_id: 2,
+      },
+      21,
+    );
     try {
       await saveCheckpoint(join(dir, 'tfjs-init'), mine, { tokenizerDir: src(CASES[0].name) });
       ours.set('tfjs-init', await decode(mine, join(dir, 'tfjs-init')));
@@ -97,16 +143,20 @@ describe('parity with torch_ref.py', function () {
     CASES.forEach((c, i) => back.set(c.name, r2[i] as unknown as RefOut));
     back.set('tfjs-init', r2[CASES.length] as unknown as RefOut);
   });
-  after(async () => { if (dir) await rm(dir, { recursive: true, force: true }); });
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
 
   for (const c of CASES) {
     it(`${c.name}: torch's checkpoint gives the same greedy tokens and log-probs here`, () => {
-      const o = ours.get(c.name)!, r = refs.get(c.name)!;
+      const o = ours.get(c.name)!,
+        r = refs.get(c.name)!;
       assert.deepEqual(o.promptIds, r.prompt_ids, 'tokenizer ids');
       assertSameGreedy(o, r, c.name);
     });
     it(`${c.name}: the checkpoint saved here decodes identically in torch`, () => {
-      const r = refs.get(c.name)!, b = back.get(c.name)!;
+      const r = refs.get(c.name)!,
+        b = back.get(c.name)!;
       assert.deepEqual(b.tokens, r.tokens);
       r.logprobs.forEach((lp, i) => assert.ok(Math.abs(b.logprobs[i]! - lp) < 1e-5));
     });

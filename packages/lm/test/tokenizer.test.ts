@@ -12,7 +12,10 @@ describe('tokenizers', () => {
     const ids = tok.encode(text);
     assert.equal(ids.length, new TextEncoder().encode(text).length);
     assert.equal(tok.decode(ids), text);
-    const prompt = tok.applyChatTemplate([{ role: 'system', content: 'sys' }, { role: 'user', content: 'go' }]);
+    const prompt = tok.applyChatTemplate([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'go' },
+    ]);
     assert.equal(prompt, '<|im_start|>system\nsys<|im_end|>\n<|im_start|>user\ngo<|im_end|>\n<|im_start|>assistant\n');
     const pids = tok.encode(prompt);
     assert.equal(pids[0], 1);
@@ -33,7 +36,10 @@ describe('tokenizers', () => {
   });
 
   it('says which folder lacks a tokenizer.json', async () => {
-    await assert.rejects(loadTokenizer('/nonexistent/tok'), (e: unknown) => e instanceof CheckpointError && /\/nonexistent\/tok: no tokenizer\.json/.test(e.message));
+    await assert.rejects(
+      loadTokenizer('/nonexistent/tok'),
+      (e: unknown) => e instanceof CheckpointError && /\/nonexistent\/tok: no tokenizer\.json/.test(e.message),
+    );
   });
 
   it('calls a corrupt tokenizer file a checkpoint error naming the file and what to do', async () => {

@@ -11,10 +11,15 @@ import { OnnxCausalLM } from './runtime.js';
 const round = (x: number): number => Math.round(x * 1000) / 1000;
 
 async function main(o: BenchOnnxOptions): Promise<BenchOnnxResult> {
-  const batches = o.genBatches ?? [1, 8], N = o.genTokens ?? 32, P = o.promptLen ?? 16;
+  const batches = o.genBatches ?? [1, 8],
+    N = o.genTokens ?? 32,
+    P = o.promptLen ?? 16;
   const t0 = performance.now();
   const model = await OnnxCausalLM.load(o.model, {
-    ...(o.cacheDir ? { cacheDir: o.cacheDir } : {}), ...(o.threads ? { threads: o.threads } : {}), ...(o.weights ? { weights: o.weights } : {}), spin: o.spin ?? false,
+    ...(o.cacheDir ? { cacheDir: o.cacheDir } : {}),
+    ...(o.threads ? { threads: o.threads } : {}),
+    ...(o.weights ? { weights: o.weights } : {}),
+    spin: o.spin ?? false,
   });
   const loadS = (performance.now() - t0) / 1000;
   const rssLoad = peakRssMb();
@@ -25,9 +30,17 @@ async function main(o: BenchOnnxOptions): Promise<BenchOnnxResult> {
     const speeds = await timeSampling(gen, batches, N);
     const params = parameterShapes(model.config).reduce((a, [, s]) => a + s.reduce((x, y) => x * y, 1), 0);
     return {
-      impl: `onnxruntime-node ${ort.env.versions.common} (cpu)`, backend: 'onnxruntime-cpu', params,
-      load_s: round(loadS), export_s: round(model.exported.seconds), export_cached: model.exported.cached,
-      peak_rss_mb: rssLoad, peak_rss_mb_after_gen: peakRssMb(), gen_tokens: N, prompt_len: P, ...speeds,
+      impl: `onnxruntime-node ${ort.env.versions.common} (cpu)`,
+      backend: 'onnxruntime-cpu',
+      params,
+      load_s: round(loadS),
+      export_s: round(model.exported.seconds),
+      export_cached: model.exported.cached,
+      peak_rss_mb: rssLoad,
+      peak_rss_mb_after_gen: peakRssMb(),
+      gen_tokens: N,
+      prompt_len: P,
+      ...speeds,
     } as BenchOnnxResult;
   } finally {
     await model.release();

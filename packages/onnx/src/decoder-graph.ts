@@ -17,10 +17,17 @@ import { DataType, type ModelMessage } from './proto.js';
 const OPSETS = [{ domain: '', version: 17 }];
 
 /** Names of a layer's cache tensors. */
-export function cacheNames(layer: number): { pastKey: string; pastValue: string; presentKey: string; presentValue: string } {
+export function cacheNames(layer: number): {
+  pastKey: string;
+  pastValue: string;
+  presentKey: string;
+  presentValue: string;
+} {
   return {
-    pastKey: `past_key_values.${layer}.key`, pastValue: `past_key_values.${layer}.value`,
-    presentKey: `present.${layer}.key`, presentValue: `present.${layer}.value`,
+    pastKey: `past_key_values.${layer}.key`,
+    pastValue: `past_key_values.${layer}.value`,
+    presentKey: `present.${layer}.key`,
+    presentValue: `present.${layer}.value`,
   };
 }
 
@@ -28,16 +35,31 @@ export function cacheNames(layer: number): { pastKey: string; pastValue: string;
  * Builds the decoder graph of `c`; `weight(name)` gives where the float32 data of each Hugging Face tensor lies
  * (`parameterShapes` names and shapes).
  */
-export function decoderGraph(c: LmConfig, weight: (name: string) => ExternalWeight, shape: (name: string) => readonly number[], metadata: Record<string, string>, producerVersion: string): ModelMessage {
+export function decoderGraph(
+  c: LmConfig,
+  weight: (name: string) => ExternalWeight,
+  shape: (name: string) => readonly number[],
+  metadata: Record<string, string>,
+  producerVersion: string,
+): ModelMessage {
   const g = new GraphBuilder();
-  const H = c.numHeads, KV = c.numKvHeads, hd = c.headDim, D = c.hiddenSize, G = H / KV;
+  const H = c.numHeads,
+    KV = c.numKvHeads,
+    hd = c.headDim,
+    D = c.hiddenSize,
+    G = H / KV;
   const w = (name: string): string => g.external(name, shape(name), weight(name));
   const i64 = (name: string, v: readonly number[], dims?: readonly number[]): string => g.ints(name, v, dims);
-  const rms = (x: string, scale: string): string => g.op('SimplifiedLayerNormalization', [x, scale], { axis: { i: -1 }, epsilon: { f: c.rmsNormEps } });
-  const linear = (x: string, prefix: string, bias: boolean): string => g.op('Gemm', bias ? [x, w(`${prefix}.weight`), w(`${prefix}.bias`)] : [x, w(`${prefix}.weight`)], { transB: { i: 1 } });
+  const rms = (x: string, scale: string): string =>
+    g.op('SimplifiedLayerNormalization', [x, scale], { axis: { i: -1 }, epsilon: { f: c.rmsNormEps } });
+  const linear = (x: string, prefix: string, bias: boolean): string =>
+    g.op('Gemm', bias ? [x, w(`${prefix}.weight`), w(`${prefix}.bias`)] : [x, w(`${prefix}.weight`)], {
+      transB: { i: 1 },
+    });
 
   // sizes: B, T (new tokens), S (past + new), the 2-D row count N = B·T
-  const zero = i64('c_zero', [0], []), one = i64('c_one', [1], []);
+  const zero = i64('c_zero', [0], []),
+    one = i64('c_one', [1], []);
   const idsShape = g.op('Shape', ['input_ids']);
   const B = g.op('Gather', [idsShape, zero], { axis: { i: 0 } });
   const T = g.op('Gather', [idsShape, one], { axis: { i: 0 } });
@@ -48,7 +70,9 @@ export function decoderGraph(c: LmConfig, weight: (name: string) => ExternalWeig
   const qShape = headsShape(H);
   const kvShape = KV === H ? qShape : headsShape(KV);
   // queries grouped by kv head: [B, KV, G·T, hd] for the matmul, [B, KV, G, T, S] for the mask
-  const qGroupShape = g.op('Concat', [B1, i64('c_kv', [KV]), i64('c_minus1', [-1]), i64('c_hd', [hd])], { axis: { i: 0 } });
+  const qGroupShape = g.op('Concat', [B1, i64('c_kv', [KV]), i64('c_minus1', [-1]), i64('c_hd', [hd])], {
+    axis: { i: 0 },
+  });
   const S1 = g.op('Unsqueeze', [S, 'c_axis0']);
   const scoreShape = g.op('Concat', [B1, i64('c_kv_g', [KV, G]), T1, S1], { axis: { i: 0 } });
   const probShape = g.op('Concat', [B1, 'c_kv', 'c_minus1', S1], { axis: { i: 0 } });
@@ -62,7 +86,10 @@ export function decoderGraph(c: LmConfig, weight: (name: string) => ExternalWeig
 
   // rotary tables from the position ids: cos/sin of pos · inv_freq, repeated over both halves, as [B, T, 1, hd]
   const inv = ropeInvFreq(hd, c.ropeTheta, c.ropeScaling);
-  const pos = g.op('Unsqueeze', [g.op('Cast', ['position_ids'], { to: { i: DataType.FLOAT } }), i64('c_axis_last', [-1])]);
+  const pos = g.op('Unsqueeze', [
+    g.op('Cast', ['position_ids'], { to: { i: DataType.FLOAT } }),
+    i64('c_axis_last', [-1]),
+  ]);
   const freqs = g.op('Mul', [pos, g.floats('c_inv_freq', inv, [hd / 2])]);
   const angles = g.op('Unsqueeze', [g.op('Concat', [freqs, freqs], { axis: { i: -1 } }), i64('c_axis2', [2])]);
   const cos = g.op('Cos', [angles]);
@@ -79,7 +106,10 @@ export function decoderGraph(c: LmConfig, weight: (name: string) => ExternalWeig
   const keyPos = g.op('Range', [zero, S, one]);
   const queryPos = g.op('Unsqueeze', [g.op('Range', [past, S, one]), i64('c_axis1', [1])]);
   const causal = g.op('LessOrEqual', [keyPos, queryPos]);
-  const notPad = g.op('Reshape', [g.op('Cast', ['attention_mask'], { to: { i: DataType.BOOL } }), g.op('Concat', [B1, i64('c_ones3', [1, 1, 1]), i64('c_minus1b', [-1])], { axis: { i: 0 } })]);
+  const notPad = g.op('Reshape', [
+    g.op('Cast', ['attention_mask'], { to: { i: DataType.BOOL } }),
+    g.op('Concat', [B1, i64('c_ones3', [1, 1, 1]), i64('c_minus1b', [-1])], { axis: { i: 0 } }),
+  ]);
   const mask = g.op('And', [causal, notPad]);
   const masked = g.floats('c_masked', [-3.4028234663852886e38], []);
   const scale = g.floats('c_scale', [1 / Math.sqrt(hd)], []);
@@ -100,7 +130,9 @@ export function decoderGraph(c: LmConfig, weight: (name: string) => ExternalWeig
     k = rope(k);
     // caches [B, KV, S, hd]
     const keys = g.opNamed('Concat', [names.pastKey, perm(k, [0, 2, 1, 3])], names.presentKey, { axis: { i: 2 } });
-    const values = g.opNamed('Concat', [names.pastValue, perm(v, [0, 2, 1, 3])], names.presentValue, { axis: { i: 2 } });
+    const values = g.opNamed('Concat', [names.pastValue, perm(v, [0, 2, 1, 3])], names.presentValue, {
+      axis: { i: 2 },
+    });
     // queries [B, T, KV·G, hd] → [B, KV, G, T, hd] → [B, KV, G·T, hd]
     const qg = g.op('Reshape', [perm(g.op('Reshape', [q, qSplitShape]), [0, 2, 3, 1, 4]), qGroupShape]);
     const scores = g.op('Reshape', [g.op('MatMul', [qg, perm(keys, [0, 1, 3, 2])]), scoreShape]);
@@ -117,7 +149,11 @@ export function decoderGraph(c: LmConfig, weight: (name: string) => ExternalWeig
   }
 
   // last position of each row → final norm → head (the embedding itself when tied)
-  const last = g.op('Gather', [g.op('Reshape', [x, g.op('Concat', [B1, T1, i64('c_d', [D])], { axis: { i: 0 } })]), g.op('Sub', [T, one])], { axis: { i: 1 } });
+  const last = g.op(
+    'Gather',
+    [g.op('Reshape', [x, g.op('Concat', [B1, T1, i64('c_d', [D])], { axis: { i: 0 } })]), g.op('Sub', [T, one])],
+    { axis: { i: 1 } },
+  );
   const normed = rms(last, w('model.norm.weight'));
   const head = c.tieWordEmbeddings ? 'model.embed_tokens.weight' : w('lm_head.weight');
   g.opNamed('Unsqueeze', [g.op('Gemm', [normed, head], { transB: { i: 1 } }), 'c_axis1'], 'logits');

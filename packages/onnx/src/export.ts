@@ -19,8 +19,14 @@ import { basename, join } from 'node:path';
 import { decoderGraph } from './decoder-graph.js';
 import type { ExternalWeight } from './graph.js';
 import {
-  checkConfigAgainstTensors, checkpointFiles, CheckpointError, parameterShapes, parseHfConfig, SafetensorsReader,
-  type LmConfig, type SafetensorsEntry,
+  checkConfigAgainstTensors,
+  checkpointFiles,
+  CheckpointError,
+  parameterShapes,
+  parseHfConfig,
+  SafetensorsReader,
+  type LmConfig,
+  type SafetensorsEntry,
 } from './lm.js';
 import { encodeModel } from './proto.js';
 
@@ -96,7 +102,10 @@ export async function exportCheckpoint(checkpointDir: string, options: ExportOpt
       const byName = new Map(r.entries.map((e) => [e.name, e]));
       for (const name of f.tensors ?? byName.keys()) {
         const entry = byName.get(name);
-        if (!entry) throw new CheckpointError(`${join(files.dir, f.name)}: tensor '${name}' is listed in ${basename(files.listedBy)} but not in the shard`);
+        if (!entry)
+          throw new CheckpointError(
+            `${join(files.dir, f.name)}: tensor '${name}' is listed in ${basename(files.listedBy)} but not in the shard`,
+          );
         tensors.set(name, { file: i, entry });
       }
     }
@@ -108,17 +117,29 @@ export async function exportCheckpoint(checkpointDir: string, options: ExportOpt
     const shapes = parameterShapes(config);
     for (const [name, shape] of shapes) {
       const t = tensors.get(name);
-      if (!t) throw new CheckpointError(`${files.dir}: tensor '${name}' is missing${name === 'lm_head.weight' ? ' (config.json has tie_word_embeddings=false)' : ''}`);
+      if (!t)
+        throw new CheckpointError(
+          `${files.dir}: tensor '${name}' is missing${name === 'lm_head.weight' ? ' (config.json has tie_word_embeddings=false)' : ''}`,
+        );
       if (t.entry.shape.length !== shape.length || t.entry.shape.some((d, k) => d !== shape[k])) {
-        throw new CheckpointError(`${join(files.dir, files.files[t.file]!.name)}: tensor '${name}' has shape [${t.entry.shape.join(', ')}], expected [${shape.join(', ')}] from config.json`);
+        throw new CheckpointError(
+          `${join(files.dir, files.files[t.file]!.name)}: tensor '${name}' has shape [${t.entry.shape.join(', ')}], expected [${shape.join(', ')}] from config.json`,
+        );
       }
     }
 
     const stats = await Promise.all(files.files.map((f) => stat(f.path)));
-    const key = createHash('sha256').update(JSON.stringify({
-      version: EXPORTER_VERSION, mode, config: files.config,
-      files: files.files.map((f, i) => ({ name: f.name, size: stats[i]!.size, mtime: stats[i]!.mtimeMs })),
-    })).digest('hex').slice(0, 24);
+    const key = createHash('sha256')
+      .update(
+        JSON.stringify({
+          version: EXPORTER_VERSION,
+          mode,
+          config: files.config,
+          files: files.files.map((f, i) => ({ name: f.name, size: stats[i]!.size, mtime: stats[i]!.mtimeMs })),
+        }),
+      )
+      .digest('hex')
+      .slice(0, 24);
     const root = options.cacheDir ?? defaultCacheDir();
     const dir = join(root, key);
     const modelPath = join(dir, 'model.onnx');
@@ -138,7 +159,10 @@ export async function exportCheckpoint(checkpointDir: string, options: ExportOpt
           const t = tensors.get(name)!;
           if (mode === 'reference' && t.entry.dtype === 'F32') {
             const location = `source-${t.file}.safetensors`;
-            if (!linked.has(t.file)) { await symlink(files.files[t.file]!.path, join(tmp, location)); linked.add(t.file); }
+            if (!linked.has(t.file)) {
+              await symlink(files.files[t.file]!.path, join(tmp, location));
+              linked.add(t.file);
+            }
             where.set(name, { location, offset: t.entry.offset, length: t.entry.bytes });
             continue;
           }
@@ -154,11 +178,28 @@ export async function exportCheckpoint(checkpointDir: string, options: ExportOpt
         await bin?.close();
       }
       const shapeOf = new Map(shapes);
-      const graph = decoderGraph(config, (n) => where.get(n)!, (n) => shapeOf.get(n)!, { 'troupe.source': files.dir, 'troupe.key': key }, EXPORTER_VERSION);
+      const graph = decoderGraph(
+        config,
+        (n) => where.get(n)!,
+        (n) => shapeOf.get(n)!,
+        { 'troupe.source': files.dir, 'troupe.key': key },
+        EXPORTER_VERSION,
+      );
       await writeFile(join(tmp, 'model.onnx'), encodeModel(graph));
-      await writeFile(join(tmp, 'export.json'), JSON.stringify({
-        exporter: EXPORTER_VERSION, source: files.dir, weights: mode, files: files.files.map((f) => f.name), created: new Date().toISOString(),
-      }, null, 2) + '\n');
+      await writeFile(
+        join(tmp, 'export.json'),
+        JSON.stringify(
+          {
+            exporter: EXPORTER_VERSION,
+            source: files.dir,
+            weights: mode,
+            files: files.files.map((f) => f.name),
+            created: new Date().toISOString(),
+          },
+          null,
+          2,
+        ) + '\n',
+      );
       try {
         await rename(tmp, dir);
       } catch (err) {
@@ -176,4 +217,3 @@ export async function exportCheckpoint(checkpointDir: string, options: ExportOpt
     await Promise.all(readers.map((r) => r.close()));
   }
 }
-

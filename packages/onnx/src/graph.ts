@@ -18,16 +18,33 @@ export class GraphBuilder {
   private count = 0;
 
   /** Adds a node with one output and returns the output's name. */
-  op(type: string, inputs: readonly string[], attrs: Readonly<Record<string, AttributeValue>> = {}, domain?: string): string {
+  op(
+    type: string,
+    inputs: readonly string[],
+    attrs: Readonly<Record<string, AttributeValue>> = {},
+    domain?: string,
+  ): string {
     return this.opN(type, inputs, 1, attrs, domain)[0]!;
   }
 
   /** Adds a node with `outputs` outputs and returns their names. */
-  opN(type: string, inputs: readonly string[], outputs: number, attrs: Readonly<Record<string, AttributeValue>> = {}, domain?: string, names?: readonly string[]): string[] {
+  opN(
+    type: string,
+    inputs: readonly string[],
+    outputs: number,
+    attrs: Readonly<Record<string, AttributeValue>> = {},
+    domain?: string,
+    names?: readonly string[],
+  ): string[] {
     const id = this.count++;
-    const out = names ? [...names] : Array.from({ length: outputs }, (_, i) => `${type.toLowerCase()}_${id}${outputs > 1 ? `_${i}` : ''}`);
+    const out = names
+      ? [...names]
+      : Array.from({ length: outputs }, (_, i) => `${type.toLowerCase()}_${id}${outputs > 1 ? `_${i}` : ''}`);
     this.nodes.push({
-      op_type: type, name: `${type}_${id}`, input: [...inputs], output: out,
+      op_type: type,
+      name: `${type}_${id}`,
+      input: [...inputs],
+      output: out,
       attribute: Object.entries(attrs).map(([k, v]) => attribute(k, v)),
       ...(domain ? { domain } : {}),
     });
@@ -35,14 +52,24 @@ export class GraphBuilder {
   }
 
   /** Adds a node whose single output has the given name (a graph output). */
-  opNamed(type: string, inputs: readonly string[], name: string, attrs: Readonly<Record<string, AttributeValue>> = {}): string {
+  opNamed(
+    type: string,
+    inputs: readonly string[],
+    name: string,
+    attrs: Readonly<Record<string, AttributeValue>> = {},
+  ): string {
     return this.opN(type, inputs, 1, attrs, undefined, [name])[0]!;
   }
 
   /** A float32 constant. */
   floats(name: string, values: Float32Array | readonly number[], dims: readonly number[]): string {
     const data = values instanceof Float32Array ? values : Float32Array.from(values);
-    this.initializers.push({ name, dims: [...dims], data_type: DataType.FLOAT, raw_data: new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)) });
+    this.initializers.push({
+      name,
+      dims: [...dims],
+      data_type: DataType.FLOAT,
+      raw_data: new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)),
+    });
     return name;
   }
 
@@ -56,8 +83,15 @@ export class GraphBuilder {
   /** A float32 weight stored as external data. */
   external(name: string, dims: readonly number[], w: ExternalWeight): string {
     this.initializers.push({
-      name, dims: [...dims], data_type: DataType.FLOAT, data_location: 1,
-      external_data: [{ key: 'location', value: w.location }, { key: 'offset', value: String(w.offset) }, { key: 'length', value: String(w.length) }],
+      name,
+      dims: [...dims],
+      data_type: DataType.FLOAT,
+      data_location: 1,
+      external_data: [
+        { key: 'location', value: w.location },
+        { key: 'offset', value: String(w.offset) },
+        { key: 'length', value: String(w.length) },
+      ],
     });
     return name;
   }

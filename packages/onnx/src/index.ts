@@ -3,7 +3,14 @@
  * TypeScript exporter (config.json + safetensors → a cached ONNX decoder graph with a KV cache, weights as external
  * data) and a batched, KV-cached generator with `@troupe/lm`'s sampling.
  */
-export { exportCheckpoint, defaultCacheDir, EXPORTER_VERSION, type ExportOptions, type ExportedModel, type WeightMode } from './export.js';
+export {
+  exportCheckpoint,
+  defaultCacheDir,
+  EXPORTER_VERSION,
+  type ExportOptions,
+  type ExportedModel,
+  type WeightMode,
+} from './export.js';
 export { OnnxCausalLM, type OnnxLoadOptions } from './runtime.js';
 export { decoderGraph, cacheNames } from './decoder-graph.js';
 export { benchOnnxCheckpoint, type BenchOnnxOptions, type BenchOnnxResult } from './bench.js';

@@ -3,11 +3,30 @@
  * frequencies, the streamed safetensors reader, the checkpoint folder rules, and the sampling loop.
  */
 export {
-  parseHfConfig, parameterShapes, checkConfigAgainstTensors, ropeInvFreq,
-  SafetensorsReader, checkpointFiles, CheckpointError, decodeBatch, loadTokenizer,
-  benchCheckpoint, benchPrompt, peakRssMb, reportToParent, timeSampling,
+  parseHfConfig,
+  parameterShapes,
+  checkConfigAgainstTensors,
+  ropeInvFreq,
+  SafetensorsReader,
+  checkpointFiles,
+  CheckpointError,
+  decodeBatch,
+  loadTokenizer,
+  benchCheckpoint,
+  benchPrompt,
+  peakRssMb,
+  reportToParent,
+  timeSampling,
 } from '@troupe/lm';
 export type {
-  LmConfig, SafetensorsEntry, StepDecoder, GenerationItem, GenerationShared, GeneratedSample, GenerateOptions, Tokenizer,
-  BenchCheckpointOptions, BenchCheckpointResult,
+  LmConfig,
+  SafetensorsEntry,
+  StepDecoder,
+  GenerationItem,
+  GenerationShared,
+  GeneratedSample,
+  GenerateOptions,
+  Tokenizer,
+  BenchCheckpointOptions,
+  BenchCheckpointResult,
 } from '@troupe/lm';

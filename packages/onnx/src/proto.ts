@@ -89,7 +89,12 @@ message OperatorSetIdProto {
 export const DataType = { FLOAT: 1, INT64: 7, BOOL: 9 } as const;
 
 /** An attribute value: a float (`{ f }`), an int, ints, or a tensor. */
-export type AttributeValue = { readonly f: number } | { readonly i: number } | { readonly ints: readonly number[] } | { readonly t: TensorMessage } | { readonly s: string };
+export type AttributeValue =
+  | { readonly f: number }
+  | { readonly i: number }
+  | { readonly ints: readonly number[] }
+  | { readonly t: TensorMessage }
+  | { readonly s: string };
 
 /** A TensorProto, as plain data. */
 export interface TensorMessage {

@@ -9,8 +9,14 @@ import * as ort from 'onnxruntime-node';
 import { cacheNames } from './decoder-graph.js';
 import { exportCheckpoint, type ExportedModel, type ExportOptions } from './export.js';
 import {
-  CheckpointError, decodeBatch, type GeneratedSample, type GenerateOptions, type GenerationItem, type GenerationShared,
-  type LmConfig, type StepDecoder,
+  CheckpointError,
+  decodeBatch,
+  type GeneratedSample,
+  type GenerateOptions,
+  type GenerationItem,
+  type GenerationShared,
+  type LmConfig,
+  type StepDecoder,
 } from './lm.js';
 
 /** Options of {@link OnnxCausalLM.load}. */
@@ -67,11 +73,18 @@ export class OnnxCausalLM {
         intraOpNumThreads: options.threads ?? availableParallelism(),
         interOpNumThreads: 1,
         executionMode: 'sequential',
-        extra: { session: { intra_op: { allow_spinning: options.spin ? '1' : '0' }, inter_op: { allow_spinning: options.spin ? '1' : '0' } } },
+        extra: {
+          session: {
+            intra_op: { allow_spinning: options.spin ? '1' : '0' },
+            inter_op: { allow_spinning: options.spin ? '1' : '0' },
+          },
+        },
         ...(options.profilePrefix ? { enableProfiling: true, profileFilePrefix: options.profilePrefix } : {}),
       });
     } catch (err) {
-      throw new CheckpointError(`${exported.source}: ONNX Runtime cannot load its export ${exported.modelPath}: ${(err as Error).message}`);
+      throw new CheckpointError(
+        `${exported.source}: ONNX Runtime cannot load its export ${exported.modelPath}: ${(err as Error).message}`,
+      );
     }
     return new OnnxCausalLM(exported, session);
   }
@@ -80,9 +93,16 @@ export class OnnxCausalLM {
    * One forward pass: `ids` (rows of equal length, left-padded by `pads`) after `cache` (or none), the new columns
    * starting at column `start`. Returns the last position's logits (`rows × vocab`) and the grown cache.
    */
-  async forward(ids: readonly (readonly number[])[], pads: readonly number[], start: number, cache?: readonly LayerCache[]): Promise<{ logits: Float32Array; cache: LayerCache[] }> {
+  async forward(
+    ids: readonly (readonly number[])[],
+    pads: readonly number[],
+    start: number,
+    cache?: readonly LayerCache[],
+  ): Promise<{ logits: Float32Array; cache: LayerCache[] }> {
     const c = this.config;
-    const B = ids.length, T = ids[0]!.length, S = start + T;
+    const B = ids.length,
+      T = ids[0]!.length,
+      S = start + T;
     const inputIds = new BigInt64Array(B * T);
     const positions = new BigInt64Array(B * T);
     const mask = new BigInt64Array(B * S);
@@ -126,9 +146,16 @@ export class OnnxCausalLM {
         return logits;
       },
       step: async (tokens, keep, pos, pads) => {
-        const kept = keep ? cache!.map((l) => ({ key: takeRows(l.key, keep), value: takeRows(l.value, keep) })) : cache!;
+        const kept = keep
+          ? cache!.map((l) => ({ key: takeRows(l.key, keep), value: takeRows(l.value, keep) }))
+          : cache!;
         cache = undefined;
-        const out = await this.forward(tokens.map((t) => [t]), pads, pos, kept);
+        const out = await this.forward(
+          tokens.map((t) => [t]),
+          pads,
+          pos,
+          kept,
+        );
         cache = out.cache;
         return out.logits;
       },
@@ -146,7 +173,12 @@ export class OnnxCausalLM {
   /** Samples `n` completions of one prompt. */
   async generateIds(promptIds: readonly number[], opts: GenerateOptions): Promise<GeneratedSample[]> {
     const { tokenizer, signal, ...options } = opts;
-    return (await this.generateBatch([{ promptIds, options }], { ...(tokenizer ? { tokenizer } : {}), ...(signal ? { signal } : {}) }))[0]!;
+    return (
+      await this.generateBatch([{ promptIds, options }], {
+        ...(tokenizer ? { tokenizer } : {}),
+        ...(signal ? { signal } : {}),
+      })
+    )[0]!;
   }
 
   /** Ends profiling (when on) and writes the profile file. */

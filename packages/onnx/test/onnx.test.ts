@@ -10,26 +10,69 @@ import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CausalLM, CheckpointError, generateBatch, initBackend, loadCheckpoint, saveCheckpoint, type GeneratedSample, type GenerationItem,
+  CausalLM,
+  CheckpointError,
+  generateBatch,
+  initBackend,
+  loadCheckpoint,
+  saveCheckpoint,
+  type GeneratedSample,
+  type GenerationItem,
 } from '@troupe/lm';
 import { exportCheckpoint, OnnxCausalLM, type ExportedModel, type OnnxLoadOptions } from '@troupe/onnx';
 
 /** A small GQA shape (4 query heads on 2 kv heads). */
-const SHAPE = { vocab_size: 384, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16 };
-const BASE = { ...SHAPE, rms_norm_eps: 1e-6, rope_theta: 10000, max_position_embeddings: 512, bos_token_id: 1, eos_token_id: 2 };
+const SHAPE = {
+  vocab_size: 384,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 16,
+};
+const BASE = {
+  ...SHAPE,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  max_position_embeddings: 512,
+  bos_token_id: 1,
+  eos_token_id: 2,
+};
 
 const CASES = [
   { name: 'qwen3 untied (q/k norm)', config: { ...BASE, model_type: 'qwen3', tie_word_embeddings: false } },
   { name: 'qwen3 tied', config: { ...BASE, model_type: 'qwen3', tie_word_embeddings: true } },
-  { name: 'qwen2 (attention biases)', config: { ...BASE, model_type: 'qwen2', attention_bias: true, tie_word_embeddings: false } },
-  { name: 'llama tied, MHA, llama3 rope scaling', config: { ...BASE, model_type: 'llama', num_key_value_heads: 4, tie_word_embeddings: true, rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 } } },
+  {
+    name: 'qwen2 (attention biases)',
+    config: { ...BASE, model_type: 'qwen2', attention_bias: true, tie_word_embeddings: false },
+  },
+  {
+    name: 'llama tied, MHA, llama3 rope scaling',
+    config: {
+      ...BASE,
+      model_type: 'llama',
+      num_key_value_heads: 4,
+      tie_word_embeddings: true,
+      rope_scaling: {
+        rope_type: 'llama3',
+        factor: 8,
+        low_freq_factor: 1,
+        high_freq_factor: 4,
+        original_max_position_embeddings: 64,
+      },
+    },
+  },
 ];
 
 /** Prompts of different lengths, so the batch is left-padded. */
 const ITEMS: GenerationItem[] = [
   { promptIds: [5, 17, 99, 3, 250, 41, 8], options: { maxNewTokens: 10, temperature: 0, eosTokenIds: [] } },
   { promptIds: [300, 12], options: { maxNewTokens: 10, temperature: 0, eosTokenIds: [] } },
-  { promptIds: [7, 7, 61, 200], options: { maxNewTokens: 10, temperature: 0.8, topP: 0.9, n: 2, seed: 4, eosTokenIds: [] } },
+  {
+    promptIds: [7, 7, 61, 200],
+    options: { maxNewTokens: 10, temperature: 0.8, topP: 0.9, n: 2, seed: 4, eosTokenIds: [] },
+  },
 ];
 
 /**
@@ -49,7 +92,12 @@ function peakedModel(config: Record<string, unknown>, seed: number): CausalLM {
 }
 
 /** Saves a {@link peakedModel} as checkpoint `dir`. */
-async function savePeaked(dir: string, config: Record<string, unknown>, seed: number, options: Parameters<typeof saveCheckpoint>[2] = {}): Promise<void> {
+async function savePeaked(
+  dir: string,
+  config: Record<string, unknown>,
+  seed: number,
+  options: Parameters<typeof saveCheckpoint>[2] = {},
+): Promise<void> {
   const m = peakedModel(config, seed);
   try {
     await saveCheckpoint(dir, m, options);
@@ -69,7 +117,10 @@ async function tfjsOutput(dir: string): Promise<GeneratedSample[][]> {
 }
 
 /** What ONNX Runtime generates for {@link ITEMS} from checkpoint `dir`, and the export it ran. */
-async function onnxOutput(dir: string, options: OnnxLoadOptions): Promise<{ out: GeneratedSample[][]; exported: ExportedModel }> {
+async function onnxOutput(
+  dir: string,
+  options: OnnxLoadOptions,
+): Promise<{ out: GeneratedSample[][]; exported: ExportedModel }> {
   const onnx = await OnnxCausalLM.load(dir, options);
   try {
     return { out: await onnx.generateBatch(ITEMS), exported: onnx.exported };
@@ -79,11 +130,18 @@ async function onnxOutput(dir: string, options: OnnxLoadOptions): Promise<{ out:
 }
 
 function assertSame(ours: GeneratedSample[][], ref: GeneratedSample[][], what: string): void {
-  ref.forEach((samples, i) => samples.forEach((r, j) => {
-    const o = ours[i]![j]!;
-    assert.deepEqual(o.tokenIds, r.tokenIds, `${what}: item ${i} sample ${j} tokens`);
-    r.logprobs.forEach((lp, k) => assert.ok(Math.abs(o.logprobs[k]! - lp) < 1e-3, `${what}: item ${i} sample ${j} logprob ${k}: ${o.logprobs[k]} vs ${lp}`));
-  }));
+  ref.forEach((samples, i) =>
+    samples.forEach((r, j) => {
+      const o = ours[i]![j]!;
+      assert.deepEqual(o.tokenIds, r.tokenIds, `${what}: item ${i} sample ${j} tokens`);
+      r.logprobs.forEach((lp, k) =>
+        assert.ok(
+          Math.abs(o.logprobs[k]! - lp) < 1e-3,
+          `${what}: item ${i} sample ${j} logprob ${k}: ${o.logprobs[k]} vs ${lp}`,
+        ),
+      );
+    }),
+  );
 }
 
 describe('ONNX Runtime decoder', function () {
@@ -96,7 +154,9 @@ describe('ONNX Runtime decoder', function () {
     dir = await mkdtemp(join(tmpdir(), 'troupe-onnx-'));
     cacheDir = join(dir, 'cache');
   });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   for (const [i, c] of CASES.entries()) {
     it(`matches the tfjs model: ${c.name}`, async () => {
@@ -151,12 +211,23 @@ describe('ONNX Runtime decoder', function () {
     const cfgPath = join(bad, 'config.json');
     const cfg = JSON.parse(await readFile(cfgPath, 'utf8')) as Record<string, unknown>;
     await writeFile(cfgPath, JSON.stringify({ ...cfg, model_type: 'gpt2' }));
-    await assert.rejects(OnnxCausalLM.load(bad, { cacheDir }), (e: Error) => e instanceof CheckpointError && e.message.includes(cfgPath) && /unknown model_type "gpt2"/.test(e.message));
+    await assert.rejects(
+      OnnxCausalLM.load(bad, { cacheDir }),
+      (e: Error) =>
+        e instanceof CheckpointError && e.message.includes(cfgPath) && /unknown model_type "gpt2"/.test(e.message),
+    );
     await writeFile(cfgPath, JSON.stringify({ ...cfg, intermediate_size: 256 }));
-    await assert.rejects(OnnxCausalLM.load(bad, { cacheDir }), (e: Error) => e instanceof CheckpointError && e.message.includes(cfgPath) && e.message.includes("'intermediate_size'"));
+    await assert.rejects(
+      OnnxCausalLM.load(bad, { cacheDir }),
+      (e: Error) =>
+        e instanceof CheckpointError && e.message.includes(cfgPath) && e.message.includes("'intermediate_size'"),
+    );
     await writeFile(cfgPath, JSON.stringify(cfg));
     const weights = join(bad, 'model.safetensors');
     await truncate(weights, 5000);
-    await assert.rejects(OnnxCausalLM.load(bad, { cacheDir }), (e: Error) => e instanceof CheckpointError && e.message.startsWith(weights) && /truncated/.test(e.message));
+    await assert.rejects(
+      OnnxCausalLM.load(bad, { cacheDir }),
+      (e: Error) => e instanceof CheckpointError && e.message.startsWith(weights) && /truncated/.test(e.message),
+    );
   });
 });

@@ -52,20 +52,43 @@ export function classify(raw: RawOutcome, kind: IsolationKind, limits: SandboxLi
     return { ...base, verdict: 'refused', reason: `could not start the sandbox: ${raw.spawnError}` };
   }
   if (raw.aborted) return { ...base, verdict: 'runtime-error', reason: "aborted by the caller's AbortSignal" };
-  if (raw.outputExceeded) return { ...base, verdict: 'output-limit', reason: `output exceeded ${limits.maxOutputBytes} bytes` };
-  if (raw.wallExceeded) return { ...base, verdict: 'timeout', reason: `wall time limit of ${limits.wallMs} ms exceeded` };
+  if (raw.outputExceeded)
+    return { ...base, verdict: 'output-limit', reason: `output exceeded ${limits.maxOutputBytes} bytes` };
+  if (raw.wallExceeded)
+    return { ...base, verdict: 'timeout', reason: `wall time limit of ${limits.wallMs} ms exceeded` };
   const cpuSeconds = Math.max(1, Math.ceil(limits.cpuMs / 1000));
   if (signal === 'SIGXCPU') {
     const least = leastWallForCpu(cpuSeconds * 1000, limits);
-    if (raw.wallMs >= least) return { ...base, verdict: 'timeout', reason: `CPU time limit of ${limits.cpuMs} ms exceeded (SIGXCPU)${either}` };
-    return { ...base, verdict: 'runtime-error', reason: `not the CPU time limit: the run lasted ${raw.wallMs} ms, less than the ${Math.ceil(least)} ms it takes to use ${cpuSeconds} s of CPU time${either || ' (SIGXCPU came from elsewhere)'}` };
+    if (raw.wallMs >= least)
+      return {
+        ...base,
+        verdict: 'timeout',
+        reason: `CPU time limit of ${limits.cpuMs} ms exceeded (SIGXCPU)${either}`,
+      };
+    return {
+      ...base,
+      verdict: 'runtime-error',
+      reason: `not the CPU time limit: the run lasted ${raw.wallMs} ms, less than the ${Math.ceil(least)} ms it takes to use ${cpuSeconds} s of CPU time${either || ' (SIGXCPU came from elsewhere)'}`,
+    };
   }
   const failed = signal !== null || (exitCode !== null && exitCode !== 0);
-  if (failed && looksOutOfMemory(stderr)) return { ...base, verdict: 'memory-limit', reason: `memory limit of ${limits.memoryMb} MiB exceeded` };
+  if (failed && looksOutOfMemory(stderr))
+    return { ...base, verdict: 'memory-limit', reason: `memory limit of ${limits.memoryMb} MiB exceeded` };
   // Only a program that catches SIGXCPU meets the hard CPU limit (SIGKILL); it needs at least the soft limit in wall time.
-  if (signal === 'SIGKILL' && raw.wallMs >= cpuSeconds * 1000) return { ...base, verdict: 'timeout', reason: `killed by SIGKILL (the CPU time hard limit of ${cpuSeconds + 1} s)` };
-  if (signal === 'SIGXFSZ') return { ...base, verdict: 'runtime-error', reason: `file size limit of ${limits.maxFileBytes} bytes exceeded (SIGXFSZ)${either}` };
-  if (signal !== null) return { ...base, verdict: 'runtime-error', reason: either ? either.slice(2, -1) : `killed by ${signal}` };
+  if (signal === 'SIGKILL' && raw.wallMs >= cpuSeconds * 1000)
+    return {
+      ...base,
+      verdict: 'timeout',
+      reason: `killed by SIGKILL (the CPU time hard limit of ${cpuSeconds + 1} s)`,
+    };
+  if (signal === 'SIGXFSZ')
+    return {
+      ...base,
+      verdict: 'runtime-error',
+      reason: `file size limit of ${limits.maxFileBytes} bytes exceeded (SIGXFSZ)${either}`,
+    };
+  if (signal !== null)
+    return { ...base, verdict: 'runtime-error', reason: either ? either.slice(2, -1) : `killed by ${signal}` };
   if (exitCode !== 0) return { ...base, verdict: 'runtime-error', reason: `exit code ${exitCode}` };
   return { ...base, verdict: 'ok' };
 }

@@ -67,7 +67,12 @@ export function prlimitArgs(limits: SandboxLimits, addressSpaceBytes: number): s
  * prlimit (rlimits) → the program. As root, RLIMIT_NPROC does not apply to uid 0, so the program runs as a private,
  * random uid whose process count is only its own; as non-root the user namespace already gives a private count.
  */
-export function innerChain(tools: HostTools, inner: InnerCommand, limits: SandboxLimits, uid: number | undefined): string[] {
+export function innerChain(
+  tools: HostTools,
+  inner: InnerCommand,
+  limits: SandboxLimits,
+  uid: number | undefined,
+): string[] {
   const chain: string[] = [];
   if (tools.setpriv) {
     chain.push(tools.setpriv, '--pdeathsig=KILL');
@@ -79,7 +84,14 @@ export function innerChain(tools: HostTools, inner: InnerCommand, limits: Sandbo
 }
 
 /** bubblewrap arguments for the file system layout, the namespaces and the environment. */
-export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerCommand, workDir: string, limits: SandboxLimits, uid: number | undefined): SpawnPlan {
+export function bwrapPlan(
+  tools: HostTools,
+  layout: LayoutEntry[],
+  inner: InnerCommand,
+  workDir: string,
+  limits: SandboxLimits,
+  uid: number | undefined,
+): SpawnPlan {
   const a: string[] = [
     '--unshare-pid',
     '--unshare-net',
@@ -96,7 +108,12 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
   // As root the first process still holds bwrap's capabilities: `mount -a` over this fstab caps the inodes of both
   // tmpfs in one exec (bwrap has no option for it). Unprivileged it cannot remount: there the size and the wall time
   // bound the file count.
-  const fstab = isRoot() && tools.mount ? Buffer.from(`none ${SANDBOX_DIR} tmpfs remount,nr_inodes=${inner.workDirInodes} 0 0\nnone /dev/shm tmpfs remount,nr_inodes=${SHM_INODES} 0 0\n`) : undefined;
+  const fstab =
+    isRoot() && tools.mount
+      ? Buffer.from(
+          `none ${SANDBOX_DIR} tmpfs remount,nr_inodes=${inner.workDirInodes} 0 0\nnone /dev/shm tmpfs remount,nr_inodes=${SHM_INODES} 0 0\n`,
+        )
+      : undefined;
   const inputs = [filter, fstab].filter((b): b is Buffer => b !== undefined);
   if (!isRoot()) a.push('--unshare-user', '--disable-userns');
   if (filter) a.push('--seccomp', String(3 + inputs.indexOf(filter)));
@@ -124,7 +141,18 @@ export function bwrapPlan(tools: HostTools, layout: LayoutEntry[], inner: InnerC
   if (fstab) a.push('--ro-bind-data', String(3 + inputs.indexOf(fstab)), '/etc/fstab');
   // The working directory is a size-capped tmpfs (a program cannot fill the host's disk); the request's files are
   // copied onto it from a read-only view of the host work dir, keeping their owner (the program's uid).
-  a.push('--ro-bind', workDir, INPUT_DIR, '--size', String(inner.workDirBytes), '--tmpfs', SANDBOX_DIR, '--chdir', SANDBOX_DIR, '--clearenv');
+  a.push(
+    '--ro-bind',
+    workDir,
+    INPUT_DIR,
+    '--size',
+    String(inner.workDirBytes),
+    '--tmpfs',
+    SANDBOX_DIR,
+    '--chdir',
+    SANDBOX_DIR,
+    '--clearenv',
+  );
   for (const [k, v] of Object.entries(inner.env)) a.push('--setenv', k, v);
   const caps = fstab ? `${shq(tools.mount!)} -a && ` : '';
   // The host wrote the files (and the work dir) owned by `uid`: `cp -a` keeps that, /sandbox itself included.
@@ -144,12 +172,22 @@ export function shq(s: string): string {
  * then runs the chain under `chroot` + `env -i -C /sandbox`. The setpriv step clears every capability, so the
  * program cannot leave the chroot.
  */
-export function unsharePlan(tools: HostTools, layout: LayoutEntry[], inner: InnerCommand, workDir: string, rootDir: string, limits: SandboxLimits, uid: number | undefined): SpawnPlan {
+export function unsharePlan(
+  tools: HostTools,
+  layout: LayoutEntry[],
+  inner: InnerCommand,
+  workDir: string,
+  rootDir: string,
+  limits: SandboxLimits,
+  uid: number | undefined,
+): SpawnPlan {
   const R = shq(rootDir);
   const lines: string[] = ['set -e', 'umask 022', `mount -t tmpfs -o mode=755,size=1m troupe-root ${R}`];
   const bindRo = (p: string, file: boolean): void => {
     const target = shq(rootDir + p);
-    lines.push(file ? `mkdir -p ${shq(rootDir + p.slice(0, p.lastIndexOf('/')))} && : > ${target}` : `mkdir -p ${target}`);
+    lines.push(
+      file ? `mkdir -p ${shq(rootDir + p.slice(0, p.lastIndexOf('/')))} && : > ${target}` : `mkdir -p ${target}`,
+    );
     lines.push(`mount --rbind ${shq(p)} ${target}`, `mount -o remount,bind,ro ${target}`);
   };
   for (const e of layout) {
@@ -162,31 +200,59 @@ export function unsharePlan(tools: HostTools, layout: LayoutEntry[], inner: Inne
   for (const d of ['null', 'zero', 'full', 'random', 'urandom']) {
     lines.push(`: > ${R}/dev/${d} && mount --bind /dev/${d} ${R}/dev/${d}`);
   }
-  lines.push(`mkdir ${R}/dev/shm && mount -t tmpfs -o mode=1777,size=${SHM_BYTES},nr_inodes=${SHM_INODES} troupe-shm ${R}/dev/shm`);
-  lines.push(`ln -s /proc/self/fd ${R}/dev/fd && ln -s /proc/self/fd/0 ${R}/dev/stdin && ln -s /proc/self/fd/1 ${R}/dev/stdout && ln -s /proc/self/fd/2 ${R}/dev/stderr`);
-  lines.push(`mount -t tmpfs -o mode=755,size=${inner.workDirBytes},nr_inodes=${inner.workDirInodes} troupe-work ${R}${SANDBOX_DIR}`);
+  lines.push(
+    `mkdir ${R}/dev/shm && mount -t tmpfs -o mode=1777,size=${SHM_BYTES},nr_inodes=${SHM_INODES} troupe-shm ${R}/dev/shm`,
+  );
+  lines.push(
+    `ln -s /proc/self/fd ${R}/dev/fd && ln -s /proc/self/fd/0 ${R}/dev/stdin && ln -s /proc/self/fd/1 ${R}/dev/stdout && ln -s /proc/self/fd/2 ${R}/dev/stderr`,
+  );
+  lines.push(
+    `mount -t tmpfs -o mode=755,size=${inner.workDirBytes},nr_inodes=${inner.workDirInodes} troupe-work ${R}${SANDBOX_DIR}`,
+  );
   lines.push(`cp ${uid !== undefined ? '-a' : '-R'} ${shq(workDir)}/. ${R}${SANDBOX_DIR}/`);
   lines.push(`mount -o remount,ro,bind ${R}`);
   // PID 1 moves into the chroot too (so /proc/1/root shows nothing of the host) and stays a shell that waits for the
   // program: a program as PID 1 would ignore the kernel's SIGXCPU.
   const envArgs = Object.entries(inner.env).map(([k, v]) => shq(`${k}=${v}`));
   const chain = innerChain(tools, inner, limits, uid).map(shq);
-  lines.push(`exec ${shq(tools.chroot!)} ${R} ${shq(tools.sh!)} -c '"$@"; exit $?' sh ${shq(tools.env!)} -i -C ${SANDBOX_DIR} ${envArgs.join(' ')} ${chain.join(' ')}`);
+  lines.push(
+    `exec ${shq(tools.chroot!)} ${R} ${shq(tools.sh!)} -c '"$@"; exit $?' sh ${shq(tools.env!)} -i -C ${SANDBOX_DIR} ${envArgs.join(' ')} ${chain.join(' ')}`,
+  );
   const ns = ['--pid', '--fork', '--kill-child', '--net', '--ipc', '--uts', '--mount', '--propagation', 'private'];
   if (!isRoot()) ns.unshift('--user', '--map-root-user');
   // setpriv --pdeathsig: if the host process dies, unshare dies too, and --kill-child takes the namespace with it.
-  return { command: tools.setpriv!, args: ['--pdeathsig=KILL', '--', tools.unshare!, ...ns, '--', tools.sh!, '-c', lines.join('\n')], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' }, cwd: workDir };
+  return {
+    command: tools.setpriv!,
+    args: ['--pdeathsig=KILL', '--', tools.unshare!, ...ns, '--', tools.sh!, '-c', lines.join('\n')],
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    cwd: workDir,
+  };
 }
 
 /** Unisolated: only the chain (setpriv to a private uid when root, rlimits), an empty environment and the temp cwd. */
-export function nonePlan(tools: HostTools, inner: InnerCommand, workDir: string, limits: SandboxLimits, uid: number | undefined): SpawnPlan {
+export function nonePlan(
+  tools: HostTools,
+  inner: InnerCommand,
+  workDir: string,
+  limits: SandboxLimits,
+  uid: number | undefined,
+): SpawnPlan {
   const chain = innerChain(tools, inner, limits, uid);
   const env = { ...inner.env, HOME: workDir, TMPDIR: workDir };
   return { command: chain[0]!, args: chain.slice(1), env, cwd: workDir };
 }
 
 /** Builds the host command line for an isolation kind. */
-export function planFor(kind: IsolationKind, tools: HostTools, layout: LayoutEntry[], inner: InnerCommand, workDir: string, rootDir: string, limits: SandboxLimits, uid: number | undefined): SpawnPlan {
+export function planFor(
+  kind: IsolationKind,
+  tools: HostTools,
+  layout: LayoutEntry[],
+  inner: InnerCommand,
+  workDir: string,
+  rootDir: string,
+  limits: SandboxLimits,
+  uid: number | undefined,
+): SpawnPlan {
   if (kind === 'bwrap') return bwrapPlan(tools, layout, inner, workDir, limits, uid);
   if (kind === 'unshare') return unsharePlan(tools, layout, inner, workDir, rootDir, limits, uid);
   return nonePlan(tools, inner, workDir, limits, uid);

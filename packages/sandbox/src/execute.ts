@@ -37,7 +37,9 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
-const SIGNAL_NAMES: Record<number, string> = Object.fromEntries(Object.entries(constants.signals).map(([name, num]) => [num, name]));
+const SIGNAL_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(constants.signals).map(([name, num]) => [num, name]),
+);
 
 /** The name of signal number `n` ('SIGKILL'), or `SIG<n>`. */
 export function signalName(n: number): string {
@@ -119,14 +121,29 @@ export function execute(plan: SpawnPlan, opts: ExecuteOptions): Promise<RawOutco
     try {
       const inputs = plan.inputs ?? [];
       // Descriptors 0-2 are pipes, so the streams are there.
-      child = spawn(plan.command, plan.args, { cwd: plan.cwd, env: plan.env, stdio: childStdio(inputs.length), detached: true }) as ChildProcessWithoutNullStreams;
+      child = spawn(plan.command, plan.args, {
+        cwd: plan.cwd,
+        env: plan.env,
+        stdio: childStdio(inputs.length),
+        detached: true,
+      }) as ChildProcessWithoutNullStreams;
       inputs.forEach((data, i) => {
         const pipe = child.stdio[3 + i] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void };
         pipe.on('error', () => undefined);
         pipe.end(data);
       });
     } catch (e) {
-      resolve({ exitCode: null, signal: null, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), outputExceeded, wallExceeded, aborted, wallMs: 0, spawnError: String(e) });
+      resolve({
+        exitCode: null,
+        signal: null,
+        stdout: Buffer.alloc(0),
+        stderr: Buffer.alloc(0),
+        outputExceeded,
+        wallExceeded,
+        aborted,
+        wallMs: 0,
+        spawnError: String(e),
+      });
       return;
     }
 

@@ -123,7 +123,9 @@ export function runtimeMounts(dirs: string[]): string[] {
     if (kept.some((k) => d === k || d.startsWith(`${k}/`))) continue;
     const exposes = protectedPaths().find((p) => p === d || p.startsWith(d === '/' ? '/' : `${d}/`));
     if (d === '/' || exposes) {
-      throw new Error(`the runtime directory ${d} would expose ${exposes ?? '/'} inside the sandbox; install the runtime under its own prefix (e.g. /usr or /opt/<name>)`);
+      throw new Error(
+        `the runtime directory ${d} would expose ${exposes ?? '/'} inside the sandbox; install the runtime under its own prefix (e.g. /usr or /opt/<name>)`,
+      );
     }
     kept.push(d);
   }
@@ -131,7 +133,12 @@ export function runtimeMounts(dirs: string[]): string[] {
 }
 
 /** Runs a command with the parent's environment and collects its stdout (for trusted probes only). */
-export function capture(cmd: string, args: string[], timeoutMs = 15000, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function capture(
+  cmd: string,
+  args: string[],
+  timeoutMs = 15000,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     let stdout = '';
     let stderr = '';
@@ -166,8 +173,15 @@ export function resolvePython(command = 'python3'): Promise<RuntimeInfo> {
   if (!p) {
     p = (async () => {
       const r = await capture(command, ['-c', PY_PROBE]);
-      if (r.code !== 0) throw new Error(`cannot run the Python interpreter "${command}": ${r.stderr.trim() || `exit code ${r.code}`}; install python3 or pass options.python`);
-      const info = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { executable: string; prefixes: string[]; version: string };
+      if (r.code !== 0)
+        throw new Error(
+          `cannot run the Python interpreter "${command}": ${r.stderr.trim() || `exit code ${r.code}`}; install python3 or pass options.python`,
+        );
+      const info = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
+        executable: string;
+        prefixes: string[];
+        version: string;
+      };
       const exe = info.executable;
       const prefixDir = path.dirname(path.dirname(exe));
       return {
@@ -191,11 +205,17 @@ export function resolveNode(command?: string): Promise<RuntimeInfo> {
     p = (async () => {
       const given = command ?? process.execPath;
       const located = given.includes('/') ? given : findTool(given);
-      if (!located || !existsSync(located)) throw new Error(`cannot find the Node.js executable "${given}"; pass options.node`);
+      if (!located || !existsSync(located))
+        throw new Error(`cannot find the Node.js executable "${given}"; pass options.node`);
       const exe = realpathSync(located);
       const r = command ? await capture(exe, ['--version']) : { code: 0, stdout: process.version, stderr: '' };
       if (r.code !== 0) throw new Error(`cannot run the Node.js executable "${exe}": ${r.stderr.trim()}`);
-      return { executable: exe, mounts: runtimeMounts([path.dirname(path.dirname(exe))]), binDir: path.dirname(exe), version: `Node ${r.stdout.trim()}` };
+      return {
+        executable: exe,
+        mounts: runtimeMounts([path.dirname(path.dirname(exe))]),
+        binDir: path.dirname(exe),
+        version: `Node ${r.stdout.trim()}`,
+      };
     })();
     p.catch(() => runtimeCache.delete(key));
     runtimeCache.set(key, p);
@@ -204,7 +224,10 @@ export function resolveNode(command?: string): Promise<RuntimeInfo> {
 }
 
 /** One entry of the sandbox's root file system layout. */
-export type LayoutEntry = { kind: 'symlink'; path: string; target: string } | { kind: 'ro-dir'; path: string } | { kind: 'ro-file'; path: string };
+export type LayoutEntry =
+  | { kind: 'symlink'; path: string; target: string }
+  | { kind: 'ro-dir'; path: string }
+  | { kind: 'ro-file'; path: string };
 
 /** The system part of the sandbox's file system: /usr and the /bin, /lib* dirs or symlinks, plus the linker cache. */
 export function systemLayout(): LayoutEntry[] {

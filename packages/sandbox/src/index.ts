@@ -8,10 +8,24 @@
  * await sandbox.close();
  * ```
  */
-export type { Language, SandboxLimits, Verdict, RunRequest, RunResult, IsolationKind, IsolationReport, SandboxOptions } from './types.js';
+export type {
+  Language,
+  SandboxLimits,
+  Verdict,
+  RunRequest,
+  RunResult,
+  IsolationKind,
+  IsolationReport,
+  SandboxOptions,
+} from './types.js';
 export { DEFAULT_LIMITS, MAX_LIMIT } from './types.js';
 export { Sandbox, chooseIsolation, badLimitValue, unisolatedWarning } from './sandbox.js';
 export { probeIsolation, describeIsolation, isolationGuarantees, removeStaleRunDirs } from './probe.js';
 export { looksOutOfMemory } from './classify.js';
 export { TaskPool } from './pool.js';
-export { SharedSandboxPool, sharedSandboxPool, type SandboxSettings, type SharedSandboxPoolOptions } from './shared-pool.js';
+export {
+  SharedSandboxPool,
+  sharedSandboxPool,
+  type SandboxSettings,
+  type SharedSandboxPoolOptions,
+} from './shared-pool.js';

@@ -5,7 +5,8 @@ export class TaskPool {
 
   /** @param concurrency how many tasks may run at once (at least 1). */
   constructor(readonly concurrency: number) {
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
   }
 
   /** Tasks currently running. */

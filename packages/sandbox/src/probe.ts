@@ -91,8 +91,11 @@ export async function removeRunDirs(dirs: RunDirs): Promise<void> {
 async function tryKind(kind: IsolationKind): Promise<string | undefined> {
   const tools = hostTools();
   const missing: string[] = [];
-  if (kind === 'bwrap') for (const t of ['bwrap', 'sh', 'cp', ...(isRoot() ? (['mount'] as const) : [])] as const) if (!tools[t]) missing.push(t);
-  if (kind === 'unshare') for (const t of ['unshare', 'chroot', 'env', 'sh', 'setpriv', 'cp'] as const) if (!tools[t]) missing.push(t);
+  if (kind === 'bwrap')
+    for (const t of ['bwrap', 'sh', 'cp', ...(isRoot() ? (['mount'] as const) : [])] as const)
+      if (!tools[t]) missing.push(t);
+  if (kind === 'unshare')
+    for (const t of ['unshare', 'chroot', 'env', 'sh', 'setpriv', 'cp'] as const) if (!tools[t]) missing.push(t);
   if (!tools.prlimit) missing.push('prlimit');
   if (isRoot() && !tools.setpriv) missing.push('setpriv');
   if (!tools.true) missing.push('true');
@@ -101,7 +104,15 @@ async function tryKind(kind: IsolationKind): Promise<string | undefined> {
   const dirs = await makeRunDirs(uid);
   try {
     const limits: SandboxLimits = { ...DEFAULT_LIMITS, wallMs: 10_000 };
-    const inner: InnerCommand = { executable: tools.true!, args: [], env: { PATH: '/usr/bin:/bin' }, mounts: [], workDirBytes: 1 << 20, workDirInodes: 64, addressSpaceBytes: 256 << 20 };
+    const inner: InnerCommand = {
+      executable: tools.true!,
+      args: [],
+      env: { PATH: '/usr/bin:/bin' },
+      mounts: [],
+      workDirBytes: 1 << 20,
+      workDirInodes: 64,
+      addressSpaceBytes: 256 << 20,
+    };
     const plan = planFor(kind, tools, systemLayout(), inner, dirs.work, dirs.root, limits, uid);
     const raw = await execute(plan, { stdin: '', wallMs: limits.wallMs, maxOutputBytes: 64 * 1024 });
     if (raw.spawnError) return raw.spawnError;
@@ -124,18 +135,27 @@ let probeCache: Promise<IsolationReport> | undefined;
 export function probeIsolation(): Promise<IsolationReport> {
   probeCache ??= (async (): Promise<IsolationReport> => {
     if (process.platform !== 'linux') {
-      return { kind: 'unavailable', details: `isolation needs Linux namespaces; this is ${process.platform}`, available: { bwrap: false, unshare: false } };
+      return {
+        kind: 'unavailable',
+        details: `isolation needs Linux namespaces; this is ${process.platform}`,
+        available: { bwrap: false, unshare: false },
+      };
     }
     const [bwrapErr, unshareErr] = [await tryKind('bwrap'), await tryKind('unshare')];
     const available = { bwrap: bwrapErr === undefined, unshare: unshareErr === undefined };
-    const who = isRoot() ? 'running as root: every program runs as a private random uid (setpriv), so RLIMIT_NPROC applies' : 'running unprivileged: isolated programs run in a user namespace, unisolated ones as this user';
+    const who = isRoot()
+      ? 'running as root: every program runs as a private random uid (setpriv), so RLIMIT_NPROC applies'
+      : 'running unprivileged: isolated programs run in a user namespace, unisolated ones as this user';
     const notes = [
       `bwrap: ${available.bwrap ? 'works' : `unavailable (${bwrapErr}; install it with: apt-get install -y bubblewrap)`}`,
       `unshare: ${available.unshare ? 'works' : `unavailable (${unshareErr})`}`,
       who,
     ];
     const kind: IsolationReport['kind'] = available.bwrap ? 'bwrap' : available.unshare ? 'unshare' : 'unavailable';
-    const head = kind === 'unavailable' ? 'no isolation available: runs are refused unless unisolated runs are allowed' : `isolation: ${kind}`;
+    const head =
+      kind === 'unavailable'
+        ? 'no isolation available: runs are refused unless unisolated runs are allowed'
+        : `isolation: ${kind}`;
     return { kind, details: `${head}; ${notes.join('; ')}`, available };
   })();
   return probeCache;
@@ -149,12 +169,14 @@ export function isolationGuarantees(kind: IsolationKind): string[] {
   const root = isRoot();
   const common = [
     'resource limits: CPU time, memory (RLIMIT_DATA and RLIMIT_AS per process: shared memory counts), processes and threads, file size, 256 open files',
-    "descriptors the host process holds open (without close-on-exec) are replaced by /dev/null: none reaches the program",
+    'descriptors the host process holds open (without close-on-exec) are replaced by /dev/null: none reaches the program',
     'an empty environment (PATH, HOME, TMPDIR, LANG only)',
   ];
   if (kind === 'none') {
     return [
-      root ? 'runs as a private unprivileged uid (dropped from root; a runtime that uid cannot reach is refused)' : `runs as this user (uid ${process.getuid?.()}): NOT dropped`,
+      root
+        ? 'runs as a private unprivileged uid (dropped from root; a runtime that uid cannot reach is refused)'
+        : `runs as this user (uid ${process.getuid?.()}): NOT dropped`,
       'NOT isolated: the program can read every file its uid can read, reach the network, and leave processes behind',
       ...common,
     ];
@@ -170,8 +192,12 @@ export function isolationGuarantees(kind: IsolationKind): string[] {
   return [
     'no network: a new network namespace with loopback only',
     'files: /usr, /bin, /sbin, /lib* and the runtime prefix read-only; writable only its own tmpfs (/sandbox, /dev/shm)',
-    kind === 'bwrap' && !root ? 'the tmpfs are capped in size; their file count only by the wall time (unprivileged bwrap cannot remount)' : 'the tmpfs are capped in size and in file count',
-    root ? 'runs as a private random uid per run, with no capabilities and no_new_privs' : 'runs in a user namespace, with no capabilities and no_new_privs',
+    kind === 'bwrap' && !root
+      ? 'the tmpfs are capped in size; their file count only by the wall time (unprivileged bwrap cannot remount)'
+      : 'the tmpfs are capped in size and in file count',
+    root
+      ? 'runs as a private random uid per run, with no capabilities and no_new_privs'
+      : 'runs in a user namespace, with no capabilities and no_new_privs',
     userns,
     'no survivors: a new PID namespace, killed as a whole when the run ends',
     ...common,
@@ -183,9 +209,15 @@ export async function describeIsolation(): Promise<string> {
   const r = await probeIsolation();
   const tools = hostTools();
   const lines = [`sandbox isolation: ${r.kind}`];
-  lines.push(`  bwrap:   ${r.available.bwrap ? `ok (${tools.bwrap})` : tools.bwrap ? `found at ${tools.bwrap} but it does not work here` : 'not installed (apt-get install -y bubblewrap)'}`);
-  lines.push(`  unshare: ${r.available.unshare ? `ok (${tools.unshare})` : tools.unshare ? `found at ${tools.unshare} but it does not work here` : 'not installed (util-linux)'}`);
-  lines.push(`  limits via: prlimit ${tools.prlimit ? 'ok' : 'MISSING (util-linux)'}, setpriv ${tools.setpriv ? 'ok' : 'MISSING (util-linux)'}`);
+  lines.push(
+    `  bwrap:   ${r.available.bwrap ? `ok (${tools.bwrap})` : tools.bwrap ? `found at ${tools.bwrap} but it does not work here` : 'not installed (apt-get install -y bubblewrap)'}`,
+  );
+  lines.push(
+    `  unshare: ${r.available.unshare ? `ok (${tools.unshare})` : tools.unshare ? `found at ${tools.unshare} but it does not work here` : 'not installed (util-linux)'}`,
+  );
+  lines.push(
+    `  limits via: prlimit ${tools.prlimit ? 'ok' : 'MISSING (util-linux)'}, setpriv ${tools.setpriv ? 'ok' : 'MISSING (util-linux)'}`,
+  );
   if (r.kind === 'unavailable') {
     lines.push('  runs are refused unless allowUnisolated / --allow-unisolated is given; then:');
     for (const h of isolationGuarantees('none')) lines.push(`    - ${h}`);

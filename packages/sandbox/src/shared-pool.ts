@@ -33,8 +33,15 @@ const SETTING_KEYS = ['isolation', 'allowUnisolated', 'concurrency', 'defaults']
 
 /** The canonical key of a settings object (keys sorted, undefined values dropped), so equal settings share a sandbox. */
 function settingsKey(settings: SandboxSettings): string {
-  const defaults = Object.entries(settings.defaults ?? {}).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b));
-  return JSON.stringify([settings.isolation ?? 'auto', settings.allowUnisolated ?? false, settings.concurrency ?? null, defaults]);
+  const defaults = Object.entries(settings.defaults ?? {})
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => a.localeCompare(b));
+  return JSON.stringify([
+    settings.isolation ?? 'auto',
+    settings.allowUnisolated ?? false,
+    settings.concurrency ?? null,
+    defaults,
+  ]);
 }
 
 /** Sandboxes over one set of run slots. */
@@ -60,14 +67,23 @@ export class SharedSandboxPool {
    * isolation once). Throws a RangeError naming the bad setting.
    */
   runner(settings: SandboxSettings = {}): Sandbox {
-    if (typeof settings !== 'object' || settings === null) throw new RangeError('SharedSandboxPool: settings must be an object');
+    if (typeof settings !== 'object' || settings === null)
+      throw new RangeError('SharedSandboxPool: settings must be an object');
     const unknown = Object.keys(settings).filter((k) => !(SETTING_KEYS as readonly string[]).includes(k));
-    if (unknown.length) throw new RangeError(`SharedSandboxPool: unknown setting ${unknown.join(', ')} (known: ${SETTING_KEYS.join(', ')})`);
+    if (unknown.length)
+      throw new RangeError(
+        `SharedSandboxPool: unknown setting ${unknown.join(', ')} (known: ${SETTING_KEYS.join(', ')})`,
+      );
     const key = settingsKey(settings);
     let sandbox = this.sandboxes.get(key);
     if (!sandbox) {
       const { python, node } = this.options;
-      sandbox = new Sandbox({ ...settings, ...(python ? { python } : {}), ...(node ? { node } : {}), slots: this.slots });
+      sandbox = new Sandbox({
+        ...settings,
+        ...(python ? { python } : {}),
+        ...(node ? { node } : {}),
+        slots: this.slots,
+      });
       this.sandboxes.set(key, sandbox);
     }
     return sandbox;

@@ -11,7 +11,14 @@ import { probeIsolation, removeStaleRunDirs, RunRequest, RunResult, Sandbox, San
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** Small limits keep the suite fast; wall time is generous because the test machine is shared. */
-const LIMITS: Partial<SandboxLimits> = { cpuMs: 1000, wallMs: 15_000, memoryMb: 128, maxProcesses: 16, maxOutputBytes: 64 * 1024, maxFileBytes: 64 * 1024 };
+const LIMITS: Partial<SandboxLimits> = {
+  cpuMs: 1000,
+  wallMs: 15_000,
+  memoryMb: 128,
+  maxProcesses: 16,
+  maxOutputBytes: 64 * 1024,
+  maxFileBytes: 64 * 1024,
+};
 
 const report = await probeIsolation();
 const KINDS = (['bwrap', 'unshare'] as const).filter((k) => report.available[k]);
@@ -24,7 +31,6 @@ function hostProcessesWith(tag: string): string[] {
     return []; // pgrep exits 1 when nothing matches
   }
 }
-
 
 describe('sandbox: isolation is available here', () => {
   it('bubblewrap or unshare works (CI must run: apt-get install -y bubblewrap)', () => {
@@ -44,13 +50,19 @@ for (const [index, kind] of KINDS.entries()) {
     const sandbox = new Sandbox({ isolation: kind, concurrency: 2, defaults: LIMITS });
     const tag = `troupe_tag_${randomBytes(6).toString('hex')}`;
     const secretValue = `s3cr3t-${randomBytes(8).toString('hex')}`;
-    const secretFiles = [path.join(here, `.secret-${tag}`), path.join(tmpdir(), `secret-${tag}`), path.join(homedir(), `.secret-${tag}`)];
+    const secretFiles = [
+      path.join(here, `.secret-${tag}`),
+      path.join(tmpdir(), `secret-${tag}`),
+      path.join(homedir(), `.secret-${tag}`),
+    ];
     let server: Server;
     let port = 0;
     let connections = 0;
 
-    const py = (source: string, extra: Partial<RunRequest> = {}): Promise<RunResult> => sandbox.run({ language: 'python', source, ...extra });
-    const js = (source: string, extra: Partial<RunRequest> = {}): Promise<RunResult> => sandbox.run({ language: 'javascript', source, ...extra });
+    const py = (source: string, extra: Partial<RunRequest> = {}): Promise<RunResult> =>
+      sandbox.run({ language: 'python', source, ...extra });
+    const js = (source: string, extra: Partial<RunRequest> = {}): Promise<RunResult> =>
+      sandbox.run({ language: 'javascript', source, ...extra });
 
     before(async () => {
       for (const f of secretFiles) writeFileSync(f, secretValue);
@@ -89,7 +101,9 @@ for (const [index, kind] of KINDS.entries()) {
     });
 
     itFull('stderr warnings with exit 0 are ok', async () => {
-      const r = await py('import warnings, sys\nwarnings.warn("careful")\nprint("fine", file=sys.stderr)\nprint("answer")');
+      const r = await py(
+        'import warnings, sys\nwarnings.warn("careful")\nprint("fine", file=sys.stderr)\nprint("answer")',
+      );
       assert.equal(r.verdict, 'ok');
       assert.match(r.stderr, /careful/);
       assert.equal(r.stdout, 'answer\n');
@@ -106,16 +120,27 @@ for (const [index, kind] of KINDS.entries()) {
     });
 
     it('passes files and args verbatim (no shell), with the temp dir as cwd and HOME', async () => {
-      const args = ['a', '--b', "it's $(id) `id` \"q\" ; rm -rf / \\ ünï"];
-      const r = await py('import os, sys, json\nprint(open("data/in.txt").read(), json.dumps(sys.argv[1:]), os.getcwd() == os.environ["HOME"])', { files: { 'data/in.txt': 'hello', "we'ird $(x).txt": 'y' }, args });
+      const args = ['a', '--b', 'it\'s $(id) `id` "q" ; rm -rf / \\ ünï'];
+      const r = await py(
+        'import os, sys, json\nprint(open("data/in.txt").read(), json.dumps(sys.argv[1:]), os.getcwd() == os.environ["HOME"])',
+        { files: { 'data/in.txt': 'hello', "we'ird $(x).txt": 'y' }, args },
+      );
       assert.equal(r.verdict, 'ok', r.stderr);
-      // eslint-disable-next-line no-control-regex -- the range is every non-ASCII character, which Python's json.dumps escapes
-      assert.equal(r.stdout, `hello ${JSON.stringify(args).replace(/,/g, ', ').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)} True\n`);
+      assert.equal(
+        r.stdout,
+        `hello ${JSON.stringify(args)
+          .replace(/,/g, ', ')
+          // eslint-disable-next-line no-control-regex -- the range is every non-ASCII character, which Python's json.dumps escapes
+          .replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)} True\n`,
+      );
     });
 
     itFull('gives Python a fixed hash seed (reproducible set order)', async () => {
       const src = 'print(list({"apple", "banana", "cherry", "date", "elderberry", "fig"}))';
-      const [a, b] = await sandbox.runMany([{ language: 'python', source: src }, { language: 'python', source: src }]);
+      const [a, b] = await sandbox.runMany([
+        { language: 'python', source: src },
+        { language: 'python', source: src },
+      ]);
       assert.equal(a.verdict, 'ok', a.stderr);
       assert.equal(a.stdout, b.stdout);
     });
@@ -158,7 +183,9 @@ for (const [index, kind] of KINDS.entries()) {
     });
 
     it('survives a spinning fork bomb', async () => {
-      const r = await py('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass', { limits: { wallMs: 2000, maxProcesses: 8 } });
+      const r = await py('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass', {
+        limits: { wallMs: 2000, maxProcesses: 8 },
+      });
       assert.equal(r.verdict, 'timeout');
     });
 
@@ -255,14 +282,24 @@ for (const [index, kind] of KINDS.entries()) {
       assert.doesNotMatch(r.stdout, /connected|resolved/);
       assert.equal(r.stdout.match(/blocked/g)?.length, 3, r.stdout);
       assert.equal(connections, 0);
-      const j = await js(`require('net').connect(${port}, '127.0.0.1').on('connect', () => console.log('connected')).on('error', (e) => console.log('blocked', e.code));`);
+      const j = await js(
+        `require('net').connect(${port}, '127.0.0.1').on('connect', () => console.log('connected')).on('error', (e) => console.log('blocked', e.code));`,
+      );
       assert.equal(j.verdict, 'ok', j.stderr);
       assert.match(j.stdout, /^blocked/);
       assert.equal(connections, 0);
     });
 
     it('cannot read host files: secrets under /work, the temp dir, the home dir, /etc/shadow, /root', async () => {
-      const targets = [...secretFiles, '/etc/shadow', '/etc/passwd', '/root/.bashrc', '/proc/1/root/etc/hostname', '/proc/1/environ', path.join(here, 'hostile.test.ts')];
+      const targets = [
+        ...secretFiles,
+        '/etc/shadow',
+        '/etc/passwd',
+        '/root/.bashrc',
+        '/proc/1/root/etc/hostname',
+        '/proc/1/environ',
+        path.join(here, 'hostile.test.ts'),
+      ];
       const r = await py(
         [
           'import json, os',
@@ -288,12 +325,37 @@ for (const [index, kind] of KINDS.entries()) {
         if (t === '/proc/1/environ') assert.ok(!String(out[t]).includes(secretValue));
         else assert.match(String(out[t]), /^DENIED/, `${t} was readable: ${String(out[t])}`);
       }
-      for (const name of out['ls /'] as string[]) assert.ok(['.input', 'bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'root', 'sandbox', 'sbin', 'usr'].includes(name), `unexpected /${name}`);
+      for (const name of out['ls /'] as string[])
+        assert.ok(
+          [
+            '.input',
+            'bin',
+            'dev',
+            'etc',
+            'lib',
+            'lib32',
+            'lib64',
+            'libx32',
+            'proc',
+            'root',
+            'sandbox',
+            'sbin',
+            'usr',
+          ].includes(name),
+          `unexpected /${name}`,
+        );
       assert.ok(!(out['ls /'] as string[]).includes('work') && !(out['ls /'] as string[]).includes('tmp'));
     });
 
     it('cannot write or delete outside its temp dir', async () => {
-      const targets = [...secretFiles, path.join(here, `new-${tag}`), `/tmp/new-${tag}`, `/usr/new-${tag}`, `/new-${tag}`, `/etc/new-${tag}`];
+      const targets = [
+        ...secretFiles,
+        path.join(here, `new-${tag}`),
+        `/tmp/new-${tag}`,
+        `/usr/new-${tag}`,
+        `/new-${tag}`,
+        `/etc/new-${tag}`,
+      ];
       const r = await py(
         [
           'import os',
@@ -320,7 +382,12 @@ for (const [index, kind] of KINDS.entries()) {
       assert.equal(r.verdict, 'ok', r.stderr);
       assert.ok(!r.stdout.includes(secretValue));
       const env = JSON.parse(r.stdout) as Record<string, string>;
-      assert.deepEqual(Object.keys(env).filter((k) => !['PATH', 'HOME', 'TMPDIR', 'LANG', 'PWD', 'LC_CTYPE', 'PYTHONHASHSEED'].includes(k)), []);
+      assert.deepEqual(
+        Object.keys(env).filter(
+          (k) => !['PATH', 'HOME', 'TMPDIR', 'LANG', 'PWD', 'LC_CTYPE', 'PYTHONHASHSEED'].includes(k),
+        ),
+        [],
+      );
       const j = await js('console.log(JSON.stringify(process.env))');
       assert.ok(!j.stdout.includes(secretValue));
       assert.equal(JSON.parse(j.stdout).TROUPE_SANDBOX_TEST_SECRET, undefined);
@@ -348,13 +415,18 @@ for (const [index, kind] of KINDS.entries()) {
     });
 
     itFull('a JavaScript program cannot spawn a lingering child either', async () => {
-      const r = await js(`require('child_process').spawn('/bin/sleep', ['30', '${tag}'], { detached: true, stdio: 'ignore' }).unref(); console.log('spawned');`);
+      const r = await js(
+        `require('child_process').spawn('/bin/sleep', ['30', '${tag}'], { detached: true, stdio: 'ignore' }).unref(); console.log('spawned');`,
+      );
       assert.equal(r.verdict, 'ok', r.stderr);
       assert.deepEqual(hostProcessesWith(tag), []);
     });
 
     itFull('JavaScript: stdin round trip, runtime errors and timeouts', async () => {
-      const a = await js('let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(s.split("").reverse().join("")));', { stdin: 'abc' });
+      const a = await js(
+        'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(s.split("").reverse().join("")));',
+        { stdin: 'abc' },
+      );
       assert.equal(a.verdict, 'ok', a.stderr);
       assert.equal(a.stdout, 'cba\n');
       const b = await js('throw new Error("boom")');
@@ -379,7 +451,10 @@ for (const [index, kind] of KINDS.entries()) {
           { language: 'python', source: 'import time\ntime.sleep(60)', limits: { wallMs: 1000 } },
           { language: 'javascript', source: 'process.stdout.write("x".repeat(1 << 20))' },
         ]);
-        assert.deepEqual(results.map((r) => r.verdict), ['ok', 'timeout', 'output-limit']);
+        assert.deepEqual(
+          results.map((r) => r.verdict),
+          ['ok', 'timeout', 'output-limit'],
+        );
         assert.deepEqual(readdirSync(privateTmp), []);
       } finally {
         if (saved === undefined) delete process.env.TMPDIR;
@@ -406,7 +481,8 @@ interface HostileCase {
 }
 
 /** What a run did, for a failure message. */
-const said = (r: RunResult): string => `verdict ${r.verdict} (${r.reason ?? ''}): ${r.stdout.slice(0, 300)}${r.stderr.slice(-300)}`;
+const said = (r: RunResult): string =>
+  `verdict ${r.verdict} (${r.reason ?? ''}): ${r.stdout.slice(0, 300)}${r.stderr.slice(-300)}`;
 const verdictIs = (verdict: RunResult['verdict']) => (r: RunResult) => (r.verdict === verdict ? undefined : said(r));
 const printed = (stdout: string) => (r: RunResult) => (r.verdict === 'ok' && r.stdout === stdout ? undefined : said(r));
 const isRoot = process.getuid?.() === 0;
@@ -433,7 +509,8 @@ const HOSTILE_CASES: HostileCase[] = [
     family: 'memory',
     name: 'shared anonymous mmap of 1 GiB touched page by page',
     language: 'python',
-    source: 'import mmap\nm = mmap.mmap(-1, 1 << 30)\nfor i in range(0, 1 << 30, 4096):\n    m[i] = 1\nprint("touched")',
+    source:
+      'import mmap\nm = mmap.mmap(-1, 1 << 30)\nfor i in range(0, 1 << 30, 4096):\n    m[i] = 1\nprint("touched")',
     limits: MEMORY,
     escaped: verdictIs('memory-limit'),
   },
@@ -441,22 +518,56 @@ const HOSTILE_CASES: HostileCase[] = [
     family: 'memory',
     name: 'memfd of 1 GiB mapped and touched',
     language: 'python',
-    source: 'import mmap, os\nfd = os.memfd_create("x")\nos.ftruncate(fd, 1 << 30)\nm = mmap.mmap(fd, 1 << 30)\nfor i in range(0, 1 << 30, 4096):\n    m[i] = 1\nprint("touched")',
+    source:
+      'import mmap, os\nfd = os.memfd_create("x")\nos.ftruncate(fd, 1 << 30)\nm = mmap.mmap(fd, 1 << 30)\nfor i in range(0, 1 << 30, 4096):\n    m[i] = 1\nprint("touched")',
     limits: MEMORY,
-    escaped: (r) => (r.verdict === 'memory-limit' || (r.verdict === 'runtime-error' && /File too large|SIGXFSZ|file size/.test(r.stderr + (r.reason ?? ''))) ? undefined : said(r)),
+    escaped: (r) =>
+      r.verdict === 'memory-limit' ||
+      (r.verdict === 'runtime-error' && /File too large|SIGXFSZ|file size/.test(r.stderr + (r.reason ?? '')))
+        ? undefined
+        : said(r),
   },
-  { family: 'memory', name: 'one 1 GiB allocation', language: 'python', source: 'x = bytearray(1 << 30)\nprint(len(x))', limits: MEMORY, escaped: verdictIs('memory-limit') },
-  { family: 'memory', name: 'growing list of 10 MB strings', language: 'python', source: 'a = []\nwhile True:\n    a.append(" " * 10_000_000)', limits: MEMORY, escaped: verdictIs('memory-limit') },
+  {
+    family: 'memory',
+    name: 'one 1 GiB allocation',
+    language: 'python',
+    source: 'x = bytearray(1 << 30)\nprint(len(x))',
+    limits: MEMORY,
+    escaped: verdictIs('memory-limit'),
+  },
+  {
+    family: 'memory',
+    name: 'growing list of 10 MB strings',
+    language: 'python',
+    source: 'a = []\nwhile True:\n    a.append(" " * 10_000_000)',
+    limits: MEMORY,
+    escaped: verdictIs('memory-limit'),
+  },
   {
     family: 'memory',
     name: '/dev/shm filled until it refuses',
     language: 'python',
-    source: 'import errno\nn = 0\ntry:\n    with open("/dev/shm/fill", "wb") as f:\n        while True:\n            f.write(b"0" * 65536); f.flush(); n += 65536\nexcept OSError as e:\n    print(errno.errorcode[e.errno], n <= 16 << 20)',
+    source:
+      'import errno\nn = 0\ntry:\n    with open("/dev/shm/fill", "wb") as f:\n        while True:\n            f.write(b"0" * 65536); f.flush(); n += 65536\nexcept OSError as e:\n    print(errno.errorcode[e.errno], n <= 16 << 20)',
     limits: { ...MEMORY, maxFileBytes: 1 << 30 },
     escaped: printed('ENOSPC True\n'),
   },
-  { family: 'memory', name: 'JavaScript heap growth', language: 'javascript', source: 'const a = []; while (true) a.push(new Array(1e6).fill(1.5));', limits: MEMORY, escaped: verdictIs('memory-limit') },
-  { family: 'memory', name: 'JavaScript array buffers', language: 'javascript', source: 'const a = []; while (true) a.push(Buffer.alloc(50e6, 1));', limits: MEMORY, escaped: verdictIs('memory-limit') },
+  {
+    family: 'memory',
+    name: 'JavaScript heap growth',
+    language: 'javascript',
+    source: 'const a = []; while (true) a.push(new Array(1e6).fill(1.5));',
+    limits: MEMORY,
+    escaped: verdictIs('memory-limit'),
+  },
+  {
+    family: 'memory',
+    name: 'JavaScript array buffers',
+    language: 'javascript',
+    source: 'const a = []; while (true) a.push(Buffer.alloc(50e6, 1));',
+    limits: MEMORY,
+    escaped: verdictIs('memory-limit'),
+  },
   fileBomb('/sandbox', 5000),
   fileBomb('/dev/shm', 256),
   {
@@ -488,7 +599,9 @@ for (const kind of KINDS) {
     after(() => sandbox.close());
 
     it(`contains all ${HOSTILE_CASES.length} hostile programs (memory bombs two at a time)`, async () => {
-      const results = await sandbox.runMany(HOSTILE_CASES.map((c) => ({ language: c.language, source: c.source, limits: c.limits })));
+      const results = await sandbox.runMany(
+        HOSTILE_CASES.map((c) => ({ language: c.language, source: c.source, limits: c.limits })),
+      );
       const escaped = HOSTILE_CASES.flatMap((c, i) => {
         const why = c.escaped(results[i]!, kind);
         return why ? [`${c.family}: ${c.name}: ${why}`] : [];
@@ -564,15 +677,28 @@ describe('sandbox: descriptors the host holds open never reach the program', fun
 
   for (const kind of KINDS) {
     it(`under ${kind}: an inherited directory, file and socket (fds 20-22) are /dev/null inside`, async () => {
-      const node = [process.execPath, '--conditions=troupe:source', '--import', 'tsx', path.join(here, 'fixtures', 'run-one.ts'), kind, path.join(dir, 'probe.py')];
-      const out = execFileSync('python3', [path.join(dir, 'launcher.py'), here, path.join(dir, 'secret.txt'), String(port), ...node], { encoding: 'utf8', cwd: here });
+      const node = [
+        process.execPath,
+        '--conditions=troupe:source',
+        '--import',
+        'tsx',
+        path.join(here, 'fixtures', 'run-one.ts'),
+        kind,
+        path.join(dir, 'probe.py'),
+      ];
+      const out = execFileSync(
+        'python3',
+        [path.join(dir, 'launcher.py'), here, path.join(dir, 'secret.txt'), String(port), ...node],
+        { encoding: 'utf8', cwd: here },
+      );
       const r = JSON.parse(out) as RunResult;
       assert.equal(r.verdict, 'ok', r.stderr);
       assert.equal(r.isolation, kind);
       assert.ok(!r.stdout.includes(secret), 'the secret leaked');
       const fds = JSON.parse(r.stdout) as Record<string, { null: boolean; escaped?: string[]; wrote?: boolean }>;
       for (const fd of ['20', '21', '22']) assert.equal(fds[fd]?.null, true, `fd ${fd}: ${JSON.stringify(fds[fd])}`);
-      for (const [fd, e] of Object.entries(fds)) assert.equal(e.escaped, undefined, `fd ${fd} let the program out: ${JSON.stringify(e)}`);
+      for (const [fd, e] of Object.entries(fds))
+        assert.equal(e.escaped, undefined, `fd ${fd} let the program out: ${JSON.stringify(e)}`);
       assert.equal(readFileSync(path.join(dir, 'secret.txt'), 'utf8'), secret);
       await new Promise((resolve) => setTimeout(resolve, 100));
       assert.equal(received, '', 'the program wrote to the host socket');

@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { chooseIsolation, DEFAULT_LIMITS, IsolationReport, looksOutOfMemory, probeIsolation, RunRequest, Sandbox, TaskPool } from '@troupe/sandbox';
+import {
+  chooseIsolation,
+  DEFAULT_LIMITS,
+  IsolationReport,
+  looksOutOfMemory,
+  probeIsolation,
+  RunRequest,
+  Sandbox,
+  TaskPool,
+} from '@troupe/sandbox';
 import { classify, leastWallForCpu } from '../src/classify.js';
 import type { RawOutcome } from '../src/execute.js';
 import { noUserNamespacesFilter } from '../src/seccomp.js';
@@ -19,7 +28,10 @@ describe('sandbox: API', function () {
   });
 
   it('rejects bad options at construction, naming the key', () => {
-    assert.throws(() => new Sandbox({ defaults: { memoryMb: -1 } }), /options\.defaults\.memoryMb must be a positive integer/);
+    assert.throws(
+      () => new Sandbox({ defaults: { memoryMb: -1 } }),
+      /options\.defaults\.memoryMb must be a positive integer/,
+    );
     assert.throws(() => new Sandbox({ concurrency: 0 }), /concurrency/);
     assert.throws(() => new Sandbox({ isolation: 'docker' as never }), /isolation/);
   });
@@ -74,12 +86,18 @@ describe('sandbox: API', function () {
     process.on('warning', onWarning);
     try {
       // Node is under /usr here, reachable by any uid (a pyenv Python under /root is not: see the next test).
-      const ok = await loose.run({ language: 'javascript', source: 'console.log(Object.keys(process.env).sort().join(","), process.getuid()); process.stdin.on("data", (d) => console.log(String(d)))', stdin: 'hi' });
+      const ok = await loose.run({
+        language: 'javascript',
+        source:
+          'console.log(Object.keys(process.env).sort().join(","), process.getuid()); process.stdin.on("data", (d) => console.log(String(d)))',
+        stdin: 'hi',
+      });
       assert.equal(ok.verdict, 'ok', ok.stderr);
       assert.equal(ok.isolation, 'none');
       assert.ok(!ok.stdout.includes('TROUPE_SANDBOX_API_SECRET'), 'even unisolated runs get an empty environment');
       assert.match(ok.stdout, /hi\n$/);
-      if (isRoot) assert.doesNotMatch(ok.stdout.split('\n')[0]!, / 0$/, 'an unisolated run as root must drop to another uid');
+      if (isRoot)
+        assert.doesNotMatch(ok.stdout.split('\n')[0]!, / 0$/, 'an unisolated run as root must drop to another uid');
       const t = await loose.run({ language: 'javascript', source: 'for (;;) {}' });
       assert.equal(t.verdict, 'timeout');
       await new Promise((resolve) => setImmediate(resolve));
@@ -95,7 +113,11 @@ describe('sandbox: API', function () {
     if (!isRoot) this.skip(); // unprivileged, there is no root to drop
     const loose = new Sandbox({ isolation: 'none', allowUnisolated: true, defaults: LIMITS });
     try {
-      const r = await loose.run({ language: 'javascript', source: 'try { require("fs").readFileSync("/etc/shadow"); console.log("READ") } catch (e) { console.log(e.code) }' });
+      const r = await loose.run({
+        language: 'javascript',
+        source:
+          'try { require("fs").readFileSync("/etc/shadow"); console.log("READ") } catch (e) { console.log(e.code) }',
+      });
       assert.equal(r.verdict, 'ok', r.stderr);
       assert.equal(r.stdout, 'EACCES\n');
       const py = await loose.run({ language: 'python', source: 'print(open("/etc/shadow").read())' });
@@ -107,12 +129,20 @@ describe('sandbox: API', function () {
   });
 
   it('rejects limits beyond 2^31 - 1 or not finite (a longer timer would fire at once)', async () => {
-    for (const [key, value] of [['wallMs', 2 ** 31], ['cpuMs', Infinity], ['memoryMb', 1e308], ['maxFileBytes', NaN]] as const) {
+    for (const [key, value] of [
+      ['wallMs', 2 ** 31],
+      ['cpuMs', Infinity],
+      ['memoryMb', 1e308],
+      ['maxFileBytes', NaN],
+    ] as const) {
       const r = await sandbox.run({ language: 'python', source: 'print(1)', limits: { [key]: value } });
       assert.equal(r.verdict, 'refused', `${key}: ${value}`);
       assert.match(r.reason ?? '', new RegExp(`limits\\.${key} must be a positive integer no larger than 2147483647`));
     }
-    assert.throws(() => new Sandbox({ defaults: { wallMs: 2 ** 31 } }), /options\.defaults\.wallMs must be a positive integer no larger than 2147483647/);
+    assert.throws(
+      () => new Sandbox({ defaults: { wallMs: 2 ** 31 } }),
+      /options\.defaults\.wallMs must be a positive integer no larger than 2147483647/,
+    );
     const edge = await sandbox.run({ language: 'python', source: 'print(1)', limits: { wallMs: 2 ** 31 - 1 } });
     assert.equal(edge.verdict, 'ok', edge.reason);
   });
@@ -130,7 +160,8 @@ describe('sandbox: API', function () {
     }));
     reqs.splice(2, 0, {
       language: 'python',
-      source: 'import os, time\nfor _ in range(100):\n    try:\n        os.fork()\n    except OSError:\n        pass\ntime.sleep(1)',
+      source:
+        'import os, time\nfor _ in range(100):\n    try:\n        os.fork()\n    except OSError:\n        pass\ntime.sleep(1)',
       limits: { maxProcesses: 8 },
     });
     const results = await sandbox.runMany(reqs);
@@ -143,7 +174,11 @@ describe('sandbox: API', function () {
 
   it('aborting kills a running program; aborting first refuses it', async () => {
     const ctl = new AbortController();
-    const p = sandbox.run({ language: 'python', source: 'import time\nprint("up", flush=True)\ntime.sleep(60)', signal: ctl.signal });
+    const p = sandbox.run({
+      language: 'python',
+      source: 'import time\nprint("up", flush=True)\ntime.sleep(60)',
+      signal: ctl.signal,
+    });
     setTimeout(() => ctl.abort(), 800);
     const r = await p;
     assert.equal(r.verdict, 'runtime-error');
@@ -199,7 +234,10 @@ describe('sandbox: TaskPool', () => {
 
   it('frees the slot when a task fails', async () => {
     const pool = new TaskPool(1);
-    await assert.rejects(pool.run(async () => Promise.reject(new Error('x'))), /x/);
+    await assert.rejects(
+      pool.run(async () => Promise.reject(new Error('x'))),
+      /x/,
+    );
     assert.equal(await pool.run(async () => 5), 5);
     assert.equal(pool.running, 0);
   });
@@ -217,8 +255,16 @@ describe('sandbox: out-of-memory detection', () => {
 });
 
 describe('sandbox: choosing the isolation', () => {
-  const none: IsolationReport = { kind: 'unavailable', details: 'bwrap: unavailable', available: { bwrap: false, unshare: false } };
-  const onlyUnshare: IsolationReport = { kind: 'unshare', details: 'unshare works', available: { bwrap: false, unshare: true } };
+  const none: IsolationReport = {
+    kind: 'unavailable',
+    details: 'bwrap: unavailable',
+    available: { bwrap: false, unshare: false },
+  };
+  const onlyUnshare: IsolationReport = {
+    kind: 'unshare',
+    details: 'unshare works',
+    available: { bwrap: false, unshare: true },
+  };
 
   it('refuses when nothing isolates, saying what to install, unless unisolated runs are allowed', () => {
     const r = chooseIsolation(none, {}, true);
@@ -231,14 +277,26 @@ describe('sandbox: choosing the isolation', () => {
   it('uses the best available kind, and refuses a forced kind that does not work', () => {
     assert.deepEqual(chooseIsolation(onlyUnshare, {}, true), { kind: 'unshare' });
     assert.deepEqual(chooseIsolation(onlyUnshare, { isolation: 'unshare' }, true), { kind: 'unshare' });
-    assert.match(chooseIsolation(onlyUnshare, { isolation: 'bwrap', allowUnisolated: true }, true).refusal ?? '', /"bwrap" was requested/);
+    assert.match(
+      chooseIsolation(onlyUnshare, { isolation: 'bwrap', allowUnisolated: true }, true).refusal ?? '',
+      /"bwrap" was requested/,
+    );
     assert.match(chooseIsolation(onlyUnshare, { isolation: 'none' }, true).refusal ?? '', /allowUnisolated/);
   });
 });
 
 describe('sandbox: verdicts say what is known', () => {
   const limits = { ...DEFAULT_LIMITS, cpuMs: 2000, maxProcesses: 16 };
-  const raw = (exitCode: number | null, signal: string | null, wallMs: number): RawOutcome => ({ exitCode, signal, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), outputExceeded: false, wallExceeded: false, aborted: false, wallMs });
+  const raw = (exitCode: number | null, signal: string | null, wallMs: number): RawOutcome => ({
+    exitCode,
+    signal,
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    outputExceeded: false,
+    wallExceeded: false,
+    aborted: false,
+    wallMs,
+  });
 
   it('status 152 from a launcher: a CPU timeout only when the run lasted long enough to use the CPU time', () => {
     const quick = classify(raw(152, null, 40), 'bwrap', limits);
@@ -246,10 +304,19 @@ describe('sandbox: verdicts say what is known', () => {
     assert.match(quick.reason ?? '', /not the CPU time limit.*exited with 152 itself/);
     const slow = classify(raw(152, null, 2100), 'unshare', limits);
     assert.equal(slow.verdict, 'timeout');
-    assert.match(slow.reason ?? '', /CPU time limit of 2000 ms exceeded \(SIGXCPU\) \(exit status 152: killed by SIGXCPU, or the program exited with 152 itself/);
+    assert.match(
+      slow.reason ?? '',
+      /CPU time limit of 2000 ms exceeded \(SIGXCPU\) \(exit status 152: killed by SIGXCPU, or the program exited with 152 itself/,
+    );
     // unisolated, the signal is the kernel's own word
-    assert.equal(classify(raw(null, 'SIGXCPU', 2100), 'none', limits).reason, 'CPU time limit of 2000 ms exceeded (SIGXCPU)');
-    assert.match(classify(raw(137, null, 10), 'bwrap', limits).reason ?? '', /killed by SIGKILL, or the program exited with 137 itself/);
+    assert.equal(
+      classify(raw(null, 'SIGXCPU', 2100), 'none', limits).reason,
+      'CPU time limit of 2000 ms exceeded (SIGXCPU)',
+    );
+    assert.match(
+      classify(raw(137, null, 10), 'bwrap', limits).reason ?? '',
+      /killed by SIGKILL, or the program exited with 137 itself/,
+    );
   });
 
   it('the least wall time for the CPU limit counts the threads and the cores', () => {
@@ -262,8 +329,15 @@ describe('sandbox: the user-namespace seccomp filter', () => {
   it('is built for x64 and arm64 only, and ends in allow / EPERM / ENOSYS', () => {
     const x64 = noUserNamespacesFilter('x64')!;
     assert.equal(x64.length % 8, 0);
-    const rets = [x64.length - 24, x64.length - 16, x64.length - 8].map((o) => [x64.readUInt16LE(o), x64.readUInt32LE(o + 4)]);
-    assert.deepEqual(rets, [[0x06, 0x7fff0000], [0x06, 0x00050001], [0x06, 0x00050026]]);
+    const rets = [x64.length - 24, x64.length - 16, x64.length - 8].map((o) => [
+      x64.readUInt16LE(o),
+      x64.readUInt32LE(o + 4),
+    ]);
+    assert.deepEqual(rets, [
+      [0x06, 0x7fff0000],
+      [0x06, 0x00050001],
+      [0x06, 0x00050026],
+    ]);
     assert.equal(noUserNamespacesFilter('arm64')!.length, x64.length - 8); // no x32 ABI check
     assert.equal(noUserNamespacesFilter('riscv64'), undefined);
   });

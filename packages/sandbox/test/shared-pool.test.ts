@@ -7,7 +7,11 @@ describe('sandbox: one shared pool of slots', function () {
   it('gives the same sandbox for equal settings and another for other settings', () => {
     const pool = new SharedSandboxPool({ concurrency: 2 });
     const a = pool.runner({ allowUnisolated: true, defaults: { wallMs: 3000, cpuMs: undefined } });
-    assert.equal(pool.runner({ defaults: { wallMs: 3000 }, allowUnisolated: true }), a, 'key order and undefined values do not matter');
+    assert.equal(
+      pool.runner({ defaults: { wallMs: 3000 }, allowUnisolated: true }),
+      a,
+      'key order and undefined values do not matter',
+    );
     assert.notEqual(pool.runner({ allowUnisolated: false }), a);
     assert.notEqual(pool.runner({ allowUnisolated: true, defaults: { wallMs: 3000 }, concurrency: 1 }), a);
     assert.equal(sharedSandboxPool(), sharedSandboxPool(), 'one pool per process');
@@ -15,8 +19,14 @@ describe('sandbox: one shared pool of slots', function () {
 
   it('rejects unknown and invalid settings, naming them', () => {
     const pool = new SharedSandboxPool({ concurrency: 1 });
-    assert.throws(() => pool.runner({ isolaton: 'bwrap' } as never), /unknown setting isolaton \(known: isolation, allowUnisolated, concurrency, defaults\)/);
-    assert.throws(() => pool.runner({ defaults: { memoryMb: 0 } }), /options\.defaults\.memoryMb must be a positive integer/);
+    assert.throws(
+      () => pool.runner({ isolaton: 'bwrap' } as never),
+      /unknown setting isolaton \(known: isolation, allowUnisolated, concurrency, defaults\)/,
+    );
+    assert.throws(
+      () => pool.runner({ defaults: { memoryMb: 0 } }),
+      /options\.defaults\.memoryMb must be a positive integer/,
+    );
     assert.throws(() => pool.runner({ concurrency: 0 }), /concurrency must be a positive integer/);
     assert.throws(() => new SharedSandboxPool({ concurrency: 1.5 }), /concurrency must be a positive integer/);
   });
@@ -37,7 +47,10 @@ describe('sandbox: one shared pool of slots', function () {
     assert.equal(a.isolation, machine.kind === 'unavailable' ? 'none' : machine.kind);
     assert.equal(pool.running, 0);
     const wide = new SharedSandboxPool({ concurrency: 2 });
-    const runs = [wide.runner({ allowUnisolated: true }).run({ language: 'python', source: 'print(1)' }), wide.runner({ allowUnisolated: true, concurrency: 1 }).run({ language: 'python', source: 'print(2)' })];
+    const runs = [
+      wide.runner({ allowUnisolated: true }).run({ language: 'python', source: 'print(1)' }),
+      wide.runner({ allowUnisolated: true, concurrency: 1 }).run({ language: 'python', source: 'print(2)' }),
+    ];
     assert.equal(wide.running, 2, 'two slots: both run');
     await Promise.all(runs);
     await Promise.all([pool.close(), wide.close()]);

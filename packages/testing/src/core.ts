@@ -28,7 +28,11 @@ export interface ConformanceCheck {
 export const MAX_SHOWN_FAILURES = 10;
 
 /** Builds a check whose body pushes failures into a list; an exception in the body is itself a failure. */
-export function check(suite: string, name: string, body: (fail: (message: string) => void) => Promise<void> | void): ConformanceCheck {
+export function check(
+  suite: string,
+  name: string,
+  body: (fail: (message: string) => void) => Promise<void> | void,
+): ConformanceCheck {
   return {
     suite,
     name,
@@ -77,11 +81,16 @@ interface MochaGlobals {
  * Registers checks as mocha tests (`describe(suite)` with one `it` per check), using mocha's globals. Throws a clear
  * error when called outside mocha.
  */
-export function registerChecks(suite: string, checks: readonly ConformanceCheck[] | (() => readonly ConformanceCheck[])): void {
+export function registerChecks(
+  suite: string,
+  checks: readonly ConformanceCheck[] | (() => readonly ConformanceCheck[]),
+): void {
   const g = globalThis as unknown as Partial<MochaGlobals>;
   if (typeof g.describe !== 'function' || typeof g.it !== 'function') {
-    throw new Error(`@troupe/testing: "${suite}" registers mocha tests, but mocha's describe/it globals are not defined; `
-      + 'run it under mocha, or call the check*Conformance function instead');
+    throw new Error(
+      `@troupe/testing: "${suite}" registers mocha tests, but mocha's describe/it globals are not defined; ` +
+        'run it under mocha, or call the check*Conformance function instead',
+    );
   }
   const it = g.it.bind(globalThis);
   g.describe(suite, () => {
@@ -90,9 +99,15 @@ export function registerChecks(suite: string, checks: readonly ConformanceCheck[
       it(c.name, async () => {
         const failures = await c.run();
         if (failures.length > 0) {
-          const shown = failures.slice(0, MAX_SHOWN_FAILURES).map((f) => `  - ${f}`).join('\n');
-          const more = failures.length > MAX_SHOWN_FAILURES ? `\n  ... and ${failures.length - MAX_SHOWN_FAILURES} more` : '';
-          throw new Error(`${suite} / ${c.name}: ${failures.length} failure${failures.length === 1 ? '' : 's'}\n${shown}${more}`);
+          const shown = failures
+            .slice(0, MAX_SHOWN_FAILURES)
+            .map((f) => `  - ${f}`)
+            .join('\n');
+          const more =
+            failures.length > MAX_SHOWN_FAILURES ? `\n  ... and ${failures.length - MAX_SHOWN_FAILURES} more` : '';
+          throw new Error(
+            `${suite} / ${c.name}: ${failures.length} failure${failures.length === 1 ? '' : 's'}\n${shown}${more}`,
+          );
         }
       });
     }

@@ -4,7 +4,16 @@
 import type { Environment, EnvironmentContribution, Move, Observation, Split, StepResult } from '@troupe/kernel';
 import { SPLITS, createRng, deriveSeed } from '@troupe/kernel';
 import type { ConformanceCheck, ConformanceFailure } from './core.js';
-import { check, deepFreeze, describeError, guardedChecks, mutableCopy, registerChecks, runChecks, safeCanonical } from './core.js';
+import {
+  check,
+  deepFreeze,
+  describeError,
+  guardedChecks,
+  mutableCopy,
+  registerChecks,
+  runChecks,
+  safeCanonical,
+} from './core.js';
 import type { Validator } from './schema.js';
 import { compileValidator } from './schema.js';
 
@@ -64,7 +73,9 @@ export type ActionChooser = (state: unknown, seat: string) => unknown;
  * deep-frozen before it is handed back to the environment. `onStep` sees each step (to run extra checks).
  */
 export async function playEpisode(
-  env: Environment, instance: unknown, choose: ActionChooser,
+  env: Environment,
+  instance: unknown,
+  choose: ActionChooser,
   onStep?: (step: RecordedStep, after: unknown) => Promise<void> | void,
 ): Promise<Rollout> {
   const steps: RecordedStep[] = [];
@@ -87,7 +98,9 @@ export async function playEpisode(
 
 /** A JSON-comparable transcript of a rollout (observations, moves, results). */
 function transcriptOf(r: Rollout): string {
-  return safeCanonical(r.steps.map((s) => ({ seat: s.seat, turn: s.turn, observation: s.observation, move: s.move, result: s.result })));
+  return safeCanonical(
+    r.steps.map((s) => ({ seat: s.seat, turn: s.turn, observation: s.observation, move: s.move, result: s.result })),
+  );
 }
 
 function validObservation(o: unknown): string | null {
@@ -96,14 +109,20 @@ function validObservation(o: unknown): string | null {
   if (typeof obs.task !== 'string') return 'task is not a string';
   if (typeof obs.state !== 'string') return 'state is not a string';
   if (!Number.isInteger(obs.turn)) return 'turn is not an integer';
-  if (!Array.isArray(obs.context) || obs.context.some((c) => typeof c?.label !== 'string' || typeof c?.text !== 'string')) {
+  if (
+    !Array.isArray(obs.context) ||
+    obs.context.some((c) => typeof c?.label !== 'string' || typeof c?.text !== 'string')
+  ) {
     return 'context is not a list of { label, text } strings';
   }
   return null;
 }
 
 /** The checks of the environment suite, for one contribution. */
-export function environmentChecks(contribution: EnvironmentContribution, options: EnvironmentConformanceOptions = {}): ConformanceCheck[] {
+export function environmentChecks(
+  contribution: EnvironmentContribution,
+  options: EnvironmentConformanceOptions = {},
+): ConformanceCheck[] {
   const suite = environmentSuiteName(contribution, options);
   const config = options.config ?? {};
   const episodes = options.episodes ?? 4;
@@ -112,7 +131,8 @@ export function environmentChecks(contribution: EnvironmentContribution, options
   const splitSamples = options.splitSamples ?? 300;
   const splits = options.splits ?? SPLITS;
   const make = (): Environment => contribution.create(config);
-  const where = (seed: number, ep: number, mode: string): string => `${mode} play, seed ${seed}, ${split} instance ${ep}`;
+  const where = (seed: number, ep: number, mode: string): string =>
+    `${mode} play, seed ${seed}, ${split} instance ${ep}`;
 
   const validators = (env: Environment): Map<string, Validator> => {
     const byType = new Map(env.actionTypes.map((t) => [t.name, compileValidator(t.schema)]));
@@ -122,11 +142,15 @@ export function environmentChecks(contribution: EnvironmentContribution, options
     const rng = createRng(deriveSeed('conformance', seed, ep));
     return (state, seat) => env.randomAction(state, seat, rng);
   };
-  const oracleChooser = (env: Environment): ActionChooser => (state, seat) => env.oracle!(state, seat);
+  const oracleChooser =
+    (env: Environment): ActionChooser =>
+    (state, seat) =>
+      env.oracle!(state, seat);
 
   /** Runs every (seed, episode) under a chooser, calling `visit` for each rollout. */
   const forEachEpisode = async (
-    mode: 'random' | 'oracle', fail: (m: string) => void,
+    mode: 'random' | 'oracle',
+    fail: (m: string) => void,
     visit: (r: Rollout, label: string, env: Environment, instance: unknown) => Promise<void> | void,
     onStep?: (label: string, env: Environment) => (step: RecordedStep, after: unknown) => Promise<void> | void,
   ): Promise<void> => {
@@ -149,22 +173,37 @@ export function environmentChecks(contribution: EnvironmentContribution, options
   const checks: ConformanceCheck[] = [
     check(suite, 'declares its id, seats and action types', (fail) => {
       const env = make();
-      if (env.id !== contribution.id) fail(`environment id "${env.id}" differs from the contribution id "${contribution.id}"`);
-      if (!/^[a-z0-9][a-z0-9-]*-v\d+$/.test(contribution.id)) fail(`id "${contribution.id}" is not of the form name-vN`);
-      if (!Number.isInteger(env.maxTurns) || env.maxTurns < 1) fail(`maxTurns must be a positive integer, got ${env.maxTurns}`);
+      if (env.id !== contribution.id)
+        fail(`environment id "${env.id}" differs from the contribution id "${contribution.id}"`);
+      if (!/^[a-z0-9][a-z0-9-]*-v\d+$/.test(contribution.id))
+        fail(`id "${contribution.id}" is not of the form name-vN`);
+      if (!Number.isInteger(env.maxTurns) || env.maxTurns < 1)
+        fail(`maxTurns must be a positive integer, got ${env.maxTurns}`);
       if (env.seats.length === 0) fail('declares no seats');
       const names = env.seats.map((s) => s.name);
       if (new Set(names).size !== names.length) fail(`seat names are not unique: ${names.join(', ')}`);
       const typeNames = env.actionTypes.map((t) => t.name);
-      if (new Set(typeNames).size !== typeNames.length) fail(`action type names are not unique: ${typeNames.join(', ')}`);
+      if (new Set(typeNames).size !== typeNames.length)
+        fail(`action type names are not unique: ${typeNames.join(', ')}`);
       for (const s of env.seats) {
-        if (!typeNames.includes(s.actionType)) fail(`seat "${s.name}" uses action type "${s.actionType}", which is not declared (declared: ${typeNames.join(', ')})`);
+        if (!typeNames.includes(s.actionType))
+          fail(
+            `seat "${s.name}" uses action type "${s.actionType}", which is not declared (declared: ${typeNames.join(', ')})`,
+          );
         if (!s.description) fail(`seat "${s.name}" has no description`);
       }
       for (const t of env.actionTypes) {
-        try { compileValidator(t.schema); } catch (err) { fail(`action type "${t.name}" has an invalid JSON schema: ${describeError(err)}`); }
+        try {
+          compileValidator(t.schema);
+        } catch (err) {
+          fail(`action type "${t.name}" has an invalid JSON schema: ${describeError(err)}`);
+        }
       }
-      try { compileValidator(contribution.configSchema); } catch (err) { fail(`the config schema is invalid: ${describeError(err)}`); }
+      try {
+        compileValidator(contribution.configSchema);
+      } catch (err) {
+        fail(`the config schema is invalid: ${describeError(err)}`);
+      }
     }),
 
     check(suite, 'generates instances deterministically', (fail) => {
@@ -175,11 +214,20 @@ export function environmentChecks(contribution: EnvironmentContribution, options
           for (let i = 0; i < episodes; i++) {
             const x = a.instance(s, i, seed);
             const y = b.instance(s, i, seed);
-            if (safeCanonical(x) !== safeCanonical(y)) fail(`${s} instance ${i} of seed ${seed} differs between two calls`);
-            if (a.instanceKey(x) !== b.instanceKey(y)) fail(`instanceKey of ${s} instance ${i} (seed ${seed}) is not deterministic`);
+            if (safeCanonical(x) !== safeCanonical(y))
+              fail(`${s} instance ${i} of seed ${seed} differs between two calls`);
+            if (a.instanceKey(x) !== b.instanceKey(y))
+              fail(`instanceKey of ${s} instance ${i} (seed ${seed}) is not deterministic`);
             const copy = JSON.parse(safeCanonical(x)) as unknown;
-            if (a.instanceKey(copy) !== a.instanceKey(x)) fail(`instanceKey of ${s} instance ${i} (seed ${seed}) depends on more than the content (a JSON copy has another key)`);
-            try { JSON.stringify(a.describe(x)); } catch (err) { fail(`describe(${s} instance ${i}) is not JSON-serialisable: ${describeError(err)}`); }
+            if (a.instanceKey(copy) !== a.instanceKey(x))
+              fail(
+                `instanceKey of ${s} instance ${i} (seed ${seed}) depends on more than the content (a JSON copy has another key)`,
+              );
+            try {
+              JSON.stringify(a.describe(x));
+            } catch (err) {
+              fail(`describe(${s} instance ${i}) is not JSON-serialisable: ${describeError(err)}`);
+            }
           }
         }
       }
@@ -193,7 +241,8 @@ export function environmentChecks(contribution: EnvironmentContribution, options
           for (let i = 0; i < splitSamples; i++) {
             const key = env.instanceKey(env.instance(s, i, seed));
             const prev = owner.get(key);
-            if (prev !== undefined && !prev.startsWith(`${s} `)) fail(`${s} instance ${i} (seed ${seed}) has the same content key as ${prev}`);
+            if (prev !== undefined && !prev.startsWith(`${s} `))
+              fail(`${s} instance ${i} (seed ${seed}) has the same content key as ${prev}`);
             if (prev === undefined) owner.set(key, `${s} instance ${i} (seed ${seed})`);
           }
         }
@@ -219,27 +268,36 @@ export function environmentChecks(contribution: EnvironmentContribution, options
 
     check(suite, 'states are immutable and step is pure', async (fail) => {
       let checkedRepeat = false;
-      await forEachEpisode('random', fail, () => undefined, (label, env) => async (step) => {
-        const at = `${label}, turn ${step.turn}, ${step.seat}`;
-        // `before` was deep-frozen by playEpisode: a mutation throws in strict code (reported by forEachEpisode).
-        const beforeJson = safeCanonical(step.before);
-        if (!Object.isFrozen(step.before)) fail(`${at}: the state was not frozen`);
-        const again = await env.step(step.before, step.seat, step.move);
-        if (safeCanonical(step.before) !== beforeJson) fail(`${at}: step changed its input state`);
-        if (safeCanonical(again) !== safeCanonical(step.result)) fail(`${at}: stepping the same state with the same move twice gave different results`);
-        if (again.state === step.before) fail(`${at}: step returned its input state object; it must return a new value`);
-        // In sloppy-mode code a write to a frozen object fails silently: step a mutable copy and compare.
-        const copy = mutableCopy(step.before);
-        const onCopy = await env.step(copy, step.seat, mutableCopy(step.move));
-        if (safeCanonical(copy) !== beforeJson) fail(`${at}: step wrote into its input state (seen on a mutable copy)`);
-        else if (safeCanonical(onCopy) !== safeCanonical(step.result)) fail(`${at}: stepping a frozen state and a mutable copy of it gave different results`);
-        if (!checkedRepeat) {
-          checkedRepeat = true;
-          const obs1 = safeCanonical(env.observe(step.before, step.seat));
-          const obs2 = safeCanonical(env.observe(mutableCopy(step.before), step.seat));
-          if (obs1 !== obs2) fail(`${label}: observe gives a different observation for a copy of the same state`);
-        }
-      });
+      await forEachEpisode(
+        'random',
+        fail,
+        () => undefined,
+        (label, env) => async (step) => {
+          const at = `${label}, turn ${step.turn}, ${step.seat}`;
+          // `before` was deep-frozen by playEpisode: a mutation throws in strict code (reported by forEachEpisode).
+          const beforeJson = safeCanonical(step.before);
+          if (!Object.isFrozen(step.before)) fail(`${at}: the state was not frozen`);
+          const again = await env.step(step.before, step.seat, step.move);
+          if (safeCanonical(step.before) !== beforeJson) fail(`${at}: step changed its input state`);
+          if (safeCanonical(again) !== safeCanonical(step.result))
+            fail(`${at}: stepping the same state with the same move twice gave different results`);
+          if (again.state === step.before)
+            fail(`${at}: step returned its input state object; it must return a new value`);
+          // In sloppy-mode code a write to a frozen object fails silently: step a mutable copy and compare.
+          const copy = mutableCopy(step.before);
+          const onCopy = await env.step(copy, step.seat, mutableCopy(step.move));
+          if (safeCanonical(copy) !== beforeJson)
+            fail(`${at}: step wrote into its input state (seen on a mutable copy)`);
+          else if (safeCanonical(onCopy) !== safeCanonical(step.result))
+            fail(`${at}: stepping a frozen state and a mutable copy of it gave different results`);
+          if (!checkedRepeat) {
+            checkedRepeat = true;
+            const obs1 = safeCanonical(env.observe(step.before, step.seat));
+            const obs2 = safeCanonical(env.observe(mutableCopy(step.before), step.seat));
+            if (obs1 !== obs2) fail(`${label}: observe gives a different observation for a copy of the same state`);
+          }
+        },
+      );
     }),
 
     check(suite, 'actions of randomAction and oracle validate against the action types', async (fail) => {
@@ -248,7 +306,10 @@ export function environmentChecks(contribution: EnvironmentContribution, options
       const visit = (mode: string) => (r: Rollout, label: string) => {
         for (const s of r.steps) {
           const err = byseat.get(s.seat)!((s.move as { action: unknown }).action);
-          if (err) fail(`${label}, turn ${s.turn}, ${s.seat}: the ${mode} action ${safeCanonical((s.move as { action: unknown }).action)} is invalid: ${err}`);
+          if (err)
+            fail(
+              `${label}, turn ${s.turn}, ${s.seat}: the ${mode} action ${safeCanonical((s.move as { action: unknown }).action)} is invalid: ${err}`,
+            );
         }
       };
       await forEachEpisode('random', fail, visit('random'));
@@ -261,9 +322,11 @@ export function environmentChecks(contribution: EnvironmentContribution, options
         if (!r.ended) fail(`${label}: not done after ${env.maxTurns} turns of ${env.seats.length} seats`);
         r.steps.forEach((s, i) => {
           const d = s.result.done;
-          if (typeof d?.terminated !== 'boolean' || typeof d?.truncated !== 'boolean') fail(`${label}, step ${i}: done must be { terminated: boolean, truncated: boolean }`);
+          if (typeof d?.terminated !== 'boolean' || typeof d?.truncated !== 'boolean')
+            fail(`${label}, step ${i}: done must be { terminated: boolean, truncated: boolean }`);
           if (typeof s.result.success !== 'boolean') fail(`${label}, step ${i}: success must be a boolean`);
-          if (s.result.success && !d?.terminated) fail(`${label}, step ${i}: success without done.terminated (a solved episode must end)`);
+          if (s.result.success && !d?.terminated)
+            fail(`${label}, step ${i}: success without done.terminated (a solved episode must end)`);
         });
       };
       await forEachEpisode('random', fail, visit);
@@ -273,18 +336,24 @@ export function environmentChecks(contribution: EnvironmentContribution, options
     check(suite, 'signals are finite numbers (and the declared ones)', async (fail) => {
       const env0 = make();
       const declared = env0.signals;
-      if (declared !== undefined && (!Array.isArray(declared) || declared.some((n) => typeof n !== 'string'))) fail('signals must be a list of names');
+      if (declared !== undefined && (!Array.isArray(declared) || declared.some((n) => typeof n !== 'string')))
+        fail('signals must be a list of names');
       const visit = (r: Rollout, label: string) => {
         for (const s of r.steps) {
           const names = Object.keys(s.result.signals ?? {});
           for (const [name, v] of Object.entries(s.result.signals ?? {})) {
-            if (typeof v !== 'number' || !Number.isFinite(v)) fail(`${label}, turn ${s.turn}, ${s.seat}: signal "${name}" is ${String(v)}`);
+            if (typeof v !== 'number' || !Number.isFinite(v))
+              fail(`${label}, turn ${s.turn}, ${s.seat}: signal "${name}" is ${String(v)}`);
           }
           if (Array.isArray(declared)) {
             const missing = declared.filter((n) => !names.includes(n));
             const extra = names.filter((n) => !declared.includes(n));
-            if (missing.length) fail(`${label}, turn ${s.turn}, ${s.seat}: declared signals missing: ${missing.join(', ')}`);
-            if (extra.length) fail(`${label}, turn ${s.turn}, ${s.seat}: undeclared signals: ${extra.join(', ')} (declared: ${declared.join(', ')})`);
+            if (missing.length)
+              fail(`${label}, turn ${s.turn}, ${s.seat}: declared signals missing: ${missing.join(', ')}`);
+            if (extra.length)
+              fail(
+                `${label}, turn ${s.turn}, ${s.seat}: undeclared signals: ${extra.join(', ')} (declared: ${declared.join(', ')})`,
+              );
           }
         }
       };
@@ -293,36 +362,52 @@ export function environmentChecks(contribution: EnvironmentContribution, options
     }),
 
     check(suite, 'observations are well-formed and show the current state', async (fail) => {
-      await forEachEpisode('random', fail, () => undefined, (label, env) => (step, after) => {
-        const where1 = `${label}, turn ${step.turn}, ${step.seat}`;
-        const bad = validObservation(step.observation);
-        if (bad) fail(`${where1}: the observation ${bad}`);
-        if (safeCanonical(env.observe(step.before, step.seat)) !== safeCanonical(step.observation)) fail(`${where1}: observe is not deterministic`);
-        if (safeCanonical(after) === safeCanonical(step.before)) return;
-        if (options.stateView && safeCanonical(options.stateView(after)) !== safeCanonical(options.stateView(step.before))) {
-          for (const { name } of env.seats) {
-            if (env.observe(after, name).state === env.observe(step.before, name).state) {
-              fail(`${where1}: the state view changed from ${safeCanonical(options.stateView(step.before))} to ${safeCanonical(options.stateView(after))} but seat ${name}'s state text did not — observations must render the current state`);
+      await forEachEpisode(
+        'random',
+        fail,
+        () => undefined,
+        (label, env) => (step, after) => {
+          const where1 = `${label}, turn ${step.turn}, ${step.seat}`;
+          const bad = validObservation(step.observation);
+          if (bad) fail(`${where1}: the observation ${bad}`);
+          if (safeCanonical(env.observe(step.before, step.seat)) !== safeCanonical(step.observation))
+            fail(`${where1}: observe is not deterministic`);
+          if (safeCanonical(after) === safeCanonical(step.before)) return;
+          if (
+            options.stateView &&
+            safeCanonical(options.stateView(after)) !== safeCanonical(options.stateView(step.before))
+          ) {
+            for (const { name } of env.seats) {
+              if (env.observe(after, name).state === env.observe(step.before, name).state) {
+                fail(
+                  `${where1}: the state view changed from ${safeCanonical(options.stateView(step.before))} to ${safeCanonical(options.stateView(after))} but seat ${name}'s state text did not — observations must render the current state`,
+                );
+              }
             }
           }
-        }
-        const changed = env.seats.some(({ name }) => {
-          const o1 = env.observe(step.before, name);
-          const o2 = env.observe(after, name);
-          return safeCanonical([o1.state, o1.context, o1.turn]) !== safeCanonical([o2.state, o2.context, o2.turn]);
-        });
-        if (!changed) fail(`${where1}: the state changed but no seat's observation (state, context, turn) did — observations must render the current state`);
-      });
+          const changed = env.seats.some(({ name }) => {
+            const o1 = env.observe(step.before, name);
+            const o2 = env.observe(after, name);
+            return safeCanonical([o1.state, o1.context, o1.turn]) !== safeCanonical([o2.state, o2.context, o2.turn]);
+          });
+          if (!changed)
+            fail(
+              `${where1}: the state changed but no seat's observation (state, context, turn) did — observations must render the current state`,
+            );
+        },
+      );
     }),
   ];
 
   const probe = make();
   if (typeof probe.oracle === 'function') {
-    checks.push(check(suite, 'oracle play succeeds', async (fail) => {
-      await forEachEpisode('oracle', fail, (r, label) => {
-        if (!r.success) fail(`${label}: the oracle did not solve the instance within maxTurns`);
-      });
-    }));
+    checks.push(
+      check(suite, 'oracle play succeeds', async (fail) => {
+        await forEachEpisode('oracle', fail, (r, label) => {
+          if (!r.success) fail(`${label}: the oracle did not solve the instance within maxTurns`);
+        });
+      }),
+    );
   }
   return checks;
 }
@@ -334,13 +419,19 @@ function environmentSuiteName(contribution: EnvironmentContribution, options: En
 }
 
 /** Registers the environment suite as mocha tests (call it at the top level of a test file). */
-export function environmentConformance(contribution: EnvironmentContribution, options: EnvironmentConformanceOptions = {}): void {
+export function environmentConformance(
+  contribution: EnvironmentContribution,
+  options: EnvironmentConformanceOptions = {},
+): void {
   const suite = environmentSuiteName(contribution, options);
   registerChecks(suite, () => guardedChecks(suite, () => environmentChecks(contribution, options)));
 }
 
 /** Runs the environment suite and returns every failure (empty when the environment conforms). */
-export async function checkEnvironmentConformance(contribution: EnvironmentContribution, options: EnvironmentConformanceOptions = {}): Promise<ConformanceFailure[]> {
+export async function checkEnvironmentConformance(
+  contribution: EnvironmentContribution,
+  options: EnvironmentConformanceOptions = {},
+): Promise<ConformanceFailure[]> {
   const suite = environmentSuiteName(contribution, options);
   return runChecks(guardedChecks(suite, () => environmentChecks(contribution, options)));
 }

@@ -6,7 +6,15 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ContributionKind, PluginManifest } from '@troupe/kernel';
-import { CONTRIBUTION_KINDS, PluginHost, canonicalJson, deriveManifest, diffManifest, manifestMismatchMessage, readPluginPackage } from '@troupe/kernel';
+import {
+  CONTRIBUTION_KINDS,
+  PluginHost,
+  canonicalJson,
+  deriveManifest,
+  diffManifest,
+  manifestMismatchMessage,
+  readPluginPackage,
+} from '@troupe/kernel';
 import type { ConformanceCheck, ConformanceFailure } from './core.js';
 import { check, describeError, guardedChecks, registerChecks, runChecks } from './core.js';
 
@@ -57,27 +65,34 @@ export function moduleChecks(pkgDir: string, options: ModuleConformanceOptions =
       const diff = diffManifest(derived);
       if (diff.length > 0) fail(manifestMismatchMessage(derived, diff));
     }),
-    check(suite, 'the module binds exactly the declared contributions, with the declared config schemas', async (fail) => {
-      const host = new PluginHost(hostOptions);
-      let loaded;
-      try {
-        loaded = await host.load(dir);
-      } catch (err) {
-        fail(describeError(err));
-        return;
-      }
-      const pkg = loaded.package!;
-      for (const { kind, id } of loaded.contributions) {
-        const entry = host.registry.get(kind as ContributionKind, id);
-        const fromFile = pkg.configSchemas.get(`${kind}:${id}`);
-        const bound = (entry.contribution as { configSchema?: unknown }).configSchema;
-        if (fromFile && canonicalJson(bound) !== canonicalJson(fromFile.schema)) {
-          fail(`${kind} "${id}": its configSchema differs from ${fromFile.file} (load the file in the contribution so there is one source of truth)`);
+    check(
+      suite,
+      'the module binds exactly the declared contributions, with the declared config schemas',
+      async (fail) => {
+        const host = new PluginHost(hostOptions);
+        let loaded;
+        try {
+          loaded = await host.load(dir);
+        } catch (err) {
+          fail(describeError(err));
+          return;
         }
-        const description = (entry.contribution as { description?: unknown }).description;
-        if (typeof description !== 'string' || description.length === 0) fail(`${kind} "${id}": the contribution has no description`);
-      }
-    }),
+        const pkg = loaded.package!;
+        for (const { kind, id } of loaded.contributions) {
+          const entry = host.registry.get(kind as ContributionKind, id);
+          const fromFile = pkg.configSchemas.get(`${kind}:${id}`);
+          const bound = (entry.contribution as { configSchema?: unknown }).configSchema;
+          if (fromFile && canonicalJson(bound) !== canonicalJson(fromFile.schema)) {
+            fail(
+              `${kind} "${id}": its configSchema differs from ${fromFile.file} (load the file in the contribution so there is one source of truth)`,
+            );
+          }
+          const description = (entry.contribution as { description?: unknown }).description;
+          if (typeof description !== 'string' || description.length === 0)
+            fail(`${kind} "${id}": the contribution has no description`);
+        }
+      },
+    ),
   ];
 }
 
@@ -88,7 +103,10 @@ export function moduleConformance(pkgDir: string, options: ModuleConformanceOpti
 }
 
 /** Runs the module suite and returns every failure. */
-export async function checkModuleConformance(pkgDir: string, options: ModuleConformanceOptions = {}): Promise<ConformanceFailure[]> {
+export async function checkModuleConformance(
+  pkgDir: string,
+  options: ModuleConformanceOptions = {},
+): Promise<ConformanceFailure[]> {
   const suite = `plugin module ${packageName(resolve(pkgDir))} conformance`;
   return runChecks(guardedChecks(suite, () => moduleChecks(pkgDir, options)));
 }

@@ -60,19 +60,32 @@ const DRIVER = [
 ].join('\n');
 
 /** Runs every program in one Python process (each in a fresh namespace) and resolves with what each did. */
-export function runPythonPrograms(programs: readonly string[], python = 'python3', timeoutMs = 120_000): Promise<ProgramRun[]> {
+export function runPythonPrograms(
+  programs: readonly string[],
+  python = 'python3',
+  timeoutMs = 120_000,
+): Promise<ProgramRun[]> {
   return new Promise((resolve, reject) => {
-    const child = execFile(python, ['-c', DRIVER], { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) {
-        reject(new Error(`could not run ${programs.length} programs with ${python}: ${err.message}${stderr ? `\n${stderr.slice(-500)}` : ''}`));
-        return;
-      }
-      try {
-        resolve(JSON.parse(stdout) as ProgramRun[]);
-      } catch (parseErr) {
-        reject(new Error(`${python} printed no result list: ${(parseErr as Error).message}`));
-      }
-    });
+    const child = execFile(
+      python,
+      ['-c', DRIVER],
+      { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) {
+          reject(
+            new Error(
+              `could not run ${programs.length} programs with ${python}: ${err.message}${stderr ? `\n${stderr.slice(-500)}` : ''}`,
+            ),
+          );
+          return;
+        }
+        try {
+          resolve(JSON.parse(stdout) as ProgramRun[]);
+        } catch (parseErr) {
+          reject(new Error(`${python} printed no result list: ${(parseErr as Error).message}`));
+        }
+      },
+    );
     child.stdin?.end(JSON.stringify(programs));
   });
 }
@@ -94,7 +107,11 @@ export async function startAndLaterStates(env: Environment, count: number, seed:
     out.push({ state, label: `train instance ${i} (seed ${seed}), start` });
     let over = false;
     for (const seat of env.seats) {
-      const r = await env.step(state, seat.name, { kind: 'action', action: env.randomAction(state, seat.name, rng), text: '' });
+      const r = await env.step(state, seat.name, {
+        kind: 'action',
+        action: env.randomAction(state, seat.name, rng),
+        text: '',
+      });
       state = r.state;
       over = r.done.terminated || r.done.truncated;
       if (over) break;
@@ -105,49 +122,65 @@ export async function startAndLaterStates(env: Environment, count: number, seed:
 }
 
 /** The checks of the oracle-program suite. */
-export function oracleProgramChecks(contribution: EnvironmentContribution, options: OracleProgramConformanceOptions): ConformanceCheck[] {
+export function oracleProgramChecks(
+  contribution: EnvironmentContribution,
+  options: OracleProgramConformanceOptions,
+): ConformanceCheck[] {
   const suite = oracleProgramSuiteName(contribution);
   const env = contribution.create({ ...(options.config ?? {}) });
   const seats = options.seats ?? env.seats.map((s) => s.name);
   return [
-    check(suite, "run by Python, each oracle program prints the oracle's action (starting and later states)", async (fail) => {
-      if (typeof env.oracleProgram !== 'function' || typeof env.oracle !== 'function') {
-        fail('the environment has no oracleProgram (or no oracle to compare it with)');
-        return;
-      }
-      const states = await startAndLaterStates(env, options.instances ?? 30, options.seed ?? 3);
-      const cases: { state: number; seat: string; actionType: string; program: string }[] = [];
-      let pairs = 0;
-      states.forEach(({ state }, i) => {
-        for (const seat of seats) {
-          pairs++;
-          const program = env.oracleProgram!(state, seat, 'python');
-          if (program !== undefined) cases.push({ state: i, seat, actionType: env.seats.find((s) => s.name === seat)!.actionType, program });
-        }
-      });
-      const coverage = cases.length / Math.max(1, pairs);
-      if (coverage < (options.minCoverage ?? 0.5)) fail(`only ${cases.length} of ${pairs} (state, seat) pairs have a Python program`);
-      const runs = await runPythonPrograms(cases.map((c) => c.program), options.python);
-      cases.forEach((c, k) => {
-        const run = runs[k]!;
-        const where = `${states[c.state]!.label}, seat ${c.seat}`;
-        if (run.error) {
-          fail(`${where}: the program raised ${run.error}\n${c.program}`);
+    check(
+      suite,
+      "run by Python, each oracle program prints the oracle's action (starting and later states)",
+      async (fail) => {
+        if (typeof env.oracleProgram !== 'function' || typeof env.oracle !== 'function') {
+          fail('the environment has no oracleProgram (or no oracle to compare it with)');
           return;
         }
-        let action: unknown;
-        try {
-          action = options.parse(run.stdout, c.actionType);
-        } catch (err) {
-          fail(`${where}: its output ${JSON.stringify(run.stdout.slice(0, 200))} does not parse: ${(err as Error).message}`);
-          return;
-        }
-        const oracle = env.oracle!(states[c.state]!.state, c.seat);
-        if (canonicalJson(action) !== canonicalJson(oracle)) {
-          fail(`${where}: printed ${canonicalJson(action)}, the oracle's action is ${canonicalJson(oracle)}\n${c.program}`);
-        }
-      });
-    }),
+        const states = await startAndLaterStates(env, options.instances ?? 30, options.seed ?? 3);
+        const cases: { state: number; seat: string; actionType: string; program: string }[] = [];
+        let pairs = 0;
+        states.forEach(({ state }, i) => {
+          for (const seat of seats) {
+            pairs++;
+            const program = env.oracleProgram!(state, seat, 'python');
+            if (program !== undefined)
+              cases.push({ state: i, seat, actionType: env.seats.find((s) => s.name === seat)!.actionType, program });
+          }
+        });
+        const coverage = cases.length / Math.max(1, pairs);
+        if (coverage < (options.minCoverage ?? 0.5))
+          fail(`only ${cases.length} of ${pairs} (state, seat) pairs have a Python program`);
+        const runs = await runPythonPrograms(
+          cases.map((c) => c.program),
+          options.python,
+        );
+        cases.forEach((c, k) => {
+          const run = runs[k]!;
+          const where = `${states[c.state]!.label}, seat ${c.seat}`;
+          if (run.error) {
+            fail(`${where}: the program raised ${run.error}\n${c.program}`);
+            return;
+          }
+          let action: unknown;
+          try {
+            action = options.parse(run.stdout, c.actionType);
+          } catch (err) {
+            fail(
+              `${where}: its output ${JSON.stringify(run.stdout.slice(0, 200))} does not parse: ${(err as Error).message}`,
+            );
+            return;
+          }
+          const oracle = env.oracle!(states[c.state]!.state, c.seat);
+          if (canonicalJson(action) !== canonicalJson(oracle)) {
+            fail(
+              `${where}: printed ${canonicalJson(action)}, the oracle's action is ${canonicalJson(oracle)}\n${c.program}`,
+            );
+          }
+        });
+      },
+    ),
   ];
 }
 
@@ -157,13 +190,19 @@ function oracleProgramSuiteName(contribution: EnvironmentContribution): string {
 }
 
 /** Registers the oracle-program suite as mocha tests. */
-export function oracleProgramConformance(contribution: EnvironmentContribution, options: OracleProgramConformanceOptions): void {
+export function oracleProgramConformance(
+  contribution: EnvironmentContribution,
+  options: OracleProgramConformanceOptions,
+): void {
   const suite = oracleProgramSuiteName(contribution);
   registerChecks(suite, () => guardedChecks(suite, () => oracleProgramChecks(contribution, options)));
 }
 
 /** Runs the oracle-program suite and returns every failure. */
-export async function checkOracleProgramConformance(contribution: EnvironmentContribution, options: OracleProgramConformanceOptions): Promise<ConformanceFailure[]> {
+export async function checkOracleProgramConformance(
+  contribution: EnvironmentContribution,
+  options: OracleProgramConformanceOptions,
+): Promise<ConformanceFailure[]> {
   const suite = oracleProgramSuiteName(contribution);
   return runChecks(guardedChecks(suite, () => oracleProgramChecks(contribution, options)));
 }

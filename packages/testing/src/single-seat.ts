@@ -26,10 +26,20 @@ export interface SingleSeatConformanceOptions {
 }
 
 /** Seat lists that are neither the team nor the executor alone. */
-export const BAD_SEAT_LISTS: readonly unknown[] = Object.freeze([['proposer'], ['executor', 'proposer'], [], 'executor', ['executor', 'executor'], ['nobody']]);
+export const BAD_SEAT_LISTS: readonly unknown[] = Object.freeze([
+  ['proposer'],
+  ['executor', 'proposer'],
+  [],
+  'executor',
+  ['executor', 'executor'],
+  ['nobody'],
+]);
 
 /** The checks of the single-seat suite. */
-export function singleSeatChecks(contribution: EnvironmentContribution, options: SingleSeatConformanceOptions = {}): ConformanceCheck[] {
+export function singleSeatChecks(
+  contribution: EnvironmentContribution,
+  options: SingleSeatConformanceOptions = {},
+): ConformanceCheck[] {
   const suite = singleSeatSuiteName(contribution);
   const config = options.config ?? {};
   const count = options.instances ?? 10;
@@ -41,9 +51,11 @@ export function singleSeatChecks(contribution: EnvironmentContribution, options:
   return [
     check(suite, 'the two-seat team is the default; seats: ["executor"] leaves the executor alone', (fail) => {
       const names = contribution.create({ ...config }).seats.map((s) => s.name);
-      if (names.join() !== 'proposer,executor') fail(`the default seats are ${JSON.stringify(names)}, expected ["proposer","executor"]`);
+      if (names.join() !== 'proposer,executor')
+        fail(`the default seats are ${JSON.stringify(names)}, expected ["proposer","executor"]`);
       const alone = single().seats;
-      if (alone.map((s) => s.name).join() !== 'executor') fail(`seats: ["executor"] gives the seats ${JSON.stringify(alone.map((s) => s.name))}`);
+      if (alone.map((s) => s.name).join() !== 'executor')
+        fail(`seats: ["executor"] gives the seats ${JSON.stringify(alone.map((s) => s.name))}`);
       const teamExecutor = team().seats.find((s) => s.name === 'executor');
       if (alone[0] && teamExecutor && alone[0].actionType !== teamExecutor.actionType) {
         fail(`the lone executor produces ${alone[0].actionType}, the team's executor ${teamExecutor.actionType}`);
@@ -57,7 +69,9 @@ export function singleSeatChecks(contribution: EnvironmentContribution, options:
         } catch (err) {
           const message = describeError(err);
           if (!message.includes('config.seats') || !message.includes(JSON.stringify(seats))) {
-            fail(`seats ${JSON.stringify(seats)}: the error does not name config.seats and the value given: ${message}`);
+            fail(
+              `seats ${JSON.stringify(seats)}: the error does not name config.seats and the value given: ${message}`,
+            );
           }
         }
       }
@@ -69,9 +83,11 @@ export function singleSeatChecks(contribution: EnvironmentContribution, options:
       }
     }),
     check(suite, 'plays the same instances as the team (the baseline is measured on the same tasks)', (fail) => {
-      const a = team(), b = single();
+      const a = team(),
+        b = single();
       for (let i = 0; i < count; i++) {
-        const ka = a.instanceKey(a.instance('test', i, seed)), kb = b.instanceKey(b.instance('test', i, seed));
+        const ka = a.instanceKey(a.instance('test', i, seed)),
+          kb = b.instanceKey(b.instance('test', i, seed));
         if (ka !== kb) fail(`test instance ${i} (seed ${seed}): team ${ka.slice(0, 12)}, single ${kb.slice(0, 12)}`);
       }
     }),
@@ -79,20 +95,26 @@ export function singleSeatChecks(contribution: EnvironmentContribution, options:
       const env = single();
       const s0 = env.reset(env.instance('test', 0, seed));
       const invalid: Move = { kind: 'invalid', error: 'x', text: 'x' };
-      for (const [what, call] of [['observe', () => env.observe(s0, 'proposer')], ['step', () => env.step(s0, 'proposer', invalid)]] as const) {
+      for (const [what, call] of [
+        ['observe', () => env.observe(s0, 'proposer')],
+        ['step', () => env.step(s0, 'proposer', invalid)],
+      ] as const) {
         try {
           await call();
           fail(`${what}(state, "proposer") did not throw`);
         } catch (err) {
-          if (!/unknown seat "proposer"/.test(describeError(err))) fail(`${what}(state, "proposer") threw without naming the unknown seat: ${describeError(err)}`);
+          if (!/unknown seat "proposer"/.test(describeError(err)))
+            fail(`${what}(state, "proposer") threw without naming the unknown seat: ${describeError(err)}`);
         }
       }
       let state = s0;
       let ended = false;
       for (let turn = 0; turn < env.maxTurns && !ended; turn++) {
         const obs = env.observe(state, 'executor');
-        if (/\bproposer\b|\bproposal\b/i.test(obs.task)) fail(`turn ${turn}: the task mentions a proposer or a proposal`);
-        if (obs.context.some((c) => /proposal/i.test(c.label))) fail(`turn ${turn}: a context block is labelled ${JSON.stringify(obs.context.map((c) => c.label))}`);
+        if (/\bproposer\b|\bproposal\b/i.test(obs.task))
+          fail(`turn ${turn}: the task mentions a proposer or a proposal`);
+        if (obs.context.some((c) => /proposal/i.test(c.label)))
+          fail(`turn ${turn}: a context block is labelled ${JSON.stringify(obs.context.map((c) => c.label))}`);
         const r = await env.step(state, 'executor', invalid);
         ended = r.done.terminated || r.done.truncated;
         state = r.state;
@@ -104,7 +126,8 @@ export function singleSeatChecks(contribution: EnvironmentContribution, options:
       for (let turn = 1; turn <= env.maxTurns; turn++) {
         const r = await env.step(state, 'executor', { kind: 'invalid', error: 'x', text: 'x' });
         const last = turn === env.maxTurns;
-        if (r.done.truncated !== last || r.done.terminated || r.success) fail(`turn ${turn} of ${env.maxTurns}: done ${JSON.stringify(r.done)}, success ${r.success}`);
+        if (r.done.truncated !== last || r.done.terminated || r.success)
+          fail(`turn ${turn} of ${env.maxTurns}: done ${JSON.stringify(r.done)}, success ${r.success}`);
         state = r.state;
       }
     }),
@@ -117,15 +140,19 @@ export function singleSeatChecks(contribution: EnvironmentContribution, options:
         let move: Move = { kind: 'action', action, text: '' };
         if (options.role) {
           const obs = env.observe(s0, 'executor');
-          if (!options.role.prompt(obs, seatOf(env)).some((m) => m.content.includes(obs.state))) fail(`test instance ${i}: the role's prompt does not contain the state`);
+          if (!options.role.prompt(obs, seatOf(env)).some((m) => m.content.includes(obs.state)))
+            fail(`test instance ${i}: the role's prompt does not contain the state`);
           move = (await options.role.parse(options.role.render(action, seatOf(env)), seatOf(env))) as Move;
         }
         const r = await env.step(s0, 'executor', move);
-        if (!r.success || !r.done.terminated) fail(`test instance ${i}: the oracle's action (${move.kind}) did not solve it in one turn`);
-        if ((r.signals.proposal_reward ?? 0) !== 0) fail(`test instance ${i}: proposal_reward ${r.signals.proposal_reward} with no proposer`);
+        if (!r.success || !r.done.terminated)
+          fail(`test instance ${i}: the oracle's action (${move.kind}) did not solve it in one turn`);
+        if ((r.signals.proposal_reward ?? 0) !== 0)
+          fail(`test instance ${i}: proposal_reward ${r.signals.proposal_reward} with no proposer`);
         if (options.reward) {
           const terms = options.reward.terms({ seat: 'executor', turn: 0, before: s0, move, result: r });
-          if (terms.team !== terms.local || !(terms.local! > 0)) fail(`test instance ${i}: reward terms ${JSON.stringify(terms)} (expected team = local > 0)`);
+          if (terms.team !== terms.local || !(terms.local! > 0))
+            fail(`test instance ${i}: reward terms ${JSON.stringify(terms)} (expected team = local > 0)`);
         }
       }
     }),
@@ -138,13 +165,19 @@ function singleSeatSuiteName(contribution: EnvironmentContribution): string {
 }
 
 /** Registers the single-seat suite as mocha tests. */
-export function singleSeatConformance(contribution: EnvironmentContribution, options: SingleSeatConformanceOptions = {}): void {
+export function singleSeatConformance(
+  contribution: EnvironmentContribution,
+  options: SingleSeatConformanceOptions = {},
+): void {
   const suite = singleSeatSuiteName(contribution);
   registerChecks(suite, () => guardedChecks(suite, () => singleSeatChecks(contribution, options)));
 }
 
 /** Runs the single-seat suite and returns every failure. */
-export async function checkSingleSeatConformance(contribution: EnvironmentContribution, options: SingleSeatConformanceOptions = {}): Promise<ConformanceFailure[]> {
+export async function checkSingleSeatConformance(
+  contribution: EnvironmentContribution,
+  options: SingleSeatConformanceOptions = {},
+): Promise<ConformanceFailure[]> {
   const suite = singleSeatSuiteName(contribution);
   return runChecks(guardedChecks(suite, () => singleSeatChecks(contribution, options)));
 }

@@ -25,7 +25,10 @@ export interface ToolProposalConformanceOptions {
 const MARK = 'tool-proposal-suite-mark';
 
 /** The checks of the tool-proposal suite. */
-export function toolProposalChecks(contribution: EnvironmentContribution, options: ToolProposalConformanceOptions = {}): ConformanceCheck[] {
+export function toolProposalChecks(
+  contribution: EnvironmentContribution,
+  options: ToolProposalConformanceOptions = {},
+): ConformanceCheck[] {
   const suite = toolProposalSuiteName(contribution);
   const config = options.config ?? {};
   const compact = options.compactConfig ?? { ...config, observation: 'compact' };
@@ -39,31 +42,57 @@ export function toolProposalChecks(contribution: EnvironmentContribution, option
     const s0 = env.reset(env.instance('test', 0, 1));
     const action = env.oracle(s0, proposer);
     const move: Move = {
-      kind: 'action', action, text: '```python\nprint(1)\n```',
-      ...(withDetails ? { details: { program: `print(${JSON.stringify(MARK)})`, language: 'python', stdout: `${MARK}\n`, stderr: '', verdict: 'ok', exitCode: 0 } } : {}),
+      kind: 'action',
+      action,
+      text: '```python\nprint(1)\n```',
+      ...(withDetails
+        ? {
+            details: {
+              program: `print(${JSON.stringify(MARK)})`,
+              language: 'python',
+              stdout: `${MARK}\n`,
+              stderr: '',
+              verdict: 'ok',
+              exitCode: 0,
+            },
+          }
+        : {}),
     };
     const { state } = await env.step(s0, proposer, move);
     return { executor: env.observe(state, executor), proposer: env.observe(state, proposer) };
   };
   return [
-    check(suite, "the executor's full observation shows the proposer's program and its output next to the proposal", async (fail) => {
-      const obs = await afterProposal(config, true);
-      const block = obs.executor.context.find((c) => c.label === label);
-      if (!block) {
-        fail(`no "${label}" context block; the labels are ${JSON.stringify(obs.executor.context.map((c) => c.label))}`);
-      } else {
-        if (!block.text.includes(`print("${MARK}")`)) fail(`the "${label}" block does not show the program: ${JSON.stringify(block.text.slice(0, 200))}`);
-        if (!block.text.includes(`${MARK}\n`)) fail(`the "${label}" block does not show the output: ${JSON.stringify(block.text.slice(0, 200))}`);
-      }
-      if (!obs.executor.context.some((c) => c.label === 'proposal')) fail('the proposal block is missing');
-      if (obs.proposer.context.some((c) => c.label === label)) fail(`the proposer's own observation shows a "${label}" block`);
-    }),
-    check(suite, 'the compact observation leaves the program out (the proposal line carries its output)', async (fail) => {
-      const obs = await afterProposal(compact, true);
-      if (obs.executor.context.some((c) => c.label === label)) fail(`the compact observation has a "${label}" block`);
-      if (!obs.executor.context.some((c) => c.label === 'proposal')) fail('the proposal block is missing');
-    }),
-    check(suite, 'a proposal without tool details (a planner\'s) gets no program block', async (fail) => {
+    check(
+      suite,
+      "the executor's full observation shows the proposer's program and its output next to the proposal",
+      async (fail) => {
+        const obs = await afterProposal(config, true);
+        const block = obs.executor.context.find((c) => c.label === label);
+        if (!block) {
+          fail(
+            `no "${label}" context block; the labels are ${JSON.stringify(obs.executor.context.map((c) => c.label))}`,
+          );
+        } else {
+          if (!block.text.includes(`print("${MARK}")`))
+            fail(`the "${label}" block does not show the program: ${JSON.stringify(block.text.slice(0, 200))}`);
+          if (!block.text.includes(`${MARK}\n`))
+            fail(`the "${label}" block does not show the output: ${JSON.stringify(block.text.slice(0, 200))}`);
+        }
+        if (!obs.executor.context.some((c) => c.label === 'proposal')) fail('the proposal block is missing');
+        if (obs.proposer.context.some((c) => c.label === label))
+          fail(`the proposer's own observation shows a "${label}" block`);
+      },
+    ),
+    check(
+      suite,
+      'the compact observation leaves the program out (the proposal line carries its output)',
+      async (fail) => {
+        const obs = await afterProposal(compact, true);
+        if (obs.executor.context.some((c) => c.label === label)) fail(`the compact observation has a "${label}" block`);
+        if (!obs.executor.context.some((c) => c.label === 'proposal')) fail('the proposal block is missing');
+      },
+    ),
+    check(suite, "a proposal without tool details (a planner's) gets no program block", async (fail) => {
       const obs = await afterProposal(config, false);
       if (obs.executor.context.some((c) => c.label === label)) fail(`a "${label}" block without tool details`);
     }),
@@ -76,13 +105,19 @@ function toolProposalSuiteName(contribution: EnvironmentContribution): string {
 }
 
 /** Registers the tool-proposal suite as mocha tests. */
-export function toolProposalConformance(contribution: EnvironmentContribution, options: ToolProposalConformanceOptions = {}): void {
+export function toolProposalConformance(
+  contribution: EnvironmentContribution,
+  options: ToolProposalConformanceOptions = {},
+): void {
   const suite = toolProposalSuiteName(contribution);
   registerChecks(suite, () => guardedChecks(suite, () => toolProposalChecks(contribution, options)));
 }
 
 /** Runs the tool-proposal suite and returns every failure. */
-export async function checkToolProposalConformance(contribution: EnvironmentContribution, options: ToolProposalConformanceOptions = {}): Promise<ConformanceFailure[]> {
+export async function checkToolProposalConformance(
+  contribution: EnvironmentContribution,
+  options: ToolProposalConformanceOptions = {},
+): Promise<ConformanceFailure[]> {
   const suite = toolProposalSuiteName(contribution);
   return runChecks(guardedChecks(suite, () => toolProposalChecks(contribution, options)));
 }

@@ -3,7 +3,16 @@
  * suites must catch.
  */
 import type {
-  Environment, EnvironmentContribution, Move, Observation, RewardContribution, Role, RoleContribution, Split, StepResult, Transition,
+  Environment,
+  EnvironmentContribution,
+  Move,
+  Observation,
+  RewardContribution,
+  Role,
+  RoleContribution,
+  Split,
+  StepResult,
+  Transition,
 } from '@troupe/kernel';
 import { contentHash, createRng, deriveSeed, splitOfContent } from '@troupe/kernel';
 import { toolDetailsOf, toolDetailsText, type ToolDetails } from '@troupe/game-kit';
@@ -23,14 +32,25 @@ export interface ToyBugs {
   programBug?: 'wrong' | 'crash' | 'missing';
 }
 
-export interface ToyInstance { readonly start: number; readonly target: number }
-export interface ToyState { readonly instance: ToyInstance; n: number; turn: number }
+export interface ToyInstance {
+  readonly start: number;
+  readonly target: number;
+}
+export interface ToyState {
+  readonly instance: ToyInstance;
+  n: number;
+  turn: number;
+}
 
 export function toyEnvironment(bugs: ToyBugs = {}): EnvironmentContribution {
   const create = (): Environment<ToyInstance, ToyState, number> => ({
     id: 'toy-v0',
-    seats: [{ name: 'agent', actionType: bugs.undeclaredActionType ? 'missing' : 'step', description: 'moves the counter' }],
-    actionTypes: [{ name: 'step', schema: { type: 'integer', minimum: -3, maximum: 3 }, description: 'how far to move' }],
+    seats: [
+      { name: 'agent', actionType: bugs.undeclaredActionType ? 'missing' : 'step', description: 'moves the counter' },
+    ],
+    actionTypes: [
+      { name: 'step', schema: { type: 'integer', minimum: -3, maximum: 3 }, description: 'how far to move' },
+    ],
     maxTurns: 5,
     signals: bugs.wrongSignals ? ['distance', 'bonus'] : ['distance'],
     instance(split: Split, index: number, seed: number): ToyInstance {
@@ -50,7 +70,12 @@ export function toyEnvironment(bugs: ToyBugs = {}): EnvironmentContribution {
     reset: (instance) => ({ instance, n: instance.start, turn: 0 }),
     observe(state): Observation {
       const n = bugs.staleObservation ? state.instance.start : state.n;
-      return { task: `Reach ${state.instance.target}.`, state: `Counter: ${n}`, context: [], turn: bugs.staleObservation ? 0 : state.turn };
+      return {
+        task: `Reach ${state.instance.target}.`,
+        state: `Counter: ${n}`,
+        context: [],
+        turn: bugs.staleObservation ? 0 : state.turn,
+      };
     },
     step(state, _seat, move: Move<number>): StepResult<ToyState> {
       const delta = move.kind === 'action' ? move.action : 0;
@@ -90,27 +115,50 @@ export function toyEnvironment(bugs: ToyBugs = {}): EnvironmentContribution {
   };
 }
 
-export interface RoleBugs { throwOnHash?: boolean; throwOnGarbage?: boolean; lossyRender?: boolean; randomPrompt?: boolean; acceptAnything?: boolean; hideState?: boolean; wrongGrammar?: boolean }
+export interface RoleBugs {
+  throwOnHash?: boolean;
+  throwOnGarbage?: boolean;
+  lossyRender?: boolean;
+  randomPrompt?: boolean;
+  acceptAnything?: boolean;
+  hideState?: boolean;
+  wrongGrammar?: boolean;
+}
 
 export function toyRole(bugs: RoleBugs = {}): RoleContribution {
   const role: Role<number> = {
     id: 'toy-role-v0',
     produces: ['step'],
-    prompt: (o) => [{ role: 'user', content: `${o.task}\n${bugs.hideState ? '' : o.state}${bugs.randomPrompt ? Math.random() : ''}` }],
+    prompt: (o) => [
+      { role: 'user', content: `${o.task}\n${bugs.hideState ? '' : o.state}${bugs.randomPrompt ? Math.random() : ''}` },
+    ],
     parse(text) {
       if (bugs.throwOnHash && text.includes('#')) throw new Error('hash');
       const m = /^ANSWER (-?\d)$/.exec(text);
       if (bugs.throwOnGarbage && !m) throw new Error('boom');
       if (bugs.acceptAnything && !m) return { kind: 'action', action: 0, text };
-      return m ? { kind: 'action', action: Number(m[1]), text } : { kind: 'invalid', error: 'expected "ANSWER <digit>"', text };
+      return m
+        ? { kind: 'action', action: Number(m[1]), text }
+        : { kind: 'invalid', error: 'expected "ANSWER <digit>"', text };
     },
     render: (a) => `ANSWER ${bugs.lossyRender ? Math.abs(a) : a}`,
     grammar: () => ({ kind: 'regex', pattern: bugs.wrongGrammar ? 'ANSWER \\d' : 'ANSWER -?\\d' }),
   };
-  return { id: 'toy-role-v0', description: 'toy role', produces: ['step'], configSchema: { type: 'object' }, create: () => role };
+  return {
+    id: 'toy-role-v0',
+    description: 'toy role',
+    produces: ['step'],
+    configSchema: { type: 'object' },
+    create: () => role,
+  };
 }
 
-export interface RewardBugs { missingTerm?: boolean; nan?: boolean; mutate?: boolean; extraTerm?: boolean }
+export interface RewardBugs {
+  missingTerm?: boolean;
+  nan?: boolean;
+  mutate?: boolean;
+  extraTerm?: boolean;
+}
 
 export function toyReward(bugs: RewardBugs = {}): RewardContribution {
   return {
@@ -134,12 +182,20 @@ export function toyReward(bugs: RewardBugs = {}): RewardContribution {
 
 /** Bugs the single-seat suite must catch in a two-seat game. */
 export interface ToyGameBugs {
-  acceptAnySeats?: boolean; proposalAlone?: boolean; otherInstancesAlone?: boolean; neverTruncate?: boolean;
+  acceptAnySeats?: boolean;
+  proposalAlone?: boolean;
+  otherInstancesAlone?: boolean;
+  neverTruncate?: boolean;
   /** The executor never sees the proposer's program / sees it in the compact observation too. */
-  hideProgram?: boolean; programInCompact?: boolean;
+  hideProgram?: boolean;
+  programInCompact?: boolean;
 }
 interface ToyGameState {
-  readonly instance: ToyInstance; readonly n: number; readonly turn: number; readonly proposal: number | null; readonly done: boolean;
+  readonly instance: ToyInstance;
+  readonly n: number;
+  readonly turn: number;
+  readonly proposal: number | null;
+  readonly done: boolean;
   readonly tool?: ToolDetails;
 }
 
@@ -152,7 +208,10 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
   const create = (config: Record<string, unknown>): Environment<ToyInstance, ToyGameState, number> => {
     const seats = config.seats ?? team;
     const known = JSON.stringify(seats) === JSON.stringify(team) || JSON.stringify(seats) === '["executor"]';
-    if (!known && !bugs.acceptAnySeats) throw new Error(`toy-game-v0: environment.config.seats must be ["proposer", "executor"] or ["executor"], got ${JSON.stringify(seats)}`);
+    if (!known && !bugs.acceptAnySeats)
+      throw new Error(
+        `toy-game-v0: environment.config.seats must be ["proposer", "executor"] or ["executor"], got ${JSON.stringify(seats)}`,
+      );
     const names = known ? (seats as string[]) : team;
     const compact = config.observation === 'compact';
     const alone = names.length === 1;
@@ -162,7 +221,9 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
     return {
       id: 'toy-game-v0',
       seats: names.map((name) => ({ name, actionType: 'step', description: name })),
-      actionTypes: [{ name: 'step', schema: { type: 'integer', minimum: -3, maximum: 3 }, description: 'how far to move' }],
+      actionTypes: [
+        { name: 'step', schema: { type: 'integer', minimum: -3, maximum: 3 }, description: 'how far to move' },
+      ],
       maxTurns: 3,
       signals: ['proposal_reward', 'executed_reward', 'success'],
       instance(split: Split, index: number, seed: number): ToyInstance {
@@ -180,10 +241,14 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
         seatCheck(seat);
         const shown = seat === 'executor' && (state.proposal !== null || (alone && bugs.proposalAlone));
         return {
-          task: alone ? 'Reach the target alone.' : 'Reach the target as a team: the proposer proposes, the executor moves.',
+          task: alone
+            ? 'Reach the target alone.'
+            : 'Reach the target as a team: the proposer proposes, the executor moves.',
           state: `n=${state.n} target=${state.instance.target}`,
           context: [
-            ...(shown && state.tool && !bugs.hideProgram && (!compact || bugs.programInCompact) ? [{ label: 'proposer program', text: toolDetailsText(state.tool) }] : []),
+            ...(shown && state.tool && !bugs.hideProgram && (!compact || bugs.programInCompact)
+              ? [{ label: 'proposer program', text: toolDetailsText(state.tool) }]
+              : []),
             ...(shown ? [{ label: 'proposal', text: String(state.proposal ?? 0) }] : []),
           ],
           turn: state.turn,
@@ -195,7 +260,13 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
         const target = state.instance.target;
         if (seat === 'proposer') {
           return {
-            state: { ...state, proposal: delta, ...(toolDetailsOf(move.details) ? { tool: toolDetailsOf(move.details)! } : {}) }, done: { terminated: false, truncated: false }, success: false,
+            state: {
+              ...state,
+              proposal: delta,
+              ...(toolDetailsOf(move.details) ? { tool: toolDetailsOf(move.details)! } : {}),
+            },
+            done: { terminated: false, truncated: false },
+            success: false,
             signals: { proposal_reward: -Math.abs(state.n + delta - target), executed_reward: 0, success: 0 },
           };
         }
@@ -204,8 +275,13 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
         const truncated = !success && state.turn + 1 >= 3 && !bugs.neverTruncate;
         return {
           state: { instance: state.instance, n, turn: state.turn + 1, proposal: null, done: success || truncated },
-          done: { terminated: success, truncated }, success,
-          signals: { proposal_reward: 0, executed_reward: success ? 1 : -Math.abs(n - target) / 10, success: success ? 1 : 0 },
+          done: { terminated: success, truncated },
+          success,
+          signals: {
+            proposal_reward: 0,
+            executed_reward: success ? 1 : -Math.abs(n - target) / 10,
+            success: success ? 1 : 0,
+          },
         };
       },
       oracle: (state) => Math.max(-3, Math.min(3, state.instance.target - state.n)),
@@ -216,7 +292,8 @@ export function toyGame(bugs: ToyGameBugs = {}): EnvironmentContribution {
     id: 'toy-game-v0',
     description: 'toy two-seat game',
     configSchema: {
-      type: 'object', additionalProperties: false,
+      type: 'object',
+      additionalProperties: false,
       properties: {
         seats: { type: 'array', items: { enum: team }, minItems: 1, maxItems: 2, uniqueItems: true, default: team },
         observation: { enum: ['full', 'compact'] },

@@ -50,10 +50,15 @@ export function exactMcNemar(gained: number, lost: number): number {
 /** Compares two evaluations episode by episode; they must have played the same number of episodes. */
 export function pairedComparison(before: readonly boolean[], after: readonly boolean[]): PairedComparison {
   if (before.length !== after.length) {
-    throw new Error(`pairedComparison: the evaluations played ${before.length} and ${after.length} episodes; pair only evaluations of the same split, seed and episode count`);
+    throw new Error(
+      `pairedComparison: the evaluations played ${before.length} and ${after.length} episodes; pair only evaluations of the same split, seed and episode count`,
+    );
   }
   const n = before.length;
-  let gained = 0, lost = 0, b = 0, a = 0;
+  let gained = 0,
+    lost = 0,
+    b = 0,
+    a = 0;
   for (let i = 0; i < n; i++) {
     if (before[i]) b++;
     if (after[i]) a++;
@@ -61,7 +66,15 @@ export function pairedComparison(before: readonly boolean[], after: readonly boo
     if (before[i] && !after[i]) lost++;
   }
   const rate = (x: number): number => (n === 0 ? 0 : x / n);
-  return { episodes: n, before: rate(b), after: rate(a), delta: rate(a) - rate(b), gained, lost, pValue: exactMcNemar(gained, lost) };
+  return {
+    episodes: n,
+    before: rate(b),
+    after: rate(a),
+    delta: rate(a) - rate(b),
+    gained,
+    lost,
+    pValue: exactMcNemar(gained, lost),
+  };
 }
 
 /** One line for a person: `48 → 86 of 300 (+67 / −29), exact McNemar p = 0.00013` (counts from the rates). */
@@ -89,11 +102,18 @@ export function readBaseline(outDir: string, final: EvaluationResult): BaselineE
   } catch {
     return undefined; // unreadable: the comparison is skipped, the run is not lost
   }
-  if (doc.split !== final.split || !Array.isArray(doc.outcomes) || doc.outcomes.length !== final.outcomes.length) return undefined;
+  if (doc.split !== final.split || !Array.isArray(doc.outcomes) || doc.outcomes.length !== final.outcomes.length)
+    return undefined;
   return doc;
 }
 
 /** `compare/*` metrics of a paired comparison. */
 export function comparisonMetrics(c: PairedComparison): Record<string, number> {
-  return { 'compare/baseline_success_rate': c.before, 'compare/delta': c.delta, 'compare/gained': c.gained, 'compare/lost': c.lost, 'compare/p_value': c.pValue };
+  return {
+    'compare/baseline_success_rate': c.before,
+    'compare/delta': c.delta,
+    'compare/gained': c.gained,
+    'compare/lost': c.lost,
+    'compare/p_value': c.pValue,
+  };
 }

@@ -3,7 +3,16 @@
  * the success rate, reported with a 95% Wilson score interval.
  */
 import { lastValueFrom, tap } from 'rxjs';
-import { type Split, type Environment, type RewardFunction, type SeatBinding, planEpisodes, runEpisodes, SummaryAggregator, type EpisodeEvent } from '@troupe/kernel';
+import {
+  type Split,
+  type Environment,
+  type RewardFunction,
+  type SeatBinding,
+  planEpisodes,
+  runEpisodes,
+  SummaryAggregator,
+  type EpisodeEvent,
+} from '@troupe/kernel';
 
 /** The 95% Wilson score interval of `successes / n` (z = 1.959964). [0, 1] when n = 0. */
 export function wilsonInterval(successes: number, n: number, z = 1.959963984540054): [number, number] {
@@ -66,10 +75,20 @@ export async function evaluateTeam(
   options: EvaluateOptions,
 ): Promise<EvaluationResult> {
   const started = performance.now();
-  const seats = options.decoding === 'spec' ? team.seats : team.seats.map((s) => ({ ...s, sampling: { ...s.sampling, temperature: 0 } }));
+  const seats =
+    options.decoding === 'spec'
+      ? team.seats
+      : team.seats.map((s) => ({ ...s, sampling: { ...s.sampling, temperature: 0 } }));
   const contexts = planEpisodes({
-    environment: team.environment, split: options.split, count: options.episodes, seed: options.seed, uidPrefix: 'eval/',
-    seats, reward: team.reward, branches: 1, grammar: options.grammar ?? false,
+    environment: team.environment,
+    split: options.split,
+    count: options.episodes,
+    seed: options.seed,
+    uidPrefix: 'eval/',
+    seats,
+    reward: team.reward,
+    branches: 1,
+    grammar: options.grammar ?? false,
   });
   const keys = contexts.map((c) => team.environment.instanceKey(c.instance));
   const summary = new SummaryAggregator();
@@ -79,7 +98,16 @@ export async function evaluateTeam(
   const record = (e: EpisodeEvent): void => {
     if (e.type === 'end' && e.success) outcomes[index.get(e.episodeId)!] = true;
   };
-  await lastValueFrom(runEpisodes(contexts, { concurrency: options.concurrency ?? 4, lockstep: true }).pipe(tap((e) => { summary.next(e); record(e); onEvent?.(e); })), { defaultValue: undefined });
+  await lastValueFrom(
+    runEpisodes(contexts, { concurrency: options.concurrency ?? 4, lockstep: true }).pipe(
+      tap((e) => {
+        summary.next(e);
+        record(e);
+        onEvent?.(e);
+      }),
+    ),
+    { defaultValue: undefined },
+  );
   const r = summary.result();
   const successes = Math.round(r.successRate * r.episodes);
   return {

@@ -30,7 +30,10 @@ export class InstanceSchedule {
   private queue: ScheduledInstance[];
 
   /** A schedule from a checkpointed state (default: the beginning of training). */
-  constructor(private readonly settings: ReplaySettings, state: InstanceScheduleState = { nextIndex: 0, queue: [] }) {
+  constructor(
+    private readonly settings: ReplaySettings,
+    state: InstanceScheduleState = { nextIndex: 0, queue: [] },
+  ) {
     this.nextIndex = state.nextIndex;
     this.queue = state.queue.map((q) => ({ index: q.index, replays: q.replays }));
   }
@@ -41,7 +44,10 @@ export class InstanceSchedule {
    */
   next(batchSize: number): ScheduledInstance[] {
     const replayed = this.queue.splice(0, Math.min(this.queue.length, Math.floor(this.settings.fraction * batchSize)));
-    const fresh = Array.from({ length: batchSize - replayed.length }, (_, i) => ({ index: this.nextIndex + i, replays: 0 }));
+    const fresh = Array.from({ length: batchSize - replayed.length }, (_, i) => ({
+      index: this.nextIndex + i,
+      replays: 0,
+    }));
     this.nextIndex += fresh.length;
     return [...fresh, ...replayed];
   }
@@ -50,7 +56,8 @@ export class InstanceSchedule {
   record(outcomes: readonly (ScheduledInstance & { readonly success: boolean })[]): void {
     if (this.settings.fraction <= 0) return;
     for (const o of outcomes) {
-      if (!o.success && o.replays < this.settings.maxReplays) this.queue.push({ index: o.index, replays: o.replays + 1 });
+      if (!o.success && o.replays < this.settings.maxReplays)
+        this.queue.push({ index: o.index, replays: o.replays + 1 });
     }
   }
 

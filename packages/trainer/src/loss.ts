@@ -4,11 +4,24 @@
  * All run inside `trainStep` (gradients, clipping, AdamW) from `@troupe/lm` (`packages/lm/src/lm/train.ts`).
  */
 import * as tf from '@tensorflow/tfjs';
-import { type CausalLM, oneHotF32, accumulatedTrainStep, packBatch, trainStep, type AdamW, type PackedBatch, type SequencePair } from '@troupe/lm/model';
+import {
+  type CausalLM,
+  oneHotF32,
+  accumulatedTrainStep,
+  packBatch,
+  trainStep,
+  type AdamW,
+  type PackedBatch,
+  type SequencePair,
+} from '@troupe/lm/model';
 import type { LossAggregation } from '@troupe/kernel';
 
 /** Per-token log-probs `[B, L-1]` and, when asked, per-token entropies of the full next-token distribution. */
-function scoreTokens(model: CausalLM, packed: PackedBatch, withEntropy: boolean): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {
+function scoreTokens(
+  model: CausalLM,
+  packed: PackedBatch,
+  withEntropy: boolean,
+): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {
   const { B, L } = packed;
   const V = model.config.vocabSize;
   const ids = tf.tensor2d(packed.ids, [B, L], 'int32');
@@ -41,7 +54,13 @@ export interface PromptGroup {
  * to it — the same numbers as scoring every `prompt ++ completion` separately, at about 1/K of the prompt cost.
  * Differentiable: call inside `tf.tidy` or a gradient function.
  */
-export function scoreGroups(model: CausalLM, groups: readonly PromptGroup[], cmax: number, padId: number, withEntropy = false): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {
+export function scoreGroups(
+  model: CausalLM,
+  groups: readonly PromptGroup[],
+  cmax: number,
+  padId: number,
+  withEntropy = false,
+): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {
   const V = model.config.vocabSize;
   const logps: tf.Tensor[] = [];
   const ents: tf.Tensor[] = [];
@@ -52,7 +71,11 @@ export function scoreGroups(model: CausalLM, groups: readonly PromptGroup[], cma
     const C = Math.max(1, ...g.completions.map((c) => c.length));
     const pre = model.forward(tf.tensor2d([Array.from(g.promptIds)], [1, P], 'int32'), { cache: [], lastOnly: true });
     const first = tf.tile(pre.logits.reshape([1, 1, V]), [K, 1, 1]);
-    const ids = g.completions.map((c) => { const row = Array.from(c); while (row.length < C) row.push(padId); return row; });
+    const ids = g.completions.map((c) => {
+      const row = Array.from(c);
+      while (row.length < C) row.push(padId);
+      return row;
+    });
     const idsT = tf.tensor2d(ids, [K, C], 'int32');
     let logits: tf.Tensor = first;
     if (C > 1) {
@@ -64,10 +87,24 @@ export function scoreGroups(model: CausalLM, groups: readonly PromptGroup[], cma
     if (!(T > 0)) throw new Error(`scoreGroups: a group's temperature must be positive, got ${T}`);
     const lp = tf.logSoftmax(T === 1 ? logits : logits.div(T)); // [K, C, V]
     const logp = lp.mul(oneHotF32(idsT.reshape([-1]), V).reshape([K, C, V])).sum(-1);
-    logps.push(C < cmax ? tf.pad(logp, [[0, 0], [0, cmax - C]]) : logp);
+    logps.push(
+      C < cmax
+        ? tf.pad(logp, [
+            [0, 0],
+            [0, cmax - C],
+          ])
+        : logp,
+    );
     if (withEntropy) {
       const e = lp.exp().mul(lp).sum(-1).neg();
-      ents.push(C < cmax ? tf.pad(e, [[0, 0], [0, cmax - C]]) : e);
+      ents.push(
+        C < cmax
+          ? tf.pad(e, [
+              [0, 0],
+              [0, cmax - C],
+            ])
+          : e,
+      );
     }
   }
   const logp = (logps.length === 1 ? logps[0]! : tf.concat(logps, 0)) as tf.Tensor2D;
@@ -76,7 +113,13 @@ export function scoreGroups(model: CausalLM, groups: readonly PromptGroup[], cma
 }
 
 /** The `[rows, Cmax]` layout of prompt groups: row lengths, mask, and a scatter of per-token / per-row values. */
-export function groupLayout(groups: readonly PromptGroup[]): { rows: number; cmax: number; lengths: number[]; mask: Float32Array; scatter: (values: readonly (number | readonly number[])[]) => Float32Array } {
+export function groupLayout(groups: readonly PromptGroup[]): {
+  rows: number;
+  cmax: number;
+  lengths: number[];
+  mask: Float32Array;
+  scatter: (values: readonly (number | readonly number[])[]) => Float32Array;
+} {
   const lengths = groups.flatMap((g) => g.completions.map((c) => c.length));
   const rows = lengths.length;
   const cmax = Math.max(1, ...lengths);
@@ -99,7 +142,12 @@ export function groupLayout(groups: readonly PromptGroup[]): { rows: number; cma
 }
 
 /** Log-probs of every completion token of prompt groups (no gradients), `out[row][j]`, rows in group order. */
-export async function recomputeGroupLogprobs(model: CausalLM, groups: readonly PromptGroup[], padId: number, chunkRows = 16): Promise<number[][]> {
+export async function recomputeGroupLogprobs(
+  model: CausalLM,
+  groups: readonly PromptGroup[],
+  padId: number,
+  chunkRows = 16,
+): Promise<number[][]> {
   const out: number[][] = [];
   for (const chunk of chunkGroups(groups, chunkRows)) {
     const { cmax, lengths } = groupLayout(chunk);
@@ -117,10 +165,19 @@ export async function recomputeGroupLogprobs(model: CausalLM, groups: readonly P
  * per-sequence token sums over a CONSTANT horizon). `divisor` replaces that count: a micro-batch passes its whole
  * mini-batch's count, so that the micro-batches' values add up to the mini-batch's.
  */
-export function aggregate(x: tf.Tensor, mask: tf.Tensor, how: LossAggregation, maxTokens: number, divisor?: number): tf.Scalar {
-  const sum = how === 'token-mean' ? x.sum()
-    : how === 'seq-mean-token-mean' ? x.sum(1).div(mask.sum(1).maximum(1)).sum()
-    : x.sum(1).div(Math.max(1, maxTokens)).sum(); // 'dr-grpo' (seq-mean-token-sum-norm)
+export function aggregate(
+  x: tf.Tensor,
+  mask: tf.Tensor,
+  how: LossAggregation,
+  maxTokens: number,
+  divisor?: number,
+): tf.Scalar {
+  const sum =
+    how === 'token-mean'
+      ? x.sum()
+      : how === 'seq-mean-token-mean'
+        ? x.sum(1).div(mask.sum(1).maximum(1)).sum()
+        : x.sum(1).div(Math.max(1, maxTokens)).sum(); // 'dr-grpo' (seq-mean-token-sum-norm)
   const count = divisor ?? (how === 'token-mean' ? mask.sum().maximum(1) : Math.max(1, x.shape[0]!));
   return sum.div(count) as tf.Scalar;
 }
@@ -226,16 +283,22 @@ export interface PpoStepResult {
 export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: PpoSettings): PpoStepResult {
   const rowStart: number[] = [];
   const rowCount = batch.groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
-  const countTokens = (gs: readonly PromptGroup[]): number => gs.reduce((n, g) => n + g.completions.reduce((m, c) => m + c.length, 0), 0);
+  const countTokens = (gs: readonly PromptGroup[]): number =>
+    gs.reduce((n, g) => n + g.completions.reduce((m, c) => m + c.length, 0), 0);
   // Groups whose terms are all exactly 0 are not scored; the aggregation still divides by the whole mini-batch.
-  const indexed = batch.groups.map((g, i) => ({ ...g, first: rowStart[i]! }))
+  const indexed = batch.groups
+    .map((g, i) => ({ ...g, first: rowStart[i]! }))
     .filter((g) => !skipsGroup(s, batch.advantages, g.first, g.completions.length));
   const tokens = countTokens(batch.groups);
   const scoredTokens = countTokens(indexed);
   const tokenDenom = Math.max(1, tokens);
   const scoredDenom = Math.max(1, scoredTokens);
   const divisor = s.aggregation === 'token-mean' ? tokenDenom : Math.max(1, rowCount);
-  let policyLoss = 0, kl = 0, entropy = 0, clipFraction = 0, approxKl = 0;
+  let policyLoss = 0,
+    kl = 0,
+    entropy = 0,
+    clipFraction = 0,
+    approxKl = 0;
   const parts = chunkGroups(indexed, s.microBatchSize ?? Infinity).map((chunk) => () => {
     const layout = groupLayout(chunk);
     const shape: [number, number] = [layout.rows, layout.cmax];
@@ -271,11 +334,27 @@ export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: P
   });
   // Nothing to score: the step's gradient is 0, and AdamW still takes its step (its moments decay and carry on).
   const res = parts.length > 0 ? accumulatedTrainStep(optimizer, parts) : { loss: 0, ...optimizer.applyZeroGradient() };
-  return { loss: res.loss, policyLoss, kl, entropy: s.entropyCoef > 0 ? entropy : NaN, clipFraction, approxKl, gradNorm: res.gradNorm, lr: res.lr, tokens, scoredTokens };
+  return {
+    loss: res.loss,
+    policyLoss,
+    kl,
+    entropy: s.entropyCoef > 0 ? entropy : NaN,
+    clipFraction,
+    approxKl,
+    gradNorm: res.gradNorm,
+    lr: res.lr,
+    tokens,
+    scoredTokens,
+  };
 }
 
 /** One AdamW step on the token-mean negative log-likelihood of the completions (warm-start SFT). */
-export function sftStep(model: CausalLM, optimizer: AdamW, pairs: readonly SequencePair[], padId: number): { loss: number; gradNorm: number; lr: number; tokens: number } {
+export function sftStep(
+  model: CausalLM,
+  optimizer: AdamW,
+  pairs: readonly SequencePair[],
+  padId: number,
+): { loss: number; gradNorm: number; lr: number; tokens: number } {
   const packed = packBatch(pairs, padId);
   const shape: [number, number] = [packed.B, packed.L - 1];
   const tokens = packed.lengths.reduce((a, b) => a + b, 0);

@@ -29,7 +29,14 @@ export function evalRecord(step: number, kind: 'baseline' | 'final', ev: Evaluat
 
 /** The warm start's record (step 0): demonstrations, samples and SFT losses per policy, worker threads, time. */
 export function warmStartRecord(demonstrations: number, samples: number, res: WarmStartResult): MetricsRecord {
-  const rec: MetricsRecord = { step: 0, kind: 'warm-start', 'warmstart/demonstrations': demonstrations, 'warmstart/samples': samples, 'warmstart/workers': res.workers, 'time/warmstart': res.seconds };
+  const rec: MetricsRecord = {
+    step: 0,
+    kind: 'warm-start',
+    'warmstart/demonstrations': demonstrations,
+    'warmstart/samples': samples,
+    'warmstart/workers': res.workers,
+    'time/warmstart': res.seconds,
+  };
   for (const [p, n] of Object.entries(res.samples)) rec[`warmstart/${p}/samples`] = n;
   for (const [p, l] of Object.entries(res.firstEpochLoss)) rec[`warmstart/${p}/first_epoch_loss`] = l;
   for (const [p, l] of Object.entries(res.lastEpochLoss)) rec[`warmstart/${p}/last_epoch_loss`] = l;

@@ -52,7 +52,12 @@ export class UntrainablePolicyError extends Error {
 }
 
 /** Builds the handles of a team's policies. */
-export function policyHandles(spec: TeamSpec, policies: ReadonlyMap<string, Policy>, seatOrder: readonly string[], config: TrainerConfig): PolicyHandle[] {
+export function policyHandles(
+  spec: TeamSpec,
+  policies: ReadonlyMap<string, Policy>,
+  seatOrder: readonly string[],
+  config: TrainerConfig,
+): PolicyHandle[] {
   const out: PolicyHandle[] = [];
   for (const [name, policy] of policies) {
     const seats = seatOrder.filter((s) => spec.seats[s]?.policy === name);
@@ -60,7 +65,10 @@ export function policyHandles(spec: TeamSpec, policies: ReadonlyMap<string, Poli
     const own = trainable?.settings.optimizer;
     const maxTokens = Math.max(1, ...seats.map((s) => spec.seats[s]!.sampling.maxTokens));
     out.push({
-      name, policy, trainable, seats,
+      name,
+      policy,
+      trainable,
+      seats,
       frozen: config.freeze.includes(name),
       lora: trainable ? trainable.model.lora.size > 0 : false,
       maxTokens,
@@ -121,7 +129,8 @@ export function scheduleLr(h: PolicyHandle, config: TrainerConfig, step: number,
   const { kind, warmupSteps, minLr } = config.lrSchedule;
   const totalSteps = decaySteps(config);
   let at = step - 1;
-  if (progress && kind !== 'constant' && at >= warmupSteps) at = warmupSteps + Math.min(1, progress.generated / progress.budget) * (totalSteps - warmupSteps);
+  if (progress && kind !== 'constant' && at >= warmupSteps)
+    at = warmupSteps + Math.min(1, progress.generated / progress.budget) * (totalSteps - warmupSteps);
   const lr = lrAt({ kind, lr: peakLr(h, config), warmupSteps, totalSteps, minLr }, at);
   h.optimizerOptions.lr = lr;
   return lr;
@@ -158,7 +167,10 @@ export function ensureOptimizer(h: PolicyHandle): AdamW | undefined {
 }
 
 /** The optimizer's moment buffers (AdamW keeps them private; the checkpoint needs them). */
-export function optimizerMoments(opt: AdamW): { m: import('@tensorflow/tfjs').Variable[]; v: import('@tensorflow/tfjs').Variable[] } {
+export function optimizerMoments(opt: AdamW): {
+  m: import('@tensorflow/tfjs').Variable[];
+  v: import('@tensorflow/tfjs').Variable[];
+} {
   const o = opt as unknown as { m: import('@tensorflow/tfjs').Variable[]; v: import('@tensorflow/tfjs').Variable[] };
   return { m: o.m, v: o.v };
 }

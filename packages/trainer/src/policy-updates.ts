@@ -66,19 +66,36 @@ export class PolicyUpdates {
    * thread, while any other policy updates in the main thread. Returns `loss/<policy>/*` metrics and
    * `update/workers` (the threads used; 0: all in the main thread).
    */
-  async update(step: number, samples: readonly StepRecord[], advantages: readonly (number | null)[], ctx: UpdateContext): Promise<Record<string, number>> {
+  async update(
+    step: number,
+    samples: readonly StepRecord[],
+    advantages: readonly (number | null)[],
+    ctx: UpdateContext,
+  ): Promise<Record<string, number>> {
     const updates: PolicyUpdate[] = [];
     for (const h of this.handles) {
       if (!h.trainable || h.frozen) continue;
-      const idx = samples.flatMap((s, i) => (s.policy === h.name && advantages[i] !== null && advantages[i] !== undefined ? [i] : []));
-      updates.push(this.plan(h, step, idx.map((i) => samples[i]!), idx.map((i) => advantages[i]!), ctx));
+      const idx = samples.flatMap((s, i) =>
+        s.policy === h.name && advantages[i] !== null && advantages[i] !== undefined ? [i] : [],
+      );
+      updates.push(
+        this.plan(
+          h,
+          step,
+          idx.map((i) => samples[i]!),
+          idx.map((i) => advantages[i]!),
+          ctx,
+        ),
+      );
     }
     const threaded = new Set(this.threadedPolicies());
     const inWorker = updates.filter((u) => u.job && threaded.has(u.handle));
     const inThread = updates.filter((u) => !inWorker.includes(u));
     const results = await Promise.allSettled([
       ...inWorker.map(async (u) => this.finish(u, await this.updateWorker(u.handle).update(u.job!))),
-      (async () => { for (const u of inThread) await this.runInThread(u); })(),
+      (async () => {
+        for (const u of inThread) await this.runInThread(u);
+      })(),
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
@@ -98,7 +115,13 @@ export class PolicyUpdates {
    * advantages, the step's learning rate, and the mini-batches of every epoch, drawn from `ctx.rng` here (nothing
    * else of the update uses it). No job when no record is of the current version.
    */
-  private plan(h: PolicyHandle, step: number, samples: readonly StepRecord[], advantages: readonly number[], ctx: UpdateContext): PolicyUpdate {
+  private plan(
+    h: PolicyHandle,
+    step: number,
+    samples: readonly StepRecord[],
+    advantages: readonly number[],
+    ctx: UpdateContext,
+  ): PolicyUpdate {
     const lm = h.trainable!;
     const c = this.config;
     const fresh = samples.flatMap((s, i) => (s.policyVersion === lm.version ? [i] : []));
@@ -108,7 +131,11 @@ export class PolicyUpdates {
     const all = promptGroups(fresh.map((i) => samples[i]!)).map((g) => ({ ...g, rows: g.rows.map((r) => fresh[r]!) }));
     const groups = c.zeroVarianceGroups === 'skip' ? all.filter((g) => g.rows.some((r) => advantages[r] !== 0)) : all;
     const trained = groups.reduce((n, g) => n + g.rows.length, 0);
-    const out: Record<string, number> = { samples: fresh.length, stale_samples: samples.length - fresh.length, trained_samples: trained };
+    const out: Record<string, number> = {
+      samples: fresh.length,
+      stale_samples: samples.length - fresh.length,
+      trained_samples: trained,
+    };
     if (trained === 0) return { handle: h, out };
     ensureOptimizer(h);
     const budget = this.sampleBudget;
@@ -119,15 +146,27 @@ export class PolicyUpdates {
     const sampled = groups.map((g) => samplingTemperature(samples[g.rows[0]!]!.temperature));
     const scored = c.loss.logprobTemperature === 'sampling' ? sampled : sampled.map(() => 1);
     const plan: PpoUpdatePlan = {
-      groups: groups.map((g, i) => ({ promptIds: g.promptIds, completions: g.completions, ...(scored[i] !== 1 ? { temperature: scored[i]! } : {}) })),
+      groups: groups.map((g, i) => ({
+        promptIds: g.promptIds,
+        completions: g.completions,
+        ...(scored[i] !== 1 ? { temperature: scored[i]! } : {}),
+      })),
       advantages: groups.flatMap((g) => g.rows.map((r) => advantages[r]!)),
       epochs: planMiniBatches(groups, c.miniBatchSize, c.epochs, ctx.rng),
       // the gap to the sampler's log-probs is a check only where both score one distribution
-      ...(scored.every((t, i) => t === sampled[i]) ? { samplerLogprobs: groups.flatMap((g) => g.rows.map((r) => samples[r]!.logprobs)) } : {}),
+      ...(scored.every((t, i) => t === sampled[i])
+        ? { samplerLogprobs: groups.flatMap((g) => g.rows.map((r) => samples[r]!.logprobs)) }
+        : {}),
     };
     const settings: PpoUpdateSettings = {
-      clipLow: c.loss.clipLow, clipHigh: c.loss.clipHigh, aggregation: c.loss.aggregation, klCoef: c.loss.klCoef, entropyCoef: c.loss.entropyCoef,
-      maxTokens: h.maxTokens, padId: lm.tokenizer.padTokenId ?? 0, microBatchSize: c.microBatchSize,
+      clipLow: c.loss.clipLow,
+      clipHigh: c.loss.clipHigh,
+      aggregation: c.loss.aggregation,
+      klCoef: c.loss.klCoef,
+      entropyCoef: c.loss.entropyCoef,
+      maxTokens: h.maxTokens,
+      padId: lm.tokenizer.padTokenId ?? 0,
+      microBatchSize: c.microBatchSize,
     };
     return { handle: h, out, job: { lr, plan, settings } };
   }
@@ -136,8 +175,13 @@ export class PolicyUpdates {
   private async runInThread(u: PolicyUpdate): Promise<void> {
     if (!u.job) return;
     const h = u.handle;
-    const stats = await ppoUpdate(h.trainable!.model, ensureOptimizer(h)!, u.job.plan, u.job.settings,
-      u.job.settings.klCoef > 0 ? (groups) => this.referenceLogprobs(h, groups) : undefined);
+    const stats = await ppoUpdate(
+      h.trainable!.model,
+      ensureOptimizer(h)!,
+      u.job.plan,
+      u.job.settings,
+      u.job.settings.klCoef > 0 ? (groups) => this.referenceLogprobs(h, groups) : undefined,
+    );
     this.finish(u, stats);
   }
 
@@ -156,7 +200,14 @@ export class PolicyUpdates {
     let worker = this.workers.get(h.name);
     if (!worker) {
       const { lr: _lr, ...options } = h.optimizerOptions;
-      worker = UpdateWorker.start(h.name, h.trainable!.model, ensureOptimizer(h)!, options as UpdateOptimizerOptions, currentBackend()!.backend, h.reference);
+      worker = UpdateWorker.start(
+        h.name,
+        h.trainable!.model,
+        ensureOptimizer(h)!,
+        options as UpdateOptimizerOptions,
+        currentBackend()!.backend,
+        h.reference,
+      );
       this.workers.set(h.name, worker);
     }
     return worker;
@@ -168,7 +219,9 @@ export class PolicyUpdates {
    */
   private threadedPolicies(): PolicyHandle[] {
     if (this.config.name === 'none') return [];
-    const full = this.handles.filter((h) => h.trainable && !h.frozen && !h.lora && h.trainable.model.lora.size === 0 && h.seats.length > 0);
+    const full = this.handles.filter(
+      (h) => h.trainable && !h.frozen && !h.lora && h.trainable.model.lora.size === 0 && h.seats.length > 0,
+    );
     const backend = currentBackend()?.backend;
     if (this.config.workers < 2 || full.length < 2 || (backend !== 'wasm' && backend !== 'cpu')) return [];
     return full.slice(0, this.config.workers);
@@ -203,7 +256,11 @@ export class PolicyUpdates {
     if (!(this.config.loss.klCoef > 0)) return;
     for (const h of this.handles) {
       if (!h.trainable || h.lora) continue;
-      h.reference = CausalLM.fromTensors(h.trainable.model.hfConfig, h.trainable.model.exportTensors(), `reference of '${h.name}'`);
+      h.reference = CausalLM.fromTensors(
+        h.trainable.model.hfConfig,
+        h.trainable.model.exportTensors(),
+        `reference of '${h.name}'`,
+      );
       await saveCheckpoint(referenceDir(outDir, h.name), h.reference);
     }
   }
@@ -226,7 +283,8 @@ export function promptGroups(samples: readonly StepRecord[]): (PromptGroup & { r
   samples.forEach((s, i) => {
     const key = JSON.stringify([s.episodeId, s.turn, s.seat, s.promptIds.length, s.promptIds.at(-1) ?? null]);
     let g = byKey.get(key);
-    if (g && (g.promptIds.length !== s.promptIds.length || g.promptIds.some((x, j) => x !== s.promptIds[j]))) g = undefined;
+    if (g && (g.promptIds.length !== s.promptIds.length || g.promptIds.some((x, j) => x !== s.promptIds[j])))
+      g = undefined;
     if (!g) {
       g = { promptIds: s.promptIds, completions: [], rows: [] };
       byKey.set(byKey.has(key) ? `${key}#${i}` : key, g);
@@ -252,6 +310,6 @@ export function outOfMemoryHint(reason: unknown, specFile: string, microBatchSiz
   if (!WASM_OUT_OF_MEMORY.test(message)) return reason;
   return new TrainingSettingError(
     `${message}\nThe RL update ran out of memory. In ${specFile}, lower algorithm.microBatchSize (now ${microBatchSize}: sequences per forward/backward pass; ` +
-      'a mini-batch larger than it is accumulated over several passes) or the seats\' sampling.maxTokens, then continue with `troupe train --resume`.',
+      "a mini-batch larger than it is accumulated over several passes) or the seats' sampling.maxTokens, then continue with `troupe train --resume`.",
   );
 }

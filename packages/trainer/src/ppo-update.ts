@@ -12,7 +12,14 @@
  */
 import { type Rng, shuffled } from '@troupe/kernel';
 import type { CausalLM, AdamW } from '@troupe/lm/model';
-import { ppoStep, recomputeGroupLogprobs, skipsGroup, type PpoSettings, type PpoStepResult, type PromptGroup } from './loss.js';
+import {
+  ppoStep,
+  recomputeGroupLogprobs,
+  skipsGroup,
+  type PpoSettings,
+  type PpoStepResult,
+  type PromptGroup,
+} from './loss.js';
 
 /** What one policy trains on in one step, and in which order. */
 export interface PpoUpdatePlan {
@@ -42,10 +49,18 @@ export interface PpoUpdateSettings extends PpoSettings {
  * the group order with `rng` (one draw per epoch, in epoch order), then fills mini-batches greedily in that order
  * (a group larger than `miniBatchSize` gets a mini-batch of its own).
  */
-export function planMiniBatches(groups: readonly PromptGroup[], miniBatchSize: number, epochs: number, rng: Rng): number[][][] {
+export function planMiniBatches(
+  groups: readonly PromptGroup[],
+  miniBatchSize: number,
+  epochs: number,
+  rng: Rng,
+): number[][][] {
   const out: number[][][] = [];
   for (let epoch = 0; epoch < epochs; epoch++) {
-    const order = shuffled(groups.map((_, i) => i), rng);
+    const order = shuffled(
+      groups.map((_, i) => i),
+      rng,
+    );
     const batches: number[][] = [];
     for (let s = 0; s < order.length;) {
       const mb: number[] = [];
@@ -80,32 +95,70 @@ export async function ppoUpdate(
   const { groups } = plan;
   const rowStart: number[] = [];
   const rows = groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
-  if (plan.advantages.length !== rows) throw new Error(`PPO update: ${plan.advantages.length} advantages for ${rows} sequences`);
+  if (plan.advantages.length !== rows)
+    throw new Error(`PPO update: ${plan.advantages.length} advantages for ${rows} sequences`);
   // Groups whose advantages are all 0 (under a loss without KL and entropy) are never scored: no old log-probs either.
   const scored = groups.map((g, i) => !skipsGroup(settings, plan.advantages, rowStart[i]!, g.completions.length));
   const scoredRows = groups.flatMap((g, i) => (scored[i] ? g.completions.map((_, j) => rowStart[i]! + j) : []));
-  const recomputed = await recomputeGroupLogprobs(model, groups.filter((_, i) => scored[i]), settings.padId, settings.microBatchSize);
+  const recomputed = await recomputeGroupLogprobs(
+    model,
+    groups.filter((_, i) => scored[i]),
+    settings.padId,
+    settings.microBatchSize,
+  );
   const old: (readonly number[])[] = Array.from({ length: rows }, () => []);
-  scoredRows.forEach((row, k) => { old[row] = recomputed[k]!; });
-  const gap = plan.samplerLogprobs && scoredRows.length > 0 ? samplerGap(recomputed, scoredRows.map((r) => plan.samplerLogprobs![r]!)) : undefined;
+  scoredRows.forEach((row, k) => {
+    old[row] = recomputed[k]!;
+  });
+  const gap =
+    plan.samplerLogprobs && scoredRows.length > 0
+      ? samplerGap(
+          recomputed,
+          scoredRows.map((r) => plan.samplerLogprobs![r]!),
+        )
+      : undefined;
   let ref: number[][] | undefined;
   if (settings.klCoef > 0) {
     if (!reference) throw new Error('PPO update: a KL coefficient is set but there is no reference model');
     ref = await reference(groups);
   }
-  const sums = { loss: 0, policy_loss: 0, kl: 0, entropy: 0, clip_fraction: 0, approx_kl: 0, grad_norm: 0, tokens: 0, scored_tokens: 0 };
+  const sums = {
+    loss: 0,
+    policy_loss: 0,
+    kl: 0,
+    entropy: 0,
+    clip_fraction: 0,
+    approx_kl: 0,
+    grad_norm: 0,
+    tokens: 0,
+    scored_tokens: 0,
+  };
   let n = 0;
   for (const batches of plan.epochs) {
     for (const mb of batches) {
       const bad = mb.find((gi) => !Number.isInteger(gi) || groups[gi] === undefined);
-      if (bad !== undefined) throw new Error(`PPO update: the plan names group ${bad}, but there are ${groups.length} groups`);
+      if (bad !== undefined)
+        throw new Error(`PPO update: the plan names group ${bad}, but there are ${groups.length} groups`);
       const rowIdx = mb.flatMap((gi) => groups[gi]!.completions.map((_, j) => rowStart[gi]! + j));
-      const r: PpoStepResult = ppoStep(model, optimizer, {
-        groups: mb.map((gi) => groups[gi]!), oldLogprobs: rowIdx.map((i) => old[i]!), advantages: rowIdx.map((i) => plan.advantages[i]!),
-        ...(ref ? { refLogprobs: rowIdx.map((i) => ref[i]!) } : {}),
-      }, settings);
-      sums.loss += r.loss; sums.policy_loss += r.policyLoss; sums.kl += r.kl; sums.entropy += r.entropy;
-      sums.clip_fraction += r.clipFraction; sums.approx_kl += r.approxKl; sums.grad_norm += r.gradNorm; sums.tokens += r.tokens;
+      const r: PpoStepResult = ppoStep(
+        model,
+        optimizer,
+        {
+          groups: mb.map((gi) => groups[gi]!),
+          oldLogprobs: rowIdx.map((i) => old[i]!),
+          advantages: rowIdx.map((i) => plan.advantages[i]!),
+          ...(ref ? { refLogprobs: rowIdx.map((i) => ref[i]!) } : {}),
+        },
+        settings,
+      );
+      sums.loss += r.loss;
+      sums.policy_loss += r.policyLoss;
+      sums.kl += r.kl;
+      sums.entropy += r.entropy;
+      sums.clip_fraction += r.clipFraction;
+      sums.approx_kl += r.approxKl;
+      sums.grad_norm += r.gradNorm;
+      sums.tokens += r.tokens;
       sums.scored_tokens += r.scoredTokens;
       n++;
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -125,12 +178,19 @@ export async function ppoUpdate(
 }
 
 /** Mean and largest |recomputed − sampled| log-prob over all tokens (rows must have the same lengths). */
-export function samplerGap(recomputed: readonly (readonly number[])[], sampled: readonly (readonly number[])[]): { mean: number; max: number } {
-  if (recomputed.length !== sampled.length) throw new Error(`PPO update: ${sampled.length} rows of sampler log-probs for ${recomputed.length} sequences`);
-  let sum = 0, n = 0, max = 0;
+export function samplerGap(
+  recomputed: readonly (readonly number[])[],
+  sampled: readonly (readonly number[])[],
+): { mean: number; max: number } {
+  if (recomputed.length !== sampled.length)
+    throw new Error(`PPO update: ${sampled.length} rows of sampler log-probs for ${recomputed.length} sequences`);
+  let sum = 0,
+    n = 0,
+    max = 0;
   recomputed.forEach((row, r) => {
     const s = sampled[r]!;
-    if (s.length !== row.length) throw new Error(`PPO update: sequence ${r} has ${row.length} tokens but ${s.length} sampler log-probs`);
+    if (s.length !== row.length)
+      throw new Error(`PPO update: sequence ${r} has ${row.length} tokens but ${s.length} sampler log-probs`);
     row.forEach((x, j) => {
       const d = Math.abs(x - s[j]!);
       sum += d;

@@ -5,14 +5,30 @@
  */
 import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { type FolderLock, type Rng, type TeamSpec, type TrainerConfig, lockFolder, writeFileAtomic } from '@troupe/kernel';
+import {
+  type FolderLock,
+  type Rng,
+  type TeamSpec,
+  type TrainerConfig,
+  lockFolder,
+  writeFileAtomic,
+} from '@troupe/kernel';
 import { BASELINE_FILE, pairedComparison, readBaseline, type BaselineEval, type PairedComparison } from './compare.js';
 import type { EvaluationResult } from './evaluate.js';
 import { describeLrDecaySpan, ensureOptimizer, lrDecaySpan, type PolicyHandle } from './policies.js';
 import { generatedSamples, readMetrics, type MetricsRecord } from './report.js';
 import {
-  checkpointName, listCheckpoints, readTrainerState, restoreOptimizers, restoreRng, restoreWeights, RunFolderError, saveTrainerCheckpoint, truncateJsonl,
-  type BestCheckpoint, type TrainerState,
+  checkpointName,
+  listCheckpoints,
+  readTrainerState,
+  restoreOptimizers,
+  restoreRng,
+  restoreWeights,
+  RunFolderError,
+  saveTrainerCheckpoint,
+  truncateJsonl,
+  type BestCheckpoint,
+  type TrainerState,
 } from './state.js';
 
 /** Where a resumed run continues: its checkpoint's state, and the rollout samples its steps generated. */
@@ -26,7 +42,8 @@ export interface ResumePoint {
 }
 
 /** What a checkpoint records besides the weights and the optimizers (see {@link TrainerState}). */
-export type CheckpointParts = Pick<TrainerState, 'step' | 'rng' | 'warmStarted'> & Required<Pick<TrainerState, 'instances' | 'samplesGenerated'>>;
+export type CheckpointParts = Pick<TrainerState, 'step' | 'rng' | 'warmStarted'> &
+  Required<Pick<TrainerState, 'instances' | 'samplesGenerated'>>;
 
 /** The run folder of one training run (see the module comment). */
 export class RunFolder {
@@ -58,7 +75,9 @@ export class RunFolder {
       const dir = join(this.dir, 'checkpoints', checkpointName(ckpts[ckpts.length - 1]!));
       const state = await readTrainerState(dir);
       if (state.run.name !== this.spec.name || state.run.seed !== this.spec.seed) {
-        throw new RunFolderError(`${dir}: this checkpoint belongs to run '${state.run.name}' (seed ${state.run.seed}), not '${this.spec.name}' (seed ${this.spec.seed}); use another --out.`);
+        throw new RunFolderError(
+          `${dir}: this checkpoint belongs to run '${state.run.name}' (seed ${state.run.seed}), not '${this.spec.name}' (seed ${this.spec.seed}); use another --out.`,
+        );
       }
       this.checkpointedStep = state.step;
       this.best = this.config.keepBest ? state.best : undefined;
@@ -67,7 +86,9 @@ export class RunFolder {
       return { dir, state, samplesGenerated: state.samplesGenerated ?? generatedSamples(readMetrics(this.dir)) };
     }
     if (!resume && existsSync(metrics)) {
-      throw new RunFolderError(`${this.dir} already holds a training run (metrics.jsonl); pass --resume to continue it or choose another --out.`);
+      throw new RunFolderError(
+        `${this.dir} already holds a training run (metrics.jsonl); pass --resume to continue it or choose another --out.`,
+      );
     }
     for (const f of ['metrics.jsonl', 'trace.jsonl', BASELINE_FILE]) rmSync(this.path(f), { force: true });
     return undefined;
@@ -90,9 +111,11 @@ export class RunFolder {
   resumeWarnings(state: TrainerState): string[] {
     const now = lrDecaySpan(this.config, this.sampleBudget);
     if (!state.lrDecay || !now || JSON.stringify(state.lrDecay) === JSON.stringify(now) || state.step === 0) return [];
-    return [`algorithm.lrSchedule (${this.config.lrSchedule.kind}) now decays over ${describeLrDecaySpan(now)}, but the ${state.step} step${state.step === 1 ? '' : 's'} before the ` +
-      `resume decayed over ${describeLrDecaySpan(state.lrDecay)}, so the run as a whole follows neither schedule. To continue a run as if uninterrupted, ` +
-      'resume it with the --steps and --sample-budget it was started with.'];
+    return [
+      `algorithm.lrSchedule (${this.config.lrSchedule.kind}) now decays over ${describeLrDecaySpan(now)}, but the ${state.step} step${state.step === 1 ? '' : 's'} before the ` +
+        `resume decayed over ${describeLrDecaySpan(state.lrDecay)}, so the run as a whole follows neither schedule. To continue a run as if uninterrupted, ` +
+        'resume it with the --steps and --sample-budget it was started with.',
+    ];
   }
 
   /** Appends records to metrics.jsonl. */
@@ -131,10 +154,16 @@ export class RunFolder {
       format: 1,
       step: parts.step,
       versions: Object.fromEntries(handles.filter((h) => h.trainable).map((h) => [h.name, h.trainable!.version])),
-      optimizerSteps: Object.fromEntries(handles.filter((h) => h.optimizer).map((h) => [h.name, h.optimizer!.stepCount])),
+      optimizerSteps: Object.fromEntries(
+        handles.filter((h) => h.optimizer).map((h) => [h.name, h.optimizer!.stepCount]),
+      ),
       rng: parts.rng,
       warmStarted: parts.warmStarted,
-      run: { name: this.spec.name, seed: this.spec.seed, ...(isAbsolute(this.spec.file) ? { spec: this.spec.file } : {}) },
+      run: {
+        name: this.spec.name,
+        seed: this.spec.seed,
+        ...(isAbsolute(this.spec.file) ? { spec: this.spec.file } : {}),
+      },
       instances: parts.instances,
       samplesGenerated: parts.samplesGenerated,
       ...(this.best ? { best: this.best } : {}),
@@ -155,7 +184,9 @@ export class RunFolder {
    * The final evaluation compared episode by episode with the baseline evaluation, when one played the same split and
    * episodes (none was made, or the spec changed since: undefined).
    */
-  compareWithBaseline(final: EvaluationResult): { readonly eval: BaselineEval; readonly comparison: PairedComparison } | undefined {
+  compareWithBaseline(
+    final: EvaluationResult,
+  ): { readonly eval: BaselineEval; readonly comparison: PairedComparison } | undefined {
     const before = readBaseline(this.dir, final);
     return before && { eval: before, comparison: pairedComparison(before.outcomes, final.outcomes) };
   }

@@ -38,8 +38,12 @@ export const LENGTH_GROUP_BATCHES = 64;
  * length (so little padding).
  */
 export function epochBatches(lengths: readonly number[], size: number, rng: Rng, groupByLength = false): number[][] {
-  const order = shuffled(lengths.map((_, i) => i), rng);
-  const slice = (ids: readonly number[]): number[][] => Array.from({ length: Math.ceil(ids.length / size) }, (_, k) => ids.slice(k * size, k * size + size));
+  const order = shuffled(
+    lengths.map((_, i) => i),
+    rng,
+  );
+  const slice = (ids: readonly number[]): number[][] =>
+    Array.from({ length: Math.ceil(ids.length / size) }, (_, k) => ids.slice(k * size, k * size + size));
   if (!groupByLength) return slice(order);
   const mega = size * LENGTH_GROUP_BATCHES;
   const batches: number[][] = [];
@@ -58,14 +62,19 @@ export function epochBatches(lengths: readonly number[], size: number, rng: Rng,
 export async function sftRun(
   model: CausalLM,
   pairs: readonly SequencePair[],
-  config: Pick<WarmStartConfig, 'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps'> & { readonly groupByLength?: boolean },
+  config: Pick<WarmStartConfig, 'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps'> & {
+    readonly groupByLength?: boolean;
+  },
   settings: SftRunSettings,
   onEpoch?: (epoch: number, loss: number) => void,
 ): Promise<SftRunResult> {
   const totalSteps = config.epochs * Math.ceil(pairs.length / config.miniBatchSize);
   const schedule = config.schedule ?? 'constant';
   const warmupSteps = Math.min(config.warmupSteps ?? 0, Math.max(0, totalSteps - 1));
-  const lr = schedule === 'constant' && warmupSteps === 0 ? config.lr : { kind: schedule, lr: config.lr, warmupSteps, totalSteps };
+  const lr =
+    schedule === 'constant' && warmupSteps === 0
+      ? config.lr
+      : { kind: schedule, lr: config.lr, warmupSteps, totalSteps };
   const opt = new AdamW(model.trainableVariables(), { lr, maxGradNorm: settings.maxGradNorm });
   const rng = createRng(settings.rngSeed);
   const lengths = pairs.map((p) => p.promptIds.length + p.completionIds.length);
@@ -74,9 +83,15 @@ export async function sftRun(
   let lastEpochLoss = NaN;
   try {
     for (let epoch = 0; epoch < config.epochs; epoch++) {
-      let sum = 0, n = 0;
+      let sum = 0,
+        n = 0;
       for (const ids of epochBatches(lengths, config.miniBatchSize, rng, config.groupByLength === true)) {
-        sum += sftStep(model, opt, ids.map((i) => pairs[i]!), settings.padId).loss;
+        sum += sftStep(
+          model,
+          opt,
+          ids.map((i) => pairs[i]!),
+          settings.padId,
+        ).loss;
         n++;
         steps++;
         await new Promise<void>((resolve) => setImmediate(resolve));

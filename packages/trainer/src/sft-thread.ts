@@ -19,7 +19,10 @@ export interface SftWorkerInput {
   /** Training pairs. */
   readonly pairs: readonly SequencePair[];
   /** Epochs, lr, schedule, mini-batch size. */
-  readonly config: Pick<WarmStartConfig, 'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps' | 'groupByLength'>;
+  readonly config: Pick<
+    WarmStartConfig,
+    'epochs' | 'lr' | 'miniBatchSize' | 'schedule' | 'warmupSteps' | 'groupByLength'
+  >;
   /** Seed, clip and padding. */
   readonly settings: SftRunSettings;
 }
@@ -40,8 +43,18 @@ export function sftInWorker(
   onEpoch?: (epoch: number, loss: number) => void,
 ): Promise<SftRunResult> {
   const input: SftWorkerInput = {
-    backend, hfConfig: model.hfConfig, tensors: [...model.exportTensors()], pairs,
-    config: { epochs: config.epochs, lr: config.lr, miniBatchSize: config.miniBatchSize, schedule: config.schedule, warmupSteps: config.warmupSteps, groupByLength: config.groupByLength },
+    backend,
+    hfConfig: model.hfConfig,
+    tensors: [...model.exportTensors()],
+    pairs,
+    config: {
+      epochs: config.epochs,
+      lr: config.lr,
+      miniBatchSize: config.miniBatchSize,
+      schedule: config.schedule,
+      warmupSteps: config.warmupSteps,
+      groupByLength: config.groupByLength,
+    },
     settings,
   };
   return new Promise<SftRunResult>((resolve, reject) => {
@@ -55,7 +68,8 @@ export function sftInWorker(
     };
     worker.on('message', (m: SftWorkerMessage) => {
       if (m.type === 'epoch') onEpoch?.(m.epoch, m.loss);
-      else if (m.type === 'error') fail(Object.assign(new Error(`warm-start worker: ${m.message}`), { stack: m.stack }));
+      else if (m.type === 'error')
+        fail(Object.assign(new Error(`warm-start worker: ${m.message}`), { stack: m.stack }));
       else {
         try {
           model.assignTensors(new Map(m.tensors), 'warm-start worker result');

@@ -14,9 +14,14 @@ async function main(): Promise<void> {
     await initBackend({ backend: input.backend as BackendName });
     const model = CausalLM.fromTensors(input.hfConfig, new Map(input.tensors), 'warm-start worker input');
     try {
-      const result = await sftRun(model, input.pairs, input.config, input.settings, (epoch, loss) => post({ type: 'epoch', epoch, loss }));
+      const result = await sftRun(model, input.pairs, input.config, input.settings, (epoch, loss) =>
+        post({ type: 'epoch', epoch, loss }),
+      );
       const tensors = [...model.exportTensors()];
-      post({ type: 'done', result, tensors }, tensors.map(([, t]) => t.data.buffer as ArrayBuffer));
+      post(
+        { type: 'done', result, tensors },
+        tensors.map(([, t]) => t.data.buffer as ArrayBuffer),
+      );
     } finally {
       model.dispose();
     }

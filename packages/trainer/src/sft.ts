@@ -5,7 +5,17 @@
  * oracle's action as the target text (exactly what the model would have to write), followed by the end-of-sequence
  * token.
  */
-import { type Environment, oracleText, playOracle, type ChatMessage, type SeatBinding, createRng, deriveSeed, defaultWorkers, type WarmStartConfig } from '@troupe/kernel';
+import {
+  type Environment,
+  oracleText,
+  playOracle,
+  type ChatMessage,
+  type SeatBinding,
+  createRng,
+  deriveSeed,
+  defaultWorkers,
+  type WarmStartConfig,
+} from '@troupe/kernel';
 import { currentBackend, type SequencePair } from '@troupe/lm';
 import type { PolicyHandle } from './policies.js';
 import { sftInWorker } from './sft-thread.js';
@@ -51,12 +61,18 @@ export interface DemonstrationOptions {
  * seat): the prompt the role built from the real observation, and the oracle's text. Throws naming the environment
  * when it has no oracle.
  */
-export async function collectDemonstrations(environment: Environment, seats: readonly SeatBinding[], options: DemonstrationOptions): Promise<Demonstration[]> {
+export async function collectDemonstrations(
+  environment: Environment,
+  seats: readonly SeatBinding[],
+  options: DemonstrationOptions,
+): Promise<Demonstration[]> {
   if (!environment.oracle) {
-    throw new Error(`warm start: environment '${environment.id}' has no oracle, so there are no demonstrations; remove 'algorithm.warmStart' from the team spec.`);
+    throw new Error(
+      `warm start: environment '${environment.id}' has no oracle, so there are no demonstrations; remove 'algorithm.warmStart' from the team spec.`,
+    );
   }
   const probability = options.noise ?? 0;
-  const noiseOf = (seat: string): number => (typeof probability === 'number' ? probability : probability[seat] ?? 0);
+  const noiseOf = (seat: string): number => (typeof probability === 'number' ? probability : (probability[seat] ?? 0));
   const successfulOnly = options.successfulOnly ?? seats.every((seat) => noiseOf(seat.name) === 0);
   // one stream for all play-throughs, drawn in play order
   const noise = { probability, rng: createRng(deriveSeed(options.seed, 'demonstration-noise')) };
@@ -66,7 +82,16 @@ export async function collectDemonstrations(environment: Environment, seats: rea
     const instance = environment.instance('train', index, options.seed);
     const play = (await playOracle(environment, instance, { seats: oracleSeats, noise, seed: options.seed }))!;
     if (!play.end.success && successfulOnly) continue;
-    out.push(...play.steps.map((s) => ({ index, turn: s.turn, seat: s.seat, policy: s.policy, messages: s.prompt, text: oracleText(s) })));
+    out.push(
+      ...play.steps.map((s) => ({
+        index,
+        turn: s.turn,
+        seat: s.seat,
+        policy: s.policy,
+        messages: s.prompt,
+        text: oracleText(s),
+      })),
+    );
   }
   return out;
 }
@@ -117,8 +142,16 @@ export async function warmStart(
   options: { seed: number; maxGradNorm: number; onProgress?: (policy: string, epoch: number, loss: number) => void },
 ): Promise<WarmStartResult> {
   const started = performance.now();
-  const res: { samples: Record<string, number>; firstEpochLoss: Record<string, number>; lastEpochLoss: Record<string, number>; optimizerSteps: Record<string, number> } = {
-    samples: {}, firstEpochLoss: {}, lastEpochLoss: {}, optimizerSteps: {},
+  const res: {
+    samples: Record<string, number>;
+    firstEpochLoss: Record<string, number>;
+    lastEpochLoss: Record<string, number>;
+    optimizerSteps: Record<string, number>;
+  } = {
+    samples: {},
+    firstEpochLoss: {},
+    lastEpochLoss: {},
+    optimizerSteps: {},
   };
   const jobs: SftJob[] = [];
   const kept = capSamples(demos, config.maxSamples ?? {});
@@ -133,7 +166,11 @@ export async function warmStart(
       promptIds: lm.promptIds(d.messages),
       completionIds: [...lm.tokenizer.encode(d.text), ...(eos !== undefined ? [eos] : [])],
     }));
-    const settings = { rngSeed: deriveSeed(options.seed, 'warm-start', h.name), maxGradNorm: options.maxGradNorm, padId: lm.tokenizer.padTokenId ?? 0 };
+    const settings = {
+      rngSeed: deriveSeed(options.seed, 'warm-start', h.name),
+      maxGradNorm: options.maxGradNorm,
+      padId: lm.tokenizer.padTokenId ?? 0,
+    };
     jobs.push({ handle: h, lm, pairs, settings });
   }
   const backend = currentBackend()?.backend;
@@ -147,7 +184,12 @@ export async function warmStart(
     j.lm.version++;
   };
   const inThread = async (j: SftJob): Promise<void> => {
-    record(j, await sftRun(j.lm.model, j.pairs, config, j.settings, (epoch, loss) => options.onProgress?.(j.handle.name, epoch, loss)));
+    record(
+      j,
+      await sftRun(j.lm.model, j.pairs, config, j.settings, (epoch, loss) =>
+        options.onProgress?.(j.handle.name, epoch, loss),
+      ),
+    );
   };
   let threads = 0;
   if (!parallel) {
@@ -157,7 +199,9 @@ export async function warmStart(
     const runNext = async (): Promise<void> => {
       for (let j = queue.shift(); j; j = queue.shift()) {
         const job = j;
-        const r = await sftInWorker(job.lm.model, job.pairs, config, job.settings, backend!, (epoch, loss) => options.onProgress?.(job.handle.name, epoch, loss));
+        const r = await sftInWorker(job.lm.model, job.pairs, config, job.settings, backend!, (epoch, loss) =>
+          options.onProgress?.(job.handle.name, epoch, loss),
+        );
         record(job, r);
       }
     };

@@ -17,7 +17,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter, readSafetensors, writeSafetensors, type SafeTensor } from '@troupe/lm';
+import {
+  loadCheckpoint,
+  loadLoraAdapter,
+  saveCheckpoint,
+  saveLoraAdapter,
+  readSafetensors,
+  writeSafetensors,
+  type SafeTensor,
+} from '@troupe/lm';
 import { compileSchema, formatPath, schemaIssues, type Rng, writeFileAtomic, createRng } from '@troupe/kernel';
 import type { InstanceScheduleState } from './instances.js';
 import { optimizerMoments, type LrDecaySpan, type PolicyHandle } from './policies.js';
@@ -85,7 +93,12 @@ export function checkpointName(step: number): string {
  * warm-started run (`state.warmStarted`), the warm start itself, and the step of `state.best` (`algorithm.keepBest`),
  * which stay. With a best step, `checkpoints/best.json` names it (written atomically; read by {@link readBestFile}).
  */
-export async function saveTrainerCheckpoint(root: string, handles: readonly PolicyHandle[], state: TrainerState, keep: number): Promise<string> {
+export async function saveTrainerCheckpoint(
+  root: string,
+  handles: readonly PolicyHandle[],
+  state: TrainerState,
+  keep: number,
+): Promise<string> {
   const base = join(root, 'checkpoints');
   await mkdir(base, { recursive: true });
   const target = join(base, checkpointName(state.step));
@@ -102,9 +115,15 @@ export async function saveTrainerCheckpoint(root: string, handles: readonly Poli
       if (h.optimizer) {
         const { m, v } = optimizerMoments(h.optimizer);
         const tensors = new Map<string, SafeTensor>();
-        m.forEach((x, i) => tensors.set(`m.${i}`, { shape: x.shape, data: new Float32Array(x.dataSync() as Float32Array) }));
-        v.forEach((x, i) => tensors.set(`v.${i}`, { shape: x.shape, data: new Float32Array(x.dataSync() as Float32Array) }));
-        await writeSafetensors(join(tmp, 'trainer', `${h.name}.optimizer.safetensors`), tensors, { step: String(h.optimizer.stepCount) });
+        m.forEach((x, i) =>
+          tensors.set(`m.${i}`, { shape: x.shape, data: new Float32Array(x.dataSync() as Float32Array) }),
+        );
+        v.forEach((x, i) =>
+          tensors.set(`v.${i}`, { shape: x.shape, data: new Float32Array(x.dataSync() as Float32Array) }),
+        );
+        await writeSafetensors(join(tmp, 'trainer', `${h.name}.optimizer.safetensors`), tensors, {
+          step: String(h.optimizer.stepCount),
+        });
       }
     }
     await writeFileAtomic(join(tmp, 'trainer-state.json'), JSON.stringify(state, null, 2) + '\n');
@@ -117,11 +136,18 @@ export async function saveTrainerCheckpoint(root: string, handles: readonly Poli
   // The step-0 checkpoint of a warm-started run is its warm start: the model RL started from, kept for comparisons.
   const best = state.best;
   if (best) {
-    const record = { format: 1, step: best.step, checkpoint: checkpointName(best.step), split: 'validation', success_rate: best.successRate };
+    const record = {
+      format: 1,
+      step: best.step,
+      checkpoint: checkpointName(best.step),
+      split: 'validation',
+      success_rate: best.successRate,
+    };
     await writeFileAtomic(join(base, BEST_FILE), JSON.stringify(record, null, 2) + '\n');
   }
   const steps = (await listCheckpoints(root)).filter((s) => !(s === 0 && state.warmStarted) && s !== best?.step);
-  for (const s of steps.slice(0, Math.max(0, steps.length - keep))) await rm(join(base, checkpointName(s)), { recursive: true, force: true });
+  for (const s of steps.slice(0, Math.max(0, steps.length - keep)))
+    await rm(join(base, checkpointName(s)), { recursive: true, force: true });
   return target;
 }
 
@@ -134,11 +160,15 @@ export function readBestFile(file: string): string {
   try {
     named = (JSON.parse(readFileSync(file, 'utf8')) as { checkpoint?: unknown }).checkpoint;
   } catch (err) {
-    throw new RunFolderError(`${file}: cannot read it (${(err as Error).message}); pass the checkpoint folder instead (checkpoints/step-N)`);
+    throw new RunFolderError(
+      `${file}: cannot read it (${(err as Error).message}); pass the checkpoint folder instead (checkpoints/step-N)`,
+    );
   }
   const target = typeof named === 'string' && /^step-\d+$/.test(named) ? join(dirname(file), named) : undefined;
   if (!target || !existsSync(join(target, 'trainer-state.json'))) {
-    throw new RunFolderError(`${file}: it names ${JSON.stringify(named)}, which is not a complete checkpoint in ${dirname(file)}; pass a checkpoints/step-N folder instead`);
+    throw new RunFolderError(
+      `${file}: it names ${JSON.stringify(named)}, which is not a complete checkpoint in ${dirname(file)}; pass a checkpoints/step-N folder instead`,
+    );
   }
   return target;
 }
@@ -166,7 +196,11 @@ const TRAINER_STATE_SCHEMA = {
     optimizerSteps: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
     rng: { type: 'array', items: { type: 'integer' } },
     warmStarted: { type: 'boolean' },
-    run: { type: 'object', required: ['name', 'seed'], properties: { name: { type: 'string' }, seed: { type: 'integer' }, spec: { type: 'string' } } },
+    run: {
+      type: 'object',
+      required: ['name', 'seed'],
+      properties: { name: { type: 'string' }, seed: { type: 'integer' }, spec: { type: 'string' } },
+    },
   },
 };
 let validTrainerState: ReturnType<typeof compileSchema> | undefined;
@@ -184,7 +218,9 @@ export async function readTrainerState(dir: string): Promise<TrainerState> {
   validTrainerState ??= compileSchema(TRAINER_STATE_SCHEMA);
   if (!validTrainerState(state)) {
     const problems = schemaIssues(validTrainerState.errors).map((i) => `${formatPath(i.path)}: ${i.message}`);
-    throw new RunFolderError(`${file}: not a trainer state (${problems.join('; ')}): the checkpoint is corrupt; ${fix}`);
+    throw new RunFolderError(
+      `${file}: not a trainer state (${problems.join('; ')}): the checkpoint is corrupt; ${fix}`,
+    );
   }
   return state as TrainerState;
 }
@@ -198,7 +234,10 @@ export async function restoreWeights(dir: string, handles: readonly PolicyHandle
     const lm = h.trainable;
     if (!lm) continue;
     const pdir = join(dir, h.name);
-    if (!existsSync(pdir)) throw new RunFolderError(`checkpoint ${dir} has no folder for policy '${h.name}'; it was written by a different team spec.`);
+    if (!existsSync(pdir))
+      throw new RunFolderError(
+        `checkpoint ${dir} has no folder for policy '${h.name}'; it was written by a different team spec.`,
+      );
     if (h.lora) {
       await loadLoraAdapter(pdir, lm.model);
       continue;
@@ -207,7 +246,10 @@ export async function restoreWeights(dir: string, handles: readonly PolicyHandle
     try {
       for (const [name, v] of lm.model.params) {
         const src = saved.params.get(name);
-        if (!src) throw new RunFolderError(`${pdir}: tensor '${name}' is missing; the checkpoint does not match this team spec's model, or is corrupt.`);
+        if (!src)
+          throw new RunFolderError(
+            `${pdir}: tensor '${name}' is missing; the checkpoint does not match this team spec's model, or is corrupt.`,
+          );
         v.assign(src);
       }
     } finally {
@@ -217,7 +259,11 @@ export async function restoreWeights(dir: string, handles: readonly PolicyHandle
 }
 
 /** Loads each optimizer's moments and step count (optimizers must exist, over the restored variables). */
-export async function restoreOptimizers(dir: string, handles: readonly PolicyHandle[], state: TrainerState): Promise<void> {
+export async function restoreOptimizers(
+  dir: string,
+  handles: readonly PolicyHandle[],
+  state: TrainerState,
+): Promise<void> {
   for (const h of handles) {
     if (!h.optimizer) continue;
     const file = join(dir, 'trainer', `${h.name}.optimizer.safetensors`);
@@ -228,7 +274,10 @@ export async function restoreOptimizers(dir: string, handles: readonly PolicyHan
     const put = (vars: tf.Variable[], prefix: string): void => {
       vars.forEach((x, i) => {
         const t = st.tensors.get(`${prefix}.${i}`);
-        if (!t || t.data.length !== x.size) throw new RunFolderError(`${file}: moment '${prefix}.${i}' is missing or has the wrong size; the checkpoint does not match this team spec.`);
+        if (!t || t.data.length !== x.size)
+          throw new RunFolderError(
+            `${file}: moment '${prefix}.${i}' is missing or has the wrong size; the checkpoint does not match this team spec.`,
+          );
         tf.tidy(() => x.assign(tf.tensor(t.data, x.shape, 'float32')));
       });
     };
@@ -247,7 +296,9 @@ export function restoreRng(dir: string, state: TrainerState): Rng {
     if (!Array.isArray(state.rng)) throw new Error('it is missing');
     return createRng(state.rng);
   } catch (err) {
-    throw new RunFolderError(`${join(dir, 'trainer-state.json')}: rng is not the trainer's RNG state (${(err as Error).message}); delete this checkpoint folder to resume from the previous one.`);
+    throw new RunFolderError(
+      `${join(dir, 'trainer-state.json')}: rng is not the trainer's RNG state (${(err as Error).message}); delete this checkpoint folder to resume from the previous one.`,
+    );
   }
 }
 
@@ -269,7 +320,10 @@ export async function truncateJsonl(file: string, maxStep: number, dropKinds: re
       dropped++;
       continue;
     }
-    if ((typeof rec.step === 'number' && rec.step > maxStep) || (typeof rec.kind === 'string' && dropKinds.includes(rec.kind))) {
+    if (
+      (typeof rec.step === 'number' && rec.step > maxStep) ||
+      (typeof rec.kind === 'string' && dropKinds.includes(rec.kind))
+    ) {
       dropped++;
       continue;
     }

@@ -87,7 +87,8 @@ export class StepTimer {
 
 /** A policy whose `generate` is timed; every other member is the policy's own (version stays live). */
 export function timedPolicy(policy: Policy, timer: StepTimer): Policy {
-  const generate: Policy['generate'] = (requests, options) => timer.maybeAsync('generate', () => policy.generate(requests, options)) as ReturnType<Policy['generate']>;
+  const generate: Policy['generate'] = (requests, options) =>
+    timer.maybeAsync('generate', () => policy.generate(requests, options)) as ReturnType<Policy['generate']>;
   return new Proxy(policy, {
     get(target, prop) {
       if (prop === 'generate') return generate;
@@ -104,7 +105,8 @@ export function timedEnvironment<E extends Environment>(env: E, timer: StepTimer
       const v = Reflect.get(target, prop, target) as unknown;
       if (typeof v !== 'function') return v;
       const fn = (v as (...a: unknown[]) => unknown).bind(target);
-      if (prop === 'step' || prop === 'observe' || prop === 'reset') return (...args: unknown[]) => timer.maybeAsync('env', () => fn(...args));
+      if (prop === 'step' || prop === 'observe' || prop === 'reset')
+        return (...args: unknown[]) => timer.maybeAsync('env', () => fn(...args));
       return fn;
     },
   });
@@ -117,7 +119,8 @@ export function timedRole<R extends Role>(role: R, timer: StepTimer): R {
       const v = Reflect.get(target, prop, target) as unknown;
       if (typeof v !== 'function') return v;
       const fn = (v as (...a: unknown[]) => unknown).bind(target);
-      if (prop === 'prompt' || prop === 'parse') return (...args: unknown[]) => timer.maybeAsync('env', () => fn(...args));
+      if (prop === 'prompt' || prop === 'parse')
+        return (...args: unknown[]) => timer.maybeAsync('env', () => fn(...args));
       return fn;
     },
   });

@@ -10,11 +10,23 @@ import type { BestCheckpoint } from './state.js';
 /** What the trainer tells its observer (the CLI's progress display). */
 export type TrainerEvent =
   | {
-    readonly type: 'start'; readonly firstStep: number; readonly steps: number; readonly level: MappingLevel; readonly resumedFrom?: number; readonly frozen: readonly string[];
-    /** What the user should know before the steps run (the CLI prints them even without progress). */
-    readonly warnings?: readonly string[];
-  }
-  | { readonly type: 'warm-start'; readonly phase: 'demonstrations' | 'epoch'; readonly policy?: string; readonly epoch?: number; readonly loss?: number; readonly count?: number }
+      readonly type: 'start';
+      readonly firstStep: number;
+      readonly steps: number;
+      readonly level: MappingLevel;
+      readonly resumedFrom?: number;
+      readonly frozen: readonly string[];
+      /** What the user should know before the steps run (the CLI prints them even without progress). */
+      readonly warnings?: readonly string[];
+    }
+  | {
+      readonly type: 'warm-start';
+      readonly phase: 'demonstrations' | 'epoch';
+      readonly policy?: string;
+      readonly epoch?: number;
+      readonly loss?: number;
+      readonly count?: number;
+    }
   | { readonly type: 'step'; readonly step: number; readonly steps: number; readonly metrics: MetricsRecord }
   | { readonly type: 'eval'; readonly step: number; readonly result: EvaluationResult }
   | { readonly type: 'checkpoint'; readonly step: number; readonly dir: string };

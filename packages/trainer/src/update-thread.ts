@@ -102,10 +102,13 @@ export function assignOptimizerState(optimizer: AdamW, state: OptimizerState, wh
     ...v.map((x, i): [tf.Variable, HostTensor | undefined, string] => [x, state.v[i], `v.${i}`]),
   ];
   if (state.m.length !== m.length || state.v.length !== v.length) {
-    throw new Error(`${where}: ${state.m.length} first and ${state.v.length} second moments for an optimizer over ${m.length} variables`);
+    throw new Error(
+      `${where}: ${state.m.length} first and ${state.v.length} second moments for an optimizer over ${m.length} variables`,
+    );
   }
   for (const [x, t, name] of pairs) {
-    if (!t || t.data.length !== x.size) throw new Error(`${where}: moment '${name}' has ${t?.data.length ?? 0} values, expected ${x.size}`);
+    if (!t || t.data.length !== x.size)
+      throw new Error(`${where}: moment '${name}' has ${t?.data.length ?? 0} values, expected ${x.size}`);
   }
   for (const [x, t] of pairs) tf.tidy(() => x.assign(tf.tensor(t!.data, x.shape, 'float32')));
   optimizer.stepCount = state.stepCount;
@@ -124,8 +127,14 @@ export class UpdateWorker {
   private failure: Error | undefined;
   private closing = false;
 
-  private constructor(readonly policy: string, private readonly model: CausalLM, private readonly optimizer: AdamW, init: UpdateWorkerInit) {
-    const transfer = [...init.tensors, ...(init.reference ?? [])].map(([, t]) => t.data.buffer as ArrayBuffer)
+  private constructor(
+    readonly policy: string,
+    private readonly model: CausalLM,
+    private readonly optimizer: AdamW,
+    init: UpdateWorkerInit,
+  ) {
+    const transfer = [...init.tensors, ...(init.reference ?? [])]
+      .map(([, t]) => t.data.buffer as ArrayBuffer)
       .concat([...init.state.m, ...init.state.v].map((t) => t.data.buffer as ArrayBuffer));
     this.thread = startTrainerWorker('update-worker', { workerData: init, transferList: transfer });
     this.thread.on('message', (m: UpdateWorkerMessage) => this.onMessage(m));
@@ -139,11 +148,22 @@ export class UpdateWorker {
    * Starts the worker of policy `policy` with the CURRENT weights of `model`, the state of `optimizer` (which must
    * be over `model.trainableVariables()`), and the frozen `reference` when the KL penalty needs one.
    */
-  static start(policy: string, model: CausalLM, optimizer: AdamW, options: UpdateOptimizerOptions, backend: string, reference?: CausalLM): UpdateWorker {
+  static start(
+    policy: string,
+    model: CausalLM,
+    optimizer: AdamW,
+    options: UpdateOptimizerOptions,
+    backend: string,
+    reference?: CausalLM,
+  ): UpdateWorker {
     const init: UpdateWorkerInit = {
-      policy, backend, hfConfig: model.hfConfig, tensors: [...model.exportTensors()],
+      policy,
+      backend,
+      hfConfig: model.hfConfig,
+      tensors: [...model.exportTensors()],
       ...(reference ? { reference: [...reference.exportTensors()] } : {}),
-      optimizer: options, state: optimizerState(optimizer),
+      optimizer: options,
+      state: optimizerState(optimizer),
     };
     return new UpdateWorker(policy, model, optimizer, init);
   }
@@ -204,7 +224,8 @@ export class UpdateWorker {
 
   /** Records the first failure, rejects every pending update with it, ends the thread; returns the failure. */
   private fail(message: string, stack?: string): Error {
-    if (this.failure || this.closing) return this.failure ?? new Error(`RL update of policy '${this.policy}': its worker thread was terminated`);
+    if (this.failure || this.closing)
+      return this.failure ?? new Error(`RL update of policy '${this.policy}': its worker thread was terminated`);
     const err = new Error(`RL update of policy '${this.policy}' failed in its worker thread: ${message}`);
     if (stack) err.stack = `${err.message}\n--- in the worker ---\n${stack}`;
     this.failure = err;

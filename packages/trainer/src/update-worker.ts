@@ -8,7 +8,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { initBackend, type BackendName, CausalLM, AdamW } from '@troupe/lm/model';
 import { recomputeGroupLogprobs } from './loss.js';
 import { ppoUpdate } from './ppo-update.js';
-import { assignOptimizerState, optimizerState, type UpdateJobResult, type UpdateWorkerInit, type UpdateWorkerMessage, type UpdateWorkerRequest } from './update-thread.js';
+import {
+  assignOptimizerState,
+  optimizerState,
+  type UpdateJobResult,
+  type UpdateWorkerInit,
+  type UpdateWorkerMessage,
+  type UpdateWorkerRequest,
+} from './update-thread.js';
 
 /** The worker's copy of the policy. */
 interface WorkerState {
@@ -30,7 +37,9 @@ async function start(): Promise<WorkerState> {
   await initBackend({ backend: init.backend as BackendName });
   const where = `update worker of policy '${init.policy}'`;
   const model = CausalLM.fromTensors(init.hfConfig, new Map(init.tensors), where);
-  const reference = init.reference ? CausalLM.fromTensors(init.hfConfig, new Map(init.reference), `${where} (reference)`) : undefined;
+  const reference = init.reference
+    ? CausalLM.fromTensors(init.hfConfig, new Map(init.reference), `${where} (reference)`)
+    : undefined;
   const options = { lr: 0, ...init.optimizer };
   const optimizer = new AdamW(model.trainableVariables(), options);
   assignOptimizerState(optimizer, init.state, `${where} (optimizer state)`);
@@ -41,23 +50,40 @@ async function run(s: WorkerState, req: UpdateWorkerRequest): Promise<void> {
   const { lr, plan, settings } = req.job;
   s.options.lr = lr;
   const reference = s.reference;
-  const stats = await ppoUpdate(s.model, s.optimizer, plan, settings,
-    reference ? (groups) => recomputeGroupLogprobs(reference, groups, settings.padId, settings.microBatchSize) : undefined);
+  const stats = await ppoUpdate(
+    s.model,
+    s.optimizer,
+    plan,
+    settings,
+    reference
+      ? (groups) => recomputeGroupLogprobs(reference, groups, settings.padId, settings.microBatchSize)
+      : undefined,
+  );
   const result: UpdateJobResult = { stats, tensors: [...s.model.exportTensors()], state: optimizerState(s.optimizer) };
-  const buffers = [...result.tensors.map(([, t]) => t.data), ...result.state.m.map((t) => t.data), ...result.state.v.map((t) => t.data)];
-  post({ type: 'done', id: req.id, result }, buffers.map((d) => d.buffer as ArrayBuffer));
+  const buffers = [
+    ...result.tensors.map(([, t]) => t.data),
+    ...result.state.m.map((t) => t.data),
+    ...result.state.v.map((t) => t.data),
+  ];
+  post(
+    { type: 'done', id: req.id, result },
+    buffers.map((d) => d.buffer as ArrayBuffer),
+  );
 }
 
 const ready = start();
 ready.catch((err: unknown) => post({ type: 'error', ...errorFields(err) }));
 let queue: Promise<unknown> = ready;
 parentPort!.on('message', (req: UpdateWorkerRequest) => {
-  queue = queue.then(async (s) => {
-    try {
-      await run(s as WorkerState, req);
-    } catch (err) {
-      post({ type: 'error', id: req.id, ...errorFields(err) });
-    }
-    return s;
-  }, () => undefined); // a failed start was reported; the main thread ends the worker
+  queue = queue.then(
+    async (s) => {
+      try {
+        await run(s as WorkerState, req);
+      } catch (err) {
+        post({ type: 'error', id: req.id, ...errorFields(err) });
+      }
+      return s;
+    },
+    () => undefined,
+  ); // a failed start was reported; the main thread ends the worker
 });

@@ -12,5 +12,8 @@ export type TrainerWorkerEntry = 'sft-worker' | 'update-worker';
 /** A worker thread running `entry` with `options` (workerData, transferList, ...). */
 export function startTrainerWorker(entry: TrainerWorkerEntry, options: WorkerOptions): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${entry}.js`, import.meta.url), options);
-  return new Worker(new URL('./worker-source.mjs', import.meta.url), { ...options, argv: [...(options.argv ?? []), entry] });
+  return new Worker(new URL('./worker-source.mjs', import.meta.url), {
+    ...options,
+    argv: [...(options.argv ?? []), entry],
+  });
 }

@@ -14,8 +14,14 @@ describe('trainer: paired comparison of two evaluations', () => {
     assert.ok(Math.abs(c.delta - 1 / 6) < 1e-12);
     assert.equal(formatPairedComparison(c), '3 → 4 of 6 (+2 / −1), exact McNemar p = 1.0');
     // counts come back whole from the rates of a long evaluation (48 / 300 is not exact in binary)
-    const long = pairedComparison([...Array(300)].map((_, i) => i < 48), [...Array(300)].map((_, i) => i >= 29 && i < 115));
-    assert.equal(formatPairedComparison(long), `48 → 86 of 300 (+67 / −29), exact McNemar p = ${exactMcNemar(67, 29).toPrecision(2)}`);
+    const long = pairedComparison(
+      [...Array(300)].map((_, i) => i < 48),
+      [...Array(300)].map((_, i) => i >= 29 && i < 115),
+    );
+    assert.equal(
+      formatPairedComparison(long),
+      `48 → 86 of 300 (+67 / −29), exact McNemar p = ${exactMcNemar(67, 29).toPrecision(2)}`,
+    );
   });
 
   it('exact McNemar: two-sided binomial tail of the discordant pairs at 1/2', () => {
@@ -34,6 +40,9 @@ describe('trainer: paired comparison of two evaluations', () => {
   });
 
   it('refuses evaluations of different lengths with a message that says what to pair', () => {
-    assert.throws(() => pairedComparison([true], [true, false]), /1 and 2 episodes; pair only evaluations of the same split, seed and episode count/);
+    assert.throws(
+      () => pairedComparison([true], [true, false]),
+      /1 and 2 episodes; pair only evaluations of the same split, seed and episode count/,
+    );
   });
 });

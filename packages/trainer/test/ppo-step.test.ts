@@ -4,13 +4,23 @@ import { AdamW, generateIds, loadCheckpoint, type CausalLM } from '@troupe/lm';
 import { ppoStep, recomputeGroupLogprobs, type PpoSettings, type PromptGroup } from '../src/index.js';
 import { microCheckpoint } from './trainer-helpers.js';
 
-const SETTINGS: PpoSettings = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean', klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0 };
+const SETTINGS: PpoSettings = {
+  clipLow: 0.2,
+  clipHigh: 0.2,
+  aggregation: 'token-mean',
+  klCoef: 0,
+  entropyCoef: 0,
+  maxTokens: 8,
+  padId: 0,
+};
 const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
 
 /** The one PPO path (the trainer's `ppoStep`) on a real model: its objective, what it does to the weights, its memory. */
 describe('trainer: the PPO step on a model', () => {
   let model: CausalLM;
-  beforeEach(async () => { model = await loadCheckpoint(await microCheckpoint()); });
+  beforeEach(async () => {
+    model = await loadCheckpoint(await microCheckpoint());
+  });
   afterEach(() => model.dispose());
 
   it('PPO-clip, token-mean: ratios 1.5 and 0.5 with advantage 1 give −(min(1.5, 1.2) + min(0.5, 0.8)) / 2, half the tokens clipped', async () => {
@@ -49,13 +59,17 @@ describe('trainer: the PPO step on a model', () => {
   });
 
   it('keeps tf.memory().numTensors flat across 50 PPO steps', () => {
-    const groups: PromptGroup[] = [{ promptIds: [1, 5, 6], completions: [[7, 8, 2], [9]] }, { promptIds: [1, 9], completions: [[10]] }];
+    const groups: PromptGroup[] = [
+      { promptIds: [1, 5, 6], completions: [[7, 8, 2], [9]] },
+      { promptIds: [1, 9], completions: [[10]] },
+    ];
     const batch = { groups, oldLogprobs: [[-4, -4, -4], [-4], [-4]], advantages: [0.5, -1, 1] };
     const opt = new AdamW(model.trainableVariables(), { lr: 1e-3, maxGradNorm: 1, weightDecay: 0.01 });
     try {
       ppoStep(model, opt, batch, SETTINGS);
       const start = tf.memory().numTensors;
-      for (let i = 0; i < 50; i++) ppoStep(model, opt, batch, { ...SETTINGS, klCoef: 0, entropyCoef: i % 2 ? 0.01 : 0 });
+      for (let i = 0; i < 50; i++)
+        ppoStep(model, opt, batch, { ...SETTINGS, klCoef: 0, entropyCoef: i % 2 ? 0.01 : 0 });
       assert.equal(tf.memory().numTensors, start);
     } finally {
       opt.dispose();

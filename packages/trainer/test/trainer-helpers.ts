@@ -13,7 +13,9 @@ import { loadTeamSpec, type TeamSpec } from '@troupe/kernel';
 // both copies training models aborts natively (`free(): invalid pointer`). This package's .mocharc.json loads the tests
 // as ES modules (`--no-experimental-require-module`); refuse to run otherwise rather than crash later.
 if (typeof require === 'function') {
-  throw new Error('the trainer tests must load as ES modules: run mocha with packages/trainer/.mocharc.json, or add -n no-experimental-require-module');
+  throw new Error(
+    'the trainer tests must load as ES modules: run mocha with packages/trainer/.mocharc.json, or add -n no-experimental-require-module',
+  );
 }
 
 let microDir: string | undefined;
@@ -23,7 +25,15 @@ export async function microCheckpoint(): Promise<string> {
   if (microDir) return microDir;
   await initBackend();
   const dir = join(mkdtempSync(join(tmpdir(), 'troupe-micro-')), 'micro');
-  const cfg = presetHfConfig('tiny', { vocab_size: 264, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, head_dim: 16 });
+  const cfg = presetHfConfig('tiny', {
+    vocab_size: 264,
+    hidden_size: 32,
+    intermediate_size: 64,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+    num_key_value_heads: 2,
+    head_dim: 16,
+  });
   const model = CausalLM.random(cfg, 5);
   await saveCheckpoint(dir, model, { tokenizerDir: tinyTokenizerDir() });
   model.dispose();
@@ -50,28 +60,58 @@ export async function microTeamSpec(options: MicroTeamOptions): Promise<TeamSpec
   mkdirSync(dir, { recursive: true });
   const base = { kind: 'tfjs-causal-lm', model, tokenizer: 'tiny', backend: 'wasm' };
   const lora = { ...base, lora: { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj'] }, seed: 3 };
-  const policies = options.mapping === 'shared'
-    ? { shared: base }
-    : options.mapping === 'per-role' ? { proposer: base, executor: base } : { proposer: lora, executor: lora };
+  const policies =
+    options.mapping === 'shared'
+      ? { shared: base }
+      : options.mapping === 'per-role'
+        ? { proposer: base, executor: base }
+        : { proposer: lora, executor: lora };
   const seatPolicy = (seat: string): string => (options.mapping === 'shared' ? 'shared' : seat);
-  const algorithm = { name: 'at-grpo', branches: 2, batchSize: 2, steps: 2, concurrency: 2, lr: 1e-2, miniBatchSize: 8, evalEvery: 0, ...(options.algorithm ?? {}) };
+  const algorithm = {
+    name: 'at-grpo',
+    branches: 2,
+    batchSize: 2,
+    steps: 2,
+    concurrency: 2,
+    lr: 1e-2,
+    miniBatchSize: 8,
+    evalEvery: 0,
+    ...(options.algorithm ?? {}),
+  };
   const spec = {
     name: `micro-${options.mapping}`,
     seed: 3,
-    environment: { id: 'plan-path', config: { size: 5, wallProbability: 0.2, maxTurns: 2, maxMoves: 4, reward: 'shaped' } },
+    environment: {
+      id: 'plan-path',
+      config: { size: 5, wallProbability: 0.2, maxTurns: 2, maxMoves: 4, reward: 'shaped' },
+    },
     policies,
     seatDefaults: {
       role: 'planner',
       roleConfig: { maxMoves: 4, includeTask: false, systemPrompt: '{seat}' },
       sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: options.maxTokens ?? 16 },
     },
-    seats: Object.fromEntries((['proposer', 'executor'] as const).map((seat) => {
-      const T = options.temperatures?.[seat];
-      return [seat, { policy: seatPolicy(seat), ...(T !== undefined ? { sampling: { temperature: T, topP: 1, topK: 0, maxTokens: options.maxTokens ?? 16 } } : {}) }];
-    })),
+    seats: Object.fromEntries(
+      (['proposer', 'executor'] as const).map((seat) => {
+        const T = options.temperatures?.[seat];
+        return [
+          seat,
+          {
+            policy: seatPolicy(seat),
+            ...(T !== undefined
+              ? { sampling: { temperature: T, topP: 1, topK: 0, maxTokens: options.maxTokens ?? 16 } }
+              : {}),
+          },
+        ];
+      }),
+    ),
     rewards: {
-      id: 'signals', config: { team: 'executed_reward' },
-      seats: { proposer: { alpha: 1, config: { local: 'proposal_reward' } }, executor: { alpha: 1, config: { local: 'executed_reward' } } },
+      id: 'signals',
+      config: { team: 'executed_reward' },
+      seats: {
+        proposer: { alpha: 1, config: { local: 'proposal_reward' } },
+        executor: { alpha: 1, config: { local: 'executed_reward' } },
+      },
     },
     algorithm,
     evaluation: { split: 'test', episodes: 4 },

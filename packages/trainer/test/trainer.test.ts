@@ -5,20 +5,46 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { type Move, groupAdvantages, resolveTrainerConfig, TrainerConfigError, type TraceRecord, type TeamSpec } from '@troupe/kernel';
+import {
+  type Move,
+  groupAdvantages,
+  resolveTrainerConfig,
+  TrainerConfigError,
+  type TraceRecord,
+  type TeamSpec,
+} from '@troupe/kernel';
 import { CausalLmPolicy } from '@troupe/lm';
 import {
-  BASELINE_FILE, buildReport, InstanceSchedule, listCheckpoints, pairedComparison, samplerGap, saveTrainerCheckpoint, Trainer,
+  BASELINE_FILE,
+  buildReport,
+  InstanceSchedule,
+  listCheckpoints,
+  pairedComparison,
+  samplerGap,
+  saveTrainerCheckpoint,
+  Trainer,
   wilsonInterval,
-  type BaselineEval, type MetricsRecord, type TrainingResult,
+  type BaselineEval,
+  type MetricsRecord,
+  type TrainingResult,
 } from '../src/index.js';
 import { microTeamSpec } from './trainer-helpers.js';
 
-const readJsonl = <T>(file: string): T[] => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+const readJsonl = <T>(file: string): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'troupe-train-'));
-const paramsOf = (p: CausalLmPolicy): Float32Array[] => [...p.model.params.values()].map((v) => new Float32Array(v.dataSync() as Float32Array));
-const loraOf = (p: CausalLmPolicy): Float32Array[] => [...p.model.lora.values()].flatMap((x) => [new Float32Array(x.a.dataSync() as Float32Array), new Float32Array(x.b.dataSync() as Float32Array)]);
-const same = (a: Float32Array[], b: Float32Array[]): boolean => a.length === b.length && a.every((x, i) => x.length === b[i]!.length && x.every((v, j) => v === b[i]![j]));
+const paramsOf = (p: CausalLmPolicy): Float32Array[] =>
+  [...p.model.params.values()].map((v) => new Float32Array(v.dataSync() as Float32Array));
+const loraOf = (p: CausalLmPolicy): Float32Array[] =>
+  [...p.model.lora.values()].flatMap((x) => [
+    new Float32Array(x.a.dataSync() as Float32Array),
+    new Float32Array(x.b.dataSync() as Float32Array),
+  ]);
+const same = (a: Float32Array[], b: Float32Array[]): boolean =>
+  a.length === b.length && a.every((x, i) => x.length === b[i]!.length && x.every((v, j) => v === b[i]![j]));
 /** Metrics without the wall-clock fields (time/*, perf/*), which differ between runs. */
 /** The trace's AT-GRPO groups of one seat: its records keyed by (instance, turn), in trace order. */
 function seatGroups<R extends TraceRecord>(trace: readonly R[], seat: string): R[][] {
@@ -29,12 +55,19 @@ function seatGroups<R extends TraceRecord>(trace: readonly R[], seat: string): R
   }
   return [...groups.values()];
 }
-const stable = (m: MetricsRecord): Record<string, unknown> => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('perf/')));
+const stable = (m: MetricsRecord): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('perf/')));
 
-async function train(spec: TeamSpec, options: { out?: string; steps?: number; resume?: boolean; sampleBudget?: number } = {}): Promise<{ trainer: Trainer; out: string; result: TrainingResult }> {
+async function train(
+  spec: TeamSpec,
+  options: { out?: string; steps?: number; resume?: boolean; sampleBudget?: number } = {},
+): Promise<{ trainer: Trainer; out: string; result: TrainingResult }> {
   const out = options.out ?? outDir();
   const trainer = await Trainer.create(spec, {
-    outDir: out, skipFinalEval: true, ...(options.steps !== undefined ? { steps: options.steps } : {}), ...(options.resume ? { resume: true } : {}),
+    outDir: out,
+    skipFinalEval: true,
+    ...(options.steps !== undefined ? { steps: options.steps } : {}),
+    ...(options.resume ? { resume: true } : {}),
     ...(options.sampleBudget !== undefined ? { sampleBudget: options.sampleBudget } : {}),
   });
   const result = await trainer.run();
@@ -43,7 +76,10 @@ async function train(spec: TeamSpec, options: { out?: string; steps?: number; re
 
 describe('trainer: configuration', () => {
   it('fills defaults (K, B, ε 0.2/0.2, token-mean, mini-batch 16, 1 epoch, grad clip 1) and names bad keys by path', () => {
-    const c = resolveTrainerConfig({ file: 'team.yaml', algorithm: { name: 'at-grpo', branches: 4, batchSize: 8, steps: 10, concurrency: 2 } });
+    const c = resolveTrainerConfig({
+      file: 'team.yaml',
+      algorithm: { name: 'at-grpo', branches: 4, batchSize: 8, steps: 10, concurrency: 2 },
+    });
     assert.equal(c.loss.clipLow, 0.2);
     assert.equal(c.loss.clipHigh, 0.2);
     assert.equal(c.loss.aggregation, 'token-mean');
@@ -54,10 +90,33 @@ describe('trainer: configuration', () => {
     assert.equal(c.maxGradNorm, 1);
     assert.equal(c.warmStart, undefined);
     assert.throws(
-      () => resolveTrainerConfig({ file: 'team.yaml', algorithm: { name: 'at-grpo', branches: 4, batchSize: 8, steps: 1, concurrency: 1, loss: { aggregation: 'token-sum' }, lrr: 1 } as never }),
-      (err: unknown) => err instanceof TrainerConfigError && /team\.yaml/.test(err.message) && /algorithm\.loss\.aggregation/.test(err.message) && /algorithm(\.lrr|: .*lrr)/.test(err.message),
+      () =>
+        resolveTrainerConfig({
+          file: 'team.yaml',
+          algorithm: {
+            name: 'at-grpo',
+            branches: 4,
+            batchSize: 8,
+            steps: 1,
+            concurrency: 1,
+            loss: { aggregation: 'token-sum' },
+            lrr: 1,
+          } as never,
+        }),
+      (err: unknown) =>
+        err instanceof TrainerConfigError &&
+        /team\.yaml/.test(err.message) &&
+        /algorithm\.loss\.aggregation/.test(err.message) &&
+        /algorithm(\.lrr|: .*lrr)/.test(err.message),
     );
-    assert.throws(() => resolveTrainerConfig({ file: 'x.yaml', algorithm: { name: 'grpo-naive', branches: 1, batchSize: 1, steps: 1, concurrency: 1 } }), /algorithm\.branches/);
+    assert.throws(
+      () =>
+        resolveTrainerConfig({
+          file: 'x.yaml',
+          algorithm: { name: 'grpo-naive', branches: 1, batchSize: 1, steps: 1, concurrency: 1 },
+        }),
+      /algorithm\.branches/,
+    );
   });
 
   it('computes the 95% Wilson interval', () => {
@@ -95,7 +154,10 @@ describe('trainer: grouped scoring', () => {
       const hotPairs = pairs.map((p, i) => (i < 4 ? { ...p, temperature: 0.3 } : p));
       const scaled = await recomputeGroupLogprobs(model, hot, 0, 3);
       agree(scaled, await recomputeLogprobs(model, hotPairs, { padId: 0 }));
-      assert.ok(Math.abs(scaled[0]![0]! - (await recomputeGroupLogprobs(model, groups, 0))[0]![0]!) > 1e-3, 'temperature changes the scores');
+      assert.ok(
+        Math.abs(scaled[0]![0]! - (await recomputeGroupLogprobs(model, groups, 0))[0]![0]!) > 1e-3,
+        'temperature changes the scores',
+      );
     } finally {
       model.dispose();
     }
@@ -115,9 +177,16 @@ describe('trainer: loss aggregation, KL and entropy', () => {
   it('token-mean, seq-mean-token-mean and dr-grpo reduce per-token values as documented', async () => {
     const { aggregate } = await import('../src/index.js');
     // two sequences: lengths 1 and 3; values 4 | 1 1 1
-    const x = tf.tensor2d([[4, 0, 0], [1, 1, 1]]);
-    const mask = tf.tensor2d([[1, 0, 0], [1, 1, 1]]);
-    const v = (how: 'token-mean' | 'seq-mean-token-mean' | 'dr-grpo'): number => tf.tidy(() => aggregate(x.mul(mask), mask, how, 4).dataSync()[0]!);
+    const x = tf.tensor2d([
+      [4, 0, 0],
+      [1, 1, 1],
+    ]);
+    const mask = tf.tensor2d([
+      [1, 0, 0],
+      [1, 1, 1],
+    ]);
+    const v = (how: 'token-mean' | 'seq-mean-token-mean' | 'dr-grpo'): number =>
+      tf.tidy(() => aggregate(x.mul(mask), mask, how, 4).dataSync()[0]!);
     assert.ok(Math.abs(v('token-mean') - 7 / 4) < 1e-6);
     assert.ok(Math.abs(v('seq-mean-token-mean') - (4 + 1) / 2) < 1e-6);
     assert.ok(Math.abs(v('dr-grpo') - (4 / 4 + 3 / 4) / 2) < 1e-6);
@@ -134,10 +203,26 @@ describe('trainer: loss aggregation, KL and entropy', () => {
     const ref = await loadCheckpoint(await microCheckpoint());
     const opt = new AdamW(model.trainableVariables(), { lr: 1e-2, maxGradNorm: 1 });
     try {
-      const groups = [{ promptIds: [5, 9, 33], completions: [[3, 4], [6, 7, 8]] }];
+      const groups = [
+        {
+          promptIds: [5, 9, 33],
+          completions: [
+            [3, 4],
+            [6, 7, 8],
+          ],
+        },
+      ];
       const old = await recomputeGroupLogprobs(model, groups, 0);
       const refLp = await recomputeGroupLogprobs(ref, groups, 0);
-      const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean' as const, klCoef: 0.1, entropyCoef: 0.01, maxTokens: 8, padId: 0 };
+      const settings = {
+        clipLow: 0.2,
+        clipHigh: 0.2,
+        aggregation: 'token-mean' as const,
+        klCoef: 0.1,
+        entropyCoef: 0.01,
+        maxTokens: 8,
+        padId: 0,
+      };
       const r = ppoStep(model, opt, { groups, oldLogprobs: old, advantages: [1, -1], refLogprobs: refLp }, settings);
       assert.equal(r.clipFraction, 0);
       assert.ok(Math.abs(r.approxKl) < 1e-5);
@@ -160,7 +245,13 @@ describe('trainer: loss aggregation, KL and entropy', () => {
       const { microCheckpoint } = await import('./trainer-helpers.js');
       // Three groups of different prompt and completion lengths; the off-policy old log-probs make some ratios clip.
       const groups = [
-        { promptIds: [5, 9, 33], completions: [[3, 4], [6, 7, 8]] },
+        {
+          promptIds: [5, 9, 33],
+          completions: [
+            [3, 4],
+            [6, 7, 8],
+          ],
+        },
         { promptIds: [40, 41], completions: [[9], [10, 11, 12, 13], [14, 15]] },
         { promptIds: [7, 8, 9, 10, 11], completions: [[20, 21, 22]] },
       ];
@@ -170,9 +261,20 @@ describe('trainer: loss aggregation, KL and entropy', () => {
         const ref = await loadCheckpoint(await microCheckpoint());
         const opt = new AdamW(model.trainableVariables(), { lr: 1e-2, maxGradNorm: 1 });
         try {
-          const old = (await recomputeGroupLogprobs(model, groups, 0)).map((row, r) => row.map((x, j) => x + 0.3 * Math.sin(r + j)));
+          const old = (await recomputeGroupLogprobs(model, groups, 0)).map((row, r) =>
+            row.map((x, j) => x + 0.3 * Math.sin(r + j)),
+          );
           const refLp = (await recomputeGroupLogprobs(ref, groups, 0)).map((row) => row.map((x) => x - 0.1));
-          const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation, klCoef: 0.1, entropyCoef: 0.01, maxTokens: 8, padId: 0, ...(microBatchSize ? { microBatchSize } : {}) };
+          const settings = {
+            clipLow: 0.2,
+            clipHigh: 0.2,
+            aggregation,
+            klCoef: 0.1,
+            entropyCoef: 0.01,
+            maxTokens: 8,
+            padId: 0,
+            ...(microBatchSize ? { microBatchSize } : {}),
+          };
           const r = ppoStep(model, opt, { groups, oldLogprobs: old, advantages, refLogprobs: refLp }, settings);
           const weights = model.trainableVariables().map((v) => Array.from(v.dataSync()));
           return { r, weights };
@@ -185,11 +287,25 @@ describe('trainer: loss aggregation, KL and entropy', () => {
       const whole = await runStep(undefined);
       for (const micro of [1, 3]) {
         const acc = await runStep(micro);
-        for (const k of ['loss', 'policyLoss', 'kl', 'entropy', 'clipFraction', 'approxKl', 'gradNorm', 'tokens'] as const) {
-          assert.ok(Math.abs(acc.r[k] - whole.r[k]) < 1e-5, `microBatchSize ${micro}: ${k} ${acc.r[k]} vs ${whole.r[k]}`);
+        for (const k of [
+          'loss',
+          'policyLoss',
+          'kl',
+          'entropy',
+          'clipFraction',
+          'approxKl',
+          'gradNorm',
+          'tokens',
+        ] as const) {
+          assert.ok(
+            Math.abs(acc.r[k] - whole.r[k]) < 1e-5,
+            `microBatchSize ${micro}: ${k} ${acc.r[k]} vs ${whole.r[k]}`,
+          );
         }
         assert.ok(whole.r.clipFraction > 0, 'the check covers clipped tokens');
-        const maxDiff = Math.max(...whole.weights.flatMap((w, i) => w.map((x, j) => Math.abs(x - acc.weights[i]![j]!))));
+        const maxDiff = Math.max(
+          ...whole.weights.flatMap((w, i) => w.map((x, j) => Math.abs(x - acc.weights[i]![j]!))),
+        );
         assert.ok(maxDiff < 1e-5, `microBatchSize ${micro}: weights differ by ${maxDiff}`);
       }
     });
@@ -204,20 +320,46 @@ describe('trainer: loss aggregation, KL and entropy', () => {
       // Groups 0 and 2 have rewards that were all equal (advantages 0); a mini-batch of group 2 alone has nothing to
       // score; epoch 2 moves the policy, so its ratios are off 1 and clip.
       const groups = [
-        { promptIds: [5, 9, 33], completions: [[3, 4], [6, 7, 8]] },
+        {
+          promptIds: [5, 9, 33],
+          completions: [
+            [3, 4],
+            [6, 7, 8],
+          ],
+        },
         { promptIds: [40, 41], completions: [[9], [10, 11, 12, 13], [14, 15]] },
         { promptIds: [7, 8, 9, 10, 11], completions: [[20, 21, 22], [23]] },
         { promptIds: [12, 13], completions: [[30, 31], [32]] },
       ];
       const advantages = [0, 0, 1.2, -0.6, -0.6, 0, 0, 1, -1];
-      const epochs = [[[0, 1], [2], [3]], [[3, 0], [1, 2]]];
+      const epochs = [
+        [[0, 1], [2], [3]],
+        [
+          [3, 0],
+          [1, 2],
+        ],
+      ];
       const runUpdate = async (scoreZeroAdvantageGroups: boolean) => {
         const model = await loadCheckpoint(await microCheckpoint());
         const opt = new AdamW(model.trainableVariables(), { lr: 5e-2, maxGradNorm: 1 });
         try {
-          const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation, klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0, microBatchSize: 3, scoreZeroAdvantageGroups };
+          const settings = {
+            clipLow: 0.2,
+            clipHigh: 0.2,
+            aggregation,
+            klCoef: 0,
+            entropyCoef: 0,
+            maxTokens: 8,
+            padId: 0,
+            microBatchSize: 3,
+            scoreZeroAdvantageGroups,
+          };
           const out = await ppoUpdate(model, opt, { groups, advantages, epochs }, settings);
-          return { out, weights: model.trainableVariables().map((v) => Array.from(v.dataSync())), steps: opt.stepCount };
+          return {
+            out,
+            weights: model.trainableVariables().map((v) => Array.from(v.dataSync())),
+            steps: opt.stepCount,
+          };
         } finally {
           opt.dispose();
           model.dispose();
@@ -234,14 +376,24 @@ describe('trainer: loss aggregation, KL and entropy', () => {
       assert.equal(skipped.out.scored_samples, 5, 'groups 1 and 3 only');
       assert.equal(skipped.out.scored_tokens, 2 * (1 + 4 + 2 + 2 + 1), 'their tokens, in both epochs');
       assert.ok(all.out.clip_fraction! > 0, 'the check covers clipped tokens');
-      const maxDiff = Math.max(...all.weights.flatMap((w, i) => w.map((x, j) => Math.abs(x - skipped.weights[i]![j]!))));
+      const maxDiff = Math.max(
+        ...all.weights.flatMap((w, i) => w.map((x, j) => Math.abs(x - skipped.weights[i]![j]!))),
+      );
       assert.ok(maxDiff < 1e-6, `weights differ by ${maxDiff}`);
     });
   }
 
   it('a loss with a KL or entropy term scores every group (their terms are not 0)', async () => {
     const { skipsGroup } = await import('../src/index.js');
-    const base = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean' as const, klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0 };
+    const base = {
+      clipLow: 0.2,
+      clipHigh: 0.2,
+      aggregation: 'token-mean' as const,
+      klCoef: 0,
+      entropyCoef: 0,
+      maxTokens: 8,
+      padId: 0,
+    };
     assert.equal(skipsGroup(base, [1, 0, 0, 0], 1, 3), true);
     assert.equal(skipsGroup(base, [1, 0, 0, 0], 0, 3), false, 'a nonzero advantage');
     assert.equal(skipsGroup({ ...base, klCoef: 0.1 }, [0, 0], 0, 2), false);
@@ -251,7 +403,11 @@ describe('trainer: loss aggregation, KL and entropy', () => {
 
   it('an RL update that ran out of wasm memory names the spec file and algorithm.microBatchSize', async () => {
     const { outOfMemoryHint } = await import('../src/policy-updates.js');
-    const hint = outOfMemoryHint(new Error("RL update of policy 'proposer' failed in its worker thread: memory access out of bounds"), '/x/team.yaml', 16) as Error;
+    const hint = outOfMemoryHint(
+      new Error("RL update of policy 'proposer' failed in its worker thread: memory access out of bounds"),
+      '/x/team.yaml',
+      16,
+    ) as Error;
     assert.equal(hint.name, 'ConfigError', 'user-facing: printed without a stack');
     assert.match(hint.message, /\/x\/team\.yaml.*algorithm\.microBatchSize \(now 16/s);
     assert.match(hint.message, /--resume/);
@@ -279,10 +435,22 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       assert.equal(tf.memory().numTensors, tensorsAfter, 'no tensor leaks across training steps');
       assert.equal(m3['loss/proposer/version'], 3);
       const metrics = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl'));
-      assert.deepEqual(metrics.map((m) => m.step), [1, 2]);
+      assert.deepEqual(
+        metrics.map((m) => m.step),
+        [1, 2],
+      );
       const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
       for (const m of metrics) {
-        for (const k of ['rollout/success_rate', 'rollout/zero_variance_fraction', 'loss/proposer/policy_loss', 'loss/executor/policy_loss', 'time/step', 'time/generate', 'time/update', 'time/overhead']) {
+        for (const k of [
+          'rollout/success_rate',
+          'rollout/zero_variance_fraction',
+          'loss/proposer/policy_loss',
+          'loss/executor/policy_loss',
+          'time/step',
+          'time/generate',
+          'time/update',
+          'time/overhead',
+        ]) {
           assert.equal(typeof m[k], 'number', `${k} in step ${m.step}`);
           assert.ok(Number.isFinite(m[k] as number), `${k} finite`);
         }
@@ -299,7 +467,10 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
         // on-policy: the trainer scores exactly the tokens, contexts and distribution (the proposer's at T = 0.5) the
         // sampler generated
         for (const p of ['proposer', 'executor']) {
-          assert.ok((m[`loss/${p}/sampler_gap_max`] as number) < 1e-4, `${p} sampler gap ${m[`loss/${p}/sampler_gap_max`]}`);
+          assert.ok(
+            (m[`loss/${p}/sampler_gap_max`] as number) < 1e-4,
+            `${p} sampler gap ${m[`loss/${p}/sampler_gap_max`]}`,
+          );
           assert.ok((m[`loss/${p}/sampler_gap_mean`] as number) <= (m[`loss/${p}/sampler_gap_max`] as number));
         }
       }
@@ -314,25 +485,43 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
   it('zeroVarianceGroups: skip trains only on groups with a signal; train also feeds the zero-advantage ones to the optimizer', async () => {
     const runOne = async (mode: 'skip' | 'train') => {
       // the proposer samples once per turn: its groups of one have no signal
-      const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 1, branches: 3, seatBranches: { proposer: 1 }, miniBatchSize: 3, zeroVarianceGroups: mode } });
+      const spec = await microTeamSpec({
+        mapping: 'per-role',
+        algorithm: { steps: 1, branches: 3, seatBranches: { proposer: 1 }, miniBatchSize: 3, zeroVarianceGroups: mode },
+      });
       const { trainer, out } = await train(spec);
       try {
-        return { trace: readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl')), m: readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')! };
+        return {
+          trace: readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl')),
+          m: readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')!,
+        };
       } finally {
         await trainer.dispose();
       }
     };
     const skip = await runOne('skip');
     const all = await runOne('train');
-    assert.deepEqual(skip.trace.map((r) => r.completion), all.trace.map((r) => r.completion), 'the same rollouts');
+    assert.deepEqual(
+      skip.trace.map((r) => r.completion),
+      all.trace.map((r) => r.completion),
+      'the same rollouts',
+    );
     for (const p of ['proposer', 'executor']) {
       const groups = new Map<string, number[]>();
-      for (const r of skip.trace.filter((t) => t.policy === p)) groups.set(JSON.stringify([r.instanceUid, r.turn]), [...(groups.get(JSON.stringify([r.instanceUid, r.turn])) ?? []), r.advantage!]);
+      for (const r of skip.trace.filter((t) => t.policy === p))
+        groups.set(JSON.stringify([r.instanceUid, r.turn]), [
+          ...(groups.get(JSON.stringify([r.instanceUid, r.turn])) ?? []),
+          r.advantage!,
+        ]);
       const signal = [...groups.values()].filter((a) => a.some((x) => x !== 0));
       const size = p === 'proposer' ? 1 : 3;
       assert.ok(groups.size > 0 && [...groups.values()].every((a) => a.length === size));
       assert.equal(skip.m[`loss/${p}/trained_samples`], signal.flat().length);
-      assert.equal(skip.m[`loss/${p}/optimizer_steps`], signal.length > 0 ? Math.ceil(signal.length / (3 / size)) : undefined, 'mini-batches of 3 sequences');
+      assert.equal(
+        skip.m[`loss/${p}/optimizer_steps`],
+        signal.length > 0 ? Math.ceil(signal.length / (3 / size)) : undefined,
+        'mini-batches of 3 sequences',
+      );
       assert.equal(all.m[`loss/${p}/trained_samples`], [...groups.values()].flat().length);
       assert.equal(all.m[`loss/${p}/optimizer_steps`], Math.ceil(groups.size / (3 / size)));
     }
@@ -345,7 +534,10 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     const displacement = (zeroStepsBefore: number, zeroStepsAfter: number): number => {
       const x = tf.variable(tf.scalar(0), true, `x${zeroStepsBefore}-${zeroStepsAfter}`);
       const opt = new AdamW([x], { lr: 1e-3 });
-      const step = (g: number) => tf.tidy(() => { opt.apply({ [x.name]: tf.scalar(g) }); });
+      const step = (g: number) =>
+        tf.tidy(() => {
+          opt.apply({ [x.name]: tf.scalar(g) });
+        });
       for (let i = 0; i < zeroStepsBefore; i++) step(0);
       step(1);
       for (let i = 0; i < zeroStepsAfter; i++) step(0);
@@ -362,12 +554,17 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
   });
 
   it('algorithm.seatBranches: the proposer samples once per turn and its groups of one train nothing; the executor keeps K', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 1, branches: 3, seatBranches: { proposer: 1 } } });
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      algorithm: { steps: 1, branches: 3, seatBranches: { proposer: 1 } },
+    });
     const { trainer, out } = await train(spec);
     try {
       const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
       const bySeat = (seat: string) => seatGroups(trace, seat);
-      assert.ok(bySeat('proposer').length > 0 && bySeat('proposer').every((g) => g.length === 1 && g[0]!.advantage === 0));
+      assert.ok(
+        bySeat('proposer').length > 0 && bySeat('proposer').every((g) => g.length === 1 && g[0]!.advantage === 0),
+      );
       assert.ok(bySeat('executor').length > 0 && bySeat('executor').every((g) => g.length === 3));
       const m = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')!;
       assert.equal(m['loss/proposer/trained_samples'], 0, 'nothing of the proposer is trained on');
@@ -379,7 +576,15 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
   });
 
   it('algorithm.freeze: the frozen executor plays and is traced with its groups, but neither the warm start nor RL changes its weights', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 2, branches: 3, freeze: ['executor'], warmStart: { demonstrations: 4, epochs: 1, miniBatchSize: 4 } } });
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      algorithm: {
+        steps: 2,
+        branches: 3,
+        freeze: ['executor'],
+        warmStart: { demonstrations: 4, epochs: 1, miniBatchSize: 4 },
+      },
+    });
     const weights = (t: Trainer, policy: string) => {
       const lm = t.handles.find((h) => h.name === policy)!.trainable!;
       return lm.model.trainableVariables().map((v) => Array.from(v.dataSync()));
@@ -389,7 +594,11 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     try {
       const before = { proposer: weights(trainer, 'proposer'), executor: weights(trainer, 'executor') };
       await trainer.run();
-      assert.deepEqual(weights(trainer, 'executor'), before.executor, 'the executor\'s weights are exactly those it started with');
+      assert.deepEqual(
+        weights(trainer, 'executor'),
+        before.executor,
+        "the executor's weights are exactly those it started with",
+      );
       assert.notDeepEqual(weights(trainer, 'proposer'), before.proposer, 'the proposer learned');
       const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
       const groups = seatGroups(trace, 'executor');
@@ -405,47 +614,101 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     } finally {
       await trainer.dispose();
     }
-    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: ['coder'] } }), /algorithm\.freeze\[0\]: no policy 'coder' in 'policies' \(the team's policies: proposer, executor\)/);
-    assert.throws(() => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: 'executor' } }), /algorithm\.freeze: must be array/);
-    assert.deepEqual(resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: undefined } }).freeze, [], 'default: none');
+    assert.throws(
+      () => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: ['coder'] } }),
+      /algorithm\.freeze\[0\]: no policy 'coder' in 'policies' \(the team's policies: proposer, executor\)/,
+    );
+    assert.throws(
+      () => resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: 'executor' } }),
+      /algorithm\.freeze: must be array/,
+    );
+    assert.deepEqual(
+      resolveTrainerConfig({ ...spec, algorithm: { ...spec.algorithm, freeze: undefined } }).freeze,
+      [],
+      'default: none',
+    );
   });
 
   it('algorithm.greedyBranch: branch 0 of each executor group is its greedy decision, scored with the group at the seat temperature', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', temperatures: { executor: 0.5 }, algorithm: { steps: 1, branches: 3, greedyBranch: { executor: true }, zeroVarianceGroups: 'train' } });
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      temperatures: { executor: 0.5 },
+      algorithm: { steps: 1, branches: 3, greedyBranch: { executor: true }, zeroVarianceGroups: 'train' },
+    });
     const { trainer, out } = await train(spec);
     try {
       const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
       const executor = trace.filter((r) => r.seat === 'executor');
-      assert.ok(executor.length > 0 && executor.every((r) => (r.greedy === true) === (r.branch === 0)), 'branch 0, and only it, is greedy');
+      assert.ok(
+        executor.length > 0 && executor.every((r) => (r.greedy === true) === (r.branch === 0)),
+        'branch 0, and only it, is greedy',
+      );
       assert.ok(trace.filter((r) => r.seat === 'proposer').every((r) => r.greedy === undefined));
       const m = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).find((r) => r.kind === 'train')!;
-      assert.equal(m['loss/executor/trained_samples'], executor.length, 'the greedy branch is trained on with its group');
+      assert.equal(
+        m['loss/executor/trained_samples'],
+        executor.length,
+        'the greedy branch is trained on with its group',
+      );
       // rollout/greedy_beaten/<seat>: the fraction of the seat's groups where a sample out-scored its greedy branch
       const groups = seatGroups(trace, 'executor');
-      const beaten = groups.filter((g) => g.some((r) => r.branch > 0 && r.reward > g.find((x) => x.branch === 0)!.reward)).length;
+      const beaten = groups.filter((g) =>
+        g.some((r) => r.branch > 0 && r.reward > g.find((x) => x.branch === 0)!.reward),
+      ).length;
       assert.equal(m['rollout/greedy_beaten/executor'], beaten / groups.length);
       assert.equal(m['rollout/greedy_beaten/proposer'], undefined, 'the proposer has no greedy branch');
       // its log-probs are of the distribution its group is scored at (T = 0.5), like the sampled branches'
-      assert.ok((m['loss/executor/sampler_gap_max'] as number) < 1e-4, `sampler gap ${m['loss/executor/sampler_gap_max']}`);
+      assert.ok(
+        (m['loss/executor/sampler_gap_max'] as number) < 1e-4,
+        `sampler gap ${m['loss/executor/sampler_gap_max']}`,
+      );
     } finally {
       await trainer.dispose();
     }
     const plain = { ...spec, algorithm: { ...spec.algorithm } };
-    assert.equal(resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: undefined } }).greedyBranch, false, 'default: no greedy branch');
-    assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: { coder: true } } }), /algorithm\.greedyBranch\.coder: no seat 'coder' in 'seats'/);
-    assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, name: 'grpo-naive', greedyBranch: true } }), /algorithm\.greedyBranch: the greedy branch is a branch of AT-GRPO's tree; 'grpo-naive' has none/);
-    assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: 'yes' } }), /algorithm\.greedyBranch: must be boolean/);
-    assert.throws(() => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: false, selection: 'greedy' } }), /algorithm\.selection: 'greedy' continues each seat from its greedy branch; set algorithm\.greedyBranch/);
+    assert.equal(
+      resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: undefined } }).greedyBranch,
+      false,
+      'default: no greedy branch',
+    );
+    assert.throws(
+      () => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: { coder: true } } }),
+      /algorithm\.greedyBranch\.coder: no seat 'coder' in 'seats'/,
+    );
+    assert.throws(
+      () =>
+        resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, name: 'grpo-naive', greedyBranch: true } }),
+      /algorithm\.greedyBranch: the greedy branch is a branch of AT-GRPO's tree; 'grpo-naive' has none/,
+    );
+    assert.throws(
+      () => resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: 'yes' } }),
+      /algorithm\.greedyBranch: must be boolean/,
+    );
+    assert.throws(
+      () =>
+        resolveTrainerConfig({ ...plain, algorithm: { ...plain.algorithm, greedyBranch: false, selection: 'greedy' } }),
+      /algorithm\.selection: 'greedy' continues each seat from its greedy branch; set algorithm\.greedyBranch/,
+    );
   });
 
-  it('algorithm.selection: greedy: the tree continues from the executor\'s greedy branch, the proposer from its best', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 1, branches: 3, greedyBranch: { executor: true }, selection: 'greedy' } });
+  it("algorithm.selection: greedy: the tree continues from the executor's greedy branch, the proposer from its best", async () => {
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      algorithm: { steps: 1, branches: 3, greedyBranch: { executor: true }, selection: 'greedy' },
+    });
     const { trainer, out } = await train(spec);
     try {
       const trace = readJsonl<TraceRecord & { step: number }>(join(out, 'trace.jsonl'));
       const selected = (seat: string) => trace.filter((r) => r.seat === seat && r.selected);
-      assert.ok(selected('executor').length > 0 && selected('executor').every((r) => r.branch === 0 && r.greedy === true));
-      for (const g of seatGroups(trace, 'proposer')) assert.equal(g.find((r) => r.selected)!.reward, Math.max(...g.map((r) => r.reward)), 'the proposer selects its best branch');
+      assert.ok(
+        selected('executor').length > 0 && selected('executor').every((r) => r.branch === 0 && r.greedy === true),
+      );
+      for (const g of seatGroups(trace, 'proposer'))
+        assert.equal(
+          g.find((r) => r.selected)!.reward,
+          Math.max(...g.map((r) => r.reward)),
+          'the proposer selects its best branch',
+        );
     } finally {
       await trainer.dispose();
     }
@@ -453,7 +716,11 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
 
   it('scores each seat at its sampling temperature (loss.logprobTemperature: sampling), or at 1 with `model`', async () => {
     const runOne = async (mode: 'sampling' | 'model') => {
-      const spec = await microTeamSpec({ mapping: 'per-role', temperatures: { proposer: 0.5 }, algorithm: { steps: 1, loss: { logprobTemperature: mode } } });
+      const spec = await microTeamSpec({
+        mapping: 'per-role',
+        temperatures: { proposer: 0.5 },
+        algorithm: { steps: 1, loss: { logprobTemperature: mode } },
+      });
       const out = outDir();
       const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
       try {
@@ -461,16 +728,28 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
         await trainer.run();
         const params = (seat: string): Float32Array[] => paramsOf(trainer.team.policies.get(seat) as CausalLmPolicy);
         const trace = readJsonl<TraceRecord>(join(out, 'trace.jsonl'));
-        return { proposer: params('proposer'), executor: params('executor'), metrics: readJsonl<MetricsRecord>(join(out, 'metrics.jsonl'))[0]!, trace };
+        return {
+          proposer: params('proposer'),
+          executor: params('executor'),
+          metrics: readJsonl<MetricsRecord>(join(out, 'metrics.jsonl'))[0]!,
+          trace,
+        };
       } finally {
         await trainer.dispose();
       }
     };
     const scaled = await runOne('sampling');
     const raw = await runOne('model');
-    assert.deepEqual(raw.trace.map((t) => [t.completion, t.reward]), scaled.trace.map((t) => [t.completion, t.reward]), 'the same rollouts');
+    assert.deepEqual(
+      raw.trace.map((t) => [t.completion, t.reward]),
+      scaled.trace.map((t) => [t.completion, t.reward]),
+      'the same rollouts',
+    );
     assert.ok(same(raw.executor, scaled.executor), 'the executor samples at T = 1: the same update either way');
-    assert.ok(!same(raw.proposer, scaled.proposer), 'the proposer samples at T = 0.5: its update depends on the scored distribution');
+    assert.ok(
+      !same(raw.proposer, scaled.proposer),
+      'the proposer samples at T = 0.5: its update depends on the scored distribution',
+    );
     // the sampler gap is reported where the trainer scores the sampled distribution, and is then float rounding
     assert.ok((scaled.metrics['loss/proposer/sampler_gap_max'] as number) < 1e-4);
     assert.equal(raw.metrics['loss/proposer/sampler_gap_max'], undefined);
@@ -502,20 +781,34 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
           const g = recs.slice(i, i + K);
           groups++;
           assert.equal(g.length, K, `${episodeId}: K samples per group`);
-          assert.ok(g.every((r) => r.turn === g[0]!.turn && r.seat === g[0]!.seat && r.instanceUid === g[0]!.instanceUid));
-          assert.deepEqual(g.map((r) => r.branch), [0, 1, 2]);
+          assert.ok(
+            g.every((r) => r.turn === g[0]!.turn && r.seat === g[0]!.seat && r.instanceUid === g[0]!.instanceUid),
+          );
+          assert.deepEqual(
+            g.map((r) => r.branch),
+            [0, 1, 2],
+          );
           for (const r of g) assert.deepEqual(r.prompt, g[0]!.prompt, 'one prompt per group');
           const expected = groupAdvantages(g.map((r) => r.reward));
-          g.forEach((r, c) => assert.ok(Math.abs(r.advantage! - expected[c]!) < 1e-6, `advantage ${r.advantage} vs ${expected[c]}`));
+          g.forEach((r, c) =>
+            assert.ok(Math.abs(r.advantage! - expected[c]!) < 1e-6, `advantage ${r.advantage} vs ${expected[c]}`),
+          );
           const sel = g.filter((r) => r.selected);
           assert.equal(sel.length, 1, 'exactly one selected branch');
           assert.equal(sel[0]!.reward, Math.max(...g.map((r) => r.reward)), 'the selected branch has the max reward');
           // the prompt is the role's prompt of the state reached through the previously selected branches
           const seat = trainer.team.seats.find((s) => s.name === g[0]!.seat)!;
           const ctx = { seat: seat.name, actionType: env.seats.find((s) => s.name === seat.name)!.actionType };
-          assert.deepEqual(g[0]!.prompt, seat.role.prompt(env.observe(state, seat.name), ctx), `${episodeId} t${g[0]!.turn} ${seat.name}: prompt from the selected state`);
+          assert.deepEqual(
+            g[0]!.prompt,
+            seat.role.prompt(env.observe(state, seat.name), ctx),
+            `${episodeId} t${g[0]!.turn} ${seat.name}: prompt from the selected state`,
+          );
           const chosen = sel[0]!;
-          const move: Move = chosen.parseError === null ? { kind: 'action', action: chosen.action, text: chosen.completion } : { kind: 'invalid', error: chosen.parseError, text: chosen.completion };
+          const move: Move =
+            chosen.parseError === null
+              ? { kind: 'action', action: chosen.action, text: chosen.completion }
+              : { kind: 'invalid', error: chosen.parseError, text: chosen.completion };
           state = (await env.step(state, seat.name, move)).state;
         }
       }
@@ -527,7 +820,8 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       for (const split of ['validation', 'test'] as const) {
         const ev = await trainer.evaluate(split, 12);
         assert.equal(ev.episodes, 12);
-        for (const key of ev.instanceKeys) assert.ok(!trainKeys.has(key.slice(0, 12)), `${split} instance ${key} is not a train instance`);
+        for (const key of ev.instanceKeys)
+          assert.ok(!trainKeys.has(key.slice(0, 12)), `${split} instance ${key} is not a train instance`);
         for (let i = 0; i < 40; i++) {
           const k = env.instanceKey(env.instance('train', i, spec.seed));
           assert.ok(!ev.instanceKeys.includes(k));
@@ -539,7 +833,10 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
   });
 
   it('grpo-naive: K independent rollouts per instance, one group per instance, trained on last-turn samples only', async () => {
-    const spec = await microTeamSpec({ mapping: 'shared', algorithm: { name: 'grpo-naive', branches: 3, batchSize: 2, steps: 1 } });
+    const spec = await microTeamSpec({
+      mapping: 'shared',
+      algorithm: { name: 'grpo-naive', branches: 3, batchSize: 2, steps: 1 },
+    });
     const out = outDir();
     const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true });
     try {
@@ -547,13 +844,21 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       const trace = readJsonl<TraceRecord>(join(out, 'trace.jsonl'));
       const episodes = new Set(trace.map((r) => r.episodeId));
       assert.equal(episodes.size, 6, 'B·K episodes');
-      assert.ok(trace.every((r) => r.branch === 0), 'one branch per episode');
+      assert.ok(
+        trace.every((r) => r.branch === 0),
+        'one branch per episode',
+      );
       for (const uid of new Set(trace.map((r) => r.instanceUid))) {
         const recs = trace.filter((r) => r.instanceUid === uid);
         const lastTurn = new Map<string, number>();
         for (const r of recs) lastTurn.set(r.episodeId, Math.max(lastTurn.get(r.episodeId) ?? -1, r.turn));
         const kept = recs.filter((r) => r.turn === lastTurn.get(r.episodeId));
-        for (const r of recs) assert.equal(r.advantage === null, r.turn !== lastTurn.get(r.episodeId), 'only last-turn samples carry an advantage');
+        for (const r of recs)
+          assert.equal(
+            r.advantage === null,
+            r.turn !== lastTurn.get(r.episodeId),
+            'only last-turn samples carry an advantage',
+          );
         const expected = groupAdvantages(kept.map((r) => r.reward));
         kept.forEach((r, i) => assert.ok(Math.abs(r.advantage! - expected[i]!) < 1e-6));
       }
@@ -571,11 +876,13 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       const prop = trainer.team.policies.get('proposer') as CausalLmPolicy;
       const exec = trainer.team.policies.get('executor') as CausalLmPolicy;
       const base0 = [paramsOf(prop), paramsOf(exec)];
-      const p0 = loraOf(prop), e0 = loraOf(exec);
+      const p0 = loraOf(prop),
+        e0 = loraOf(exec);
       // collect one step's samples without training (algorithm 'none' path: step() with updates skipped)
       const samples = (await trainer.step(1), readJsonl<TraceRecord>(join(trainer.options.outDir, 'trace.jsonl')));
       assert.ok(samples.length > 0);
-      const p1 = loraOf(prop), e1 = loraOf(exec);
+      const p1 = loraOf(prop),
+        e1 = loraOf(exec);
       assert.ok(!same(p0, p1) && !same(e0, e1), 'a full step updates both adapters');
       assert.ok(same(base0[0]!, paramsOf(prop)) && same(base0[1]!, paramsOf(exec)), 'base weights are frozen');
       // Now feed ONLY the proposer seat's samples (with token ids, from a fresh step's rollout) through the router.
@@ -595,20 +902,37 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
   });
 
   it('resumes after a stop: weights, optimizer, RNG, step counter and replay queue restored; metrics equal the uninterrupted run; logs truncated past the checkpoint', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, replay: { fraction: 0.5 }, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } } });
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      algorithm: {
+        steps: 4,
+        replay: { fraction: 0.5 },
+        warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 },
+      },
+    });
     const full = await train(spec);
     await full.trainer.dispose();
-    assert.deepEqual(await listCheckpoints(full.out), [0, 3, 4], 'the 2 newest checkpoints, and step 0: the warm start');
+    assert.deepEqual(
+      await listCheckpoints(full.out),
+      [0, 3, 4],
+      'the 2 newest checkpoints, and step 0: the warm start',
+    );
     const part = await train(spec, { steps: 2 });
     await part.trainer.dispose();
     // a crash after step 3's logs were appended but before its checkpoint: torn records beyond the checkpoint
-    appendFileSync(join(part.out, 'metrics.jsonl'), JSON.stringify({ step: 3, kind: 'train', 'rollout/success_rate': 0.5 }) + '\n{"step": 3, "ki');
+    appendFileSync(
+      join(part.out, 'metrics.jsonl'),
+      JSON.stringify({ step: 3, kind: 'train', 'rollout/success_rate': 0.5 }) + '\n{"step": 3, "ki',
+    );
     appendFileSync(join(part.out, 'trace.jsonl'), JSON.stringify({ step: 3, instanceUid: 'x' }) + '\n');
     const resumed = await train(spec, { out: part.out, steps: 4, resume: true });
     await resumed.trainer.dispose();
     const a = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl')).map(stable);
     const b = readJsonl<MetricsRecord>(join(part.out, 'metrics.jsonl')).map(stable);
-    assert.deepEqual(b.map((m) => m.step), [0, 1, 2, 3, 4]);
+    assert.deepEqual(
+      b.map((m) => m.step),
+      [0, 1, 2, 3, 4],
+    );
     assert.equal(b.length, a.length);
     // Rollout numbers (rewards, success, counts) and losses are identical (test/resume.test.ts checks more settings).
     for (let i = 0; i < a.length; i++) assert.deepEqual(b[i], a[i], `step ${a[i]!.step}`);
@@ -618,20 +942,43 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     // algorithm.replay: the untrained micro team fails, so from step 2 on one of the two instances is a failed one again
     const replayed = [...new Set(ta.filter((r) => r.instanceUid.includes('/replay-')).map((r) => r.instanceUid))];
     assert.ok(replayed.length >= 2, `replayed instances: ${replayed.join(', ')}`);
-    assert.ok(replayed.every((u) => /^step-[2-4]\/replay-[12]\/train\/[0-9]+\//.test(u)), replayed.join(', '));
-    assert.deepEqual(a.filter((m) => m.kind === 'train').map((m) => m['rollout/replayed']), [0, 1, 1, 1]);
+    assert.ok(
+      replayed.every((u) => /^step-[2-4]\/replay-[12]\/train\/[0-9]+\//.test(u)),
+      replayed.join(', '),
+    );
+    assert.deepEqual(
+      a.filter((m) => m.kind === 'train').map((m) => m['rollout/replayed']),
+      [0, 1, 1, 1],
+    );
     // a fresh run refuses a folder that holds one
-    await assert.rejects(Trainer.create(spec, { outDir: part.out }).then(async (t) => { try { await t.run(); } finally { await t.dispose(); } }), /--resume/);
+    await assert.rejects(
+      Trainer.create(spec, { outDir: part.out }).then(async (t) => {
+        try {
+          await t.run();
+        } finally {
+          await t.dispose();
+        }
+      }),
+      /--resume/,
+    );
   });
 
   it('stops at the sample budget: the first step boundary at or past it, checkpointed between checkpoint steps, counted across a resume (also from metrics.jsonl for older checkpoints)', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, checkpointEvery: 2, keepCheckpoints: 10 } });
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      algorithm: { steps: 4, checkpointEvery: 2, keepCheckpoints: 10 },
+    });
     const full = await train(spec);
     await full.trainer.dispose();
-    const perStep = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl')).filter((m) => m.kind === 'train').map((m) => m['rollout/samples'] as number);
+    const perStep = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl'))
+      .filter((m) => m.kind === 'train')
+      .map((m) => m['rollout/samples'] as number);
     assert.equal(perStep.length, 4);
     assert.equal(full.result.stoppedBy, 'steps');
-    assert.equal(full.result.samplesGenerated, perStep.reduce((a, b) => a + b, 0));
+    assert.equal(
+      full.result.samplesGenerated,
+      perStep.reduce((a, b) => a + b, 0),
+    );
     const upTo = (n: number): number => perStep.slice(0, n).reduce((a, b) => a + b, 0);
     const budget = upTo(2) + 1; // step 3 is needed to reach it, step 4 is not
 
@@ -640,7 +987,11 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.equal(capped.result.stoppedBy, 'sample-budget');
     assert.equal(capped.result.steps, 3);
     assert.equal(capped.result.samplesGenerated, upTo(3));
-    assert.deepEqual(await listCheckpoints(capped.out), [0, 2, 3], 'step 3 is checkpointed though checkpointEvery is 2');
+    assert.deepEqual(
+      await listCheckpoints(capped.out),
+      [0, 2, 3],
+      'step 3 is checkpointed though checkpointEvery is 2',
+    );
     const state = JSON.parse(readFileSync(join(capped.out, 'checkpoints', 'step-3', 'trainer-state.json'), 'utf8'));
     assert.equal(state.samplesGenerated, upTo(3));
     // exactly the budget is reached: no further step
@@ -667,7 +1018,10 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
   });
 
   it('algorithm.keepBest: the step of the best validation success (ties: the earlier) is checkpointed, named in best.json and never pruned; a resume keeps it', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 4, evalEvery: 1, evalEpisodes: 6, checkpointEvery: 3, keepCheckpoints: 1, keepBest: true } });
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      algorithm: { steps: 4, evalEvery: 1, evalEpisodes: 6, checkpointEvery: 3, keepCheckpoints: 1, keepBest: true },
+    });
     const full = await train(spec);
     await full.trainer.dispose();
     const steps = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
@@ -682,10 +1036,23 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     }
     const bestStep = best + 1;
     const record = JSON.parse(readFileSync(join(full.out, 'checkpoints', 'best.json'), 'utf8'));
-    assert.deepEqual(record, { format: 1, step: bestStep, checkpoint: `step-${bestStep}`, split: 'validation', success_rate: success[best] });
-    assert.deepEqual(full.result.best, { step: bestStep, successRate: success[best], dir: join(full.out, 'checkpoints', `step-${bestStep}`) });
+    assert.deepEqual(record, {
+      format: 1,
+      step: bestStep,
+      checkpoint: `step-${bestStep}`,
+      split: 'validation',
+      success_rate: success[best],
+    });
+    assert.deepEqual(full.result.best, {
+      step: bestStep,
+      successRate: success[best],
+      dir: join(full.out, 'checkpoints', `step-${bestStep}`),
+    });
     // keepCheckpoints 1 keeps only the newest step, besides the best (written though checkpointEvery is 3)
-    assert.deepEqual(await listCheckpoints(full.out), [...new Set([bestStep, 4])].sort((a, b) => a - b));
+    assert.deepEqual(
+      await listCheckpoints(full.out),
+      [...new Set([bestStep, 4])].sort((a, b) => a - b),
+    );
     // resumed after step 2, the best so far travels in the checkpoint and the run ends with the same best
     const part = await train(spec, { steps: 2 });
     await part.trainer.dispose();
@@ -696,8 +1063,19 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     // a better evaluation moves the best: the old best's folder is pruned like any other, the new one stays
     const moved = outDir();
     const state = JSON.parse(readFileSync(join(full.out, 'checkpoints', 'step-4', 'trainer-state.json'), 'utf8'));
-    for (const [step, bestAt] of [[1, 1], [2, 1], [3, 3], [4, 3], [5, 3]] as const) {
-      await saveTrainerCheckpoint(moved, [], { ...state, step, warmStarted: false, best: { step: bestAt, successRate: bestAt / 10 } }, 1);
+    for (const [step, bestAt] of [
+      [1, 1],
+      [2, 1],
+      [3, 3],
+      [4, 3],
+      [5, 3],
+    ] as const) {
+      await saveTrainerCheckpoint(
+        moved,
+        [],
+        { ...state, step, warmStarted: false, best: { step: bestAt, successRate: bestAt / 10 } },
+        1,
+      );
     }
     assert.deepEqual(await listCheckpoints(moved), [3, 5]);
     assert.equal(JSON.parse(readFileSync(join(moved, 'checkpoints', 'best.json'), 'utf8')).checkpoint, 'step-3');
@@ -706,10 +1084,20 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.deepEqual(await listCheckpoints(moved), [6], 'without keepBest the best step is pruned like the others');
     // without periodic evaluations there is nothing to choose by
     const algorithm = { name: 'at-grpo', branches: 2, batchSize: 2, steps: 4, concurrency: 2 } as const;
-    assert.throws(() => resolveTrainerConfig({ file: 'team.yaml', algorithm: { ...algorithm, keepBest: true } as never }),
-      (err: unknown) => err instanceof TrainerConfigError && /team\.yaml/.test(err.message) && /algorithm\.keepBest/.test(err.message) && /evalEvery/.test(err.message));
+    assert.throws(
+      () => resolveTrainerConfig({ file: 'team.yaml', algorithm: { ...algorithm, keepBest: true } as never }),
+      (err: unknown) =>
+        err instanceof TrainerConfigError &&
+        /team\.yaml/.test(err.message) &&
+        /algorithm\.keepBest/.test(err.message) &&
+        /evalEvery/.test(err.message),
+    );
     assert.equal(resolveTrainerConfig({ file: 'team.yaml', algorithm }).keepBest, false);
-    assert.equal(resolveTrainerConfig({ file: 'team.yaml', algorithm: { ...algorithm, evalEvery: 2, keepBest: true } as never }).keepBest, true);
+    assert.equal(
+      resolveTrainerConfig({ file: 'team.yaml', algorithm: { ...algorithm, evalEvery: 2, keepBest: true } as never })
+        .keepBest,
+      true,
+    );
   });
 
   it('a decaying lr schedule runs over the sample budget when there is one (the warm-up over steps)', async () => {
@@ -717,7 +1105,9 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 20, lr: 1e-2, lrSchedule } });
     const probe = await train(spec, { steps: 3 });
     await probe.trainer.dispose();
-    const first = readJsonl<MetricsRecord>(join(probe.out, 'metrics.jsonl')).filter((m) => m.kind === 'train').map((m) => m['rollout/samples'] as number);
+    const first = readJsonl<MetricsRecord>(join(probe.out, 'metrics.jsonl'))
+      .filter((m) => m.kind === 'train')
+      .map((m) => m['rollout/samples'] as number);
     const budget = first[0]! + first[1]! + 1; // three steps
     const { out, result, trainer } = await train(spec, { sampleBudget: budget });
     await trainer.dispose();
@@ -727,12 +1117,18 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     for (const [i, m] of train3.entries()) {
       // step 1 warms up (1e-2 · 1/1); steps 2, 3 decay linearly over the budget from the samples generated before them
       const want = i === 0 ? 1e-2 : 1e-2 * (1 - before[i]! / budget);
-      assert.ok(Math.abs((m['loss/proposer/lr'] as number) - want) < 1e-9, `step ${i + 1}: lr ${m['loss/proposer/lr']} vs ${want}`);
+      assert.ok(
+        Math.abs((m['loss/proposer/lr'] as number) - want) < 1e-9,
+        `step ${i + 1}: lr ${m['loss/proposer/lr']} vs ${want}`,
+      );
       assert.equal(m['loss/executor/lr'], m['loss/proposer/lr']);
     }
     // without a budget the decay runs over the steps (--steps 3: step 3 is half way)
     const steps = readJsonl<MetricsRecord>(join(probe.out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
-    assert.deepEqual(steps.map((m) => m['loss/proposer/lr']), [1e-2, 1e-2, 0.5e-2]);
+    assert.deepEqual(
+      steps.map((m) => m['loss/proposer/lr']),
+      [1e-2, 1e-2, 0.5e-2],
+    );
   });
 
   it('one trainer per run folder: a second one on the folder is refused until the first is disposed', async () => {
@@ -742,7 +1138,10 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     const second = await Trainer.create(spec, { outDir: out, skipFinalEval: true, resume: true });
     try {
       await first.prepare();
-      await assert.rejects(second.run(), (err: Error) => err.name === 'FolderLockError' && err.message.includes(`${out} is in use by this process`));
+      await assert.rejects(
+        second.run(),
+        (err: Error) => err.name === 'FolderLockError' && err.message.includes(`${out} is in use by this process`),
+      );
     } finally {
       await second.dispose();
       await first.dispose();
@@ -753,8 +1152,11 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.equal(again.result.steps, 1);
   });
 
-  it('evaluates the start of RL on the final evaluation\'s episodes and compares the final model with it episode by episode, also after a resume', async () => {
-    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { steps: 2, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } } });
+  it("evaluates the start of RL on the final evaluation's episodes and compares the final model with it episode by episode, also after a resume", async () => {
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      algorithm: { steps: 2, warmStart: { demonstrations: 3, epochs: 1, lr: 1e-2, miniBatchSize: 4 } },
+    });
     const run = async (out: string, steps: number, resume = false) => {
       const t = await Trainer.create(spec, { outDir: out, steps, ...(resume ? { resume: true } : {}) });
       try {
@@ -774,7 +1176,10 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     const base = metrics.find((m) => m.kind === 'baseline')!;
     assert.equal(base.step, 0);
     assert.equal(base['baseline_test/success_rate'], kept.successRate);
-    assert.ok(metrics.indexOf(base) < metrics.findIndex((m) => m.kind === 'train'), 'the baseline is evaluated before the first RL step');
+    assert.ok(
+      metrics.indexOf(base) < metrics.findIndex((m) => m.kind === 'train'),
+      'the baseline is evaluated before the first RL step',
+    );
     const final = metrics.find((m) => m.kind === 'final')!;
     assert.ok(result.baseline && result.finalEval);
     const c = result.baseline.comparison;
@@ -783,7 +1188,10 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
     assert.equal(final['compare/gained'], c.gained);
     assert.equal(final['compare/lost'], c.lost);
     assert.equal(final['eval_test/success_rate'], c.after);
-    assert.match(buildReport(out, 'micro').markdown, /Against the model RL started from \(after the warm start; the same 4 episodes\)/);
+    assert.match(
+      buildReport(out, 'micro').markdown,
+      /Against the model RL started from \(after the warm start; the same 4 episodes\)/,
+    );
     // a run stopped after step 1 and resumed still compares against the baseline of its start
     const part = outDir();
     await run(part, 1);
@@ -814,7 +1222,19 @@ describe('trainer: kill -9 and resume', function () {
     const full = await train(spec);
     await full.trainer.dispose();
     const out = outDir();
-    const child = spawn(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', fileURLToPath(new URL('./trainer-kill-child.ts', import.meta.url)), spec.file, out, '5'], { stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      [
+        '--conditions=troupe:source',
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('./trainer-kill-child.ts', import.meta.url)),
+        spec.file,
+        out,
+        '5',
+      ],
+      { stdio: 'ignore' },
+    );
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     // kill it as soon as step 2's checkpoint exists (it is then inside step 3)
     for (;;) {
@@ -831,11 +1251,18 @@ describe('trainer: kill -9 and resume', function () {
     await resumed.trainer.dispose();
     const a = readJsonl<MetricsRecord>(join(full.out, 'metrics.jsonl')).map(stable);
     const b = readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')).map(stable);
-    assert.deepEqual(b.map((m) => m.step), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      b.map((m) => m.step),
+      [1, 2, 3, 4, 5],
+    );
     for (let i = 0; i < a.length; i++) {
       for (const [k, v] of Object.entries(a[i]!)) {
         const w = b[i]![k];
-        if (typeof v === 'number' && k.startsWith('loss/')) assert.ok(Math.abs(v - (w as number)) <= 1e-4 * Math.max(1, Math.abs(v)), `step ${a[i]!.step} ${k}: ${v} vs ${w}`);
+        if (typeof v === 'number' && k.startsWith('loss/'))
+          assert.ok(
+            Math.abs(v - (w as number)) <= 1e-4 * Math.max(1, Math.abs(v)),
+            `step ${a[i]!.step} ${k}: ${v} vs ${w}`,
+          );
         else assert.deepEqual(w, v, `step ${a[i]!.step} ${k}`);
       }
     }
@@ -850,8 +1277,16 @@ async function rolloutSamples(trainer: Trainer, step: number) {
   const { planEpisodes, runEpisodes, collectEpisodes } = await import('@troupe/kernel');
   const c = trainer.config;
   const contexts = planEpisodes({
-    environment: trainer.environment, split: 'train', count: c.batchSize, startIndex: (step - 1) * c.batchSize, seed: 99 + step,
-    instanceSeed: trainer.spec.seed, uidPrefix: `probe-${step}/`, branches: c.branches, seats: trainer.seats, reward: trainer.team.reward,
+    environment: trainer.environment,
+    split: 'train',
+    count: c.batchSize,
+    startIndex: (step - 1) * c.batchSize,
+    seed: 99 + step,
+    instanceSeed: trainer.spec.seed,
+    uidPrefix: `probe-${step}/`,
+    branches: c.branches,
+    seats: trainer.seats,
+    reward: trainer.team.reward,
     grammar: c.constrainedDecoding,
   });
   return (await collectEpisodes(runEpisodes(contexts, { concurrency: 2 }))).flatMap((e) => e.steps);
@@ -860,9 +1295,15 @@ async function rolloutSamples(trainer: Trainer, step: number) {
 describe('trainer: train-instance schedule (algorithm.replay)', () => {
   it('without replay, step n plays instances (n - 1)·B … n·B - 1 and nothing is queued', () => {
     const s = new InstanceSchedule({ fraction: 0, maxReplays: 2 });
-    assert.deepEqual(s.next(3), [0, 1, 2].map((index) => ({ index, replays: 0 })));
+    assert.deepEqual(
+      s.next(3),
+      [0, 1, 2].map((index) => ({ index, replays: 0 })),
+    );
     s.record([0, 1, 2].map((index) => ({ index, replays: 0, success: false })));
-    assert.deepEqual(s.next(3).map((x) => x.index), [3, 4, 5]);
+    assert.deepEqual(
+      s.next(3).map((x) => x.index),
+      [3, 4, 5],
+    );
     assert.equal(s.queued, 0);
   });
 
@@ -871,17 +1312,35 @@ describe('trainer: train-instance schedule (algorithm.replay)', () => {
     const first = s.next(4);
     s.record(first.map((x) => ({ ...x, success: x.index % 2 === 0 }))); // 1 and 3 failed
     const second = s.next(4);
-    assert.deepEqual(second, [{ index: 4, replays: 0 }, { index: 5, replays: 0 }, { index: 1, replays: 1 }, { index: 3, replays: 1 }]);
+    assert.deepEqual(second, [
+      { index: 4, replays: 0 },
+      { index: 5, replays: 0 },
+      { index: 1, replays: 1 },
+      { index: 3, replays: 1 },
+    ]);
     s.record(second.map((x) => ({ ...x, success: x.index === 3 }))); // 4, 5 and 1 failed again
-    assert.deepEqual(s.state(), { nextIndex: 6, queue: [{ index: 4, replays: 1 }, { index: 5, replays: 1 }, { index: 1, replays: 2 }] });
+    assert.deepEqual(s.state(), {
+      nextIndex: 6,
+      queue: [
+        { index: 4, replays: 1 },
+        { index: 5, replays: 1 },
+        { index: 1, replays: 2 },
+      ],
+    });
     const third = s.next(5); // floor(0.5 × 5) = 2 replays
-    assert.deepEqual(third.map((x) => `${x.index}/${x.replays}`), ['6/0', '7/0', '8/0', '4/1', '5/1']);
+    assert.deepEqual(
+      third.map((x) => `${x.index}/${x.replays}`),
+      ['6/0', '7/0', '8/0', '4/1', '5/1'],
+    );
     const resumed = new InstanceSchedule({ fraction: 0.5, maxReplays: 2 }, s.state());
     s.record(third.map((x) => ({ ...x, success: false })));
     resumed.record(third.map((x) => ({ ...x, success: false })));
     assert.deepEqual(resumed.state(), s.state(), 'a schedule rebuilt from its state continues identically');
     const fourth = s.next(4);
-    assert.deepEqual(fourth.slice(2), [{ index: 1, replays: 2 }, { index: 6, replays: 1 }]);
+    assert.deepEqual(fourth.slice(2), [
+      { index: 1, replays: 2 },
+      { index: 6, replays: 1 },
+    ]);
     s.record(fourth.map((x) => ({ ...x, success: false })));
     assert.ok(!s.state().queue.some((q) => q.index === 1), 'an instance failed after its last replay leaves for good');
   });

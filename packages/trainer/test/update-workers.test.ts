@@ -8,11 +8,17 @@ import { Trainer, type MetricsRecord, type PolicyHandle } from '../src/index.js'
 import { UpdateWorker } from '../src/update-thread.js';
 import { microCheckpoint, microTeamSpec } from './trainer-helpers.js';
 
-const readJsonl = <T>(file: string): T[] => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+const readJsonl = <T>(file: string): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'troupe-update-workers-'));
 /** Metrics without the wall-clock fields and the thread count (the only things the worker count may change). */
 const stable = (m: MetricsRecord): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('perf/') && k !== 'update/workers'));
+  Object.fromEntries(
+    Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('perf/') && k !== 'update/workers'),
+  );
 
 /** What a finished run leaves: its logs, each policy's weights, optimizer moments and step count. */
 interface RunResult {
@@ -23,10 +29,18 @@ interface RunResult {
 }
 
 /** Runs (or resumes) a per-role micro team in `out`; returns what it left, then disposes the trainer. */
-async function train(algorithm: Record<string, unknown>, options: { out?: string; steps?: number; resume?: boolean } = {}): Promise<RunResult & { out: string }> {
+async function train(
+  algorithm: Record<string, unknown>,
+  options: { out?: string; steps?: number; resume?: boolean } = {},
+): Promise<RunResult & { out: string }> {
   const spec = await microTeamSpec({ mapping: 'per-role', algorithm });
   const out = options.out ?? outDir();
-  const trainer = await Trainer.create(spec, { outDir: out, skipFinalEval: true, ...(options.steps !== undefined ? { steps: options.steps } : {}), ...(options.resume ? { resume: true } : {}) });
+  const trainer = await Trainer.create(spec, {
+    outDir: out,
+    skipFinalEval: true,
+    ...(options.steps !== undefined ? { steps: options.steps } : {}),
+    ...(options.resume ? { resume: true } : {}),
+  });
   try {
     await trainer.run();
     const trainable = trainer.handles.filter((h): h is PolicyHandle & { trainable: CausalLmPolicy } => !!h.trainable);
@@ -36,10 +50,12 @@ async function train(algorithm: Record<string, unknown>, options: { out?: string
       metrics: readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')),
       trace: readJsonl<TraceRecord>(join(out, 'trace.jsonl')),
       weights: new Map(trainable.map((h) => [h.name, h.trainable.model.exportTensors()])),
-      moments: new Map(trainable.map((h) => {
-        const { m, v } = h.optimizer!.moments();
-        return [h.name, { m: m.map(copy), v: v.map(copy), steps: h.optimizer!.stepCount }];
-      })),
+      moments: new Map(
+        trainable.map((h) => {
+          const { m, v } = h.optimizer!.moments();
+          return [h.name, { m: m.map(copy), v: v.map(copy), steps: h.optimizer!.stepCount }];
+        }),
+      ),
     };
   } finally {
     await trainer.dispose();
@@ -58,14 +74,26 @@ function maxRelDiff(a: Float32Array, b: Float32Array): number {
  * moments equal to 1e-5 (relative, floored at 1); identical optimizer step counts.
  */
 function assertSameRun(a: RunResult, b: RunResult, what: string): void {
-  const ma = a.metrics.map(stable), mb = b.metrics.map(stable);
-  assert.deepEqual(mb.map((m) => m.step), ma.map((m) => m.step), `${what}: steps`);
+  const ma = a.metrics.map(stable),
+    mb = b.metrics.map(stable);
+  assert.deepEqual(
+    mb.map((m) => m.step),
+    ma.map((m) => m.step),
+    `${what}: steps`,
+  );
   for (let i = 0; i < ma.length; i++) {
-    assert.deepEqual(Object.keys(mb[i]!).sort(), Object.keys(ma[i]!).sort(), `${what}: metric keys of step ${ma[i]!.step}`);
+    assert.deepEqual(
+      Object.keys(mb[i]!).sort(),
+      Object.keys(ma[i]!).sort(),
+      `${what}: metric keys of step ${ma[i]!.step}`,
+    );
     for (const [k, v] of Object.entries(ma[i]!)) {
       const w = mb[i]![k];
       if (typeof v === 'number' && (k.startsWith('loss/') || k.startsWith('warmstart/'))) {
-        assert.ok(Math.abs(v - (w as number)) <= 1e-5 * Math.max(1, Math.abs(v)), `${what}: step ${ma[i]!.step} ${k}: ${v} vs ${w}`);
+        assert.ok(
+          Math.abs(v - (w as number)) <= 1e-5 * Math.max(1, Math.abs(v)),
+          `${what}: step ${ma[i]!.step} ${k}: ${v} vs ${w}`,
+        );
       } else {
         assert.deepEqual(w, v, `${what}: step ${ma[i]!.step} ${k}`);
       }
@@ -78,7 +106,8 @@ function assertSameRun(a: RunResult, b: RunResult, what: string): void {
       assert.deepEqual(u.shape, t.shape);
       assert.ok(maxRelDiff(t.data, u.data) <= 1e-5, `${what}: ${policy} ${name} differs`);
     }
-    const x = a.moments.get(policy)!, y = b.moments.get(policy)!;
+    const x = a.moments.get(policy)!,
+      y = b.moments.get(policy)!;
     assert.equal(y.steps, x.steps, `${what}: ${policy} optimizer steps`);
     assert.ok(x.steps > 0, `${what}: ${policy} took optimizer steps`);
     x.m.forEach((d, i) => assert.ok(maxRelDiff(d, y.m[i]!) <= 1e-5, `${what}: ${policy} first moment ${i} differs`));
@@ -94,9 +123,19 @@ describe('RL updates in persistent worker threads', function () {
   it('two full-model policies updated in two workers give the metrics, trace, weights and optimizer moments of updating them in turn', async () => {
     const inThread = await train({ steps: 3, workers: 1 });
     const threaded = await train({ steps: 3, workers: 2 });
-    assert.deepEqual(trainSteps(inThread.metrics).map((m) => m['update/workers']), [0, 0, 0]);
-    assert.deepEqual(trainSteps(threaded.metrics).map((m) => m['update/workers']), [2, 2, 2], 'both policies update in their workers every step');
-    assert.deepEqual(trainSteps(threaded.metrics).map((m) => m['loss/executor/version']), [1, 2, 3]);
+    assert.deepEqual(
+      trainSteps(inThread.metrics).map((m) => m['update/workers']),
+      [0, 0, 0],
+    );
+    assert.deepEqual(
+      trainSteps(threaded.metrics).map((m) => m['update/workers']),
+      [2, 2, 2],
+      'both policies update in their workers every step',
+    );
+    assert.deepEqual(
+      trainSteps(threaded.metrics).map((m) => m['loss/executor/version']),
+      [1, 2, 3],
+    );
     assertSameRun(inThread, threaded, 'workers 2 vs 1');
   });
 
@@ -107,7 +146,10 @@ describe('RL updates in persistent worker threads', function () {
     const last = trainSteps(threaded.metrics).at(-1)!;
     assert.equal(last['update/workers'], 2);
     for (const p of ['proposer', 'executor']) {
-      assert.ok((last[`loss/${p}/kl`] as number) > 0, `${p}: the policy moved away from its reference and the KL says so`);
+      assert.ok(
+        (last[`loss/${p}/kl`] as number) > 0,
+        `${p}: the policy moved away from its reference and the KL says so`,
+      );
       assert.equal(typeof last[`loss/${p}/entropy`], 'number');
     }
     assertSameRun(inThread, threaded, 'KL, workers 2 vs 1');
@@ -118,8 +160,14 @@ describe('RL updates in persistent worker threads', function () {
     const full = await train(algorithm);
     const part = await train(algorithm, { steps: 2 });
     const resumed = await train(algorithm, { out: part.out, steps: 4, resume: true });
-    assert.deepEqual(resumed.metrics.map((m) => m.step), [0, 1, 2, 3, 4]);
-    assert.deepEqual(trainSteps(resumed.metrics).map((m) => m['update/workers']), [2, 2, 2, 2]);
+    assert.deepEqual(
+      resumed.metrics.map((m) => m.step),
+      [0, 1, 2, 3, 4],
+    );
+    assert.deepEqual(
+      trainSteps(resumed.metrics).map((m) => m['update/workers']),
+      [2, 2, 2, 2],
+    );
     assertSameRun(full, resumed, 'resumed vs uninterrupted');
   });
 
@@ -130,28 +178,61 @@ describe('RL updates in persistent worker threads', function () {
       await trainer.prepare();
       const m1 = await trainer.step(1);
       assert.equal(m1['update/workers'], 2);
-      assert.deepEqual([...trainer.updates.updateWorkers.keys()].sort(), ['executor', 'proposer'], 'one persistent worker per policy');
+      assert.deepEqual(
+        [...trainer.updates.updateWorkers.keys()].sort(),
+        ['executor', 'proposer'],
+        'one persistent worker per policy',
+      );
       const executor = trainer.updates.updateWorkers.get('executor')!;
       await executor.thread.terminate(); // killed from outside, as a crash or the OOM killer would
       assert.equal(executor.alive, false);
-      await assert.rejects(trainer.step(2), (err: Error) => /policy 'executor'/.test(err.message) && /exited with code 1/.test(err.message));
+      await assert.rejects(
+        trainer.step(2),
+        (err: Error) => /policy 'executor'/.test(err.message) && /exited with code 1/.test(err.message),
+      );
       assert.equal(trainer.updates.updateWorkers.size, 0, 'a failed update ends every worker');
     } finally {
       await trainer.dispose();
     }
   });
 
-  it('an update the worker cannot run rejects with the policy name and the worker\'s message, and ends the worker', async () => {
+  it("an update the worker cannot run rejects with the policy name and the worker's message, and ends the worker", async () => {
     await initBackend({ backend: 'wasm' });
     const model = await loadCheckpoint(await microCheckpoint());
     const optimizer = new AdamW(model.trainableVariables(), { lr: 1e-2 });
-    const worker = UpdateWorker.start('solver', model, optimizer, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 }, 'wasm');
+    const worker = UpdateWorker.start(
+      'solver',
+      model,
+      optimizer,
+      { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 },
+      'wasm',
+    );
     try {
-      const settings = { clipLow: 0.2, clipHigh: 0.2, aggregation: 'token-mean' as const, klCoef: 0, entropyCoef: 0, maxTokens: 8, padId: 0, microBatchSize: 8 };
-      const bad = { lr: 1e-2, plan: { groups: [{ promptIds: [], completions: [[5, 6]] }], advantages: [1], epochs: [[[0]]] }, settings };
-      await assert.rejects(worker.update(bad), (err: Error) => /policy 'solver'/.test(err.message) && /empty prompt/.test(err.message));
+      const settings = {
+        clipLow: 0.2,
+        clipHigh: 0.2,
+        aggregation: 'token-mean' as const,
+        klCoef: 0,
+        entropyCoef: 0,
+        maxTokens: 8,
+        padId: 0,
+        microBatchSize: 8,
+      };
+      const bad = {
+        lr: 1e-2,
+        plan: { groups: [{ promptIds: [], completions: [[5, 6]] }], advantages: [1], epochs: [[[0]]] },
+        settings,
+      };
+      await assert.rejects(
+        worker.update(bad),
+        (err: Error) => /policy 'solver'/.test(err.message) && /empty prompt/.test(err.message),
+      );
       assert.equal(worker.alive, false);
-      const good = { lr: 1e-2, plan: { groups: [{ promptIds: [1, 2], completions: [[5, 6]] }], advantages: [1], epochs: [[[0]]] }, settings };
+      const good = {
+        lr: 1e-2,
+        plan: { groups: [{ promptIds: [1, 2], completions: [[5, 6]] }], advantages: [1], epochs: [[[0]]] },
+        settings,
+      };
       await assert.rejects(worker.update(good), /policy 'solver'/, 'a failed worker takes no more updates');
     } finally {
       await worker.terminate();

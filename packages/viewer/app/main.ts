@@ -15,7 +15,13 @@ import { OverviewView } from './views/overview.js';
 import { StepsView } from './views/steps.js';
 import { TreeView } from './views/tree.js';
 
-const TABS: readonly [ViewName, string][] = [['overview', 'Run'], ['steps', 'Steps → groups'], ['tree', 'Tree'], ['compare', 'Compare'], ['credit', 'Credit']];
+const TABS: readonly [ViewName, string][] = [
+  ['overview', 'Run'],
+  ['steps', 'Steps → groups'],
+  ['tree', 'Tree'],
+  ['compare', 'Compare'],
+  ['credit', 'Credit'],
+];
 
 /** How often a live page asks whether the run wrote (ms). */
 const POLL_MS = 1500;
@@ -32,10 +38,13 @@ function useOverview(source: DataSource): { overview?: Overview; error?: string;
     if (!source.live) return;
     let seen: string | undefined;
     const timer = setInterval(() => {
-      void source.status().then((now) => {
-        if (seen !== undefined && now !== seen) setTick((t) => t + 1);
-        seen = now;
-      }, () => undefined);
+      void source.status().then(
+        (now) => {
+          if (seen !== undefined && now !== seen) setTick((t) => t + 1);
+          seen = now;
+        },
+        () => undefined,
+      );
     }, POLL_MS);
     return () => clearInterval(timer);
   }, [source]);
@@ -56,11 +65,28 @@ function App({ source }: { source: DataSource }) {
   const trace = route.params.get('trace') ?? traceNames[0] ?? '';
   const needsTrace = route.view === 'steps' || route.view === 'tree' || route.view === 'credit';
   return html`<header>
-      <div class="title"><b>troupe view</b> <span class="run" data-testid="run-name">${overview.name}</span> <span class="muted small">${overview.folder}</span>
-        ${source.live ? html`<span class="badge live" title="the page follows the run's files">live</span>` : html`<span class="badge muted">snapshot</span>`}</div>
-      <nav>${TABS.map(([v, label]) => html`<a class=${route.view === v ? 'active' : ''} data-tab=${v} href=${href(v, v === 'overview' || v === 'compare' ? {} : { trace })}>${label}</a>`)}
-        ${needsTrace && traceNames.length > 1 && html`<label class="trace-pick">trace <select data-pick="trace" value=${trace} onChange=${(e: Event) => navigate(route.view === 'tree' ? 'steps' : route.view, { trace: (e.target as HTMLSelectElement).value })}>
-          ${traceNames.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>`}</nav>
+      <div class="title">
+        <b>troupe view</b> <span class="run" data-testid="run-name">${overview.name}</span>
+        <span class="muted small">${overview.folder}</span>
+        ${source.live ? html`<span class="badge live" title="the page follows the run's files">live</span>` : html`<span class="badge muted">snapshot</span>`}
+      </div>
+      <nav>
+        ${TABS.map(([v, label]) => html`<a class=${route.view === v ? 'active' : ''} data-tab=${v} href=${href(v, v === 'overview' || v === 'compare' ? {} : { trace })}>${label}</a>`)}
+        ${
+          needsTrace &&
+          traceNames.length > 1 &&
+          html`<label class="trace-pick"
+            >trace
+            <select
+              data-pick="trace"
+              value=${trace}
+              onChange=${(e: Event) => navigate(route.view === 'tree' ? 'steps' : route.view, { trace: (e.target as HTMLSelectElement).value })}
+            >
+              ${traceNames.map((t) => html`<option value=${t}>${t}</option>`)}
+            </select></label
+          >`
+        }
+      </nav>
     </header>
     <main data-view=${route.view}>
       ${route.view === 'overview' && html`<${OverviewView} overview=${overview} />`}

@@ -19,7 +19,10 @@ export function parseRoute(hash: string): Route {
 }
 
 /** The href of a view with params (undefined / null / '' params are left out). */
-export function href(view: ViewName, params: Record<string, string | number | boolean | null | undefined> = {}): string {
+export function href(
+  view: ViewName,
+  params: Record<string, string | number | boolean | null | undefined> = {},
+): string {
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') qs.set(k, String(v));
   const s = qs.toString();

@@ -4,7 +4,15 @@
  */
 import { compareOutcomes, creditCells, queryGroups, stepSummaries } from '../src/shared/queries.js';
 import { episodeKey, type Snapshot } from '../src/shared/snapshot.js';
-import type { Comparison, CreditCell, GroupPage, GroupQuery, Overview, StepSummary, TraceLine } from '../src/shared/types.js';
+import type {
+  Comparison,
+  CreditCell,
+  GroupPage,
+  GroupQuery,
+  Overview,
+  StepSummary,
+  TraceLine,
+} from '../src/shared/types.js';
 
 /** The queries the views make. */
 export interface DataSource {
@@ -34,13 +42,27 @@ export class HttpSource implements DataSource {
     return body;
   }
 
-  overview(): Promise<Overview> { return this.get('overview', {}); }
-  async status(): Promise<string> { return JSON.stringify(await this.get('status', {})); }
-  steps(trace: string): Promise<StepSummary[]> { return this.get('steps', { trace }); }
-  groups(trace: string, q: GroupQuery): Promise<GroupPage> { return this.get('groups', { trace, ...q }); }
-  credit(trace: string, step?: number): Promise<CreditCell[]> { return this.get('credit', { trace, step }); }
-  async episode(trace: string, id: string, step: number | null): Promise<TraceLine[] | null> { return this.get('episode', { trace, id, step }); }
-  compare(a: string, b: string): Promise<Comparison> { return this.get('compare', { a, b }); }
+  overview(): Promise<Overview> {
+    return this.get('overview', {});
+  }
+  async status(): Promise<string> {
+    return JSON.stringify(await this.get('status', {}));
+  }
+  steps(trace: string): Promise<StepSummary[]> {
+    return this.get('steps', { trace });
+  }
+  groups(trace: string, q: GroupQuery): Promise<GroupPage> {
+    return this.get('groups', { trace, ...q });
+  }
+  credit(trace: string, step?: number): Promise<CreditCell[]> {
+    return this.get('credit', { trace, step });
+  }
+  async episode(trace: string, id: string, step: number | null): Promise<TraceLine[] | null> {
+    return this.get('episode', { trace, id, step });
+  }
+  compare(a: string, b: string): Promise<Comparison> {
+    return this.get('compare', { a, b });
+  }
 }
 
 /** An exported page's inlined snapshot. */
@@ -55,21 +77,32 @@ export class SnapshotSource implements DataSource {
     return t;
   }
 
-  async overview(): Promise<Overview> { return this.snap.overview; }
-  async status(): Promise<string> { return ''; }
-  async steps(trace: string): Promise<StepSummary[]> { const t = this.trace(trace); return stepSummaries(t.groups, t.outcomes); }
+  async overview(): Promise<Overview> {
+    return this.snap.overview;
+  }
+  async status(): Promise<string> {
+    return '';
+  }
+  async steps(trace: string): Promise<StepSummary[]> {
+    const t = this.trace(trace);
+    return stepSummaries(t.groups, t.outcomes);
+  }
   async groups(trace: string, q: GroupQuery): Promise<GroupPage> {
     const t = this.trace(trace);
     const evalTrace = t.groups.every((g) => g.step === null);
     return queryGroups(t.groups, evalTrace ? { ...q, step: q.step === undefined ? undefined : null } : q);
   }
-  async credit(trace: string, step?: number): Promise<CreditCell[]> { return creditCells(this.trace(trace).groups, step); }
+  async credit(trace: string, step?: number): Promise<CreditCell[]> {
+    return creditCells(this.trace(trace).groups, step);
+  }
   async episode(trace: string, id: string, step: number | null): Promise<TraceLine[] | null> {
     const t = this.trace(trace);
     const evalTrace = t.groups.every((g) => g.step === null);
     return (t.episodes[episodeKey(evalTrace ? null : step, id)] as TraceLine[] | undefined) ?? null;
   }
-  async compare(a: string, b: string): Promise<Comparison> { return compareOutcomes(a, this.trace(a).outcomes, b, this.trace(b).outcomes); }
+  async compare(a: string, b: string): Promise<Comparison> {
+    return compareOutcomes(a, this.trace(a).outcomes, b, this.trace(b).outcomes);
+  }
 }
 
 /** The snapshot inlined in the page, if any. */

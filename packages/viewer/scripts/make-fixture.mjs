@@ -24,17 +24,34 @@ function troupeCli(...args) {
 rmSync(out, { recursive: true, force: true });
 troupeCli('train', spec, '--out', out, '--no-progress');
 mkdirSync(join(out, 'evals'), { recursive: true });
-troupeCli('eval', spec, '--checkpoint', join(out, 'checkpoints', 'step-0'), '--trace', join(out, 'evals', 'step-0.trace.jsonl'));
+troupeCli(
+  'eval',
+  spec,
+  '--checkpoint',
+  join(out, 'checkpoints', 'step-0'),
+  '--trace',
+  join(out, 'evals', 'step-0.trace.jsonl'),
+);
 // the trained model sampling hot (temperature 1.2) plays other paths than the warm start's greedy ones
 const hot = join(tmpdir(), `viewer-run-hot-${process.pid}.yaml`);
 writeFileSync(hot, readFileSync(spec, 'utf8').replace(/temperature: [0-9.]+/, 'temperature: 1.2'));
-troupeCli('eval', hot, '--checkpoint', out, '--decoding', 'spec', '--trace', join(out, 'evals', 'step-3-sampled.trace.jsonl'));
+troupeCli(
+  'eval',
+  hot,
+  '--checkpoint',
+  out,
+  '--decoding',
+  'spec',
+  '--trace',
+  join(out, 'evals', 'step-3-sampled.trace.jsonl'),
+);
 rmSync(hot);
 copyFileSync(spec, join(out, 'spec.yaml'));
 // keep each checkpoint's trainer-state.json (the viewer lists checkpoints); drop the weights and the plot images
 for (const step of readdirSync(join(out, 'checkpoints'))) {
   const dir = join(out, 'checkpoints', step);
   if (!statSync(dir).isDirectory()) continue;
-  for (const entry of readdirSync(dir)) if (entry !== 'trainer-state.json') rmSync(join(dir, entry), { recursive: true, force: true });
+  for (const entry of readdirSync(dir))
+    if (entry !== 'trainer-state.json') rmSync(join(dir, entry), { recursive: true, force: true });
 }
 rmSync(join(out, 'plots'), { recursive: true, force: true });

@@ -23,15 +23,26 @@ try {
     await page.screenshot({ path: join(OUT, `viewer-${name}.png`) });
     console.log(join(OUT, `viewer-${name}.png`));
   };
-  const episode = fixtureRecords().find((r) => r.step === 3 && r.success) ?? fixtureRecords().find((r) => r.step === 3)!;
+  const episode =
+    fixtureRecords().find((r) => r.step === 3 && r.success) ?? fixtureRecords().find((r) => r.step === 3)!;
   await shot('overview', '#/overview', '.plot[data-chart=time] svg', 1250);
   await shot('steps', '#/steps?trace=trace.jsonl&step=3', '[data-testid=groups] tbody tr', 1000);
-  await shot('tree', `#/tree?trace=trace.jsonl&id=${encodeURIComponent(episode.episodeId)}&step=3`, '.tree .group', 1100);
+  await shot(
+    'tree',
+    `#/tree?trace=trace.jsonl&id=${encodeURIComponent(episode.episodeId)}&step=3`,
+    '.tree .group',
+    1100,
+  );
   // with the first group's prompt and what the next seat was shown opened
   await page.locator('.group').first().locator('details.prompt summary').click();
   await page.locator('.group').first().locator('details.next summary').click();
   await page.screenshot({ path: join(OUT, 'viewer-tree.png'), fullPage: true });
-  await shot('compare', '#/compare?a=evals/step-0.trace.jsonl&b=evals/step-3-sampled.trace.jsonl', '[data-testid=pairs] tbody tr', 700);
+  await shot(
+    'compare',
+    '#/compare?a=evals/step-0.trace.jsonl&b=evals/step-3-sampled.trace.jsonl',
+    '[data-testid=pairs] tbody tr',
+    700,
+  );
   await page.locator('[data-testid=pairs] tr.pair.gained').first().click();
   await page.locator('.side-by-side ol.path li').first().waitFor();
   await page.screenshot({ path: join(OUT, 'viewer-compare.png') });

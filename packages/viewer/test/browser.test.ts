@@ -56,28 +56,57 @@ describe('troupe view in chromium (fixture run)', function () {
     const final = fixtureMetrics().find((m) => m.kind === 'final')!;
     const paired = await page.locator('[data-testid=paired]').innerText();
     assert.match(paired, new RegExp(`\\+${final['compare/gained']} gained.*−${final['compare/lost']} lost`));
-    assert.deepEqual(await texts('[data-testid=checkpoints] tbody td:first-child'), ['checkpoints/step-0', 'checkpoints/step-2', 'checkpoints/step-3']);
+    assert.deepEqual(await texts('[data-testid=checkpoints] tbody td:first-child'), [
+      'checkpoints/step-0',
+      'checkpoints/step-2',
+      'checkpoints/step-3',
+    ]);
     await page.locator('.plot[data-chart=success] svg').waitFor();
     assert.equal(await page.locator('.plot svg').count(), 5, 'success, reward, loss, zero variance, time');
     // integer step axis: the x axis labels the training steps, whole steps only
-    const ticks = await page.locator('.plot[data-chart=success] svg .role-axis-label').first().locator('text').allTextContents();
-    assert.deepEqual(ticks, fixtureMetrics().filter((m) => m.kind === 'train').map((m) => String(m.step)));
+    const ticks = await page
+      .locator('.plot[data-chart=success] svg .role-axis-label')
+      .first()
+      .locator('text')
+      .allTextContents();
+    assert.deepEqual(
+      ticks,
+      fixtureMetrics()
+        .filter((m) => m.kind === 'train')
+        .map((m) => String(m.step)),
+    );
     assert.match(await page.locator('[data-testid=spec]').innerText(), /name: viewer-fixture/);
   });
 
-  it('shows each step\'s success as metrics.jsonl records it, and a group\'s rewards, advantages and selected branch', async () => {
+  it("shows each step's success as metrics.jsonl records it, and a group's rewards, advantages and selected branch", async () => {
     await page.goto(`${viewer.url}#/steps?trace=trace.jsonl&step=2`);
     await page.locator('[data-testid=groups] tbody tr').first().waitFor();
     for (const m of fixtureMetrics().filter((x) => x.kind === 'train')) {
-      assert.equal(await page.locator(`[data-testid=steps] tr[data-step="${m.step}"] td[data-col=success]`).innerText(), fmt(m['rollout/success_rate'] as number, 3), `step ${m.step}`);
+      assert.equal(
+        await page.locator(`[data-testid=steps] tr[data-step="${m.step}"] td[data-col=success]`).innerText(),
+        fmt(m['rollout/success_rate'] as number, 3),
+        `step ${m.step}`,
+      );
     }
     const id = groups.findIndex((g) => g[0]!.step === 2 && g[0]!.turn === 1);
     const g = groups[id]!;
     const row = page.locator(`[data-testid=groups] tr[data-group="${id}"]`);
-    assert.deepEqual(await row.locator('td[data-col=rewards] .bv').allInnerTexts(), g.map((r) => fmt(r.reward, 2)));
-    assert.deepEqual(await row.locator('td[data-col=advantages] .bv').allInnerTexts(), g.map((r) => signed(r.advantage!, 2)));
-    assert.equal(await row.locator('td[data-col=rewards] .bv.sel').innerText(), fmt(g.find((r) => r.selected)!.reward, 2));
-    assert.equal(await page.locator('[data-testid=group-count]').innerText(), `${groups.filter((x) => x[0]!.step === 2).length} groups`);
+    assert.deepEqual(
+      await row.locator('td[data-col=rewards] .bv').allInnerTexts(),
+      g.map((r) => fmt(r.reward, 2)),
+    );
+    assert.deepEqual(
+      await row.locator('td[data-col=advantages] .bv').allInnerTexts(),
+      g.map((r) => signed(r.advantage!, 2)),
+    );
+    assert.equal(
+      await row.locator('td[data-col=rewards] .bv.sel').innerText(),
+      fmt(g.find((r) => r.selected)!.reward, 2),
+    );
+    assert.equal(
+      await page.locator('[data-testid=group-count]').innerText(),
+      `${groups.filter((x) => x[0]!.step === 2).length} groups`,
+    );
   });
 
   it('filters groups by seat, turn, malformed completions, failed episodes and zero variance, and sorts them', async () => {
@@ -102,7 +131,7 @@ describe('troupe view in chromium (fixture run)', function () {
     await page.selectOption('select[data-filter=failed]', '');
     await page.selectOption('select[data-filter=zeroVariance]', 'false');
     await waitCount(groups.filter((g) => !g.every((r) => r.reward === g[0]!.reward)).length);
-    assert.ok(await count() > 0);
+    assert.ok((await count()) > 0);
     // sort by spread, largest first
     await page.click('th[data-sort=spread]');
     await page.waitForURL(/sort=spread/);
@@ -118,22 +147,43 @@ describe('troupe view in chromium (fixture run)', function () {
     assert.deepEqual(await texts('.tree .seat-head'), [...new Set(episode.map((r) => r.seat))]);
     for (const g of rawGroups(episode)) {
       const cell = page.locator(`.group[data-turn="${g[0]!.turn}"][data-seat="${g[0]!.seat}"]`);
-      assert.deepEqual(await cell.locator('[data-field=reward]').allInnerTexts(), g.map((r) => fmt(r.reward, 3)));
-      assert.deepEqual(await cell.locator('[data-field=advantage]').allInnerTexts(), g.map((r) => signed(r.advantage!, 3)));
-      assert.equal(await cell.locator('.branch.selected').getAttribute('data-branch'), String(g.find((r) => r.selected)!.branch));
+      assert.deepEqual(
+        await cell.locator('[data-field=reward]').allInnerTexts(),
+        g.map((r) => fmt(r.reward, 3)),
+      );
+      assert.deepEqual(
+        await cell.locator('[data-field=advantage]').allInnerTexts(),
+        g.map((r) => signed(r.advantage!, 3)),
+      );
+      assert.equal(
+        await cell.locator('.branch.selected').getAttribute('data-branch'),
+        String(g.find((r) => r.selected)!.branch),
+      );
       const greedy = g.find((r) => r.greedy);
       if (greedy) assert.equal(await cell.locator('.branch.greedy').getAttribute('data-branch'), String(greedy.branch));
-      assert.deepEqual(await cell.locator('.completion').allInnerTexts(), g.map((r) => r.completion));
+      assert.deepEqual(
+        await cell.locator('.completion').allInnerTexts(),
+        g.map((r) => r.completion),
+      );
       // the team term's weight is the seat's α in the spec as run (viewer-run.yaml: the executor's is 0.5), the others weigh 1
       const alpha = g[0]!.seat === 'executor' ? '0.50' : '1.00';
-      assert.deepEqual(await cell.locator('.branch').first().locator('td.weight').allInnerTexts(), Object.keys(g[0]!.terms).map((t) => (t === 'team' ? `α ${alpha}` : '× 1.00')));
+      assert.deepEqual(
+        await cell.locator('.branch').first().locator('td.weight').allInnerTexts(),
+        Object.keys(g[0]!.terms).map((t) => (t === 'team' ? `α ${alpha}` : '× 1.00')),
+      );
     }
-    assert.ok(episode.some((r) => r.greedy), 'the fixture marks greedy branches');
+    assert.ok(
+      episode.some((r) => r.greedy),
+      'the fixture marks greedy branches',
+    );
     // what the next seat was shown: the next group's last user message
     const next = page.locator('.group[data-turn="0"]').first().locator('details.next');
     await next.locator('summary').click();
     const groupsInOrder = rawGroups(episode);
-    assert.equal(await next.locator('pre').innerText(), groupsInOrder[1]![0]!.prompt.filter((m) => m.role !== 'system').at(-1)!.content);
+    assert.equal(
+      await next.locator('pre').innerText(),
+      groupsInOrder[1]![0]!.prompt.filter((m) => m.role !== 'system').at(-1)!.content,
+    );
   });
 
   it('pairs two evaluation traces by instance: gained, lost and where the paths part', async () => {
@@ -164,7 +214,10 @@ describe('troupe view in chromium (fixture run)', function () {
       const cell = groups.filter((g) => g[0]!.seat === seat && g[0]!.turn === 0);
       const adv = cell.flat().map((r) => Math.abs(r.advantage!));
       const row = page.locator(`[data-testid=credit] tr[data-seat="${seat}"][data-turn="0"]`);
-      assert.equal(await row.locator('td[data-col=adv]').innerText(), fmt(adv.reduce((x, y) => x + y, 0) / adv.length, 3));
+      assert.equal(
+        await row.locator('td[data-col=adv]').innerText(),
+        fmt(adv.reduce((x, y) => x + y, 0) / adv.length, 3),
+      );
       const zero = cell.filter((g) => g.every((r) => r.reward === g[0]!.reward)).length / cell.length;
       assert.equal(await row.locator('td[data-col=zero]').innerText(), `${(100 * zero).toFixed(1)}%`);
     }
@@ -185,7 +238,12 @@ describe('troupe view in chromium (fixture run)', function () {
       const step2 = lines.filter((l) => (JSON.parse(l) as { step: number }).step === 2);
       appendFileSync(join(dir, 'trace.jsonl'), `${step2.join('\n')}\n`);
       await page.locator('[data-testid=steps] tr[data-step="2"]').waitFor({ timeout: 15_000 });
-      await waitForText(page, '[data-testid=group-count]', `${groups.filter((g) => g[0]!.step! <= 2).length} groups`, 15_000);
+      await waitForText(
+        page,
+        '[data-testid=group-count]',
+        `${groups.filter((g) => g[0]!.step! <= 2).length} groups`,
+        15_000,
+      );
     } finally {
       await live.close();
       rmSync(dir, { recursive: true, force: true });
@@ -199,11 +257,16 @@ describe('troupe view in chromium (fixture run)', function () {
       const out = await exportRun(FIXTURE_RUN, file, { assets });
       assert.equal(out.omittedEpisodes, 0);
       const requests: string[] = [];
-      page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) requests.push(r.url()); });
+      page.on('request', (r) => {
+        if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) requests.push(r.url());
+      });
       await page.goto(`${pathToFileURL(file).href}#/steps?trace=trace.jsonl&step=2`);
       await page.locator('[data-testid=groups] tbody tr').first().waitFor();
       const m = fixtureMetrics().find((x) => x.kind === 'train' && x.step === 2)!;
-      assert.equal(await page.locator('[data-testid=steps] tr[data-step="2"] td[data-col=success]').innerText(), fmt(m['rollout/success_rate'] as number, 3));
+      assert.equal(
+        await page.locator('[data-testid=steps] tr[data-step="2"] td[data-col=success]').innerText(),
+        fmt(m['rollout/success_rate'] as number, 3),
+      );
       await page.locator('[data-testid=groups] tbody tr a').first().click();
       await page.locator('.tree .branch.selected').first().waitFor();
       assert.match(await page.locator('header').innerText(), /snapshot/);

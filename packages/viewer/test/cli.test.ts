@@ -14,7 +14,9 @@ describe('troupe view (CLI)', function () {
   this.timeout(60_000);
 
   it('prints the URL first (--port 0 picks a free port) and serves the run until stopped', async () => {
-    const child = spawn(process.execPath, args('view', FIXTURE_RUN, '--port', '0'), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args('view', FIXTURE_RUN, '--port', '0'), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const first = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout }).once('line', resolve);
@@ -22,7 +24,7 @@ describe('troupe view (CLI)', function () {
       });
       assert.match(first, /^http:\/\/127\.0\.0\.1:\d+\/$/);
       assert.notEqual(first, 'http://127.0.0.1:0/');
-      const overview = await (await fetch(`${first}api/overview`)).json() as { name: string };
+      const overview = (await (await fetch(`${first}api/overview`)).json()) as { name: string };
       assert.equal(overview.name, 'viewer-fixture');
     } finally {
       child.kill('SIGINT');
@@ -35,7 +37,9 @@ describe('troupe view (CLI)', function () {
     const dir = mkdtempSync(join(tmpdir(), 'troupe-view-cli-'));
     try {
       const file = join(dir, 'run.html');
-      const r = spawnSync(process.execPath, args('view', FIXTURE_RUN, '--export', file, '--json'), { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, args('view', FIXTURE_RUN, '--export', file, '--json'), {
+        encoding: 'utf8',
+      });
       assert.equal(r.status, 0, r.stderr);
       assert.equal(JSON.parse(r.stdout).omitted_episodes, 0);
       const html = readFileSync(file, 'utf8');
@@ -49,7 +53,10 @@ describe('troupe view (CLI)', function () {
   it('says what to pass for a path that is not a run, without a stack trace', () => {
     const r = spawnSync(process.execPath, args('view', '/no/such/run'), { encoding: 'utf8' });
     assert.equal(r.status, 1);
-    assert.equal(r.stderr, 'troupe: /no/such/run: no such file or folder; pass a run folder (troupe train --out) or a trace file (troupe eval --trace)\n');
+    assert.equal(
+      r.stderr,
+      'troupe: /no/such/run: no such file or folder; pass a run folder (troupe train --out) or a trace file (troupe eval --trace)\n',
+    );
     const p = spawnSync(process.execPath, args('view', FIXTURE_RUN, '--port', '70000'), { encoding: 'utf8' });
     assert.equal(p.status, 2);
     assert.match(p.stderr, /--port must be between 0 and 65535, got 70000/);

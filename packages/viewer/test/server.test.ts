@@ -6,9 +6,14 @@ import { FIXTURE_RUN, fixtureRecords } from './helpers/fixture.js';
 
 describe('viewer API', () => {
   let app: FastifyInstance;
-  before(() => { app = buildServer(new RunFolder(FIXTURE_RUN), { js: 'void 0', css: '' }); });
+  before(() => {
+    app = buildServer(new RunFolder(FIXTURE_RUN), { js: 'void 0', css: '' });
+  });
   after(() => app.close());
-  const get = async (url: string) => { const r = await app.inject({ method: 'GET', url }); return { status: r.statusCode, body: r.json() as Record<string, unknown> & unknown[] }; };
+  const get = async (url: string) => {
+    const r = await app.inject({ method: 'GET', url });
+    return { status: r.statusCode, body: r.json() as Record<string, unknown> & unknown[] };
+  };
 
   it('serves the page and its bundle', async () => {
     const page = await app.inject({ method: 'GET', url: '/' });
@@ -26,20 +31,29 @@ describe('viewer API', () => {
   });
 
   it('rejects bad parameters with a message naming them', async () => {
-    assert.deepEqual(await get('/api/groups?trace=trace.jsonl&step=two'), { status: 400, body: { error: 'querystring/step must be integer' } });
-    assert.deepEqual(await get('/api/groups?trace=trace.jsonl&sort=size'), { status: 400, body: { error: 'querystring/sort must be equal to one of the allowed values' } });
+    assert.deepEqual(await get('/api/groups?trace=trace.jsonl&step=two'), {
+      status: 400,
+      body: { error: 'querystring/step must be integer' },
+    });
+    assert.deepEqual(await get('/api/groups?trace=trace.jsonl&sort=size'), {
+      status: 400,
+      body: { error: 'querystring/sort must be equal to one of the allowed values' },
+    });
     assert.equal((await get('/api/groups')).status, 400);
   });
 
   it('answers 404 with the traces it has for an unknown trace, and for an unknown episode', async () => {
     const t = await get('/api/steps?trace=nope.jsonl');
     assert.equal(t.status, 404);
-    assert.match(String(t.body.error), /trace nope\.jsonl: not a trace of .* \(its traces: trace\.jsonl, evals\/step-0\.trace\.jsonl, evals\/step-3-sampled\.trace\.jsonl\)/);
+    assert.match(
+      String(t.body.error),
+      /trace nope\.jsonl: not a trace of .* \(its traces: trace\.jsonl, evals\/step-0\.trace\.jsonl, evals\/step-3-sampled\.trace\.jsonl\)/,
+    );
     const e = await get('/api/episode?trace=trace.jsonl&id=nobody&step=1');
     assert.deepEqual(e, { status: 404, body: { error: 'episode nobody of step 1: not in trace.jsonl' } });
   });
 
-  it('returns an episode\'s records and the paired comparison of two traces', async () => {
+  it("returns an episode's records and the paired comparison of two traces", async () => {
     const first = fixtureRecords('evals/step-0.trace.jsonl')[0]!;
     const e = await get(`/api/episode?trace=evals/step-0.trace.jsonl&id=${encodeURIComponent(first.episodeId)}`);
     assert.deepEqual(e.body[0], first);

@@ -7,7 +7,9 @@ import { environmentConformance, moduleConformance } from '@troupe/testing';
 import { CorridorContribution } from '../src/environment.js';
 
 environmentConformance(new CorridorContribution(), { config: {} });
-environmentConformance(new CorridorContribution(), { config: { minLength: 6, maxLength: 8, maxTurns: 2, reward: 'sparse', observation: 'compact' } });
+environmentConformance(new CorridorContribution(), {
+  config: { minLength: 6, maxLength: 8, maxTurns: 2, reward: 'sparse', observation: 'compact' },
+});
 // The single-agent variant: the executor plays alone.
 environmentConformance(new CorridorContribution(), { config: { seats: ['executor'] } });
 

@@ -23,7 +23,7 @@ describe(ID, () => {
     }
   });
 
-  it('simulates the proposal, executes the executor\'s list, and the oracle reaches the goal', () => {
+  it("simulates the proposal, executes the executor's list, and the oracle reaches the goal", () => {
     for (let i = 0; i < 50; i++) {
       const start = env.reset(env.instance('test', i, 3));
       const snapshot = JSON.stringify(start);
@@ -48,7 +48,11 @@ describe(ID, () => {
 
   it('truncates after maxTurns turns without success, and charges unparseable text', () => {
     const short = new CorridorContribution().create({ maxTurns: 1, seats: ['executor'] });
-    const result = short.step(short.reset({ size: 8, start: 0, goal: 7 }), 'executor', { kind: 'invalid', error: 'no moves', text: '???' });
+    const result = short.step(short.reset({ size: 8, start: 0, goal: 7 }), 'executor', {
+      kind: 'invalid',
+      error: 'no moves',
+      text: '???',
+    });
     assert.deepEqual(result.done, { terminated: false, truncated: true });
     assert.equal(result.signals.malformed, 1);
     assert.equal(result.signals.executed_reward, -1);
@@ -63,12 +67,21 @@ describe(ID, () => {
   });
 
   it('rejects a bad config with the key and the allowed values', () => {
-    assert.throws(() => new CorridorContribution().create({ minLength: 9, maxLength: 7 }), /environment\.config\.minLength \(9\) must not exceed maxLength \(7\)/);
-    assert.throws(() => new CorridorContribution().create({ reward: 'dense' }), /environment\.config\.reward must be "shaped" or "sparse"/);
+    assert.throws(
+      () => new CorridorContribution().create({ minLength: 9, maxLength: 7 }),
+      /environment\.config\.minLength \(9\) must not exceed maxLength \(7\)/,
+    );
+    assert.throws(
+      () => new CorridorContribution().create({ reward: 'dense' }),
+      /environment\.config\.reward must be "shaped" or "sparse"/,
+    );
   });
 
   it('draws random actions from the seeded stream', () => {
     const state = env.reset(env.instance('train', 0, 0));
-    assert.deepEqual(env.randomAction(state, 'proposer', createRng(5)), env.randomAction(state, 'proposer', createRng(5)));
+    assert.deepEqual(
+      env.randomAction(state, 'proposer', createRng(5)),
+      env.randomAction(state, 'proposer', createRng(5)),
+    );
   });
 });

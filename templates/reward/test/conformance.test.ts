@@ -24,7 +24,10 @@ const transitions = [
 ];
 
 rewardConformance(new SignalTermsContribution(), { config: {}, transitions });
-rewardConformance(new SignalTermsContribution(), { config: { team: 'distance', local: 'executed_reward', successBonus: 1 }, transitions });
+rewardConformance(new SignalTermsContribution(), {
+  config: { team: 'distance', local: 'executed_reward', successBonus: 1 },
+  transitions,
+});
 
 // The package as the kernel loads it: manifest, kernel range, and the module binding exactly what it declares.
 moduleConformance(fileURLToPath(new URL('..', import.meta.url)), { fromSource: true });

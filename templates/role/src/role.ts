@@ -52,7 +52,9 @@ export class MovesLineRole implements Role<readonly Step[]> {
       `listing at most ${this.config.maxMoves} moves, each U (up), D (down), L (left) or R (right), separated by spaces.` +
       (this.config.instructions ? `\n${this.config.instructions}` : '');
     const context = observation.context.map((c) => `${c.label}:\n${c.text}`).join('\n\n');
-    const user = [observation.task, `Current state (turn ${observation.turn}):\n${observation.state}`, context].filter(Boolean).join('\n\n');
+    const user = [observation.task, `Current state (turn ${observation.turn}):\n${observation.state}`, context]
+      .filter(Boolean)
+      .join('\n\n');
     return [
       { role: 'system', content: system },
       { role: 'user', content: user },
@@ -67,7 +69,11 @@ export class MovesLineRole implements Role<readonly Step[]> {
     const moves = (last[1] ?? '').trim().split(/\s+/).filter(Boolean) as Step[];
     if (moves.length === 0) return { kind: 'invalid', error: 'the MOVES line lists no moves', text };
     if (moves.length > this.config.maxMoves) {
-      return { kind: 'invalid', error: `the MOVES line lists ${moves.length} moves; at most ${this.config.maxMoves} are allowed`, text };
+      return {
+        kind: 'invalid',
+        error: `the MOVES line lists ${moves.length} moves; at most ${this.config.maxMoves} are allowed`,
+        text,
+      };
     }
     return { kind: 'action', action: moves, text };
   }

@@ -7,7 +7,11 @@ const seat = { seat: 'walker', actionType: 'moves' };
 describe(ID, () => {
   it('parses the last MOVES line', () => {
     const move = role.parse('I think right.\nMOVES: L\nNo wait:\nMOVES: R R U', seat);
-    assert.deepEqual(move, { kind: 'action', action: ['R', 'R', 'U'], text: 'I think right.\nMOVES: L\nNo wait:\nMOVES: R R U' });
+    assert.deepEqual(move, {
+      kind: 'action',
+      action: ['R', 'R', 'U'],
+      text: 'I think right.\nMOVES: L\nNo wait:\nMOVES: R R U',
+    });
   });
 
   it('turns bad text into an invalid move with a reason, never throwing', () => {
@@ -28,7 +32,10 @@ describe(ID, () => {
   });
 
   it('prompts with the task, the current state and the context', () => {
-    const messages = role.prompt({ task: 'Reach G.', state: '#@.G#', context: [{ label: 'proposal', text: 'R R' }], turn: 1 }, seat);
+    const messages = role.prompt(
+      { task: 'Reach G.', state: '#@.G#', context: [{ label: 'proposal', text: 'R R' }], turn: 1 },
+      seat,
+    );
     assert.equal(messages[0]!.role, 'system');
     assert.match(messages[1]!.content, /Reach G\.[\s\S]*#@\.G#[\s\S]*proposal:\nR R/);
   });

@@ -41,19 +41,36 @@ async function torchPython(lm: Lm, wanted: boolean): Promise<{ python?: string; 
  * includes the export, or the reuse of a cached one).
  */
 async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOptions): Promise<void> {
-  const batches = opts.genBatch ?? [1, 8], N = opts.genTokens ?? 32, P = opts.promptLen;
+  const batches = opts.genBatch ?? [1, 8],
+    N = opts.genTokens ?? 32,
+    P = opts.promptLen;
   const o = { model: dir, genBatches: batches, genTokens: N, promptLen: P };
-  const ours = opts.runtime === 'onnx'
-    ? await (await importOptional('@troupe/onnx', 'troupe bench model --runtime onnx', () => import('@troupe/onnx'))).benchOnnxCheckpoint(o)
-    : await lm.benchCheckpoint({ ...o, ...(opts.backend ? { backend: opts.backend as 'auto' } : {}) });
+  const ours =
+    opts.runtime === 'onnx'
+      ? await (
+          await importOptional('@troupe/onnx', 'troupe bench model --runtime onnx', () => import('@troupe/onnx'))
+        ).benchOnnxCheckpoint(o)
+      : await lm.benchCheckpoint({ ...o, ...(opts.backend ? { backend: opts.backend as 'auto' } : {}) });
   const speedKeys = batches.map((b) => `gen_tokens_per_s_b${b}` as const);
   const { python, skipped } = await torchPython(lm, opts.torch);
   let torch: Record<string, unknown> | null = null;
   let torchSkipped = skipped;
   if (python) {
-    const commands = opts.torchThreads.flatMap((t) => batches.map((b) => [
-      'gen-bench', '--model', dir, '--threads', String(t), '--gen-batch', String(b), '--gen-tokens', String(N), '--prompt-len', String(P),
-    ]));
+    const commands = opts.torchThreads.flatMap((t) =>
+      batches.map((b) => [
+        'gen-bench',
+        '--model',
+        dir,
+        '--threads',
+        String(t),
+        '--gen-batch',
+        String(b),
+        '--gen-tokens',
+        String(N),
+        '--prompt-len',
+        String(P),
+      ]),
+    );
     try {
       const runs = await lm.runTorchRefBatch(python, commands, 3_600_000);
       const byThreads: Record<string, Record<string, number>> = {};
@@ -66,10 +83,14 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
           ...Object.fromEntries(speedKeys.map((k, j) => [k, Number(mine[j]!.gen_tokens_per_s)])),
         };
       });
-      const best = (k: string): string => opts.torchThreads.map(String).reduce((a, b) => (byThreads[b]![k]! > byThreads[a]![k]! ? b : a));
+      const best = (k: string): string =>
+        opts.torchThreads.map(String).reduce((a, b) => (byThreads[b]![k]! > byThreads[a]![k]! ? b : a));
       const first = byThreads[opts.torchThreads[0]!]!;
       torch = {
-        impl: runs[0]!.impl, params: runs[0]!.params, load_s: first.load_s, peak_rss_mb: first.peak_rss_mb,
+        impl: runs[0]!.impl,
+        params: runs[0]!.params,
+        load_s: first.load_s,
+        peak_rss_mb: first.peak_rss_mb,
         ...Object.fromEntries(speedKeys.map((k) => [k, byThreads[best(k)]![k]])),
         threads: Object.fromEntries(speedKeys.map((k) => [k, Number(best(k))])),
         by_threads: byThreads,
@@ -78,9 +99,16 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
       torchSkipped = (err as Error).message;
     }
   }
-  const ratios = torch ? Object.fromEntries(speedKeys.map((k) => [k, Math.round((ours[k] / Number(torch![k])) * 1000) / 1000])) : null;
+  const ratios = torch
+    ? Object.fromEntries(speedKeys.map((k) => [k, Math.round((ours[k] / Number(torch![k])) * 1000) / 1000]))
+    : null;
   const result = {
-    model: dir, runtime: opts.runtime, ...ours, torch, [`${opts.runtime}_over_torch`]: ratios, ...(torchSkipped ? { torch_skipped: torchSkipped } : {}),
+    model: dir,
+    runtime: opts.runtime,
+    ...ours,
+    torch,
+    [`${opts.runtime}_over_torch`]: ratios,
+    ...(torchSkipped ? { torch_skipped: torchSkipped } : {}),
   };
   if (opts.json) {
     printJson(result);
@@ -95,7 +123,8 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
     row(ours.impl, ours as unknown as Record<string, unknown>),
   ];
   if (torch) {
-    for (const [t, r] of Object.entries(torch.by_threads as Record<string, Record<string, number>>)) lines.push(row(`${String(torch.impl)} (${t} thread${t === '1' ? '' : 's'})`, r));
+    for (const [t, r] of Object.entries(torch.by_threads as Record<string, Record<string, number>>))
+      lines.push(row(`${String(torch.impl)} (${t} thread${t === '1' ? '' : 's'})`, r));
     lines.push(row(`${opts.runtime} / fastest torch`, ratios!));
   } else lines.push(`torch: not measured (${torchSkipped})`);
   process.stdout.write(lines.join('\n') + '\n');
@@ -110,16 +139,34 @@ export function register(program: Command): void {
   const bench = program.command('bench').description('benchmarks');
   bench
     .command('model')
-    .description('tokens/s of the tfjs model (train step, forward, KV-cached sampling), and vs PyTorch when torch is installed')
-    .option('--model <dir>', 'benchmark this checkpoint instead: load time, peak RSS, sampling tokens/s at each --gen-batch')
+    .description(
+      'tokens/s of the tfjs model (train step, forward, KV-cached sampling), and vs PyTorch when torch is installed',
+    )
+    .option(
+      '--model <dir>',
+      'benchmark this checkpoint instead: load time, peak RSS, sampling tokens/s at each --gen-batch',
+    )
     .option('--preset <name>', 'model preset: tiny (~1M params) or small (~10M)', 'tiny')
     .option('--batch <n>', 'training / forward batch', positiveInt('--batch'), 16)
     .option('--seq <n>', 'sequence length', positiveInt('--seq'), 128)
     .option('--steps <n>', 'timed steps', positiveInt('--steps'), 5)
-    .option('--gen-batch <n,...>', 'generation rows (default 16; with --model a list, default 1,8)', positiveIntList('--gen-batch'))
-    .option('--gen-tokens <n>', 'new tokens per generation row (default 112; with --model 32)', positiveInt('--gen-tokens'))
+    .option(
+      '--gen-batch <n,...>',
+      'generation rows (default 16; with --model a list, default 1,8)',
+      positiveIntList('--gen-batch'),
+    )
+    .option(
+      '--gen-tokens <n>',
+      'new tokens per generation row (default 112; with --model 32)',
+      positiveInt('--gen-tokens'),
+    )
     .option('--prompt-len <n>', 'prompt tokens (with --model)', positiveInt('--prompt-len'), 16)
-    .option('--torch-threads <n,...>', 'PyTorch thread counts to measure (with --model)', positiveIntList('--torch-threads'), [1, 2])
+    .option(
+      '--torch-threads <n,...>',
+      'PyTorch thread counts to measure (with --model)',
+      positiveIntList('--torch-threads'),
+      [1, 2],
+    )
     .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
     .option('--runtime <name>', 'with --model: tfjs, or onnx (ONNX Runtime on every CPU core)', runtimeOption, 'tfjs')
     .option('--no-torch', 'skip the PyTorch comparison')
@@ -127,13 +174,22 @@ export function register(program: Command): void {
     .action(async (opts: BenchModelCliOptions) => {
       const lm = await importOptional('@troupe/lm', 'troupe bench model', () => import('@troupe/lm'));
       if (opts.model) return benchCheckpointCommand(lm, opts.model, opts);
-      if (opts.runtime !== 'tfjs') throw new UsageError('--runtime onnx needs --model DIR (the presets are tfjs benchmarks)');
-      if (!['tiny', 'small'].includes(opts.preset)) throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
-      if (opts.genBatch && opts.genBatch.length !== 1) throw new UsageError(`--gen-batch takes one number without --model, got ${opts.genBatch.join(',')}`);
-      const genBatch = opts.genBatch?.[0] ?? 16, genTokens = opts.genTokens ?? 112;
+      if (opts.runtime !== 'tfjs')
+        throw new UsageError('--runtime onnx needs --model DIR (the presets are tfjs benchmarks)');
+      if (!['tiny', 'small'].includes(opts.preset))
+        throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
+      if (opts.genBatch && opts.genBatch.length !== 1)
+        throw new UsageError(`--gen-batch takes one number without --model, got ${opts.genBatch.join(',')}`);
+      const genBatch = opts.genBatch?.[0] ?? 16,
+        genTokens = opts.genTokens ?? 112;
       const tfjs = await lm.benchModel({
-        preset: opts.preset as 'tiny', batch: opts.batch, seq: opts.seq, steps: opts.steps, genBatch,
-        genTokens, ...(opts.backend ? { backend: opts.backend as 'auto' } : {}),
+        preset: opts.preset as 'tiny',
+        batch: opts.batch,
+        seq: opts.seq,
+        steps: opts.steps,
+        genBatch,
+        genTokens,
+        ...(opts.backend ? { backend: opts.backend as 'auto' } : {}),
       });
       let torch: Record<string, unknown> | null = null;
       const { python, skipped } = await torchPython(lm, opts.torch);
@@ -141,8 +197,19 @@ export function register(program: Command): void {
       if (python) {
         try {
           torch = await lm.runTorchRef(python, [
-            'bench', '--preset', opts.preset, '--batch', String(opts.batch), '--seq', String(opts.seq), '--steps', String(opts.steps),
-            '--gen-batch', String(genBatch), '--gen-tokens', String(genTokens),
+            'bench',
+            '--preset',
+            opts.preset,
+            '--batch',
+            String(opts.batch),
+            '--seq',
+            String(opts.seq),
+            '--steps',
+            String(opts.steps),
+            '--gen-batch',
+            String(genBatch),
+            '--gen-tokens',
+            String(genTokens),
           ]);
         } catch (err) {
           torchSkipped = (err as Error).message;

@@ -39,12 +39,35 @@ export function register(program: Command): void {
         tfjs: { backend: null, reasons: null },
         sandbox: { isolation: null, details: null },
         versions: Object.fromEntries(
-          ['@troupe/kernel', '@troupe/lm', '@troupe/trainer', '@troupe/cli', '@troupe/sandbox', '@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', '@huggingface/transformers', 'inversify', 'rxjs'].map((n) => [n, versionOf(n)]),
+          [
+            '@troupe/kernel',
+            '@troupe/lm',
+            '@troupe/trainer',
+            '@troupe/cli',
+            '@troupe/sandbox',
+            '@tensorflow/tfjs',
+            '@tensorflow/tfjs-backend-wasm',
+            '@tensorflow/tfjs-node',
+            '@tensorflow/tfjs-node-gpu',
+            '@huggingface/transformers',
+            'inversify',
+            'rxjs',
+          ].map((n) => [n, versionOf(n)]),
         ),
       };
       try {
-        const model = (await importOptional('@troupe/lm', 'the tfjs backend probe', () => import('@troupe/lm'))) as Record<string, unknown>;
-        const probe = model['probeBackends'] as undefined | (() => { wouldUse?: string; override?: string; probes: { backend: string; available: boolean; detail: string }[] });
+        const model = (await importOptional(
+          '@troupe/lm',
+          'the tfjs backend probe',
+          () => import('@troupe/lm'),
+        )) as Record<string, unknown>;
+        const probe = model['probeBackends'] as
+          | undefined
+          | (() => {
+              wouldUse?: string;
+              override?: string;
+              probes: { backend: string; available: boolean; detail: string }[];
+            });
         if (!probe) throw new Error('this kernel has no backend probe');
         const r = probe();
         const chosen = r.wouldUse ?? null;
@@ -52,7 +75,9 @@ export function register(program: Command): void {
         const before = chosen ? order.slice(0, order.indexOf(chosen)) : order;
         report.tfjs = {
           backend: chosen === 'tensorflow-gpu' || chosen === 'tensorflow' ? 'tensorflow' : chosen,
-          reasons: Object.fromEntries(r.probes.filter((p) => before.includes(p.backend)).map((p) => [p.backend, p.detail])),
+          reasons: Object.fromEntries(
+            r.probes.filter((p) => before.includes(p.backend)).map((p) => [p.backend, p.detail]),
+          ),
           ...(chosen ? { detail: `${chosen}${r.override ? ` (forced by ${r.override})` : ''}` } : {}),
         } as DoctorReport['tfjs'];
       } catch (err) {
@@ -60,14 +85,20 @@ export function register(program: Command): void {
       }
       try {
         const sandbox = (await import('@troupe/sandbox')) as Record<string, unknown>;
-        const probe = sandbox['probeIsolation'] as undefined | (() => Promise<{ kind: string; details: unknown; available: unknown }>);
+        const probe = sandbox['probeIsolation'] as
+          undefined | (() => Promise<{ kind: string; details: unknown; available: unknown }>);
         const holds = sandbox['isolationGuarantees'] as undefined | ((kind: string) => string[]);
         const describe = sandbox['describeIsolation'] as undefined | (() => Promise<string>);
         if (!probe) throw new Error('this sandbox has no isolation probe');
         const r = await probe();
         // What holds: under the isolation runs get here, and under "none" (what --allow-unisolated would give).
-        const guarantees = holds ? { ...(r.kind === 'unavailable' ? {} : { [r.kind]: holds(r.kind) }), none: holds('none') } : undefined;
-        report.sandbox = { isolation: r.kind, details: { details: r.details, available: r.available, ...(guarantees ? { holds: guarantees } : {}) } };
+        const guarantees = holds
+          ? { ...(r.kind === 'unavailable' ? {} : { [r.kind]: holds(r.kind) }), none: holds('none') }
+          : undefined;
+        report.sandbox = {
+          isolation: r.kind,
+          details: { details: r.details, available: r.available, ...(guarantees ? { holds: guarantees } : {}) },
+        };
         if (describe) sandboxText = await describe();
       } catch (err) {
         report.sandbox.error = err instanceof Error ? err.message : String(err);
@@ -81,7 +112,8 @@ export function register(program: Command): void {
       line('platform', `${report.platform.os} ${report.platform.arch}, ${report.platform.cpus} cores`);
       line('tfjs backend', report.tfjs.backend ? `${report.tfjs.backend}` : `unknown (${report.tfjs.error})`);
       if (report.tfjs.reasons) {
-        for (const [name, why] of Object.entries(report.tfjs.reasons as Record<string, unknown>)) line('', `skipped ${name}: ${String(why)}`);
+        for (const [name, why] of Object.entries(report.tfjs.reasons as Record<string, unknown>))
+          line('', `skipped ${name}: ${String(why)}`);
       }
       line('sandbox', report.sandbox.isolation ? `${report.sandbox.isolation}` : `unknown (${report.sandbox.error})`);
       if (sandboxText) for (const l of sandboxText.split('\n').slice(1)) line('', l);

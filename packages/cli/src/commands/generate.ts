@@ -30,7 +30,7 @@ export function register(program: Command): void {
     .option('--preset <name>', 'a randomly initialised preset instead of --model (tiny, small)')
     .option('--tokenizer <dir>', 'tokenizer folder, or tiny / qwen3 (default: the model folder; tiny for presets)')
     .requiredOption('--prompt <text>', 'the prompt text (encoded as is; add --chat to apply the chat template)')
-    .option('--chat', 'wrap the prompt as one user message through the tokenizer\'s chat template')
+    .option('--chat', "wrap the prompt as one user message through the tokenizer's chat template")
     .option('--max-new-tokens <n>', 'maximum new tokens', positiveInt('--max-new-tokens'), 32)
     .option('--temperature <t>', 'softmax temperature; 0 is greedy', finiteNumber('--temperature'), 0)
     .option('--top-p <p>', 'nucleus mass in (0, 1]', finiteNumber('--top-p'), 1)
@@ -43,7 +43,8 @@ export function register(program: Command): void {
       if (opts.temperature < 0) throw new UsageError(`--temperature must be ≥ 0, got ${opts.temperature}`);
       if (!(opts.topP > 0 && opts.topP <= 1)) throw new UsageError(`--top-p must be in (0, 1], got ${opts.topP}`);
       if (opts.topK < 0) throw new UsageError(`--top-k must be ≥ 0, got ${opts.topK}`);
-      if (opts.preset && !['tiny', 'small'].includes(opts.preset)) throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
+      if (opts.preset && !['tiny', 'small'].includes(opts.preset))
+        throw new UsageError(`--preset must be tiny or small, got "${opts.preset}"`);
       const lm = await importOptional('@troupe/lm', 'troupe generate', () => import('@troupe/lm'));
       const backend = await startBackend(lm, opts.backend);
       let model;
@@ -67,8 +68,13 @@ export function register(program: Command): void {
         let sample;
         try {
           [sample] = await lm.generateIds(model, promptIds, {
-            maxNewTokens: opts.maxNewTokens, temperature: opts.temperature, topP: opts.topP, topK: opts.topK,
-            seed: opts.seed, tokenizer: tok, signal: ac.signal,
+            maxNewTokens: opts.maxNewTokens,
+            temperature: opts.temperature,
+            topP: opts.topP,
+            topK: opts.topK,
+            seed: opts.seed,
+            tokenizer: tok,
+            signal: ac.signal,
           });
         } catch (err) {
           if ((err as Error).name === 'AbortError') throw new CliError('interrupted');
@@ -79,8 +85,12 @@ export function register(program: Command): void {
         const s = sample!;
         if (opts.json) {
           printJson({
-            prompt_ids: promptIds, tokens: s.tokenIds, logprobs: s.logprobs, text: s.text,
-            finish_reason: s.finishReason, backend: backend.backend,
+            prompt_ids: promptIds,
+            tokens: s.tokenIds,
+            logprobs: s.logprobs,
+            text: s.text,
+            finish_reason: s.finishReason,
+            backend: backend.backend,
           });
         } else {
           process.stdout.write(`${s.text}\n`);

@@ -20,5 +20,22 @@ import { register as view } from './view.js';
 
 /** Every command module of the CLI, in the order `troupe --help` lists them. */
 export const COMMANDS: readonly ((program: Command) => void)[] = [
-  validate, run, train, sft, evaluate, experiment, view, env, generate, serve, sandbox, verify, plugins, newPlugin, test, manifest, bench, doctor,
+  validate,
+  run,
+  train,
+  sft,
+  evaluate,
+  experiment,
+  view,
+  env,
+  generate,
+  serve,
+  sandbox,
+  verify,
+  plugins,
+  newPlugin,
+  test,
+  manifest,
+  bench,
+  doctor,
 ];

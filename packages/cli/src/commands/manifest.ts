@@ -34,7 +34,9 @@ export function register(program: Command): void {
         process.stdout.write(`${derived.plugin}: package.json troupe.contributes matches the code\n`);
       } else {
         const verb = opts.write ? 'updated' : 'differs from the code';
-        process.stdout.write(`${derived.plugin}: package.json troupe.contributes ${verb} (- package.json, + code):\n${diff.map((l) => `  ${l}`).join('\n')}\n`);
+        process.stdout.write(
+          `${derived.plugin}: package.json troupe.contributes ${verb} (- package.json, + code):\n${diff.map((l) => `  ${l}`).join('\n')}\n`,
+        );
       }
       if (opts.write && diff.length > 0) writeManifest(derived);
       else if (!opts.write && diff.length > 0 && !opts.json) {

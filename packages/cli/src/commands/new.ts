@@ -22,8 +22,11 @@ interface NewOptions {
 
 /** Prints what was created and what to do next. */
 function report(result: ScaffoldResult): void {
-  const lines = [`created ${result.kind === 'team' ? 'team' : `${result.kind} plugin`} ${result.packageName} in ${result.dir}`];
-  if (result.id) lines.push(`  contribution id: ${result.id}   shorthand: ${result.shorthand}   kernel: ${result.kernelRange}`);
+  const lines = [
+    `created ${result.kind === 'team' ? 'team' : `${result.kind} plugin`} ${result.packageName} in ${result.dir}`,
+  ];
+  if (result.id)
+    lines.push(`  contribution id: ${result.id}   shorthand: ${result.shorthand}   kernel: ${result.kernelRange}`);
   for (const warning of result.warnings) lines.push(`  warning: ${warning}`);
   lines.push('', 'next steps:', ...result.nextSteps.map((s) => `  ${s}`));
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -35,7 +38,10 @@ export function register(program: Command): void {
     .command('new')
     .description('create a plugin package (env, role, reward) or a team project from a template')
     .argument('<kind>', `what to create: ${TEMPLATE_KINDS.join(', ')}`)
-    .argument('<name>', 'lowercase name (letters, digits, dashes); a plugin gets the id NAME-v0 and the package troupe-KIND-NAME')
+    .argument(
+      '<name>',
+      'lowercase name (letters, digits, dashes); a plugin gets the id NAME-v0 and the package troupe-KIND-NAME',
+    )
     .option('--dir <dir>', 'folder to create (default: ./<package name without scope>)')
     .option('--scope <scope>', 'npm scope: @acme gives @acme/troupe-KIND-NAME (@troupe gives @troupe/KIND-NAME)')
     .option('--package-name <name>', 'package name, instead of the derived one')
@@ -51,9 +57,14 @@ export function register(program: Command): void {
         throw new UsageError(`unknown kind "${kind}"; use one of: ${TEMPLATE_KINDS.join(', ')}`);
       }
       const teamFlags = [opts.env, opts.role, opts.reward, opts.seats].some((v) => v !== undefined);
-      if (kind !== 'team' && teamFlags) throw new UsageError('--env, --role, --reward and --seats apply to `troupe new team` only');
-      const seats = opts.seats?.split(',').map((s) => s.trim()).filter(Boolean);
-      if (opts.seats !== undefined && (!seats || seats.length === 0)) throw new UsageError('--seats needs at least one seat name');
+      if (kind !== 'team' && teamFlags)
+        throw new UsageError('--env, --role, --reward and --seats apply to `troupe new team` only');
+      const seats = opts.seats
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      if (opts.seats !== undefined && (!seats || seats.length === 0))
+        throw new UsageError('--seats needs at least one seat name');
       const result = await scaffold({
         kind: kind as TemplateKind,
         name,
@@ -63,7 +74,14 @@ export function register(program: Command): void {
         ...(opts.kernelRange !== undefined ? { kernelRange: opts.kernelRange } : {}),
         ...(opts.force ? { force: true } : {}),
         ...(kind === 'team'
-          ? { team: { ...(opts.env ? { env: opts.env } : {}), ...(opts.role ? { role: opts.role } : {}), ...(opts.reward ? { reward: opts.reward } : {}), ...(seats ? { seats } : {}) } }
+          ? {
+              team: {
+                ...(opts.env ? { env: opts.env } : {}),
+                ...(opts.role ? { role: opts.role } : {}),
+                ...(opts.reward ? { reward: opts.reward } : {}),
+                ...(seats ? { seats } : {}),
+              },
+            }
           : {}),
       });
       if (opts.json) printJson(result);

@@ -22,7 +22,9 @@ export function register(program: Command): void {
         foundIn: p.foundIn,
         kernelRange: p.manifest?.kernel ?? null,
         contributes: p.manifest
-          ? Object.fromEntries(Object.entries(p.manifest.contributes).map(([kind, list]) => [kind, (list ?? []).map((c) => c.id)]))
+          ? Object.fromEntries(
+              Object.entries(p.manifest.contributes).map(([kind, list]) => [kind, (list ?? []).map((c) => c.id)]),
+            )
           : {},
         problem: p.problem ? p.problem.message : null,
       }));
@@ -35,9 +37,13 @@ export function register(program: Command): void {
         return;
       }
       for (const r of rows) {
-        const ids = Object.entries(r.contributes).map(([k, ids]) => `${k}: ${(ids as string[]).join(', ')}`).join('; ');
+        const ids = Object.entries(r.contributes)
+          .map(([k, ids]) => `${k}: ${(ids as string[]).join(', ')}`)
+          .join('; ');
         const where = r.workspace ? 'workspace' : r.foundIn;
-        process.stdout.write(`${r.name}@${r.version}  [${r.origin}${r.shadowed ? ', shadowed' : ''}]  ${ids || '(nothing)'}\n    from ${where} (${r.dir})\n`);
+        process.stdout.write(
+          `${r.name}@${r.version}  [${r.origin}${r.shadowed ? ', shadowed' : ''}]  ${ids || '(nothing)'}\n    from ${where} (${r.dir})\n`,
+        );
         if (r.problem) process.stdout.write(`    PROBLEM: ${r.problem.split('\n').join('\n    ')}\n`);
       }
     });

@@ -6,7 +6,12 @@ import { badLimitValue, Language, Sandbox, SandboxLimits, SandboxOptions } from 
 import { printJson, UsageError } from '../errors.js';
 
 /** Languages accepted by --lang, and the file extensions that imply them. */
-const LANG_NAMES: Record<string, Language> = { python: 'python', py: 'python', javascript: 'javascript', js: 'javascript' };
+const LANG_NAMES: Record<string, Language> = {
+  python: 'python',
+  py: 'python',
+  javascript: 'javascript',
+  js: 'javascript',
+};
 const EXTENSIONS: Record<string, Language> = { '.py': 'python', '.js': 'javascript', '.cjs': 'javascript' };
 
 interface RunOptions {
@@ -32,10 +37,15 @@ async function readInput(what: string, file: string): Promise<string> {
   try {
     handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
     const st = await handle.stat();
-    if (!st.isFile()) throw new UsageError(`${what} ${file}: not a regular file (a FIFO, device or directory is refused; save the input to a file first)`);
-    if (st.size > MAX_INPUT_BYTES) throw new UsageError(`${what} ${file}: ${st.size} bytes, more than the ${MAX_INPUT_BYTES} bytes read`);
+    if (!st.isFile())
+      throw new UsageError(
+        `${what} ${file}: not a regular file (a FIFO, device or directory is refused; save the input to a file first)`,
+      );
+    if (st.size > MAX_INPUT_BYTES)
+      throw new UsageError(`${what} ${file}: ${st.size} bytes, more than the ${MAX_INPUT_BYTES} bytes read`);
     const data = await handle.readFile();
-    if (data.length > MAX_INPUT_BYTES) throw new UsageError(`${what} ${file}: more than the ${MAX_INPUT_BYTES} bytes read`);
+    if (data.length > MAX_INPUT_BYTES)
+      throw new UsageError(`${what} ${file}: more than the ${MAX_INPUT_BYTES} bytes read`);
     return data.toString('utf8');
   } catch (err) {
     if (err instanceof UsageError) throw err;
@@ -66,7 +76,10 @@ function languageOf(file: string, lang: string | undefined): Language {
     return l;
   }
   const l = EXTENSIONS[path.extname(file).toLowerCase()];
-  if (!l) throw new UsageError(`cannot tell the language of ${file} from its extension (.py, .js, .cjs): pass --lang python|js`);
+  if (!l)
+    throw new UsageError(
+      `cannot tell the language of ${file} from its extension (.py, .js, .cjs): pass --lang python|js`,
+    );
   return l;
 }
 
@@ -82,13 +95,25 @@ export function register(program: Command): void {
     .argument('<file>', 'the program (.py or .js; or say --lang)')
     .option('--lang <language>', 'python or js (default: from the file extension)')
     .option('--stdin <file>', 'a file fed to the program on stdin')
-    .option('--timeout-ms <n>', 'wall-time and CPU-time limit in milliseconds (1 to 2147483647)', limitFlag('--timeout-ms'))
+    .option(
+      '--timeout-ms <n>',
+      'wall-time and CPU-time limit in milliseconds (1 to 2147483647)',
+      limitFlag('--timeout-ms'),
+    )
     .option('--memory-mb <n>', 'memory limit in MiB (1 to 2147483647)', limitFlag('--memory-mb'))
-    .option('--isolation <kind>', 'auto (default: bwrap, else unshare), bwrap, unshare, or none (needs --allow-unisolated)', (raw: string) => {
-      if (!(ISOLATIONS as readonly string[]).includes(raw)) throw new UsageError(`--isolation must be one of ${ISOLATIONS.join(', ')}, got "${raw}"`);
-      return raw as SandboxOptions['isolation'];
-    })
-    .option('--allow-unisolated', 'run WITHOUT isolation when none is available or --isolation none is given (default: refuse)')
+    .option(
+      '--isolation <kind>',
+      'auto (default: bwrap, else unshare), bwrap, unshare, or none (needs --allow-unisolated)',
+      (raw: string) => {
+        if (!(ISOLATIONS as readonly string[]).includes(raw))
+          throw new UsageError(`--isolation must be one of ${ISOLATIONS.join(', ')}, got "${raw}"`);
+        return raw as SandboxOptions['isolation'];
+      },
+    )
+    .option(
+      '--allow-unisolated',
+      'run WITHOUT isolation when none is available or --isolation none is given (default: refuse)',
+    )
     .option('--json', 'print the RunResult as one JSON document')
     .action(async (file: string, opts: RunOptions) => {
       const language = languageOf(file, opts.lang);
@@ -100,7 +125,11 @@ export function register(program: Command): void {
         limits.cpuMs = opts.timeoutMs;
       }
       if (opts.memoryMb !== undefined) limits.memoryMb = opts.memoryMb;
-      const box = new Sandbox({ allowUnisolated: Boolean(opts.allowUnisolated), isolation: opts.isolation ?? 'auto', concurrency: 1 });
+      const box = new Sandbox({
+        allowUnisolated: Boolean(opts.allowUnisolated),
+        isolation: opts.isolation ?? 'auto',
+        concurrency: 1,
+      });
       try {
         const result = await box.run({ language, source, stdin, limits });
         if (opts.json) {
@@ -108,8 +137,15 @@ export function register(program: Command): void {
         } else {
           process.stdout.write(result.stdout);
           process.stderr.write(result.stderr);
-          const how = result.exitCode !== null ? `exit ${result.exitCode}` : result.signal ? `killed by ${result.signal}` : 'not run';
-          process.stderr.write(`troupe sandbox: ${result.verdict} (${how}, ${result.wallMs} ms, isolation ${result.isolation})${result.reason ? `: ${result.reason}` : ''}${result.truncated ? ' [output truncated]' : ''}\n`);
+          const how =
+            result.exitCode !== null
+              ? `exit ${result.exitCode}`
+              : result.signal
+                ? `killed by ${result.signal}`
+                : 'not run';
+          process.stderr.write(
+            `troupe sandbox: ${result.verdict} (${how}, ${result.wallMs} ms, isolation ${result.isolation})${result.reason ? `: ${result.reason}` : ''}${result.truncated ? ' [output truncated]' : ''}\n`,
+          );
         }
         process.exitCode = result.verdict === 'ok' ? 0 : 1;
       } finally {

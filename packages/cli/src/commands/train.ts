@@ -30,11 +30,21 @@ export function loadSpecOrDefault(file: string | undefined): TeamSpec {
 export function register(program: Command): void {
   program
     .command('train')
-    .description('train a team (AT-GRPO); without SPEC, the embedded default team (Plan-Path, a coder proposer and a planner executor, two tiny models, warm start + AT-GRPO)')
+    .description(
+      'train a team (AT-GRPO); without SPEC, the embedded default team (Plan-Path, a coder proposer and a planner executor, two tiny models, warm start + AT-GRPO)',
+    )
     .argument('[spec]', 'team spec file (YAML); default: the embedded default team')
     .option('-o, --out <dir>', 'output folder (default: runs/<spec name>)')
-    .option('--steps <n>', 'training steps (default: the spec\'s algorithm.steps)', positiveInt('--steps', teamNumberRange('algorithm.steps').maximum))
-    .option('--sample-budget <n>', 'stop before the next step once the steps have generated this many rollout samples (resumed steps count; --steps stays the most steps; a decaying lrSchedule decays over the budget)', positiveInt('--sample-budget'))
+    .option(
+      '--steps <n>',
+      "training steps (default: the spec's algorithm.steps)",
+      positiveInt('--steps', teamNumberRange('algorithm.steps').maximum),
+    )
+    .option(
+      '--sample-budget <n>',
+      'stop before the next step once the steps have generated this many rollout samples (resumed steps count; --steps stays the most steps; a decaying lrSchedule decays over the budget)',
+      positiveInt('--sample-budget'),
+    )
     .option('--resume', 'continue from the newest checkpoint in --out (optimizer, RNG, step counter restored)')
     .option('--no-final-eval', 'skip the final evaluation on the held-out split')
     .option('--json', 'print one JSON document (the run summary) on stdout')
@@ -43,13 +53,20 @@ export function register(program: Command): void {
       const spec = loadSpecOrDefault(file);
       const out = resolve(opts.out ?? join('runs', spec.name));
       const progress = new TrainProgress(opts.progress && !opts.json);
-      const { formatPairedComparison, Trainer } = await importOptional('@troupe/trainer', 'troupe train', () => import('@troupe/trainer'));
+      const { formatPairedComparison, Trainer } = await importOptional(
+        '@troupe/trainer',
+        'troupe train',
+        () => import('@troupe/trainer'),
+      );
       const trainer = await Trainer.create(spec, {
-        outDir: out, ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
-        ...(opts.sampleBudget !== undefined ? { sampleBudget: opts.sampleBudget } : {}), ...(opts.resume ? { resume: true } : {}),
+        outDir: out,
+        ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
+        ...(opts.sampleBudget !== undefined ? { sampleBudget: opts.sampleBudget } : {}),
+        ...(opts.resume ? { resume: true } : {}),
         skipFinalEval: !opts.finalEval,
         onEvent: (e) => {
-          if (e.type === 'start') for (const w of e.warnings ?? []) process.stderr.write(`troupe train: warning: ${w}\n`);
+          if (e.type === 'start')
+            for (const w of e.warnings ?? []) process.stderr.write(`troupe train: warning: ${w}\n`);
           progress.next(e);
         },
       });
@@ -58,21 +75,54 @@ export function register(program: Command): void {
         progress.done();
         const plots = await writeReport(out, spec.name);
         if (opts.json) {
-          printJson({ spec: spec.file, out, level: result.level, steps: result.steps, samples_generated: result.samplesGenerated, stopped_by: result.stoppedBy, resumed_from: result.resumedFrom ?? null, seconds: result.seconds, plots, final_eval: result.finalEval ? (({ instanceKeys: _keys, outcomes: _o, ...rest }) => rest)(result.finalEval) : null, warm_start: result.warmStart ?? null, baseline: result.baseline ? { ...(({ outcomes: _o, ...rest }) => rest)(result.baseline.eval), comparison: result.baseline.comparison } : null, best: result.best ? { step: result.best.step, success_rate: result.best.successRate, checkpoint: result.best.dir } : null });
+          printJson({
+            spec: spec.file,
+            out,
+            level: result.level,
+            steps: result.steps,
+            samples_generated: result.samplesGenerated,
+            stopped_by: result.stoppedBy,
+            resumed_from: result.resumedFrom ?? null,
+            seconds: result.seconds,
+            plots,
+            final_eval: result.finalEval
+              ? (({ instanceKeys: _keys, outcomes: _o, ...rest }) => rest)(result.finalEval)
+              : null,
+            warm_start: result.warmStart ?? null,
+            baseline: result.baseline
+              ? {
+                  ...(({ outcomes: _o, ...rest }) => rest)(result.baseline.eval),
+                  comparison: result.baseline.comparison,
+                }
+              : null,
+            best: result.best
+              ? { step: result.best.step, success_rate: result.best.successRate, checkpoint: result.best.dir }
+              : null,
+          });
         } else {
           const budget = result.stoppedBy === 'sample-budget' ? `, sample budget ${opts.sampleBudget} reached` : '';
-          process.stdout.write(`${spec.name}: ${result.steps} steps (${result.level}; ${result.samplesGenerated} samples generated${budget}) in ${result.seconds.toFixed(1)} s → ${out}\n`);
+          process.stdout.write(
+            `${spec.name}: ${result.steps} steps (${result.level}; ${result.samplesGenerated} samples generated${budget}) in ${result.seconds.toFixed(1)} s → ${out}\n`,
+          );
           if (result.finalEval) {
             const e = result.finalEval;
-            process.stdout.write(`  ${e.split} success ${e.successRate.toFixed(3)} (95% CI ${e.ci95[0].toFixed(3)}–${e.ci95[1].toFixed(3)}, ${e.episodes} episodes)\n`);
+            process.stdout.write(
+              `  ${e.split} success ${e.successRate.toFixed(3)} (95% CI ${e.ci95[0].toFixed(3)}–${e.ci95[1].toFixed(3)}, ${e.episodes} episodes)\n`,
+            );
           }
           if (result.baseline) {
-            process.stdout.write(`  vs start of RL    ${formatPairedComparison(result.baseline.comparison)} (the same episodes)\n`);
+            process.stdout.write(
+              `  vs start of RL    ${formatPairedComparison(result.baseline.comparison)} (the same episodes)\n`,
+            );
           }
           if (result.best) {
-            process.stdout.write(`  best validation   step ${result.best.step}, success ${result.best.successRate.toFixed(3)} → ${result.best.dir}\n`);
+            process.stdout.write(
+              `  best validation   step ${result.best.step}, success ${result.best.successRate.toFixed(3)} → ${result.best.dir}\n`,
+            );
           }
-          process.stdout.write(`  report            ${join(out, 'report.md')}${plots.rendered ? '' : ` (plots not rendered: ${plots.reason})`}\n`);
+          process.stdout.write(
+            `  report            ${join(out, 'report.md')}${plots.rendered ? '' : ` (plots not rendered: ${plots.reason})`}\n`,
+          );
         }
       } finally {
         await trainer.dispose();
@@ -81,7 +131,10 @@ export function register(program: Command): void {
 }
 
 /** Writes report.md and renders its plots (vega-lite → SVG with vega's headless View, → PNG with resvg). */
-export async function writeReport(out: string, title: string): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
+export async function writeReport(
+  out: string,
+  title: string,
+): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
   const { buildReport } = await importOptional('@troupe/trainer', 'troupe train', () => import('@troupe/trainer'));
   const report = buildReport(out, title);
   writeFileSync(join(out, 'report.md'), report.markdown);
@@ -89,7 +142,10 @@ export async function writeReport(out: string, title: string): Promise<{ rendere
 }
 
 /** Renders each chart to `<dir>/<name>.svg` and `.png`; a rendering failure is reported, not thrown. */
-export async function renderChartsTo(dir: string, charts: readonly ReportChart[]): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
+export async function renderChartsTo(
+  dir: string,
+  charts: readonly ReportChart[],
+): Promise<{ rendered: boolean; reason?: string; files: string[] }> {
   const files: string[] = [];
   try {
     mkdirSync(dir, { recursive: true });
@@ -129,14 +185,24 @@ class TrainProgress {
     if (!this.enabled) return;
     switch (e.type) {
       case 'start':
-        this.line(`training ${e.level}, steps ${e.firstStep}..${e.steps}${e.resumedFrom !== undefined ? ` (resumed from step ${e.resumedFrom})` : ''}${e.frozen.length > 0 ? `; frozen: ${e.frozen.join(', ')}` : ''}`, true);
+        this.line(
+          `training ${e.level}, steps ${e.firstStep}..${e.steps}${e.resumedFrom !== undefined ? ` (resumed from step ${e.resumedFrom})` : ''}${e.frozen.length > 0 ? `; frozen: ${e.frozen.join(', ')}` : ''}`,
+          true,
+        );
         return;
       case 'warm-start':
         if (e.phase === 'demonstrations') this.line(`warm start: ${e.count} demonstration samples`, true);
-        else this.line(`warm start: ${e.policy} epoch ${(e.epoch ?? 0) + 1} loss ${(e.loss ?? NaN).toFixed(4)}`, !this.tty);
+        else
+          this.line(
+            `warm start: ${e.policy} epoch ${(e.epoch ?? 0) + 1} loss ${(e.loss ?? NaN).toFixed(4)}`,
+            !this.tty,
+          );
         return;
       case 'eval':
-        this.line(`eval (${e.result.split}) after step ${e.step}: success ${e.result.successRate.toFixed(3)} [${e.result.ci95[0].toFixed(2)}, ${e.result.ci95[1].toFixed(2)}] over ${e.result.episodes}`, true);
+        this.line(
+          `eval (${e.result.split}) after step ${e.step}: success ${e.result.successRate.toFixed(3)} [${e.result.ci95[0].toFixed(2)}, ${e.result.ci95[1].toFixed(2)}] over ${e.result.episodes}`,
+          true,
+        );
         return;
       case 'step': {
         const m = e.metrics;
@@ -144,9 +210,15 @@ class TrainProgress {
         this.stepSeconds += (m['time/step'] as number) + ((m['time/eval'] as number | undefined) ?? 0);
         this.stepsSeen++;
         const eta = ((e.steps - e.step) * this.stepSeconds) / this.stepsSeen;
-        const rewards = Object.keys(m).filter((k) => k.startsWith('rollout/reward/')).map((k) => `${k.slice(15)} ${(m[k] as number).toFixed(2)}`).join(' ');
+        const rewards = Object.keys(m)
+          .filter((k) => k.startsWith('rollout/reward/'))
+          .map((k) => `${k.slice(15)} ${(m[k] as number).toFixed(2)}`)
+          .join(' ');
         const tps = m['perf/generated_tokens_per_s'] as number;
-        this.line(`step ${e.step}/${e.steps}  success ${(m['rollout/success_rate'] as number).toFixed(2)}  reward ${rewards}  ${tps.toFixed(0)} tok/s  ${(m['time/step'] as number).toFixed(1)} s/step  eta ${formatEta(eta)}`, !this.tty);
+        this.line(
+          `step ${e.step}/${e.steps}  success ${(m['rollout/success_rate'] as number).toFixed(2)}  reward ${rewards}  ${tps.toFixed(0)} tok/s  ${(m['time/step'] as number).toFixed(1)} s/step  eta ${formatEta(eta)}`,
+          !this.tty,
+        );
         return;
       }
       default:
@@ -167,5 +239,9 @@ class TrainProgress {
 function formatEta(s: number): string {
   if (!Number.isFinite(s)) return '?';
   const m = Math.floor(s / 60);
-  return m > 0 ? `${m}m${Math.round(s % 60).toString().padStart(2, '0')}s` : `${Math.round(s)}s`;
+  return m > 0
+    ? `${m}m${Math.round(s % 60)
+        .toString()
+        .padStart(2, '0')}s`
+    : `${Math.round(s)}s`;
 }

@@ -1,5 +1,16 @@
 import type { Command } from 'commander';
-import { checkTeamAgainstPlugins, createHostFor, formatIssue, loadTeamSpec, resolveTrainerConfig, specIssue, SpecError, TrainerConfigError, type SpecIssue, type TeamSpec } from '@troupe/kernel';
+import {
+  checkTeamAgainstPlugins,
+  createHostFor,
+  formatIssue,
+  loadTeamSpec,
+  resolveTrainerConfig,
+  specIssue,
+  SpecError,
+  TrainerConfigError,
+  type SpecIssue,
+  type TeamSpec,
+} from '@troupe/kernel';
 import { printJson } from '../errors.js';
 
 interface FileVerdict {
@@ -16,7 +27,14 @@ function unisolatedWarnings(spec: TeamSpec): SpecIssue[] {
   if (sandbox?.allowUnisolated !== true) return [];
   const what = sandbox.isolation === 'none' ? 'isolation "none": every program' : 'where no isolation works, programs';
   const message = `allowUnisolated: ${what} the model writes will run WITHOUT isolation (able to read files and reach the network)`;
-  return [specIssue(spec, ['environment', 'config', 'sandbox', 'allowUnisolated'], message, 'remove it and install bubblewrap: apt-get install -y bubblewrap')];
+  return [
+    specIssue(
+      spec,
+      ['environment', 'config', 'sandbox', 'allowUnisolated'],
+      message,
+      'remove it and install bubblewrap: apt-get install -y bubblewrap',
+    ),
+  ];
 }
 
 /** The problems `troupe train` would report in the spec's `algorithm` block, located in the YAML. */
@@ -60,7 +78,10 @@ export function register(program: Command): void {
         printJson({ ok, files: verdicts });
       } else {
         for (const v of verdicts) {
-          if (v.ok) process.stdout.write(`${v.file}: ok${v.warnings.length ? `, ${v.warnings.length} warning${v.warnings.length === 1 ? '' : 's'}` : ''}\n`);
+          if (v.ok)
+            process.stdout.write(
+              `${v.file}: ok${v.warnings.length ? `, ${v.warnings.length} warning${v.warnings.length === 1 ? '' : 's'}` : ''}\n`,
+            );
           else {
             process.stdout.write(`${v.file}: ${v.issues.length} problem${v.issues.length === 1 ? '' : 's'}\n`);
             for (const issue of v.issues) process.stdout.write(`  ${formatIssue(issue)}\n`);

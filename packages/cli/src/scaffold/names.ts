@@ -30,16 +30,21 @@ export function validateName(kind: TemplateKind, name: string): string {
   if (name.length === 0) throw new UsageError(`the ${what} is empty`);
   if (name.length > 60) throw new UsageError(`the ${what} "${name}" is longer than 60 characters`);
   if (!NAME.test(name)) {
-    const suggestion = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+    const suggestion = name
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '');
     throw new UsageError(
-      `the ${what} "${name}" must be lowercase letters, digits and dashes, starting with a letter or digit`
-      + (suggestion && NAME.test(suggestion) ? ` (e.g. "${suggestion}")` : ''),
+      `the ${what} "${name}" must be lowercase letters, digits and dashes, starting with a letter or digit` +
+        (suggestion && NAME.test(suggestion) ? ` (e.g. "${suggestion}")` : ''),
     );
   }
   if (name.endsWith('-')) throw new UsageError(`the ${what} "${name}" must not end with a dash`);
   if (kind === 'team') return name;
   if (/-v\d+$/.test(name)) {
-    throw new UsageError(`the ${what} "${name}" ends with a version suffix; pass "${name.replace(/-v\d+$/, '')}" (its id becomes "${name.replace(/-v\d+$/, '')}-v0")`);
+    throw new UsageError(
+      `the ${what} "${name}" ends with a version suffix; pass "${name.replace(/-v\d+$/, '')}" (its id becomes "${name.replace(/-v\d+$/, '')}-v0")`,
+    );
   }
   for (const prefix of [`troupe-${kind}-`, 'troupe-', `${kind}-`]) {
     if (name.startsWith(prefix) && name.length > prefix.length) {
@@ -61,7 +66,9 @@ export function normalizeScope(scope: string): string {
 /** Checks a `--package-name` value, or throws a {@link UsageError}. */
 export function validatePackageName(name: string): string {
   if (name.length > 214 || !PACKAGE_NAME.test(name)) {
-    throw new UsageError(`--package-name "${name}" is not a valid npm package name (lowercase, e.g. troupe-env-maze or @acme/troupe-env-maze)`);
+    throw new UsageError(
+      `--package-name "${name}" is not a valid npm package name (lowercase, e.g. troupe-env-maze or @acme/troupe-env-maze)`,
+    );
   }
   return name;
 }

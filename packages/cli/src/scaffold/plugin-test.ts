@@ -115,8 +115,13 @@ export function locatePlugin(plugin: string, cwd: string, command = 'troupe test
       misses.push(error.message.split('\n').find((l) => l.includes('tried packages')) ?? '');
     }
   }
-  const tried = [...new Set(misses.flatMap((m) => m.replace(/^\s*tried packages:\s*/, '').split(', ')).filter(Boolean))];
-  throw new CliError(`${command}: no plugin "${plugin}" found from ${baseDirs.join(', ')}\n  tried packages: ${tried.join(', ')}\n  hint: pass the plugin's folder (${command} ./my-plugin) or install it`, 1);
+  const tried = [
+    ...new Set(misses.flatMap((m) => m.replace(/^\s*tried packages:\s*/, '').split(', ')).filter(Boolean)),
+  ];
+  throw new CliError(
+    `${command}: no plugin "${plugin}" found from ${baseDirs.join(', ')}\n  tried packages: ${tried.join(', ')}\n  hint: pass the plugin's folder (${command} ./my-plugin) or install it`,
+    1,
+  );
 }
 
 /** Runs `npm <args>` in `dir`, resolving with its exit code. */
@@ -148,7 +153,12 @@ function createEnvironment(host: PluginHost, entry: ContributionEntry): SampleEn
  * Environments to draw role and reward samples from: the given ones (the plugin's own, or the --samples-from choice),
  * then, when `others`, the other installed environment plugins (official ones first), loaded lazily one at a time.
  */
-async function* sampleEnvironments(host: PluginHost, own: readonly ContributionEntry[], baseDirs: readonly string[], others = true): AsyncGenerator<SampleEnvironment> {
+async function* sampleEnvironments(
+  host: PluginHost,
+  own: readonly ContributionEntry[],
+  baseDirs: readonly string[],
+  others = true,
+): AsyncGenerator<SampleEnvironment> {
   for (const entry of own) yield createEnvironment(host, entry);
   if (!others) return;
   const discovered = discoverPlugins(baseDirs)
@@ -173,9 +183,16 @@ async function* sampleEnvironments(host: PluginHost, own: readonly ContributionE
 }
 
 /** Observations, actions and seats of the seats of `env` that produce one of `produces`, from a few instances. */
-function roleSamples(source: SampleEnvironment, produces: readonly string[]): { observations: Observation[]; actions: unknown[]; seats: SeatContext[]; actionSchema?: Record<string, unknown> } | undefined {
+function roleSamples(
+  source: SampleEnvironment,
+  produces: readonly string[],
+):
+  | { observations: Observation[]; actions: unknown[]; seats: SeatContext[]; actionSchema?: Record<string, unknown> }
+  | undefined {
   const { env } = source;
-  const seats = env.seats.filter((s) => produces.includes(s.actionType)).map((s) => ({ seat: s.name, actionType: s.actionType }));
+  const seats = env.seats
+    .filter((s) => produces.includes(s.actionType))
+    .map((s) => ({ seat: s.name, actionType: s.actionType }));
   if (seats.length === 0) return undefined;
   const actionType = seats[0]!.actionType;
   const sameType = seats.filter((s) => s.actionType === actionType);
@@ -205,7 +222,8 @@ async function rewardSamples(source: SampleEnvironment): Promise<Transition[]> {
   ];
   for (const [i, choose] of choosers.entries()) {
     const rollout = await playEpisode(env, env.instance('train', i, 0), choose);
-    for (const step of rollout.steps) out.push({ seat: step.seat, turn: step.turn, before: step.before, move: step.move, result: step.result });
+    for (const step of rollout.steps)
+      out.push({ seat: step.seat, turn: step.turn, before: step.before, move: step.move, result: step.result });
   }
   return out;
 }
@@ -216,7 +234,8 @@ export async function testPlugin(options: PluginTestOptions = {}): Promise<Plugi
   const output = options.output ?? 'inherit';
   const dir = locatePlugin(options.plugin ?? '.', cwd);
   const pkg = readPluginPackage(dir); // manifest, kernel range and schema files: throws PluginError
-  const scripts = ((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts) ?? {};
+  const scripts =
+    (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
 
   let build: { exitCode: number } | undefined;
   const moduleMissing = !existsSync(resolve(dir, pkg.manifest.module));
@@ -242,7 +261,13 @@ export async function testPlugin(options: PluginTestOptions = {}): Promise<Plugi
   if (loadError !== undefined) {
     // The module suite says why (and, when the manifest is stale, how package.json differs from the code).
     const failures = await checkModuleConformance(dir);
-    conformance.push({ kind: 'plugin', id: pkg.name, failures: failures.length ? failures : [{ suite: `plugin ${pkg.name}`, check: 'loads through the kernel', message: loadError }] });
+    conformance.push({
+      kind: 'plugin',
+      id: pkg.name,
+      failures: failures.length
+        ? failures
+        : [{ suite: `plugin ${pkg.name}`, check: 'loads through the kernel', message: loadError }],
+    });
   } else {
     conformance.push({ kind: 'plugin', id: pkg.name, failures: await checkModuleConformance(dir) });
     const entries = host.registry.list().filter((e) => e.dir === pkg.dir || e.plugin === pkg.name);
@@ -261,11 +286,22 @@ export async function testPlugin(options: PluginTestOptions = {}): Promise<Plugi
     for (const entry of entries) {
       const { config, issues } = host.checkConfig(entry.kind, entry.id, options.config ?? {});
       if (issues.length > 0) {
-        const problems = issues.map((i) => `config${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`).join('; ');
+        const problems = issues
+          .map((i) => `config${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`)
+          .join('; ');
         if (given) {
-          conformance.push({ kind: entry.kind, id: entry.id, failures: [{ suite: `${entry.kind} ${entry.id}`, check: 'the --config is valid', message: problems }] });
+          conformance.push({
+            kind: entry.kind,
+            id: entry.id,
+            failures: [{ suite: `${entry.kind} ${entry.id}`, check: 'the --config is valid', message: problems }],
+          });
         } else {
-          conformance.push({ kind: entry.kind, id: entry.id, failures: [], skipped: `its default config is not valid (${problems}); pass one with --config '<json>'` });
+          conformance.push({
+            kind: entry.kind,
+            id: entry.id,
+            failures: [],
+            skipped: `its default config is not valid (${problems}); pass one with --config '<json>'`,
+          });
         }
         continue;
       }
@@ -285,9 +321,12 @@ export async function testPlugin(options: PluginTestOptions = {}): Promise<Plugi
         }
         if (!done) {
           conformance.push({
-            kind: entry.kind, id: entry.id, failures: [],
-            skipped: `no installed environment has a seat with action type ${contribution.produces.join(' or ')} to draw samples from; `
-              + 'the plugin\'s own tests must run roleConformance (from @troupe/testing) with sample observations and actions',
+            kind: entry.kind,
+            id: entry.id,
+            failures: [],
+            skipped:
+              `no installed environment has a seat with action type ${contribution.produces.join(' or ')} to draw samples from; ` +
+              "the plugin's own tests must run roleConformance (from @troupe/testing) with sample observations and actions",
           });
         }
       } else if (entry.kind === 'rewards') {
@@ -308,17 +347,34 @@ export async function testPlugin(options: PluginTestOptions = {}): Promise<Plugi
         }
         if (!done) {
           conformance.push({
-            kind: entry.kind, id: entry.id, failures: [],
-            skipped: 'no installed environment to record transitions from; the plugin\'s own tests must run rewardConformance (from @troupe/testing)',
+            kind: entry.kind,
+            id: entry.id,
+            failures: [],
+            skipped:
+              "no installed environment to record transitions from; the plugin's own tests must run rewardConformance (from @troupe/testing)",
           });
         }
       } else {
-        conformance.push({ kind: entry.kind, id: entry.id, failures: [], skipped: 'policies have no conformance suite' });
+        conformance.push({
+          kind: entry.kind,
+          id: entry.id,
+          failures: [],
+          skipped: 'policies have no conformance suite',
+        });
       }
     }
   }
-  const ok = (build === undefined || build.exitCode === 0)
-    && (!ownTests.ran || ownTests.exitCode === 0)
-    && conformance.every((s) => s.failures.length === 0);
-  return { plugin: pkg.name, version: pkg.version, dir: pkg.dir, ...(build ? { build } : {}), ownTests, conformance, ok };
+  const ok =
+    (build === undefined || build.exitCode === 0) &&
+    (!ownTests.ran || ownTests.exitCode === 0) &&
+    conformance.every((s) => s.failures.length === 0);
+  return {
+    plugin: pkg.name,
+    version: pkg.version,
+    dir: pkg.dir,
+    ...(build ? { build } : {}),
+    ownTests,
+    conformance,
+    ok,
+  };
 }

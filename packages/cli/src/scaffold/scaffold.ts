@@ -167,13 +167,24 @@ function isEmptyDir(dir: string): boolean {
 type Json = Record<string, unknown>;
 
 /** Edits a plugin template's package.json (parsed) for the new package. */
-function editPluginPackageJson(pkg: Json, kind: PluginTemplateKind, packageName: string, id: string, kernelRange: string, testingRange: string, cliRange: string): Json {
+function editPluginPackageJson(
+  pkg: Json,
+  kind: PluginTemplateKind,
+  packageName: string,
+  id: string,
+  kernelRange: string,
+  testingRange: string,
+  cliRange: string,
+): Json {
   pkg.name = packageName;
   pkg.version = '0.1.0';
   const manifest = pkg.troupe as { kernel: string; contributes: Record<string, { id: string }[]> };
   manifest.kernel = kernelRange;
   const declared = manifest.contributes[CONTRIBUTES_KEY[kind]];
-  if (!declared || declared.length !== 1) throw new CliError(`troupe new: the ${kind} template must declare exactly one ${CONTRIBUTES_KEY[kind]} contribution`);
+  if (!declared || declared.length !== 1)
+    throw new CliError(
+      `troupe new: the ${kind} template must declare exactly one ${CONTRIBUTES_KEY[kind]} contribution`,
+    );
   declared[0]!.id = id;
   pkg.peerDependencies = { ...(pkg.peerDependencies as Json | undefined), '@troupe/kernel': kernelRange };
   const dev = (pkg.devDependencies ?? {}) as Json;
@@ -218,7 +229,9 @@ function editTeamYaml(text: string, file: string, choices: TeamChoices, warnings
   if (choices.reward) {
     doc.setIn(['rewards', 'id'], choices.reward);
     doc.setIn(['rewards', 'config'], doc.createNode({}));
-    warnings.push(`rewards.config in team.yaml was emptied for ${choices.reward}: fill in what its config schema needs`);
+    warnings.push(
+      `rewards.config in team.yaml was emptied for ${choices.reward}: fill in what its config schema needs`,
+    );
   }
   const existing = Object.keys((plain(['seats']) ?? {}) as Json);
   if (choices.seats) {
@@ -231,10 +244,15 @@ function editTeamYaml(text: string, file: string, choices: TeamChoices, warnings
     }
     for (const seat of choices.seats) {
       doc.setIn(['seats', seat], doc.createNode(seatValue));
-      if (mixValue !== undefined) doc.setIn(['rewards', 'seats', seat], doc.createNode(choices.reward ? { alpha: mixValue.alpha ?? 1 } : mixValue));
+      if (mixValue !== undefined)
+        doc.setIn(
+          ['rewards', 'seats', seat],
+          doc.createNode(choices.reward ? { alpha: mixValue.alpha ?? 1 } : mixValue),
+        );
     }
   } else if (choices.reward) {
-    for (const seat of existing) if (doc.getIn(['rewards', 'seats', seat, 'config'])) doc.deleteIn(['rewards', 'seats', seat, 'config']);
+    for (const seat of existing)
+      if (doc.getIn(['rewards', 'seats', seat, 'config'])) doc.deleteIn(['rewards', 'seats', seat, 'config']);
   }
   if (choices.role) for (const seat of choices.seats ?? existing) doc.setIn(['seats', seat, 'role'], choices.role);
   return doc.toString();
@@ -245,22 +263,31 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
   const { kind } = options;
   const name = validateName(kind, options.name);
   const scope = options.scope === undefined ? undefined : normalizeScope(options.scope);
-  const packageName = options.packageName === undefined ? defaultPackageName(kind, name, scope) : validatePackageName(options.packageName);
+  const packageName =
+    options.packageName === undefined
+      ? defaultPackageName(kind, name, scope)
+      : validatePackageName(options.packageName);
   const cwd = resolve(options.cwd ?? process.cwd());
   const dir = resolve(cwd, options.dir ?? defaultDirName(packageName));
   const templatesDir = options.templatesDir ?? findTemplatesDir();
   const templateDir = join(templatesDir, kind);
-  if (!existsSync(join(templateDir, 'package.json'))) throw new CliError(`troupe new: no ${kind} template in ${templatesDir}`);
+  if (!existsSync(join(templateDir, 'package.json')))
+    throw new CliError(`troupe new: no ${kind} template in ${templatesDir}`);
   if (!options.force && !isEmptyDir(dir)) {
-    throw new UsageError(`${dir} is not empty; choose another --dir, or pass --force to write the template files into it`);
+    throw new UsageError(
+      `${dir} is not empty; choose another --dir, or pass --force to write the template files into it`,
+    );
   }
   const warnings: string[] = [];
   const running = kernelVersion();
   const kernelRange = options.kernelRange ?? `^${running}`;
   if (kind !== 'team') {
-    if (semver.validRange(kernelRange) === null) throw new UsageError(`--kernel-range "${kernelRange}" is not a semver range (e.g. ^${running})`);
+    if (semver.validRange(kernelRange) === null)
+      throw new UsageError(`--kernel-range "${kernelRange}" is not a semver range (e.g. ^${running})`);
     if (!semver.satisfies(running, kernelRange)) {
-      warnings.push(`the kernel range ${kernelRange} excludes the running @troupe/kernel ${running}: this kernel will refuse to load the plugin`);
+      warnings.push(
+        `the kernel range ${kernelRange} excludes the running @troupe/kernel ${running}: this kernel will refuse to load the plugin`,
+      );
     }
   }
   const testingRange = `^${versionOf('@troupe/testing') ?? running}`;
@@ -287,12 +314,16 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
     await mkdir(dirname(target), { recursive: true });
     if (file === 'package.json') {
       const pkg = JSON.parse(await readFile(source, 'utf8')) as Json;
-      const edited = kind === 'team' ? editTeamPackageJson(pkg, packageName, cliRange, options.team ?? {}) : editPluginPackageJson(pkg, kind, packageName, id!, kernelRange, testingRange, cliRange);
+      const edited =
+        kind === 'team'
+          ? editTeamPackageJson(pkg, packageName, cliRange, options.team ?? {})
+          : editPluginPackageJson(pkg, kind, packageName, id!, kernelRange, testingRange, cliRange);
       if (kind === 'team') teamDeps = (edited.dependencies ?? {}) as Json;
       await writeFile(target, `${JSON.stringify(edited, null, 2)}\n`);
     } else if (marked.has(file)) {
       let text = fillMarkers(await readFile(source, 'utf8'), values);
-      if (kind === 'team' && file === 'team.yaml' && options.team) text = editTeamYaml(text, source, options.team, warnings);
+      if (kind === 'team' && file === 'team.yaml' && options.team)
+        text = editTeamYaml(text, source, options.team, warnings);
       await writeFile(target, text);
     } else {
       await copyFile(source, target);
@@ -301,7 +332,10 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
   }
   for (const file of written) {
     const left = LEFTOVER_MARKER.exec(readFileSync(join(dir, file), 'utf8'))?.[0];
-    if (left) throw new CliError(`troupe new: template bug: ${join(dir, file)} still contains ${left} (add the file to MARKED_FILES.${kind})`);
+    if (left)
+      throw new CliError(
+        `troupe new: template bug: ${join(dir, file)} still contains ${left} (add the file to MARKED_FILES.${kind})`,
+      );
   }
   const shown = relative(cwd, dir) || '.';
   const nextSteps =
@@ -319,11 +353,20 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
           'npm run build',
           'npm test',
           'npx troupe test .',
-          `use it in a team spec: ${kind === 'env' ? `environment: { id: ${yamlScalar(shorthand!)} }` : kind === 'role' ? `seats: { <seat>: { role: ${yamlScalar(shorthand!)} } }` : `rewards: { id: ${yamlScalar(shorthand!)} }`}`
-            + ` (resolved as ${shorthand} → ${packageName} → ${id})`,
+          `use it in a team spec: ${kind === 'env' ? `environment: { id: ${yamlScalar(shorthand!)} }` : kind === 'role' ? `seats: { <seat>: { role: ${yamlScalar(shorthand!)} } }` : `rewards: { id: ${yamlScalar(shorthand!)} }`}` +
+            ` (resolved as ${shorthand} → ${packageName} → ${id})`,
           'publish: npm publish',
         ];
-  return { kind, name, packageName, ...(id ? { id, shorthand, kernelRange } : {}), dir, files: written.sort(), warnings, nextSteps };
+  return {
+    kind,
+    name,
+    packageName,
+    ...(id ? { id, shorthand, kernelRange } : {}),
+    dir,
+    files: written.sort(),
+    warnings,
+    nextSteps,
+  };
 }
 
 /**
@@ -335,10 +378,16 @@ function pluginStep(kind: 'env' | 'role' | 'reward', value: string | undefined, 
   if (value === undefined) return [];
   if (isPathLike(value)) {
     if (existsSync(join(resolve(dir, value), 'package.json'))) return [];
-    return [`create the ${kind} plugin in ${value} (relative to team.yaml): npx troupe new ${kind} ${basename(value)} --dir ${value}`];
+    return [
+      `create the ${kind} plugin in ${value} (relative to team.yaml): npx troupe new ${kind} ${basename(value)} --dir ${value}`,
+    ];
   }
   const name = stripVersion(value);
   if (Object.keys(deps).includes(`@troupe/${kind}-${name}`)) return [];
-  const candidates = pluginCandidates(kind, name).filter((c) => c !== name || name.startsWith('@') || name.startsWith('troupe-'));
-  return [`npm install the package that provides ${kind} "${value}" (${candidates.length > 1 ? `${candidates.join(' or ')}` : candidates[0]})`];
+  const candidates = pluginCandidates(kind, name).filter(
+    (c) => c !== name || name.startsWith('@') || name.startsWith('troupe-'),
+  );
+  return [
+    `npm install the package that provides ${kind} "${value}" (${candidates.length > 1 ? `${candidates.join(' or ')}` : candidates[0]})`,
+  ];
 }

@@ -56,7 +56,9 @@ export class Batcher<M extends ServedModel> {
   ) {}
 
   /** Requests waiting for a batch. */
-  get waiting(): number { return this.queue.length; }
+  get waiting(): number {
+    return this.queue.length;
+  }
 
   /**
    * Queues one prompt; resolves with its `n` samples, calling `onToken` with each token as it is sampled (never in
@@ -76,8 +78,13 @@ export class Batcher<M extends ServedModel> {
       while (this.queue.length > 0) {
         const jobs = this.queue.splice(0, this.opts.maxBatch);
         try {
-          const onToken = (i: number, sample: number, token: number, logprob: number): void => jobs[i]!.onToken?.(sample, token, logprob);
-          const out = await this.generateBatch(this.model, jobs.map((j) => j.item), { tokenizer: this.tokenizer, onToken });
+          const onToken = (i: number, sample: number, token: number, logprob: number): void =>
+            jobs[i]!.onToken?.(sample, token, logprob);
+          const out = await this.generateBatch(
+            this.model,
+            jobs.map((j) => j.item),
+            { tokenizer: this.tokenizer, onToken },
+          );
           jobs.forEach((j, i) => j.resolve(out[i]!));
         } catch (err) {
           for (const j of jobs) j.reject(err as Error);

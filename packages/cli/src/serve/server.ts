@@ -48,15 +48,24 @@ const chatSchema = {
   properties: {
     ...samplingProps,
     messages: {
-      type: 'array', minItems: 1,
+      type: 'array',
+      minItems: 1,
       items: {
-        type: 'object', required: ['role', 'content'],
+        type: 'object',
+        required: ['role', 'content'],
         properties: {
           role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant'] },
           content: {
             anyOf: [
               { type: 'string' },
-              { type: 'array', items: { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } } },
+              {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['type', 'text'],
+                  properties: { type: { const: 'text' }, text: { type: 'string' } },
+                },
+              },
             ],
           },
         },
@@ -73,7 +82,12 @@ const completionSchema = {
   required: ['model', 'prompt'],
   properties: {
     ...samplingProps,
-    prompt: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, maxItems: 1, items: { type: 'string', minLength: 1 } }] },
+    prompt: {
+      anyOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'array', minItems: 1, maxItems: 1, items: { type: 'string', minLength: 1 } },
+      ],
+    },
     logprobs: { type: ['integer', 'null'], minimum: 0, maximum: 0 },
     echo: { type: 'boolean', const: false },
   },
@@ -105,7 +119,13 @@ interface CompletionBody extends SamplingBody {
 
 /** An error answered as OpenAI-style JSON. */
 class ApiError extends Error {
-  constructor(readonly status: number, message: string, readonly type: string, readonly param: string | null = null, readonly code: string | null = null) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+  ) {
     super(message);
   }
 }
@@ -117,56 +137,100 @@ function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
 /** Builds the server (not listening yet). */
 export function createServer<M extends ServedModel>(opts: ServeOptions<M>): FastifyInstance {
   const { model, tokenizer: tok, modelName } = opts;
-  const batcher = new Batcher(model, tok, opts.generateBatch, { maxQueue: opts.maxQueue ?? 256, maxBatch: opts.maxBatch ?? 32 });
+  const batcher = new Batcher(model, tok, opts.generateBatch, {
+    maxQueue: opts.maxQueue ?? 256,
+    maxBatch: opts.maxBatch ?? 32,
+  });
   const created = Math.floor(Date.now() / 1000);
-  const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, ajv: { customOptions: { removeAdditional: false, coerceTypes: false } } });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 8 * 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+  });
 
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err instanceof ApiError) return sendError(reply, err);
-    if (err instanceof QueueFullError) return sendError(reply, new ApiError(503, err.message, 'server_overloaded', null, 'queue_full'));
+    if (err instanceof QueueFullError)
+      return sendError(reply, new ApiError(503, err.message, 'server_overloaded', null, 'queue_full'));
     if (err.validation) {
       const v = err.validation[0];
-      const param = v?.instancePath ? v.instancePath.slice(1).replace(/\//g, '.') : (v?.params as { missingProperty?: string } | undefined)?.missingProperty ?? null;
-      return sendError(reply, new ApiError(400, `invalid request: ${err.message}`, 'invalid_request_error', param, 'invalid_value'));
+      const param = v?.instancePath
+        ? v.instancePath.slice(1).replace(/\//g, '.')
+        : ((v?.params as { missingProperty?: string } | undefined)?.missingProperty ?? null);
+      return sendError(
+        reply,
+        new ApiError(400, `invalid request: ${err.message}`, 'invalid_request_error', param, 'invalid_value'),
+      );
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return sendError(reply, new ApiError(err.statusCode, err.message, 'invalid_request_error'));
     }
     return sendError(reply, new ApiError(500, `generation failed: ${err.message}`, 'server_error'));
   });
-  app.setNotFoundHandler((req, reply) => sendError(reply, new ApiError(404, `no route ${req.method} ${req.url}`, 'invalid_request_error', null, 'not_found')));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(
+      reply,
+      new ApiError(404, `no route ${req.method} ${req.url}`, 'invalid_request_error', null, 'not_found'),
+    ),
+  );
 
   app.get('/health', async () => ({ status: 'ok', model: modelName, waiting: batcher.waiting }));
-  app.get('/v1/models', async () => ({ object: 'list', data: [{ id: modelName, object: 'model', created, owned_by: 'troupe' }] }));
+  app.get('/v1/models', async () => ({
+    object: 'list',
+    data: [{ id: modelName, object: 'model', created, owned_by: 'troupe' }],
+  }));
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (req) => {
     checkModel(req.params.id, 'id');
     return { id: modelName, object: 'model', created, owned_by: 'troupe' };
   });
 
   function checkModel(name: string, param = 'model'): void {
-    if (name !== modelName) throw new ApiError(404, `The model \`${name}\` does not exist; this server serves "${modelName}"`, 'invalid_request_error', param, 'model_not_found');
+    if (name !== modelName)
+      throw new ApiError(
+        404,
+        `The model \`${name}\` does not exist; this server serves "${modelName}"`,
+        'invalid_request_error',
+        param,
+        'model_not_found',
+      );
   }
 
   function item(body: SamplingBody, promptIds: number[]): GenerationItem {
-    if (promptIds.length === 0) throw new ApiError(400, 'the prompt encodes to no tokens', 'invalid_request_error', 'prompt');
+    if (promptIds.length === 0)
+      throw new ApiError(400, 'the prompt encodes to no tokens', 'invalid_request_error', 'prompt');
     const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
     const maxNewTokens = body.max_completion_tokens ?? body.max_tokens ?? opts.defaultMaxTokens ?? 256;
     const limit = model.config.maxPositionEmbeddings;
     if (limit && promptIds.length + maxNewTokens > limit) {
-      throw new ApiError(400, `the prompt (${promptIds.length} tokens) plus max_tokens (${maxNewTokens}) exceeds the model's context of ${limit} tokens`, 'invalid_request_error', 'max_tokens', 'context_length_exceeded');
+      throw new ApiError(
+        400,
+        `the prompt (${promptIds.length} tokens) plus max_tokens (${maxNewTokens}) exceeds the model's context of ${limit} tokens`,
+        'invalid_request_error',
+        'max_tokens',
+        'context_length_exceeded',
+      );
     }
     return {
       promptIds,
       options: {
-        maxNewTokens, n: body.n ?? 1, seed: body.seed ?? 0, temperature: body.temperature ?? 1, topP: body.top_p ?? 1,
-        topK: body.top_k != null && body.top_k > 0 ? body.top_k : 0, ...(stop.length ? { stop: stop.filter((s) => s.length > 0) } : {}),
+        maxNewTokens,
+        n: body.n ?? 1,
+        seed: body.seed ?? 0,
+        temperature: body.temperature ?? 1,
+        topP: body.top_p ?? 1,
+        topK: body.top_k != null && body.top_k > 0 ? body.top_k : 0,
+        ...(stop.length ? { stop: stop.filter((s) => s.length > 0) } : {}),
       },
     };
   }
 
   const usage = (promptIds: number[], samples: GeneratedSample[]): Record<string, number> => {
     const completion = samples.reduce((a, s) => a + s.tokenIds.length, 0);
-    return { prompt_tokens: promptIds.length, completion_tokens: completion, total_tokens: promptIds.length + completion };
+    return {
+      prompt_tokens: promptIds.length,
+      completion_tokens: completion,
+      total_tokens: promptIds.length + completion,
+    };
   };
   const eos = new Set([...model.config.eosTokenIds, ...(tok.eosTokenId !== undefined ? [tok.eosTokenId] : [])]);
   /** The per-token texts of a sample (special tokens and a final EOS give ''). */
@@ -198,12 +262,20 @@ export function createServer<M extends ServedModel>(opts: ServeOptions<M>): Fast
    * one is held back until it is not (the chunks add up to the stop-cut text); an error after the headers are sent
    * arrives as an `error` event.
    */
-  async function streamAnswer(reply: FastifyReply, gen: GenerationItem, promptIds: number[], shape: StreamShape, includeUsage: boolean): Promise<FastifyReply> {
+  async function streamAnswer(
+    reply: FastifyReply,
+    gen: GenerationItem,
+    promptIds: number[],
+    shape: StreamShape,
+    includeUsage: boolean,
+  ): Promise<FastifyReply> {
     const stops = gen.options.stop ?? [];
     const hold = stops.length > 0 ? Math.max(...stops.map((x) => x.length)) - 1 : 0;
     const rows = Array.from({ length: gen.options.n ?? 1 }, () => ({ ids: [] as number[], sent: '' }));
     const res = reply.raw;
-    const send = (c: object): void => { if (!res.destroyed) res.write(`data: ${JSON.stringify(c)}\n\n`); };
+    const send = (c: object): void => {
+      if (!res.destroyed) res.write(`data: ${JSON.stringify(c)}\n\n`);
+    };
     const done = batcher.submit(gen, (j, token, logprob) => {
       const r = rows[j]!;
       if (!eos.has(token)) r.ids.push(token);
@@ -226,12 +298,21 @@ export function createServer<M extends ServedModel>(opts: ServeOptions<M>): Fast
       const samples = await done;
       samples.forEach((smp, j) => {
         const sent = rows[j]!.sent;
-        send(shape.finish(j, smp.text.startsWith(sent) ? smp.text.slice(sent.length) : '', smp.finishReason, sent.length));
+        send(
+          shape.finish(j, smp.text.startsWith(sent) ? smp.text.slice(sent.length) : '', smp.finishReason, sent.length),
+        );
       });
       if (includeUsage) send(shape.usage(usage(promptIds, samples)));
       res.end('data: [DONE]\n\n');
     } catch (err) {
-      send({ error: { message: `generation failed: ${(err as Error).message}`, type: 'server_error', param: null, code: null } });
+      send({
+        error: {
+          message: `generation failed: ${(err as Error).message}`,
+          type: 'server_error',
+          param: null,
+          code: null,
+        },
+      });
       res.end();
     }
     return reply;
@@ -248,28 +329,57 @@ export function createServer<M extends ServedModel>(opts: ServeOptions<M>): Fast
     const promptIds = tok.encode(text);
     const gen = item(body, promptIds);
     const base = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: modelName };
-    const lp = (s: GeneratedSample, p: string[]): object | null => (body.logprobs
-      ? { content: s.logprobs.map((l, i) => ({ token: p[i]!, logprob: l, bytes: [...Buffer.from(p[i]!, 'utf8')], top_logprobs: [] })) }
-      : null);
+    const lp = (s: GeneratedSample, p: string[]): object | null =>
+      body.logprobs
+        ? {
+            content: s.logprobs.map((l, i) => ({
+              token: p[i]!,
+              logprob: l,
+              bytes: [...Buffer.from(p[i]!, 'utf8')],
+              top_logprobs: [],
+            })),
+          }
+        : null;
     if (body.stream) {
       const chunk = (choice: object): object => ({ ...base, object: 'chat.completion.chunk', choices: [choice] });
-      return streamAnswer(reply, gen, promptIds, {
-        opening: Array.from({ length: gen.options.n ?? 1 }, (_, index) => chunk({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })),
-        token: (index, content, id, logprob) => {
-          const piece = tok.decode([id]);
-          const tokLp = body.logprobs ? { content: [{ token: piece, logprob, bytes: [...Buffer.from(piece, 'utf8')], top_logprobs: [] }] } : null;
-          return chunk({ index, delta: { content }, logprobs: tokLp, finish_reason: null, ...(body.return_token_ids ? { token_ids: [id] } : {}) });
+      return streamAnswer(
+        reply,
+        gen,
+        promptIds,
+        {
+          opening: Array.from({ length: gen.options.n ?? 1 }, (_, index) =>
+            chunk({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }),
+          ),
+          token: (index, content, id, logprob) => {
+            const piece = tok.decode([id]);
+            const tokLp = body.logprobs
+              ? { content: [{ token: piece, logprob, bytes: [...Buffer.from(piece, 'utf8')], top_logprobs: [] }] }
+              : null;
+            return chunk({
+              index,
+              delta: { content },
+              logprobs: tokLp,
+              finish_reason: null,
+              ...(body.return_token_ids ? { token_ids: [id] } : {}),
+            });
+          },
+          finish: (index, content, reason) =>
+            chunk({ index, delta: content ? { content } : {}, logprobs: null, finish_reason: reason }),
+          usage: (u) => ({ ...base, object: 'chat.completion.chunk', choices: [], usage: u }),
         },
-        finish: (index, content, reason) => chunk({ index, delta: content ? { content } : {}, logprobs: null, finish_reason: reason }),
-        usage: (u) => ({ ...base, object: 'chat.completion.chunk', choices: [], usage: u }),
-      }, body.stream_options?.include_usage === true);
+        body.stream_options?.include_usage === true,
+      );
     }
     const samples = await batcher.submit(gen);
     return {
-      ...base, object: 'chat.completion',
+      ...base,
+      object: 'chat.completion',
       ...(body.return_token_ids ? { prompt_token_ids: promptIds } : {}),
       choices: samples.map((s, index) => ({
-        index, message: { role: 'assistant', content: s.text }, logprobs: lp(s, body.logprobs ? pieces(s) : []), finish_reason: s.finishReason,
+        index,
+        message: { role: 'assistant', content: s.text },
+        logprobs: lp(s, body.logprobs ? pieces(s) : []),
+        finish_reason: s.finishReason,
         ...(body.return_token_ids ? { token_ids: s.tokenIds } : {}),
       })),
       usage: usage(promptIds, samples),
@@ -288,27 +398,50 @@ export function createServer<M extends ServedModel>(opts: ServeOptions<M>): Fast
       if (!wantLp) return null;
       const offsets: number[] = [];
       let at = prompt.length;
-      for (const piece of p) { offsets.push(at); at += piece.length; }
+      for (const piece of p) {
+        offsets.push(at);
+        at += piece.length;
+      }
       return { tokens: p, token_logprobs: s.logprobs, top_logprobs: p.map(() => ({})), text_offset: offsets };
     };
     if (body.stream) {
       const chunk = (choice: object): object => ({ ...base, object: 'text_completion', choices: [choice] });
-      return streamAnswer(reply, gen, promptIds, {
-        opening: [],
-        token: (index, text, id, logprob, offset) => chunk({
-          index, text, finish_reason: null,
-          logprobs: wantLp ? { tokens: [tok.decode([id])], token_logprobs: [logprob], top_logprobs: [{}], text_offset: [prompt.length + offset] } : null,
-        }),
-        finish: (index, text, reason) => chunk({ index, text, logprobs: null, finish_reason: reason }),
-        usage: (u) => ({ ...base, object: 'text_completion', choices: [], usage: u }),
-      }, body.stream_options?.include_usage === true);
+      return streamAnswer(
+        reply,
+        gen,
+        promptIds,
+        {
+          opening: [],
+          token: (index, text, id, logprob, offset) =>
+            chunk({
+              index,
+              text,
+              finish_reason: null,
+              logprobs: wantLp
+                ? {
+                    tokens: [tok.decode([id])],
+                    token_logprobs: [logprob],
+                    top_logprobs: [{}],
+                    text_offset: [prompt.length + offset],
+                  }
+                : null,
+            }),
+          finish: (index, text, reason) => chunk({ index, text, logprobs: null, finish_reason: reason }),
+          usage: (u) => ({ ...base, object: 'text_completion', choices: [], usage: u }),
+        },
+        body.stream_options?.include_usage === true,
+      );
     }
     const samples = await batcher.submit(gen);
     return {
-      ...base, object: 'text_completion',
+      ...base,
+      object: 'text_completion',
       ...(body.return_token_ids ? { prompt_token_ids: promptIds } : {}),
       choices: samples.map((s, index) => ({
-        index, text: s.text, logprobs: lp(s, wantLp ? pieces(s) : []), finish_reason: s.finishReason,
+        index,
+        text: s.text,
+        logprobs: lp(s, wantLp ? pieces(s) : []),
+        finish_reason: s.finishReason,
         ...(body.return_token_ids ? { token_ids: s.tokenIds } : {}),
       })),
       usage: usage(promptIds, samples),

@@ -16,13 +16,20 @@ export interface CliResult {
 }
 
 /** Runs the `troupe` CLI from source (the same code `npx troupe` runs once built). */
-export function troupe(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; onSpawn?: (child: ChildProcess) => void } = {}): Promise<CliResult> {
+export function troupe(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; onSpawn?: (child: ChildProcess) => void } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=troupe:source', '--import', TSX, join(ROOT, 'packages/cli/src/main.ts'), ...args], {
-      cwd: options.cwd ?? ROOT,
-      env: { ...process.env, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=troupe:source', '--import', TSX, join(ROOT, 'packages/cli/src/main.ts'), ...args],
+      {
+        cwd: options.cwd ?? ROOT,
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -38,6 +45,8 @@ export function json<T>(result: CliResult): T {
   try {
     return JSON.parse(result.stdout) as T;
   } catch {
-    throw new Error(`not JSON (exit ${result.code}):\nstdout: ${result.stdout.slice(0, 2000)}\nstderr: ${result.stderr.slice(0, 2000)}`);
+    throw new Error(
+      `not JSON (exit ${result.code}):\nstdout: ${result.stdout.slice(0, 2000)}\nstderr: ${result.stderr.slice(0, 2000)}`,
+    );
   }
 }

@@ -12,7 +12,10 @@ export interface CommandResult {
  * A runner for one command module, in-process: `runner(register, 'sandbox')('run', 'x.py')` runs
  * `troupe sandbox run x.py`, capturing stdout/stderr, with exit codes as the CLI gives them (2 for usage errors).
  */
-export function commandRunner(register: (program: Command) => void, command: string): (...args: string[]) => Promise<CommandResult> {
+export function commandRunner(
+  register: (program: Command) => void,
+  command: string,
+): (...args: string[]) => Promise<CommandResult> {
   return async (...args: string[]): Promise<CommandResult> => {
     const program = new Command('troupe').exitOverride();
     register(program);

@@ -103,7 +103,10 @@ export function groupAdvantages(rewards: readonly number[], options: AdvantageOp
  * AT-GRPO advantages: samples grouped by (instance uid, turn, seat), normalised within each group. Also reports the
  * fraction of zero-variance groups (which carry no learning signal).
  */
-export function computeAdvantages<T extends GroupableSample>(samples: readonly T[], options: AdvantageOptions = {}): AdvantageResult {
+export function computeAdvantages<T extends GroupableSample>(
+  samples: readonly T[],
+  options: AdvantageOptions = {},
+): AdvantageResult {
   return advantagesOver(samples, groupByTurnSeat(samples), options);
 }
 
@@ -127,9 +130,17 @@ export interface TrajectorySample extends GroupableSample {
  * identical-prompt assumption of GRPO is broken on purpose). With `lastTurnOnly` (default) only each episode's last
  * turn's samples are kept.
  */
-export function groupByTrajectory<T extends TrajectorySample>(samples: readonly T[], options: TrajectoryGroupingOptions = {}): SampleGroupOf<T>[] {
+export function groupByTrajectory<T extends TrajectorySample>(
+  samples: readonly T[],
+  options: TrajectoryGroupingOptions = {},
+): SampleGroupOf<T>[] {
   const keep = trajectoryMask(samples, options);
-  const groups = groupBy(samples, trajectoryGroupKey, (s) => ({ instanceUid: s.instanceUid, turn: null, seat: null }), keep);
+  const groups = groupBy(
+    samples,
+    trajectoryGroupKey,
+    (s) => ({ instanceUid: s.instanceUid, turn: null, seat: null }),
+    keep,
+  );
   return groups;
 }
 
@@ -154,7 +165,10 @@ export function computeTrajectoryAdvantages<T extends TrajectorySample>(
   return { ...result, advantages };
 }
 
-function trajectoryMask<T extends TrajectorySample>(samples: readonly T[], options: TrajectoryGroupingOptions): boolean[] {
+function trajectoryMask<T extends TrajectorySample>(
+  samples: readonly T[],
+  options: TrajectoryGroupingOptions,
+): boolean[] {
   if (options.lastTurnOnly === false) return samples.map(() => true);
   const lastTurn = new Map<string, number>();
   const episodeOf = (s: T): string => JSON.stringify([s.instanceUid, s.episodeId ?? null]);
@@ -168,7 +182,10 @@ function groupBy<T>(
   fields: (s: T) => { instanceUid: string; turn: number | null; seat: string | null },
   keep?: readonly boolean[],
 ): SampleGroupOf<T>[] {
-  const byKey = new Map<string, { key: string; instanceUid: string; turn: number | null; seat: string | null; members: T[]; indices: number[] }>();
+  const byKey = new Map<
+    string,
+    { key: string; instanceUid: string; turn: number | null; seat: string | null; members: T[]; indices: number[] }
+  >();
   samples.forEach((s, i) => {
     if (keep && !keep[i]) return;
     const key = keyOf(s);
@@ -180,13 +197,21 @@ function groupBy<T>(
   return [...byKey.values()];
 }
 
-function advantagesOver<T extends GroupableSample>(samples: readonly T[], groups: readonly SampleGroupOf<T>[], options: AdvantageOptions): AdvantageResult {
+function advantagesOver<T extends GroupableSample>(
+  samples: readonly T[],
+  groups: readonly SampleGroupOf<T>[],
+  options: AdvantageOptions,
+): AdvantageResult {
   const advantages = samples.map(() => 0);
   const stats: GroupStats[] = [];
   let zero = 0;
   let singles = 0;
   for (const g of groups) {
-    const r = groupAdvantagesWithStats(g.members.map((m) => m.reward), options, g.key);
+    const r = groupAdvantagesWithStats(
+      g.members.map((m) => m.reward),
+      options,
+      g.key,
+    );
     g.indices.forEach((idx, j) => (advantages[idx] = r.advantages[j]!));
     stats.push({ key: g.key, size: g.members.length, mean: r.mean, std: r.std, zeroVariance: r.zeroVariance });
     if (r.zeroVariance) zero++;
@@ -211,9 +236,11 @@ function groupAdvantagesWithStats(
   if (mode !== 'unbiased' && mode !== 'biased' && mode !== 'dr-grpo') {
     throw new Error(`advantages: std must be 'unbiased', 'biased' or 'dr-grpo', got '${String(mode)}'.`);
   }
-  if (!(eps >= 0) || !Number.isFinite(eps)) throw new Error(`advantages: epsilon must be a finite number >= 0, got ${String(eps)}.`);
+  if (!(eps >= 0) || !Number.isFinite(eps))
+    throw new Error(`advantages: epsilon must be a finite number >= 0, got ${String(eps)}.`);
   rewards.forEach((r, i) => {
-    if (typeof r !== 'number' || !Number.isFinite(r)) throw new Error(`advantages: reward ${i} of group ${key} is ${String(r)}; rewards must be finite.`);
+    if (typeof r !== 'number' || !Number.isFinite(r))
+      throw new Error(`advantages: reward ${i} of group ${key} is ${String(r)}; rewards must be finite.`);
   });
   const n = rewards.length;
   if (n === 0) return { advantages: [], mean: 0, std: 0, zeroVariance: true };

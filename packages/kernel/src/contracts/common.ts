@@ -35,10 +35,20 @@ export interface Rng {
  * text, or the reason the text could not be parsed. The environment decides what an invalid move costs.
  */
 export type Move<A = unknown> =
-  | { readonly kind: 'action'; /** The typed action. */ readonly action: A; /** The raw text it came from. */ readonly text: string;
-      /** Extra details the role produced while parsing (e.g. the program and its output for a coder). */ readonly details?: Readonly<Record<string, unknown>> }
-  | { readonly kind: 'invalid'; /** Why the text did not parse, for humans and traces. */ readonly error: string; /** The raw text. */ readonly text: string;
-      readonly details?: Readonly<Record<string, unknown>> };
+  | {
+      readonly kind: 'action';
+      /** The typed action. */ readonly action: A;
+      /** The raw text it came from. */ readonly text: string;
+      /** Extra details the role produced while parsing (e.g. the program and its output for a coder). */ readonly details?: Readonly<
+        Record<string, unknown>
+      >;
+    }
+  | {
+      readonly kind: 'invalid';
+      /** Why the text did not parse, for humans and traces. */ readonly error: string;
+      /** The raw text. */ readonly text: string;
+      readonly details?: Readonly<Record<string, unknown>>;
+    };
 
 /** A language the sandbox runs programs in (the coder's programs, the environments' oracle programs). */
 export type ProgramLanguage = 'python' | 'javascript';

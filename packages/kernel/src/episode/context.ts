@@ -95,18 +95,27 @@ export function isScriptedPolicy(policy: Policy): policy is Policy & ScriptedPol
  * Throws a descriptive error for a non-finite term, a missing `team` term with α ≠ 0, or a weighted term the reward
  * function did not produce. `where` (a string or a function giving one) prefixes error messages.
  */
-export function mixReward(terms: Readonly<Record<string, number>>, mix: RewardMix, where: string | (() => string) = 'reward'): number {
+export function mixReward(
+  terms: Readonly<Record<string, number>>,
+  mix: RewardMix,
+  where: string | (() => string) = 'reward',
+): number {
   const at = (): string => (typeof where === 'function' ? where() : where);
   for (const [name, value] of Object.entries(terms)) {
     if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new Error(`${at()}: term '${name}' is ${String(value)}; reward terms must be finite numbers (check the reward function).`);
+      throw new Error(
+        `${at()}: term '${name}' is ${String(value)}; reward terms must be finite numbers (check the reward function).`,
+      );
     }
   }
-  if (!Number.isFinite(mix.alpha)) throw new Error(`${at()}: alpha is ${String(mix.alpha)}; it must be a finite number.`);
+  if (!Number.isFinite(mix.alpha))
+    throw new Error(`${at()}: alpha is ${String(mix.alpha)}; it must be a finite number.`);
   let r = 0;
   if (mix.alpha !== 0) {
     if (!('team' in terms)) {
-      throw new Error(`${at()}: the reward function returned no 'team' term but alpha is ${mix.alpha}; set alpha: 0 for this seat or produce a 'team' term.`);
+      throw new Error(
+        `${at()}: the reward function returned no 'team' term but alpha is ${mix.alpha}; set alpha: 0 for this seat or produce a 'team' term.`,
+      );
     }
     r += mix.alpha * terms.team!;
   }
@@ -115,13 +124,16 @@ export function mixReward(terms: Readonly<Record<string, number>>, mix: RewardMi
       throw new Error(`${at()}: weights.team is not used; the team term is weighted by alpha (set alpha instead).`);
     }
     if (!(name in terms)) {
-      throw new Error(`${at()}: weight given for term '${name}' but the reward function produced only [${Object.keys(terms).join(', ')}].`);
+      throw new Error(
+        `${at()}: weight given for term '${name}' but the reward function produced only [${Object.keys(terms).join(', ')}].`,
+      );
     }
   }
   for (const [name, value] of Object.entries(terms)) {
     if (name === 'team') continue;
     const w = mix.weights[name] ?? 1;
-    if (!Number.isFinite(w)) throw new Error(`${at()}: weight of term '${name}' is ${String(w)}; it must be a finite number.`);
+    if (!Number.isFinite(w))
+      throw new Error(`${at()}: weight of term '${name}' is ${String(w)}; it must be a finite number.`);
     r += w * value;
   }
   return r;

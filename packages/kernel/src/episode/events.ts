@@ -162,6 +162,8 @@ export type EpisodeEvent = ResetEvent | TurnEvent | StepRecord | SelectEvent | E
 export type EpisodeEventType = EpisodeEvent['type'];
 
 /** Narrows an event to one type: `events.filter(isEvent('step'))`. */
-export function isEvent<T extends EpisodeEventType>(type: T): (event: EpisodeEvent) => event is Extract<EpisodeEvent, { type: T }> {
+export function isEvent<T extends EpisodeEventType>(
+  type: T,
+): (event: EpisodeEvent) => event is Extract<EpisodeEvent, { type: T }> {
   return (event): event is Extract<EpisodeEvent, { type: T }> => event.type === type;
 }

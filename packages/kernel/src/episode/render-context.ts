@@ -7,7 +7,11 @@ import type { Environment } from '../contracts/environment.js';
 import type { RenderContext } from '../contracts/role.js';
 
 /** The {@link RenderContext} of `environment.oracle(state, seat)`: its `oracleProgram`, when the environment has one. */
-export function oracleRenderContext<S>(environment: Environment<unknown, S, unknown>, state: S, seat: string): RenderContext {
+export function oracleRenderContext<S>(
+  environment: Environment<unknown, S, unknown>,
+  state: S,
+  seat: string,
+): RenderContext {
   if (typeof environment.oracleProgram !== 'function') return {};
   return { oracleProgram: (language: ProgramLanguage) => environment.oracleProgram!(state, seat, language) };
 }

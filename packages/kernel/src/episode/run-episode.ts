@@ -4,7 +4,14 @@ import type { StepResult, Termination } from '../contracts/environment.js';
 import type { Completion, GenerationRequest } from '../contracts/policy.js';
 import type { Role, SeatContext } from '../contracts/role.js';
 import { deriveSeed } from '../util/rng.js';
-import { DEFAULT_REWARD_MIX, deepFreeze, isScriptedPolicy, mixReward, type EpisodeContext, type SeatBinding } from './context.js';
+import {
+  DEFAULT_REWARD_MIX,
+  deepFreeze,
+  isScriptedPolicy,
+  mixReward,
+  type EpisodeContext,
+  type SeatBinding,
+} from './context.js';
 import type { EndEvent, EpisodeEvent, EpisodeEventBase, StepRecord } from './events.js';
 import { selectBranch, type BranchSelection } from './select.js';
 
@@ -30,7 +37,11 @@ export function sampleSeed(seed: number, episodeId: string, turn: number, seat: 
  * becomes the current state, which the next seat observes.
  * The episode ends when the selected branch is done, or after the turn limit (truncated).
  */
-export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEvent) => void, signal?: AbortSignal): Promise<EndEvent> {
+export async function playEpisode(
+  ctx: EpisodeContext,
+  emit: (event: EpisodeEvent) => void,
+  signal?: AbortSignal,
+): Promise<EndEvent> {
   const env = ctx.environment;
   const episodeId = ctx.episodeId ?? ctx.instanceUid;
   const base: EpisodeEventBase = { episodeId, instanceUid: ctx.instanceUid, split: ctx.split };
@@ -42,7 +53,15 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
 
   signal?.throwIfAborted();
   let state: unknown = freeze(env.reset(ctx.instance));
-  emit({ ...base, type: 'reset', environment: env.id, seats: ctx.seats.map((s) => s.name), branches: episodeK, maxTurns, seed: ctx.seed });
+  emit({
+    ...base,
+    type: 'reset',
+    environment: env.id,
+    seats: ctx.seats.map((s) => s.name),
+    branches: episodeK,
+    maxTurns,
+    seed: ctx.seed,
+  });
 
   const sums: Record<string, number> = Object.fromEntries(ctx.seats.map((s) => [s.name, 0]));
   let success = false;
@@ -63,7 +82,12 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
       // 1. One prompt from the current (selected) state, shared by all K branches.
       const observation = env.observe(state, seatName);
       const prompt = binding.role.prompt(observation, seatCtx);
-      const request: Mutable<GenerationRequest> = { messages: prompt, sampling: binding.sampling, n: K, seed: sampleSeed(ctx.seed, episodeId, turn, seatName) };
+      const request: Mutable<GenerationRequest> = {
+        messages: prompt,
+        sampling: binding.sampling,
+        n: K,
+        seed: sampleSeed(ctx.seed, episodeId, turn, seatName),
+      };
       if (ctx.grammar === true && binding.role.grammar) {
         const grammar = binding.role.grammar(seatCtx);
         if (grammar) request.grammar = grammar;
@@ -76,9 +100,14 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
       const greedy = binding.greedyBranch === true && K >= 2;
       const requests: GenerationRequest[] = greedy
         ? [
-          { ...request, sampling: { ...binding.sampling, temperature: 0 }, n: 1, logprobTemperature: binding.sampling.temperature > 0 ? binding.sampling.temperature : 1 },
-          { ...request, n: K - 1 },
-        ]
+            {
+              ...request,
+              sampling: { ...binding.sampling, temperature: 0 },
+              n: 1,
+              logprobTemperature: binding.sampling.temperature > 0 ? binding.sampling.temperature : 1,
+            },
+            { ...request, n: K - 1 },
+          ]
         : [request];
       const completions = await generate(binding, requests, signal, seatWhere);
       signal?.throwIfAborted();
@@ -105,18 +134,25 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
         try {
           return ctx.reward.terms({ seat: seatName, turn, before, move: moves[branch]!, result });
         } catch (err) {
-          throw new Error(`${seatWhere()}: reward function '${ctx.reward.id}' failed: ${messageOf(err)}`, { cause: err });
+          throw new Error(`${seatWhere()}: reward function '${ctx.reward.id}' failed: ${messageOf(err)}`, {
+            cause: err,
+          });
         }
       });
       const rewards = terms.map((t) => mixReward(t, mix, () => `${seatWhere()}: reward '${ctx.reward.id}'`));
 
       // 6. Select the branch the episode continues from: the best one, or the greedy one when the seat asks for it.
-      const selection: BranchSelection = greedy && binding.continueFromGreedy === true
-        ? { branch: 0, reason: 'greedy' }
-        : selectBranch(
-          results.map((r, c) => ({ reward: rewards[c]!, success: r.success, done: r.done.terminated || r.done.truncated })),
-          { seed: ctx.seed, episodeId, turn, seat: seatName },
-        );
+      const selection: BranchSelection =
+        greedy && binding.continueFromGreedy === true
+          ? { branch: 0, reason: 'greedy' }
+          : selectBranch(
+              results.map((r, c) => ({
+                reward: rewards[c]!,
+                success: r.success,
+                done: r.done.terminated || r.done.truncated,
+              })),
+              { seed: ctx.seed, episodeId, turn, seat: seatName },
+            );
 
       // 7. One record per branch, sample and outcome together, then the selection that closes the group.
       for (let branch = 0; branch < K; branch++) {
@@ -125,10 +161,28 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
         const r = results[branch]!;
         // Built property by property: object spreads in this hot loop cost more than everything else per step.
         const record: Mutable<StepRecord> = {
-          type: 'step', episodeId, instanceUid: ctx.instanceUid, split: ctx.split, turn, seat: seatName, role: binding.role.id,
-          policy: binding.policy.name, policyVersion, branch, prompt, completion: c.text, promptIds: c.promptIds, tokenIds: c.tokenIds,
-          logprobs: c.logprobs, temperature: binding.sampling.temperature, finishReason: c.finishReason,
-          terms: terms[branch]!, reward: rewards[branch]!, selected: branch === selection.branch, done: r.done, success: r.success,
+          type: 'step',
+          episodeId,
+          instanceUid: ctx.instanceUid,
+          split: ctx.split,
+          turn,
+          seat: seatName,
+          role: binding.role.id,
+          policy: binding.policy.name,
+          policyVersion,
+          branch,
+          prompt,
+          completion: c.text,
+          promptIds: c.promptIds,
+          tokenIds: c.tokenIds,
+          logprobs: c.logprobs,
+          temperature: binding.sampling.temperature,
+          finishReason: c.finishReason,
+          terms: terms[branch]!,
+          reward: rewards[branch]!,
+          selected: branch === selection.branch,
+          done: r.done,
+          success: r.success,
           signals: r.signals,
         };
         if (greedy && branch === 0) record.greedy = true;
@@ -139,7 +193,14 @@ export async function playEpisode(ctx: EpisodeContext, emit: (event: EpisodeEven
         emit(record);
       }
       emit({
-        type: 'select', episodeId, instanceUid: ctx.instanceUid, split: ctx.split, turn, seat: seatName, branch: selection.branch, rewards,
+        type: 'select',
+        episodeId,
+        instanceUid: ctx.instanceUid,
+        split: ctx.split,
+        turn,
+        seat: seatName,
+        branch: selection.branch,
+        rewards,
         reason: selection.reason,
       });
 
@@ -194,14 +255,19 @@ function validateContext(ctx: EpisodeContext, K: number, maxTurns: number): void
       `Episode for environment '${env.id}': seats must be exactly the environment's seats in turn order [${want.join(', ')}], got [${got.join(', ')}]. Fix the team spec's 'seats'.`,
     );
   }
-  if (!Number.isInteger(K) || K < 1) throw new Error(`Episode for environment '${env.id}': branches must be an integer >= 1, got ${K}.`);
+  if (!Number.isInteger(K) || K < 1)
+    throw new Error(`Episode for environment '${env.id}': branches must be an integer >= 1, got ${K}.`);
   for (const s of ctx.seats) {
     if (s.branches !== undefined && (!Number.isInteger(s.branches) || s.branches < 1)) {
-      throw new Error(`Episode for environment '${env.id}': seat '${s.name}' branches must be an integer >= 1, got ${s.branches}.`);
+      throw new Error(
+        `Episode for environment '${env.id}': seat '${s.name}' branches must be an integer >= 1, got ${s.branches}.`,
+      );
     }
   }
   if (!Number.isInteger(maxTurns) || maxTurns < 1 || maxTurns > env.maxTurns) {
-    throw new Error(`Episode for environment '${env.id}': maxTurns must be an integer in [1, ${env.maxTurns}] (the environment's limit), got ${maxTurns}.`);
+    throw new Error(
+      `Episode for environment '${env.id}': maxTurns must be an integer in [1, ${env.maxTurns}] (the environment's limit), got ${maxTurns}.`,
+    );
   }
 }
 
@@ -210,22 +276,34 @@ function wantsScripted(binding: SeatBinding): boolean {
 }
 
 /** The completions of `requests`, in request order (one policy call). */
-async function generate(binding: SeatBinding, requests: readonly GenerationRequest[], signal: AbortSignal | undefined, where: () => string): Promise<readonly Completion[]> {
+async function generate(
+  binding: SeatBinding,
+  requests: readonly GenerationRequest[],
+  signal: AbortSignal | undefined,
+  where: () => string,
+): Promise<readonly Completion[]> {
   let out: Completion[][];
   try {
     out = await binding.policy.generate(requests, signal ? { signal } : {});
   } catch (err) {
     signal?.throwIfAborted();
-    throw new Error(`${where()}: policy '${binding.policy.name}' (${binding.policy.kind}) failed to generate: ${messageOf(err)}`, { cause: err });
+    throw new Error(
+      `${where()}: policy '${binding.policy.name}' (${binding.policy.kind}) failed to generate: ${messageOf(err)}`,
+      { cause: err },
+    );
   }
   const policy = `policy '${binding.policy.name}' (${binding.policy.kind})`;
   if (!Array.isArray(out) || out.length !== requests.length) {
-    throw new Error(`${where()}: ${policy} returned ${Array.isArray(out) ? out.length : 'no'} results for ${requests.length} requests.`);
+    throw new Error(
+      `${where()}: ${policy} returned ${Array.isArray(out) ? out.length : 'no'} results for ${requests.length} requests.`,
+    );
   }
   return requests.flatMap((request, i) => {
     const completions = out[i];
     if (!Array.isArray(completions) || completions.length !== request.n) {
-      throw new Error(`${where()}: ${policy} returned ${Array.isArray(completions) ? completions.length : 'no'} completions for a request with n = ${request.n}.`);
+      throw new Error(
+        `${where()}: ${policy} returned ${Array.isArray(completions) ? completions.length : 'no'} completions for a request with n = ${request.n}.`,
+      );
     }
     return completions;
   });
@@ -238,7 +316,11 @@ async function parseSafely(role: Role, text: string, seat: SeatContext): Promise
     seat.signal?.throwIfAborted();
     // The Role contract says parse never throws; a throw is a role bug. Record it as an invalid move (visible in the
     // trace's parse errors) rather than killing a long run.
-    return { kind: 'invalid', error: `role '${role.id}' threw while parsing (a bug in the role): ${messageOf(err)}`, text };
+    return {
+      kind: 'invalid',
+      error: `role '${role.id}' threw while parsing (a bug in the role): ${messageOf(err)}`,
+      text,
+    };
   }
 }
 

@@ -6,7 +6,7 @@ import { closest, didYouMean } from './suggest.js';
 
 type AddFormats = (ajv: Ajv | Ajv2020) => unknown;
 const addFormats: AddFormats =
-  ((addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats));
+  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
 
 /** One schema violation, with the key path as segments and a readable message. */
 export interface SchemaIssue {
@@ -87,7 +87,7 @@ const RANGE_KEYWORDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclu
 
 /** The numeric range a schema allows: `from 2 to 10`, `above 0, at most 1`, `at least 1` (empty when unbounded). */
 function rangeOf(schema: Record<string, unknown> | undefined): string {
-  const n = (k: string): number | undefined => (typeof schema?.[k] === 'number' ? schema[k] as number : undefined);
+  const n = (k: string): number | undefined => (typeof schema?.[k] === 'number' ? (schema[k] as number) : undefined);
   const [min, max, xmin, xmax] = [n('minimum'), n('maximum'), n('exclusiveMinimum'), n('exclusiveMaximum')];
   if (min !== undefined && max !== undefined) return `from ${min} to ${max}`;
   const parts = [
@@ -134,13 +134,24 @@ export function schemaIssues(errors: readonly ErrorObject[] | null | undefined):
         ...(suggestion ? { hint: suggestion } : {}),
       };
     } else if (e.keyword === 'const') {
-      issue = { path: base, message: `must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}` };
-    } else if (RANGE_KEYWORDS.has(e.keyword) || (e.keyword === 'type' && typeof e.data === 'number' && /number|integer/.test(String((e.params as { type: unknown }).type)))) {
+      issue = {
+        path: base,
+        message: `must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`,
+      };
+    } else if (
+      RANGE_KEYWORDS.has(e.keyword) ||
+      (e.keyword === 'type' &&
+        typeof e.data === 'number' &&
+        /number|integer/.test(String((e.params as { type: unknown }).type)))
+    ) {
       // Out of range, or not a finite number (NaN, ±Infinity): ajv's message, then the whole allowed range and the value.
       const range = rangeOf(e.parentSchema as Record<string, unknown> | undefined);
       const finite = e.keyword === 'type' && !Number.isFinite(e.data) ? 'a finite number' : '';
       const allowed = [finite, range].filter(Boolean).join(', ');
-      issue = { path: base, message: `${e.message ?? 'is out of range'} (${allowed ? `allowed: ${allowed}; ` : ''}got ${String(e.data)})` };
+      issue = {
+        path: base,
+        message: `${e.message ?? 'is out of range'} (${allowed ? `allowed: ${allowed}; ` : ''}got ${String(e.data)})`,
+      };
     } else if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') {
       issue = { path: base, message: e.message ?? 'is invalid' };
     } else {
@@ -155,7 +166,11 @@ export function schemaIssues(errors: readonly ErrorObject[] | null | undefined):
   return out.filter(
     (issue, _i, all) =>
       !(issue.message === 'is required' && meant.has(formatPath(issue.path))) &&
-      !(issue.message.startsWith('must match') &&
-        all.some((o) => o !== issue && o.path.length >= issue.path.length && issue.path.every((s, j) => o.path[j] === s))),
+      !(
+        issue.message.startsWith('must match') &&
+        all.some(
+          (o) => o !== issue && o.path.length >= issue.path.length && issue.path.every((s, j) => o.path[j] === s),
+        )
+      ),
   );
 }

@@ -25,9 +25,13 @@ export function readConfigSchema(file: URL | string): JsonSchema {
     schema = JSON.parse(readFileSync(path, 'utf8'));
   } catch (cause) {
     const missing = (cause as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(`${missing ? 'config schema file does not exist' : `config schema is not valid JSON (${(cause as Error).message})`}: ${path}`, { cause });
+    throw new Error(
+      `${missing ? 'config schema file does not exist' : `config schema is not valid JSON (${(cause as Error).message})`}: ${path}`,
+      { cause },
+    );
   }
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new Error(`config schema must be a JSON object: ${path}`);
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    throw new Error(`config schema must be a JSON object: ${path}`);
   Object.defineProperty(schema, SOURCE, { value: path, enumerable: false });
   return schema as JsonSchema;
 }

@@ -18,7 +18,10 @@ export class PluginError extends Error {
   constructor(plugin: string, message: string, options: { file?: string; hint?: string; cause?: unknown } = {}) {
     const where = options.file ? ` (${options.file})` : '';
     const hint = options.hint ? `\n  hint: ${options.hint}` : '';
-    super(`plugin ${plugin}${where}: ${message}${hint}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `plugin ${plugin}${where}: ${message}${hint}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = 'PluginError';
     this.plugin = plugin;
     this.file = options.file;

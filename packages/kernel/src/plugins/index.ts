@@ -5,7 +5,15 @@
 export { PluginError } from './errors.js';
 export { KERNEL_ROOT, kernelVersion } from './kernel-info.js';
 export { levenshtein, closest, didYouMean } from './suggest.js';
-export { createAjv, compileSchema, schemaDialect, schemaIssues, pointerToPath, formatPath, type SchemaIssue } from './ajv.js';
+export {
+  createAjv,
+  compileSchema,
+  schemaDialect,
+  schemaIssues,
+  pointerToPath,
+  formatPath,
+  type SchemaIssue,
+} from './ajv.js';
 export {
   CONTRIBUTION_KINDS,
   PLUGIN_MANIFEST_SCHEMA,
@@ -45,4 +53,11 @@ export {
   type PluginHostOptions,
 } from './loader.js';
 export { configSchemaFile, readConfigSchema } from './config-schema.js';
-export { deriveManifest, diffManifest, manifestMismatchMessage, writeManifest, type Contributes, type DerivedManifest } from './manifest-from-code.js';
+export {
+  deriveManifest,
+  diffManifest,
+  manifestMismatchMessage,
+  writeManifest,
+  type Contributes,
+  type DerivedManifest,
+} from './manifest-from-code.js';

@@ -14,7 +14,8 @@ let cachedVersion: string | undefined;
 export function kernelVersion(): string {
   if (cachedVersion === undefined) {
     const pkg = JSON.parse(readFileSync(join(KERNEL_ROOT, 'package.json'), 'utf8')) as { version?: unknown };
-    if (typeof pkg.version !== 'string') throw new Error(`@troupe/kernel: no version in ${join(KERNEL_ROOT, 'package.json')}`);
+    if (typeof pkg.version !== 'string')
+      throw new Error(`@troupe/kernel: no version in ${join(KERNEL_ROOT, 'package.json')}`);
     cachedVersion = pkg.version;
   }
   return cachedVersion;

@@ -17,9 +17,25 @@ import { Logger } from '../contracts/services.js';
 import { processServices } from '../services/index.js';
 import { compileSchema, formatPath, schemaIssues, type SchemaIssue } from './ajv.js';
 import { PluginError } from './errors.js';
-import { CONTRIBUTION_KINDS, contributionKey, readPluginPackage, resolvePackageFile, type PluginPackage } from './manifest.js';
+import {
+  CONTRIBUTION_KINDS,
+  contributionKey,
+  readPluginPackage,
+  resolvePackageFile,
+  type PluginPackage,
+} from './manifest.js';
 import { ContributionRegistry, KIND_NOUN, type ContributionEntry } from './registry.js';
-import { contributionNameOf, defaultBaseDirs, discoverPlugins, findPackageJson, isPathLike, KIND_TO_CONTRIBUTION, resolvePlugin, stripVersion, type PluginKind } from './resolve.js';
+import {
+  contributionNameOf,
+  defaultBaseDirs,
+  discoverPlugins,
+  findPackageJson,
+  isPathLike,
+  KIND_TO_CONTRIBUTION,
+  resolvePlugin,
+  stripVersion,
+  type PluginKind,
+} from './resolve.js';
 
 /** The contribution point symbol of each kind. */
 export const CONTRIBUTION_POINTS: Readonly<Record<ContributionKind, symbol>> = {
@@ -100,8 +116,12 @@ export function typescriptLoaderActive(): boolean {
 }
 
 function isContainerModule(value: unknown): value is interfaces.ContainerModule {
-  return typeof value === 'object' && value !== null && typeof (value as { registry?: unknown }).registry === 'function' &&
-    'id' in value;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { registry?: unknown }).registry === 'function' &&
+    'id' in value
+  );
 }
 
 function describeValue(value: unknown): string {
@@ -172,7 +192,10 @@ export class PluginHost {
    * With `kind`, shorthand names are expanded (`sokoban` → `@troupe/env-sokoban`, ...). Loading a package twice
    * is a no-op. Throws {@link PluginError}.
    */
-  async load(packageNameOrDir: string, options: { kind?: PluginKind; baseDirs?: readonly string[] } = {}): Promise<LoadedPlugin> {
+  async load(
+    packageNameOrDir: string,
+    options: { kind?: PluginKind; baseDirs?: readonly string[] } = {},
+  ): Promise<LoadedPlugin> {
     const baseDirs = options.baseDirs ?? this.baseDirs;
     let dir: string;
     if (options.kind) {
@@ -210,10 +233,16 @@ export class PluginHost {
    * Imports a package's module and binds it into a container of its own WITHOUT registering anything or comparing
    * it with the manifest's `contributes` (`troupe manifest` derives the manifest from this). Throws {@link PluginError}.
    */
-  async inspect(pkg: PluginPackage): Promise<{ readonly file: string; readonly contributions: readonly { readonly kind: ContributionKind; readonly id: string; readonly value: object }[] }> {
+  async inspect(pkg: PluginPackage): Promise<{
+    readonly file: string;
+    readonly contributions: readonly { readonly kind: ContributionKind; readonly id: string; readonly value: object }[];
+  }> {
     const { file, module } = await this.importModule(pkg);
     const added = this.bindModule(pkg.name, module, file);
-    return { file, contributions: CONTRIBUTION_KINDS.flatMap((kind) => (added.get(kind) ?? []).map((c) => ({ kind, ...c }))) };
+    return {
+      file,
+      contributions: CONTRIBUTION_KINDS.flatMap((kind) => (added.get(kind) ?? []).map((c) => ({ kind, ...c }))),
+    };
   }
 
   /** Imports a package's module file and checks that its default export is a ContainerModule. */
@@ -227,20 +256,25 @@ export class PluginHost {
       const ts = extname(file) === '.ts' || extname(file) === '.mts';
       throw new PluginError(pkg.name, `its module threw while being imported: ${message}`, {
         file,
-        hint: ts && !typescriptLoaderActive()
-          ? 'this is TypeScript source: build the plugin (npm run build) or run node with --import=tsx'
-          : /Parameter decorators only work when experimental decorators are enabled/.test(message)
-            ? 'tsx compiles parameter decorators only in files the current folder\'s tsconfig includes: declare constructor tokens with injectParameters(Class, [TOKEN, ...]) instead of @inject, or build the plugin'
-            : `fix the error in the module, or reinstall ${pkg.name}`,
+        hint:
+          ts && !typescriptLoaderActive()
+            ? 'this is TypeScript source: build the plugin (npm run build) or run node with --import=tsx'
+            : /Parameter decorators only work when experimental decorators are enabled/.test(message)
+              ? "tsx compiles parameter decorators only in files the current folder's tsconfig includes: declare constructor tokens with injectParameters(Class, [TOKEN, ...]) instead of @inject, or build the plugin"
+              : `fix the error in the module, or reinstall ${pkg.name}`,
         cause,
       });
     }
     const module = namespace.default;
     if (!isContainerModule(module)) {
-      throw new PluginError(pkg.name, `the default export of its module must be an inversify ContainerModule, but it is ${describeValue(module)}`, {
-        file,
-        hint: "write `export default new ContainerModule((bind) => { ... })`, importing ContainerModule from '@troupe/kernel'",
-      });
+      throw new PluginError(
+        pkg.name,
+        `the default export of its module must be an inversify ContainerModule, but it is ${describeValue(module)}`,
+        {
+          file,
+          hint: "write `export default new ContainerModule((bind) => { ... })`, importing ContainerModule from '@troupe/kernel'",
+        },
+      );
     }
     return { file, module };
   }
@@ -255,17 +289,25 @@ export class PluginHost {
       const bound = (added.get(kind) ?? []).map((c) => c.id);
       const undeclared = bound.filter((id) => !declared.has(id));
       if (undeclared.length) {
-        throw new PluginError(pkg.name, `its module binds ${KIND_NOUN[kind]} ${undeclared.map((i) => `"${i}"`).join(', ')} that the manifest does not declare`, {
-          file: pkg.packageJsonFile,
-          hint: `regenerate the manifest from the code (troupe manifest ${pkg.dir} --write), or remove the binding`,
-        });
+        throw new PluginError(
+          pkg.name,
+          `its module binds ${KIND_NOUN[kind]} ${undeclared.map((i) => `"${i}"`).join(', ')} that the manifest does not declare`,
+          {
+            file: pkg.packageJsonFile,
+            hint: `regenerate the manifest from the code (troupe manifest ${pkg.dir} --write), or remove the binding`,
+          },
+        );
       }
       const missing = [...declared].filter((id) => !bound.includes(id));
       if (missing.length) {
-        throw new PluginError(pkg.name, `declares ${KIND_NOUN[kind]} ${missing.map((i) => `"${i}"`).join(', ')} but its module binds no ${KIND_NOUN[kind]} contribution with that id`, {
-          file,
-          hint: `bind it: bind(${CONTRIBUTION_POINTS[kind].description?.replace('troupe.', '')}).to(YourContribution).inSingletonScope() with id "${missing[0]}", or regenerate the manifest from the code (troupe manifest ${pkg.dir} --write)`,
-        });
+        throw new PluginError(
+          pkg.name,
+          `declares ${KIND_NOUN[kind]} ${missing.map((i) => `"${i}"`).join(', ')} but its module binds no ${KIND_NOUN[kind]} contribution with that id`,
+          {
+            file,
+            hint: `bind it: bind(${CONTRIBUTION_POINTS[kind].description?.replace('troupe.', '')}).to(YourContribution).inSingletonScope() with id "${missing[0]}", or regenerate the manifest from the code (troupe manifest ${pkg.dir} --write)`,
+          },
+        );
       }
       for (const c of added.get(kind) ?? []) {
         const decl = (pkg.manifest.contributes[kind] ?? []).find((d) => d.id === c.id);
@@ -294,7 +336,12 @@ export class PluginHost {
       builtin: false,
     };
     this.loaded.set(pkg.dir, plugin);
-    this.logger()?.debug('plugin loaded', { plugin: pkg.name, version: pkg.version, file, contributions: plugin.contributions.map((c) => c.id) });
+    this.logger()?.debug('plugin loaded', {
+      plugin: pkg.name,
+      version: pkg.version,
+      file,
+      contributions: plugin.contributions.map((c) => c.id),
+    });
     return plugin;
   }
 
@@ -302,10 +349,14 @@ export class PluginHost {
    * Makes sure a contribution is registered, loading its plugin if needed: `name` is an id (`plan-path-v0`), an
    * unversioned name (`plan-path`), or a shorthand; the package is found with the shorthand rules of its kind.
    */
-  async ensure(kind: ContributionKind, name: string, baseDirs: readonly string[] = this.baseDirs): Promise<ContributionEntry> {
+  async ensure(
+    kind: ContributionKind,
+    name: string,
+    baseDirs: readonly string[] = this.baseDirs,
+  ): Promise<ContributionEntry> {
     const found = this.registry.find(kind, name);
     if (found) return found;
-    const pluginKind = (Object.entries(KIND_TO_CONTRIBUTION).find(([, v]) => v === kind)![0]) as PluginKind;
+    const pluginKind = Object.entries(KIND_TO_CONTRIBUTION).find(([, v]) => v === kind)![0] as PluginKind;
     const packageName = isPathLike(name) ? name : stripVersion(name);
     let plugin: LoadedPlugin;
     try {
@@ -319,7 +370,8 @@ export class PluginHost {
     }
     const offered = plugin.contributions.filter((c) => c.kind === kind).map((c) => c.id);
     // `@acme/troupe-role-mover` and `@acme/mover` stand for `mover` (highest -vN); a single contribution is meant.
-    const after = this.registry.find(kind, name) ??
+    const after =
+      this.registry.find(kind, name) ??
       (isPathLike(name) ? undefined : this.registry.find(kind, contributionNameOf(pluginKind, packageName))) ??
       (offered.length === 1 ? this.registry.find(kind, offered[0]!) : undefined);
     if (after) return after;
@@ -332,8 +384,12 @@ export class PluginHost {
   /** The installed plugin whose manifest declares `kind` contribution `name` (an id, or unversioned), if exactly one does. */
   private findDeclaringPlugin(kind: ContributionKind, name: string, baseDirs: readonly string[]): string | undefined {
     const wanted = stripVersion(name);
-    const matches = discoverPlugins(baseDirs).filter((p) => !p.shadowed && !p.problem &&
-      (p.manifest?.contributes[kind] ?? []).some((c) => c.id === name || stripVersion(c.id) === wanted));
+    const matches = discoverPlugins(baseDirs).filter(
+      (p) =>
+        !p.shadowed &&
+        !p.problem &&
+        (p.manifest?.contributes[kind] ?? []).some((c) => c.id === name || stripVersion(c.id) === wanted),
+    );
     return matches.length === 1 ? matches[0]!.dir : undefined;
   }
 
@@ -354,7 +410,9 @@ export class PluginHost {
     const { config: filled, issues } = this.checkConfig(kind, id, config);
     if (issues.length === 0) return filled;
     const prefix = where ?? `${KIND_NOUN[kind]} config`;
-    const lines = issues.map((i) => `  ${prefix}${i.path.length ? '.' + formatPath(i.path) : ''}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
+    const lines = issues.map(
+      (i) => `  ${prefix}${i.path.length ? '.' + formatPath(i.path) : ''}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`,
+    );
     throw new PluginError(entry.plugin, `invalid config for ${KIND_NOUN[kind]} "${entry.id}":\n${lines.join('\n')}`, {
       ...(entry.schemaFile ? { file: entry.schemaFile } : {}),
       hint: `fix the config to match the schema of ${entry.id}${entry.schemaFile ? ` (${entry.schemaFile})` : ''}`,
@@ -380,7 +438,13 @@ export class PluginHost {
   }
 
   /** Validates the config (the policy entry minus `kind`) and creates policy `name` of kind `kind`. */
-  async createPolicy(kind: string, name: string, config: unknown, context: PolicyCreateContext, where?: string): Promise<Policy> {
+  async createPolicy(
+    kind: string,
+    name: string,
+    config: unknown,
+    context: PolicyCreateContext,
+    where?: string,
+  ): Promise<Policy> {
     const entry = this.registry.get<PolicyContribution>('policies', kind);
     const raw = { ...((config as Record<string, unknown>) ?? {}) };
     delete raw.kind;
@@ -421,11 +485,15 @@ export class PluginHost {
     try {
       own.load(module);
     } catch (cause) {
-      throw new PluginError(plugin, `loading its ContainerModule failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
-        ...where,
-        hint: 'fix the bindings in the module',
-        cause,
-      });
+      throw new PluginError(
+        plugin,
+        `loading its ContainerModule failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+        {
+          ...where,
+          hint: 'fix the bindings in the module',
+          cause,
+        },
+      );
     }
     const added: BoundContributions = new Map();
     for (const kind of CONTRIBUTION_KINDS) {
@@ -441,21 +509,33 @@ export class PluginHost {
       const list = values.map((value) => {
         const id = (value as { id?: unknown } | null)?.id;
         if (typeof id !== 'string' || id === '') {
-          throw new PluginError(plugin, `a ${KIND_NOUN[kind]} contribution has no string \`id\``, { ...where, hint: 'give every contribution an `id` property' });
+          throw new PluginError(plugin, `a ${KIND_NOUN[kind]} contribution has no string \`id\``, {
+            ...where,
+            hint: 'give every contribution an `id` property',
+          });
         }
         return { id, value: value as object };
       });
       const ids = list.map((c) => c.id);
       const dup = ids.find((id, i) => ids.indexOf(id) !== i);
       if (dup !== undefined) {
-        throw new PluginError(plugin, `its module binds ${KIND_NOUN[kind]} "${dup}" twice`, { ...where, hint: 'bind each contribution once' });
+        throw new PluginError(plugin, `its module binds ${KIND_NOUN[kind]} "${dup}" twice`, {
+          ...where,
+          hint: 'bind each contribution once',
+        });
       }
       added.set(kind, list);
     }
     return added;
   }
 
-  private entry(kind: ContributionKind, c: { id: string; value: object }, plugin: string, pkg: PluginPackage | undefined, description: string | undefined): ContributionEntry {
+  private entry(
+    kind: ContributionKind,
+    c: { id: string; value: object },
+    plugin: string,
+    pkg: PluginPackage | undefined,
+    description: string | undefined,
+  ): ContributionEntry {
     const fromFile = pkg?.configSchemas.get(contributionKey(kind, c.id));
     let validate: ValidateFunction;
     if (fromFile) {
@@ -468,11 +548,15 @@ export class PluginHost {
         try {
           cached = compileSchema(usable);
         } catch (cause) {
-          throw new PluginError(plugin, `the configSchema of ${KIND_NOUN[kind]} "${c.id}" is not a valid JSON schema: ${(cause as Error).message}`, {
-            ...(pkg ? { file: pkg.packageJsonFile } : {}),
-            hint: 'fix the schema',
-            cause,
-          });
+          throw new PluginError(
+            plugin,
+            `the configSchema of ${KIND_NOUN[kind]} "${c.id}" is not a valid JSON schema: ${(cause as Error).message}`,
+            {
+              ...(pkg ? { file: pkg.packageJsonFile } : {}),
+              hint: 'fix the schema',
+              cause,
+            },
+          );
         }
         this.fallbackValidators.set(usable, cached);
       }
@@ -493,7 +577,8 @@ export class PluginHost {
 
 /** The shared services by token description, for messages. */
 const SERVICE_HINTS: Readonly<Record<string, string>> = {
-  'troupe.SandboxPool': 'the host binds one per process: `processServices().bind(SandboxPool).toConstantValue(sharedSandboxPool())` (sharedSandboxPool from @troupe/sandbox); a test binds its own on host.container',
+  'troupe.SandboxPool':
+    'the host binds one per process: `processServices().bind(SandboxPool).toConstantValue(sharedSandboxPool())` (sharedSandboxPool from @troupe/sandbox); a test binds its own on host.container',
   'troupe.TokenizerCache': 'the host binds the one of @troupe/lm (or a test its own) before loading the plugin',
 };
 
@@ -504,10 +589,22 @@ function bindingError(plugin: string, kind: ContributionKind, cause: unknown, wh
   let hint: string;
   if (unbound) {
     const token = unbound[1]!;
-    hint = SERVICE_HINTS[token] ?? `bind ${token} in the module (or, for a shared service, in the host's services) before the contribution that injects it`;
-    return new PluginError(plugin, `creating its ${KIND_NOUN[kind]} contributions failed: nothing is bound to ${token}, which one of them injects`, { ...where, hint, cause });
+    hint =
+      SERVICE_HINTS[token] ??
+      `bind ${token} in the module (or, for a shared service, in the host's services) before the contribution that injects it`;
+    return new PluginError(
+      plugin,
+      `creating its ${KIND_NOUN[kind]} contributions failed: nothing is bound to ${token}, which one of them injects`,
+      { ...where, hint, cause },
+    );
   }
-  if (/Missing required @inject/.test(message)) hint = 'esbuild and tsx emit no decorator metadata: name the token of every constructor parameter with injectParameters(Class, [TOKEN, ...]) (from @troupe/kernel)';
+  if (/Missing required @inject/.test(message))
+    hint =
+      'esbuild and tsx emit no decorator metadata: name the token of every constructor parameter with injectParameters(Class, [TOKEN, ...]) (from @troupe/kernel)';
   else hint = 'fix the contribution classes and their bindings in the module';
-  return new PluginError(plugin, `creating its ${KIND_NOUN[kind]} contributions failed: ${message}`, { ...where, hint, cause });
+  return new PluginError(plugin, `creating its ${KIND_NOUN[kind]} contributions failed: ${message}`, {
+    ...where,
+    hint,
+    cause,
+  });
 }

@@ -54,7 +54,10 @@ function readJson(file: string): unknown {
  * Imports the plugin in `dir` (its declared contributions are ignored), creates its contributions and returns the
  * manifest they state: for each, in binding order, `{ id, configSchema, description }`. Throws {@link PluginError}.
  */
-export async function deriveManifest(dir: string, options: Pick<PluginHostOptions, 'fromSource' | 'services'> = {}): Promise<DerivedManifest> {
+export async function deriveManifest(
+  dir: string,
+  options: Pick<PluginHostOptions, 'fromSource' | 'services'> = {},
+): Promise<DerivedManifest> {
   const pkg = readPluginPackage(dir, { ignoreContributes: true, compileSchemas: false });
   const declared = (readJson(pkg.packageJsonFile) as { troupe: PluginManifest }).troupe.contributes;
   const host = new PluginHost({ baseDirs: [pkg.dir], ...options });
@@ -65,10 +68,16 @@ export async function deriveManifest(dir: string, options: Pick<PluginHostOption
     const value = c.value as { description?: unknown; configSchema?: unknown };
     const noun = `${KIND_NOUN[c.kind]} "${c.id}"`;
     if (typeof value.description !== 'string' || value.description === '') {
-      throw new PluginError(pkg.name, `its ${noun} has no description`, { file, hint: 'give the contribution class a one-line `description`' });
+      throw new PluginError(pkg.name, `its ${noun} has no description`, {
+        file,
+        hint: 'give the contribution class a one-line `description`',
+      });
     }
     if (typeof value.configSchema !== 'object' || value.configSchema === null || Array.isArray(value.configSchema)) {
-      throw new PluginError(pkg.name, `its ${noun} has no configSchema object`, { file, hint: 'state the schema: `readonly configSchema = readConfigSchema(new URL(\'../schemas/x.config.json\', import.meta.url))`' });
+      throw new PluginError(pkg.name, `its ${noun} has no configSchema object`, {
+        file,
+        hint: "state the schema: `readonly configSchema = readConfigSchema(new URL('../schemas/x.config.json', import.meta.url))`",
+      });
     }
     const schema = value.configSchema as JsonSchema;
     const source = configSchemaFile(schema);
@@ -76,9 +85,14 @@ export async function deriveManifest(dir: string, options: Pick<PluginHostOption
     if (source !== undefined) {
       const inside = packagePath(pkg.dir, source);
       if (inside === undefined) {
-        throw new PluginError(pkg.name, `the config schema of its ${noun} is read from ${source}, outside the package`, {
-          file, hint: 'copy the schema file into the package (e.g. schemas/) and read it from there',
-        });
+        throw new PluginError(
+          pkg.name,
+          `the config schema of its ${noun} is read from ${source}, outside the package`,
+          {
+            file,
+            hint: 'copy the schema file into the package (e.g. schemas/) and read it from there',
+          },
+        );
       }
       path = inside;
     } else {
@@ -89,17 +103,25 @@ export async function deriveManifest(dir: string, options: Pick<PluginHostOption
       const same = inside !== undefined && canonicalJson(readJson(join(pkg.dir, inside))) === canonicalJson(schema);
       path = same ? inside : `./schemas/${c.id}.config.json`;
       const target = join(pkg.dir, path);
-      if (!same && canonicalJson(readJson(target)) !== canonicalJson(schema)) schemaFiles.push({ file: target, schema });
+      if (!same && canonicalJson(readJson(target)) !== canonicalJson(schema))
+        schemaFiles.push({ file: target, schema });
     }
     (derived[c.kind] ??= []).push({ id: c.id, configSchema: path, description: value.description });
   }
-  return { plugin: pkg.name, packageJsonFile: pkg.packageJsonFile, declared, derived: derived as Contributes, schemaFiles };
+  return {
+    plugin: pkg.name,
+    packageJsonFile: pkg.packageJsonFile,
+    declared,
+    derived: derived as Contributes,
+    schemaFiles,
+  };
 }
 
 /** Appends `- path: declared` / `+ path: derived` lines for every leaf where two JSON values differ. */
 function diffValues(a: unknown, b: unknown, path: string, out: string[]): void {
   if (canonicalJson(a) === canonicalJson(b)) return;
-  const bothObjects = typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && Array.isArray(a) === Array.isArray(b);
+  const bothObjects =
+    typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && Array.isArray(a) === Array.isArray(b);
   if (!bothObjects) {
     if (a !== undefined) out.push(`- ${path}: ${JSON.stringify(a)}`);
     if (b !== undefined) out.push(`+ ${path}: ${JSON.stringify(b)}`);
@@ -111,7 +133,8 @@ function diffValues(a: unknown, b: unknown, path: string, out: string[]): void {
   }
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  for (const key of [...new Set([...Object.keys(ao), ...Object.keys(bo)])]) diffValues(ao[key], bo[key], `${path}.${key}`, out);
+  for (const key of [...new Set([...Object.keys(ao), ...Object.keys(bo)])])
+    diffValues(ao[key], bo[key], `${path}.${key}`, out);
 }
 
 /**
@@ -121,17 +144,30 @@ function diffValues(a: unknown, b: unknown, path: string, out: string[]): void {
 export function diffManifest(manifest: DerivedManifest): string[] {
   const out: string[] = [];
   for (const kind of CONTRIBUTION_KINDS) {
-    diffValues(manifest.declared[kind as ContributionKind] ?? [], manifest.derived[kind as ContributionKind] ?? [], `troupe.contributes.${kind}`, out);
+    diffValues(
+      manifest.declared[kind as ContributionKind] ?? [],
+      manifest.derived[kind as ContributionKind] ?? [],
+      `troupe.contributes.${kind}`,
+      out,
+    );
   }
-  for (const { file } of manifest.schemaFiles) out.push(`+ ${packagePath(dirname(manifest.packageJsonFile), file) ?? file}: the config schema the code builds (missing or different)`);
+  for (const { file } of manifest.schemaFiles)
+    out.push(
+      `+ ${packagePath(dirname(manifest.packageJsonFile), file) ?? file}: the config schema the code builds (missing or different)`,
+    );
   return out;
 }
 
 /** The message of a manifest that disagrees with the code: the diff and how to regenerate it. */
-export function manifestMismatchMessage(manifest: DerivedManifest, diff: readonly string[] = diffManifest(manifest)): string {
-  return `package.json \`troupe.contributes\` does not match what the code states (- package.json, + code):\n` +
+export function manifestMismatchMessage(
+  manifest: DerivedManifest,
+  diff: readonly string[] = diffManifest(manifest),
+): string {
+  return (
+    `package.json \`troupe.contributes\` does not match what the code states (- package.json, + code):\n` +
     `${diff.map((l) => `  ${l}`).join('\n')}\n` +
-    `regenerate it: troupe manifest ${dirname(manifest.packageJsonFile)} --write`;
+    `regenerate it: troupe manifest ${dirname(manifest.packageJsonFile)} --write`
+  );
 }
 
 /** Writes the derived `troupe.contributes` into package.json (other keys keep their order) and the schema files. */

@@ -40,7 +40,10 @@ export interface PluginPackage {
   /** The validated manifest. */
   readonly manifest: PluginManifest;
   /** Config schemas read from the manifest's `configSchema` files, keyed by `kind:id`. */
-  readonly configSchemas: ReadonlyMap<string, { readonly file: string; readonly schema: JsonSchema; readonly validate: ValidateFunction }>;
+  readonly configSchemas: ReadonlyMap<
+    string,
+    { readonly file: string; readonly schema: JsonSchema; readonly validate: ValidateFunction }
+  >;
 }
 
 /** Key of a contribution in maps keyed by kind and id. */
@@ -76,7 +79,12 @@ export function validateManifest(raw: unknown, plugin: string, file: string): Pl
  * Checks the manifest's `apiVersion` against {@link PLUGIN_API_VERSION} and the running kernel's version against
  * the manifest's `kernel` range. Throws a {@link PluginError} saying which versions are involved and what to do.
  */
-export function checkCompatibility(manifest: PluginManifest, plugin: string, file: string, running: string = kernelVersion()): void {
+export function checkCompatibility(
+  manifest: PluginManifest,
+  plugin: string,
+  file: string,
+  running: string = kernelVersion(),
+): void {
   if (manifest.apiVersion !== PLUGIN_API_VERSION) {
     const newer = manifest.apiVersion > PLUGIN_API_VERSION;
     throw new PluginError(
@@ -104,7 +112,11 @@ export function checkCompatibility(manifest: PluginManifest, plugin: string, fil
     } else {
       hint = `upgrade @troupe/kernel to a version in ${manifest.kernel} (npm install @troupe/kernel@"${manifest.kernel}"), or install a version of ${plugin} built for ${running}`;
     }
-    throw new PluginError(plugin, `requires @troupe/kernel ${manifest.kernel}, but @troupe/kernel ${running} is running`, { file, hint });
+    throw new PluginError(
+      plugin,
+      `requires @troupe/kernel ${manifest.kernel}, but @troupe/kernel ${running} is running`,
+      { file, hint },
+    );
   }
 }
 
@@ -144,11 +156,15 @@ export function readPluginPackage(dir: string, options: ReadPluginOptions = {}):
     pkg = JSON.parse(readFileSync(packageJsonFile, 'utf8')) as Record<string, unknown>;
   } catch (cause) {
     const missing = (cause as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new PluginError(dir, missing ? 'no package.json in this folder' : `package.json is not valid JSON: ${(cause as Error).message}`, {
-      file: packageJsonFile,
-      hint: missing ? 'pass the folder of a plugin package, or its package name' : 'fix the JSON syntax',
-      cause,
-    });
+    throw new PluginError(
+      dir,
+      missing ? 'no package.json in this folder' : `package.json is not valid JSON: ${(cause as Error).message}`,
+      {
+        file: packageJsonFile,
+        hint: missing ? 'pass the folder of a plugin package, or its package name' : 'fix the JSON syntax',
+        cause,
+      },
+    );
   }
   const name = typeof pkg.name === 'string' ? pkg.name : dir;
   const version = typeof pkg.version === 'string' ? pkg.version : '0.0.0';
@@ -162,32 +178,53 @@ export function readPluginPackage(dir: string, options: ReadPluginOptions = {}):
     for (const decl of manifest.contributes[kind] ?? []) {
       const key = contributionKey(kind, decl.id);
       if (seen.has(key)) {
-        throw new PluginError(name, `declares ${kind} id "${decl.id}" twice`, { file: packageJsonFile, hint: 'remove the duplicate declaration' });
+        throw new PluginError(name, `declares ${kind} id "${decl.id}" twice`, {
+          file: packageJsonFile,
+          hint: 'remove the duplicate declaration',
+        });
       }
       seen.set(key, decl.id);
       if (decl.configSchema === undefined) continue;
-      const file = resolvePackageFile(root, decl.configSchema, name, packageJsonFile, `config schema of ${kind} "${decl.id}"`);
+      const file = resolvePackageFile(
+        root,
+        decl.configSchema,
+        name,
+        packageJsonFile,
+        `config schema of ${kind} "${decl.id}"`,
+      );
       let schema: JsonSchema;
       try {
         schema = JSON.parse(readFileSync(file, 'utf8')) as JsonSchema;
       } catch (cause) {
         const missing = (cause as NodeJS.ErrnoException).code === 'ENOENT';
-        throw new PluginError(name, missing ? `config schema file of ${kind} "${decl.id}" does not exist` : `config schema of ${kind} "${decl.id}" is not valid JSON: ${(cause as Error).message}`, {
-          file,
-          hint: missing ? `create ${decl.configSchema} or fix \`configSchema\` in the manifest (paths are relative to the package root)` : 'fix the JSON syntax',
-          cause,
-        });
+        throw new PluginError(
+          name,
+          missing
+            ? `config schema file of ${kind} "${decl.id}" does not exist`
+            : `config schema of ${kind} "${decl.id}" is not valid JSON: ${(cause as Error).message}`,
+          {
+            file,
+            hint: missing
+              ? `create ${decl.configSchema} or fix \`configSchema\` in the manifest (paths are relative to the package root)`
+              : 'fix the JSON syntax',
+            cause,
+          },
+        );
       }
       let validate: ValidateFunction = notCompiled;
       if (options.compileSchemas !== false) {
         try {
           validate = compileSchema(schema);
         } catch (cause) {
-          throw new PluginError(name, `config schema of ${kind} "${decl.id}" is not a valid JSON schema: ${(cause as Error).message}`, {
-            file,
-            hint: 'fix the schema (draft-07, or draft 2020-12 with "$schema" set)',
-            cause,
-          });
+          throw new PluginError(
+            name,
+            `config schema of ${kind} "${decl.id}" is not a valid JSON schema: ${(cause as Error).message}`,
+            {
+              file,
+              hint: 'fix the schema (draft-07, or draft 2020-12 with "$schema" set)',
+              cause,
+            },
+          );
         }
       }
       configSchemas.set(key, { file, schema, validate });
@@ -197,7 +234,13 @@ export function readPluginPackage(dir: string, options: ReadPluginOptions = {}):
 }
 
 /** Resolves a manifest path inside the package, refusing paths that leave it. */
-export function resolvePackageFile(root: string, path: string, plugin: string, manifestFile: string, what: string): string {
+export function resolvePackageFile(
+  root: string,
+  path: string,
+  plugin: string,
+  manifestFile: string,
+  what: string,
+): string {
   const file = resolve(root, path);
   const rel = relative(root, file);
   if (rel.startsWith('..') || isAbsolute(rel)) {

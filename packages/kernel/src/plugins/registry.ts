@@ -50,9 +50,13 @@ export class ContributionRegistry {
     if (!map) this.byKind.set(entry.kind, (map = new Map()));
     const existing = map.get(entry.id);
     if (existing) {
-      throw new PluginError(entry.plugin, `${KIND_NOUN[entry.kind]} id "${entry.id}" is already provided by ${existing.plugin}`, {
-        hint: `uninstall one of ${existing.plugin} and ${entry.plugin}, or give one contribution another id`,
-      });
+      throw new PluginError(
+        entry.plugin,
+        `${KIND_NOUN[entry.kind]} id "${entry.id}" is already provided by ${existing.plugin}`,
+        {
+          hint: `uninstall one of ${existing.plugin} and ${entry.plugin}, or give one contribution another id`,
+        },
+      );
     }
     map.set(entry.id, entry);
   }

@@ -16,7 +16,12 @@ import { didYouMean } from './suggest.js';
 export type PluginKind = 'env' | 'role' | 'reward' | 'policy';
 
 /** Manifest `contributes` key of each plugin kind. */
-export const KIND_TO_CONTRIBUTION = { env: 'environments', role: 'roles', reward: 'rewards', policy: 'policies' } as const;
+export const KIND_TO_CONTRIBUTION = {
+  env: 'environments',
+  role: 'roles',
+  reward: 'rewards',
+  policy: 'policies',
+} as const;
 
 /**
  * Official packages whose contributions are not named after them, by plugin kind: contribution → package. Used only
@@ -24,7 +29,11 @@ export const KIND_TO_CONTRIBUTION = { env: 'environments', role: 'roles', reward
  * first, see `PluginHost.ensure`).
  */
 export const OFFICIAL_PROVIDERS: Readonly<Partial<Record<PluginKind, Readonly<Record<string, string>>>>> = {
-  policy: { oracle: '@troupe/policy-scripted', random: '@troupe/policy-scripted', 'tfjs-causal-lm': '@troupe/policy-causal-lm' },
+  policy: {
+    oracle: '@troupe/policy-scripted',
+    random: '@troupe/policy-scripted',
+    'tfjs-causal-lm': '@troupe/policy-causal-lm',
+  },
 };
 
 /** Removes a trailing version suffix `-vN` from a contribution id (`plan-path-v0` → `plan-path`). */
@@ -118,11 +127,17 @@ function hasTroupeField(packageJsonFile: string): boolean {
  * package without a `troupe` field is skipped (an unrelated npm package of the same name). A miss throws a
  * {@link PluginError} listing every candidate tried and every folder searched.
  */
-export function resolvePlugin(kind: PluginKind, name: string, baseDirs: readonly string[] = defaultBaseDirs()): ResolvedPlugin {
+export function resolvePlugin(
+  kind: PluginKind,
+  name: string,
+  baseDirs: readonly string[] = defaultBaseDirs(),
+): ResolvedPlugin {
   if (isPathLike(name)) {
     const dir = resolve(baseDirs[0] ?? process.cwd(), name);
     if (!existsSync(join(dir, 'package.json'))) {
-      throw new PluginError(name, `no package.json in ${dir}`, { hint: 'pass the folder of a plugin package (relative to the team spec) or a package name' });
+      throw new PluginError(name, `no package.json in ${dir}`, {
+        hint: 'pass the folder of a plugin package (relative to the team spec) or a package name',
+      });
     }
     return { packageName: name, dir: realpathSync(dir), candidates: [dir] };
   }
@@ -144,7 +159,8 @@ export function resolvePlugin(kind: PluginKind, name: string, baseDirs: readonly
     `  tried packages: ${candidates.join(', ')}`,
     `  searched from: ${baseDirs.join(', ')}`,
   ];
-  if (withoutManifest.length) lines.push(`  found but not Troupe plugins (no \`troupe\` field): ${withoutManifest.join(', ')}`);
+  if (withoutManifest.length)
+    lines.push(`  found but not Troupe plugins (no \`troupe\` field): ${withoutManifest.join(', ')}`);
   throw new PluginError(name, lines.join('\n'), { hint: missingPluginHint(kind, name, candidates, baseDirs) });
 }
 
@@ -153,7 +169,12 @@ export function resolvePlugin(kind: PluginKind, name: string, baseDirs: readonly
  * name looks like a typo of it, and which package to install: the official provider, or for a plain name both the
  * official (`@troupe/env-x`) and the community (`troupe-env-x`) naming.
  */
-function missingPluginHint(kind: PluginKind, name: string, candidates: readonly string[], baseDirs: readonly string[]): string {
+function missingPluginHint(
+  kind: PluginKind,
+  name: string,
+  candidates: readonly string[],
+  baseDirs: readonly string[],
+): string {
   const installed = new Set<string>();
   for (const plugin of discoverPlugins(baseDirs)) {
     for (const c of plugin.manifest?.contributes[KIND_TO_CONTRIBUTION[kind]] ?? []) installed.add(stripVersion(c.id));
@@ -162,8 +183,10 @@ function missingPluginHint(kind: PluginKind, name: string, candidates: readonly 
   const provider = OFFICIAL_PROVIDERS[kind]?.[name];
   const official = candidates.find((c) => c.startsWith('@troupe/'));
   const community = candidates.find((c) => !c.startsWith('@troupe/') && c !== name);
-  const install = provider ? `npm install ${provider}`
-    : official && community ? `npm install ${official} (official) or ${community} (community)`
+  const install = provider
+    ? `npm install ${provider}`
+    : official && community
+      ? `npm install ${official} (official) or ${community} (community)`
       : `npm install ${official ?? community ?? candidates[candidates.length - 1]!}`;
   return `${typo ? `${typo} ` : 'fix the name, '}or install it: ${install}`;
 }
@@ -209,7 +232,10 @@ function isDir(path: string): boolean {
  * folder (nearest first), `@scope` folders included. Only package.json files are read; broken or incompatible
  * plugins are listed with their `problem` instead of throwing.
  */
-export function discoverPlugins(baseDirs: readonly string[] = defaultBaseDirs(), options: { kernelVersion?: string } = {}): DiscoveredPlugin[] {
+export function discoverPlugins(
+  baseDirs: readonly string[] = defaultBaseDirs(),
+  options: { kernelVersion?: string } = {},
+): DiscoveredPlugin[] {
   const out: DiscoveredPlugin[] = [];
   const seenDirs = new Set<string>();
   const seenNames = new Set<string>();
@@ -254,7 +280,10 @@ export function discoverPlugins(baseDirs: readonly string[] = defaultBaseDirs(),
           manifest = readPluginPackage(real, { checkCompatibility: false, compileSchemas: false }).manifest;
           checkCompatibility(manifest, name, join(real, 'package.json'), options.kernelVersion);
         } catch (error) {
-          problem = error instanceof PluginError ? error : new PluginError(name, String(error), { file: join(real, 'package.json') });
+          problem =
+            error instanceof PluginError
+              ? error
+              : new PluginError(name, String(error), { file: join(real, 'package.json') });
         }
         out.push({
           name,

@@ -48,11 +48,18 @@ export class LockstepBatcher {
   private checkScheduled = false;
   private readonly maxSequences: number;
 
-  constructor(readonly count: number, concurrency: number, options: LockstepOptions = {}) {
-    if (!Number.isInteger(count) || count < 0) throw new Error(`LockstepBatcher: count must be an integer >= 0, got ${count}`);
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`LockstepBatcher: concurrency must be an integer >= 1, got ${concurrency}`);
+  constructor(
+    readonly count: number,
+    concurrency: number,
+    options: LockstepOptions = {},
+  ) {
+    if (!Number.isInteger(count) || count < 0)
+      throw new Error(`LockstepBatcher: count must be an integer >= 0, got ${count}`);
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new Error(`LockstepBatcher: concurrency must be an integer >= 1, got ${concurrency}`);
     const max = options.maxSequences ?? 64;
-    if (!Number.isInteger(max) || max < 1) throw new Error(`LockstepBatcher: maxSequences must be an integer >= 1, got ${max}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new Error(`LockstepBatcher: maxSequences must be an integer >= 1, got ${max}`);
     this.maxSequences = max;
     this.next = Math.min(count, concurrency);
     for (let i = 0; i < this.next; i++) this.running.add(i);
@@ -77,16 +84,26 @@ export class LockstepBatcher {
    */
   wrap(episode: number, policy: Policy): Policy {
     const wrapper: Policy & { readonly scripted?: boolean } = {
-      get name() { return policy.name; },
-      get kind() { return policy.kind; },
-      get version() { return policy.version; },
-      get scripted() { return (policy as { scripted?: boolean }).scripted; },
+      get name() {
+        return policy.name;
+      },
+      get kind() {
+        return policy.kind;
+      },
+      get version() {
+        return policy.version;
+      },
+      get scripted() {
+        return (policy as { scripted?: boolean }).scripted;
+      },
       generate: (requests, opts) => {
         const signal = opts?.signal;
         if (signal?.aborted) return Promise.reject(signal.reason);
         if (requests.length === 0) return Promise.resolve([]);
-        if (!this.running.has(episode)) return Promise.reject(new Error(`LockstepBatcher: episode ${episode} is not running`));
-        if (this.waiting.has(episode)) return Promise.reject(new Error(`LockstepBatcher: episode ${episode} already waits for a generation`));
+        if (!this.running.has(episode))
+          return Promise.reject(new Error(`LockstepBatcher: episode ${episode} is not running`));
+        if (this.waiting.has(episode))
+          return Promise.reject(new Error(`LockstepBatcher: episode ${episode} already waits for a generation`));
         return new Promise<Completion[][]>((resolve, reject) => {
           const w: Waiter = { episode, policy, requests, resolve, reject, settled: false };
           if (signal) {
@@ -153,7 +170,10 @@ export class LockstepBatcher {
   private call(policy: Policy, callers: readonly Waiter[]): void {
     const controller = new AbortController();
     let live = callers.length;
-    for (const w of callers) w.onAbortInFlight = () => { if (--live === 0) controller.abort(); };
+    for (const w of callers)
+      w.onAbortInFlight = () => {
+        if (--live === 0) controller.abort();
+      };
     const requests = callers.flatMap((w) => w.requests);
     const done = (fn: (w: Waiter, offset: number) => void): void => {
       let offset = 0;
@@ -165,7 +185,9 @@ export class LockstepBatcher {
     policy.generate(requests, { signal: controller.signal, batch: true }).then(
       (out) => {
         if (!Array.isArray(out) || out.length !== requests.length) {
-          const err = new Error(`Policy '${policy.name}' (${policy.kind}) returned ${Array.isArray(out) ? out.length : 'no'} results for a batch of ${requests.length} requests.`);
+          const err = new Error(
+            `Policy '${policy.name}' (${policy.kind}) returned ${Array.isArray(out) ? out.length : 'no'} results for a batch of ${requests.length} requests.`,
+          );
           done((w) => settle(w, () => w.reject(err)));
           return;
         }

@@ -74,10 +74,22 @@ export class EpisodeAssembler {
         return NOTHING;
       case 'select': {
         const steps = ep.groupSteps;
-        if (steps.length !== event.rewards.length || steps.some((s, b) => s.branch !== b || s.turn !== event.turn || s.seat !== event.seat)) {
-          throw new Error(`EpisodeAssembler: the selection of episode '${event.episodeId}', turn ${event.turn}, seat '${event.seat}' does not follow its ${event.rewards.length} steps.`);
+        if (
+          steps.length !== event.rewards.length ||
+          steps.some((s, b) => s.branch !== b || s.turn !== event.turn || s.seat !== event.seat)
+        ) {
+          throw new Error(
+            `EpisodeAssembler: the selection of episode '${event.episodeId}', turn ${event.turn}, seat '${event.seat}' does not follow its ${event.rewards.length} steps.`,
+          );
         }
-        const group: StepGroup = { episodeId: event.episodeId, instanceUid: event.instanceUid, turn: event.turn, seat: event.seat, steps, selection: event };
+        const group: StepGroup = {
+          episodeId: event.episodeId,
+          instanceUid: event.instanceUid,
+          turn: event.turn,
+          seat: event.seat,
+          steps,
+          selection: event,
+        };
         ep.groupSteps = [];
         ep.groups.push(group);
         return { group };
@@ -85,7 +97,16 @@ export class EpisodeAssembler {
       case 'end': {
         this.open.delete(event.episodeId);
         if (!ep.reset) throw new Error(`EpisodeAssembler: end event without a reset (episode '${event.episodeId}').`);
-        return { episode: { episodeId: event.episodeId, instanceUid: event.instanceUid, reset: ep.reset, groups: ep.groups, steps: ep.steps, end: event } };
+        return {
+          episode: {
+            episodeId: event.episodeId,
+            instanceUid: event.instanceUid,
+            reset: ep.reset,
+            groups: ep.groups,
+            steps: ep.steps,
+            end: event,
+          },
+        };
       }
     }
   }
@@ -93,24 +114,30 @@ export class EpisodeAssembler {
 
 /** Operator: episode events → groups (the K steps of one (instance, turn, seat)), emitted as each closes. */
 export function toGroups(): OperatorFunction<EpisodeEvent, StepGroup> {
-  return (source) => defer(() => {
-    const asm = new EpisodeAssembler();
-    return source.pipe(mergeMap((e) => {
-      const g = asm.push(e).group;
-      return g ? [g] : [];
-    }));
-  });
+  return (source) =>
+    defer(() => {
+      const asm = new EpisodeAssembler();
+      return source.pipe(
+        mergeMap((e) => {
+          const g = asm.push(e).group;
+          return g ? [g] : [];
+        }),
+      );
+    });
 }
 
 /** Operator: episode events → episode records, emitted as each episode ends. */
 export function toEpisodes(): OperatorFunction<EpisodeEvent, EpisodeRecord> {
-  return (source) => defer(() => {
-    const asm = new EpisodeAssembler();
-    return source.pipe(mergeMap((e) => {
-      const ep = asm.push(e).episode;
-      return ep ? [ep] : [];
-    }));
-  });
+  return (source) =>
+    defer(() => {
+      const asm = new EpisodeAssembler();
+      return source.pipe(
+        mergeMap((e) => {
+          const ep = asm.push(e).episode;
+          return ep ? [ep] : [];
+        }),
+      );
+    });
 }
 
 /** Subscribes to an event stream and resolves with every episode, in the order they ended. */

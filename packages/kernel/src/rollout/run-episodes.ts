@@ -24,20 +24,27 @@ export interface RunEpisodesOptions {
  * nothing runs until subscribed; unsubscribing aborts every running episode. Events of one episode keep their order;
  * events of different episodes interleave (every event carries its `episodeId`).
  */
-export function runEpisodes(contexts: Iterable<EpisodeContext> | ObservableInput<EpisodeContext>, options: RunEpisodesOptions): Observable<EpisodeEvent> {
+export function runEpisodes(
+  contexts: Iterable<EpisodeContext> | ObservableInput<EpisodeContext>,
+  options: RunEpisodesOptions,
+): Observable<EpisodeEvent> {
   const n = options.concurrency;
-  if (!Number.isInteger(n) || n < 1) throw new Error(`runEpisodes: concurrency must be an integer >= 1, got ${String(n)}.`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`runEpisodes: concurrency must be an integer >= 1, got ${String(n)}.`);
   if (options.lockstep) {
-    if (!Array.isArray(contexts)) throw new Error('runEpisodes: lockstep batching needs the episode contexts as an array.');
+    if (!Array.isArray(contexts))
+      throw new Error('runEpisodes: lockstep batching needs the episode contexts as an array.');
     const list = contexts as readonly EpisodeContext[];
     const lockstepOptions = options.lockstep === true ? {} : options.lockstep;
     return defer(() => {
       // one batcher per subscription: each subscription plays the episodes afresh
       const batcher = new LockstepBatcher(list.length, n, lockstepOptions);
-      return from(list.map((ctx, i) => ({ ctx, i }))).pipe(mergeMap(({ ctx, i }) => {
-        const seats = ctx.seats.map((s) => ({ ...s, policy: batcher.wrap(i, s.policy) }));
-        return runEpisode({ ...ctx, seats }).pipe(finalize(() => batcher.leave(i)));
-      }, n));
+      return from(list.map((ctx, i) => ({ ctx, i }))).pipe(
+        mergeMap(({ ctx, i }) => {
+          const seats = ctx.seats.map((s) => ({ ...s, policy: batcher.wrap(i, s.policy) }));
+          return runEpisode({ ...ctx, seats }).pipe(finalize(() => batcher.leave(i)));
+        }, n),
+      );
     });
   }
   return defer(() => from(contexts as ObservableInput<EpisodeContext>)).pipe(mergeMap((ctx) => runEpisode(ctx), n));
@@ -83,8 +90,10 @@ export function planEpisodes<I>(options: PlanEpisodesOptions<I>): EpisodeContext
   const env = options.environment;
   const start = options.startIndex ?? 0;
   const repeats = options.repeats ?? 1;
-  if (!Number.isInteger(options.count) || options.count < 0) throw new Error(`planEpisodes: count must be an integer >= 0, got ${options.count}.`);
-  if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`planEpisodes: repeats must be an integer >= 1, got ${repeats}.`);
+  if (!Number.isInteger(options.count) || options.count < 0)
+    throw new Error(`planEpisodes: count must be an integer >= 0, got ${options.count}.`);
+  if (!Number.isInteger(repeats) || repeats < 1)
+    throw new Error(`planEpisodes: repeats must be an integer >= 1, got ${repeats}.`);
   const out: EpisodeContext<I>[] = [];
   for (let i = 0; i < options.count; i++) {
     const index = start + i;
@@ -92,9 +101,14 @@ export function planEpisodes<I>(options: PlanEpisodesOptions<I>): EpisodeContext
     const instanceUid = `${options.uidPrefix ?? ''}${options.split}/${index}/${env.instanceKey(instance).slice(0, 12)}`;
     for (let r = 0; r < repeats; r++) {
       out.push({
-        environment: env, instance, instanceUid, split: options.split,
+        environment: env,
+        instance,
+        instanceUid,
+        split: options.split,
         episodeId: repeats === 1 ? instanceUid : `${instanceUid}#${r}`,
-        seats: options.seats, reward: options.reward, seed: options.seed,
+        seats: options.seats,
+        reward: options.reward,
+        seed: options.seed,
         ...(options.branches !== undefined ? { branches: options.branches } : {}),
         ...(options.grammar !== undefined ? { grammar: options.grammar } : {}),
         ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),

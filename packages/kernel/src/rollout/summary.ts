@@ -79,7 +79,8 @@ export class SummaryAggregator {
         if (event.success) this.successes++;
         if (event.termination.truncated) this.truncated++;
         this.turns += event.turns;
-        for (const [seat, r] of Object.entries(event.rewards)) this.rewardSums.set(seat, (this.rewardSums.get(seat) ?? 0) + r);
+        for (const [seat, r] of Object.entries(event.rewards))
+          this.rewardSums.set(seat, (this.rewardSums.get(seat) ?? 0) + r);
         return;
       default:
         return;
@@ -98,7 +99,9 @@ export class SummaryAggregator {
       meanTurns: perEpisode(this.turns),
       truncatedRate: perEpisode(this.truncated),
       meanReward: Object.fromEntries([...this.rewardSums].map(([seat, sum]) => [seat, perEpisode(sum)])),
-      meanSampleReward: Object.fromEntries([...this.sampleRewardSums].map(([seat, s]) => [seat, s.n === 0 ? 0 : s.sum / s.n])),
+      meanSampleReward: Object.fromEntries(
+        [...this.sampleRewardSums].map(([seat, s]) => [seat, s.n === 0 ? 0 : s.sum / s.n]),
+      ),
       parseFailureRate: Object.fromEntries([...this.parse].map(([seat, p]) => [seat, p.n === 0 ? 0 : p.failed / p.n])),
       samples,
       greedyBeaten: Object.fromEntries([...this.greedy].map(([seat, g]) => [seat, g.beaten / g.n])),
@@ -108,8 +111,13 @@ export class SummaryAggregator {
 
 /** Operator: episode events → one {@link RolloutSummary} when the stream completes (an empty stream gives zeros). */
 export function summarize(): OperatorFunction<EpisodeEvent, RolloutSummary> {
-  return (source) => defer(() => {
-    const agg = new SummaryAggregator();
-    return source.pipe(tap((e) => agg.next(e)), last(null, null), map(() => agg.result()));
-  });
+  return (source) =>
+    defer(() => {
+      const agg = new SummaryAggregator();
+      return source.pipe(
+        tap((e) => agg.next(e)),
+        last(null, null),
+        map(() => agg.result()),
+      );
+    });
 }

@@ -62,7 +62,10 @@ export interface TraceRecord {
 }
 
 /** Builds the trace line of one step record. */
-export function toTraceRecord(record: StepRecord, options: { step?: number | null; advantage?: number | null; tokens?: boolean } = {}): TraceRecord {
+export function toTraceRecord(
+  record: StepRecord,
+  options: { step?: number | null; advantage?: number | null; tokens?: boolean } = {},
+): TraceRecord {
   return {
     step: options.step ?? null,
     episodeId: record.episodeId,
@@ -85,7 +88,9 @@ export function toTraceRecord(record: StepRecord, options: { step?: number | nul
     ...(record.greedy === true ? { greedy: true as const } : {}),
     done: record.done,
     success: record.success,
-    ...(options.tokens ? { tokenIds: record.tokenIds, logprobs: record.logprobs, temperature: record.temperature } : {}),
+    ...(options.tokens
+      ? { tokenIds: record.tokenIds, logprobs: record.logprobs, temperature: record.temperature }
+      : {}),
   };
 }
 
@@ -136,7 +141,10 @@ export class TraceWriter {
     try {
       mkdirSync(dirname(path), { recursive: true });
     } catch (err) {
-      throw new Error(`Trace file ${path}: cannot create its folder (${(err as Error).message}). Choose another output path.`, { cause: err });
+      throw new Error(
+        `Trace file ${path}: cannot create its folder (${(err as Error).message}). Choose another output path.`,
+        { cause: err },
+      );
     }
     this.stream = createWriteStream(path, { flags: options.append ? 'a' : 'w', encoding: 'utf8' });
     this.finished = new Promise<void>((resolve) => {
@@ -153,10 +161,22 @@ export class TraceWriter {
     const out = this.assembler.push(event);
     if (!out.group || this.ending) return;
     const steps = out.group.steps;
-    const adv = this.options.advantages ? groupAdvantages(steps.map((s) => s.reward), this.options.advantages) : undefined;
+    const adv = this.options.advantages
+      ? groupAdvantages(
+          steps.map((s) => s.reward),
+          this.options.advantages,
+        )
+      : undefined;
     let chunk = '';
     steps.forEach((s, i) => {
-      chunk += JSON.stringify(toTraceRecord(s, { step: this.options.step ?? null, advantage: adv ? adv[i]! : null, tokens: this.options.tokens === true })) + '\n';
+      chunk +=
+        JSON.stringify(
+          toTraceRecord(s, {
+            step: this.options.step ?? null,
+            advantage: adv ? adv[i]! : null,
+            tokens: this.options.tokens === true,
+          }),
+        ) + '\n';
     });
     this.records += steps.length;
     this.stream.write(chunk);
@@ -184,6 +204,7 @@ export class TraceWriter {
       this.stream.end();
     }
     await this.finished;
-    if (this.streamError) throw new Error(`Trace file ${this.path}: ${this.streamError.message}`, { cause: this.streamError });
+    if (this.streamError)
+      throw new Error(`Trace file ${this.path}: ${this.streamError.message}`, { cause: this.streamError });
   }
 }

@@ -71,8 +71,13 @@ export async function composeTeam(specIn: TeamSpec, options: ComposeOptions = {}
 
   // The registered id of what the spec names: a shorthand, a package name or a folder (`./plugins/maze`) as the check resolved it.
   const baseDirs = defaultBaseDirs(spec.file === EMBEDDED ? undefined : dirname(spec.file));
-  const idOf = async (kind: ContributionKind, name: string): Promise<string> => (await host.ensure(kind, name, baseDirs)).id;
-  const environment = host.createEnvironment(await idOf('environments', spec.environment.id), spec.environment.config, 'environment.config');
+  const idOf = async (kind: ContributionKind, name: string): Promise<string> =>
+    (await host.ensure(kind, name, baseDirs)).id;
+  const environment = host.createEnvironment(
+    await idOf('environments', spec.environment.id),
+    spec.environment.config,
+    'environment.config',
+  );
   const reward = host.createReward(await idOf('rewards', spec.rewards.id), rewardConfigOf(spec), 'rewards.config');
   const roles = new Map<string, string>();
   for (const entry of Object.values(spec.seats)) roles.set(entry.role, await idOf('roles', entry.role));
@@ -80,7 +85,13 @@ export async function composeTeam(specIn: TeamSpec, options: ComposeOptions = {}
   try {
     for (const [name, entry] of Object.entries(spec.policies)) {
       const seed = deriveSeed(spec.seed, 'policy', name);
-      const policy = await host.createPolicy(await idOf('policies', entry.kind), name, entry, { baseDir: spec.file === EMBEDDED ? process.cwd() : dirname(spec.file), seed, rng: createRng(seed) }, `policies.${name}`);
+      const policy = await host.createPolicy(
+        await idOf('policies', entry.kind),
+        name,
+        entry,
+        { baseDir: spec.file === EMBEDDED ? process.cwd() : dirname(spec.file), seed, rng: createRng(seed) },
+        `policies.${name}`,
+      );
       policies.set(name, policy);
     }
   } catch (err) {
@@ -99,7 +110,12 @@ export async function composeTeam(specIn: TeamSpec, options: ComposeOptions = {}
     };
   });
   return {
-    spec, host, environment, seats, reward, policies,
+    spec,
+    host,
+    environment,
+    seats,
+    reward,
+    policies,
     dispose: async () => {
       await Promise.all([...policies.values()].map((p) => p.dispose?.()));
     },

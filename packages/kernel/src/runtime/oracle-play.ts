@@ -60,17 +60,29 @@ export function oracleText(step: StepRecord): string {
  * Plays `instance` to its end with the environment's oracle for every seat and returns the episode record (its step
  * records, in play order, and its end). Undefined when the environment has no oracle.
  */
-export async function playOracle<I>(environment: Environment<I>, instance: I, options: OraclePlayOptions = {}): Promise<EpisodeRecord | undefined> {
+export async function playOracle<I>(
+  environment: Environment<I>,
+  instance: I,
+  options: OraclePlayOptions = {},
+): Promise<EpisodeRecord | undefined> {
   if (typeof environment.oracle !== 'function') return undefined;
   const seats = options.seats ?? environment.seats.map((s) => ({ name: s.name, role: bareRole }));
   const assembler = new EpisodeAssembler();
   let record: EpisodeRecord | undefined;
-  await playEpisode({
-    environment, instance, split: options.split ?? 'train', instanceUid: options.instanceUid ?? environment.instanceKey(instance).slice(0, 12),
-    seats: seats.map((seat) => oracleSeatBinding(environment, seat, options.noise)), reward: NO_REWARD, seed: options.seed ?? 0,
-  }, (event) => {
-    record = assembler.push(event).episode ?? record;
-  });
+  await playEpisode(
+    {
+      environment,
+      instance,
+      split: options.split ?? 'train',
+      instanceUid: options.instanceUid ?? environment.instanceKey(instance).slice(0, 12),
+      seats: seats.map((seat) => oracleSeatBinding(environment, seat, options.noise)),
+      reward: NO_REWARD,
+      seed: options.seed ?? 0,
+    },
+    (event) => {
+      record = assembler.push(event).episode ?? record;
+    },
+  );
   return record!;
 }
 
@@ -84,25 +96,50 @@ const bareRole: Role = Object.freeze({
   id: 'oracle-play',
   produces: Object.freeze([ANY_ACTION_TYPE]),
   prompt: (): ChatMessage[] => [],
-  parse: (text: string) => ({ kind: 'invalid' as const, error: 'oracle play gives its moves; nothing parses them', text }),
+  parse: (text: string) => ({
+    kind: 'invalid' as const,
+    error: 'oracle play gives its moves; nothing parses them',
+    text,
+  }),
   render: (action: unknown) => JSON.stringify(action) ?? '',
 });
 
 function oracleSeatBinding(environment: Environment, seat: OracleSeat, noise: OracleNoise | undefined): SeatBinding {
-  const p = noise === undefined ? 0 : typeof noise.probability === 'number' ? noise.probability : noise.probability[seat.name] ?? 0;
+  const p =
+    noise === undefined
+      ? 0
+      : typeof noise.probability === 'number'
+        ? noise.probability
+        : (noise.probability[seat.name] ?? 0);
   const name = seat.policy ?? 'oracle';
   const oracle = environment.oracle!.bind(environment);
   const policy: Policy & ScriptedPolicyMarker = {
-    name, kind: 'oracle', version: 0, scripted: true,
+    name,
+    kind: 'oracle',
+    version: 0,
+    scripted: true,
     async generate(requests: readonly GenerationRequest[]): Promise<Completion[][]> {
       return requests.map((request) => {
         const ctx = request.scripted!;
         const action = oracle(ctx.state, seat.name);
         const text = seat.role.render(action, ctx.seat, oracleRenderContext(environment, ctx.state, seat.name));
-        const played = p > 0 && noise!.rng.next() < p ? environment.randomAction(ctx.state, seat.name, noise!.rng) : action;
+        const played =
+          p > 0 && noise!.rng.next() < p ? environment.randomAction(ctx.state, seat.name, noise!.rng) : action;
         const playedText = played === action ? text : seat.role.render(played, ctx.seat);
-        const move = { kind: 'action' as const, action: played, text: playedText, ...(played === action ? {} : { details: { oracleText: text } }) };
-        return Array.from({ length: request.n }, () => ({ text: playedText, promptIds: [], tokenIds: [], logprobs: [], finishReason: 'stop' as const, move }));
+        const move = {
+          kind: 'action' as const,
+          action: played,
+          text: playedText,
+          ...(played === action ? {} : { details: { oracleText: text } }),
+        };
+        return Array.from({ length: request.n }, () => ({
+          text: playedText,
+          promptIds: [],
+          tokenIds: [],
+          logprobs: [],
+          finishReason: 'stop' as const,
+          move,
+        }));
       });
     },
   };

@@ -14,7 +14,10 @@ export { DerivedRandomStreams } from './random.js';
 /** A container with the kernel's default services bound: a {@link StreamLogger} and {@link DerivedRandomStreams}. */
 export function createServices(): Container {
   const services = new Container();
-  services.bind(Logger).toDynamicValue(() => new StreamLogger()).inSingletonScope();
+  services
+    .bind(Logger)
+    .toDynamicValue(() => new StreamLogger())
+    .inSingletonScope();
   services.bind(RandomStreams).toConstantValue(new DerivedRandomStreams());
   return services;
 }
@@ -26,4 +29,3 @@ export function processServices(): Container {
   shared ??= createServices();
   return shared;
 }
-

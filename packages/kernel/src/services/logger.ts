@@ -13,12 +13,18 @@ export function isLogLevel(value: unknown): value is LogLevel {
  * The level named by `TROUPE_LOG_LEVEL` in `env`, or `fallback` when it is unset. A value that names no level is
  * reported once through `warn` (the logger cannot refuse to start a run over its own verbosity) and ignored.
  */
-export function logLevelFromEnv(env: NodeJS.ProcessEnv = process.env, fallback: LogLevel = 'warn', warn: LogSink = (l) => process.stderr.write(`${l}\n`)): LogLevel {
+export function logLevelFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  fallback: LogLevel = 'warn',
+  warn: LogSink = (l) => process.stderr.write(`${l}\n`),
+): LogLevel {
   const raw = env.TROUPE_LOG_LEVEL;
   if (raw === undefined || raw === '') return fallback;
   const value = raw.trim().toLowerCase();
   if (isLogLevel(value)) return value;
-  warn(`troupe: TROUPE_LOG_LEVEL=${JSON.stringify(raw)} names no log level (use one of ${LOG_LEVELS.join(', ')}); logging at ${fallback}`);
+  warn(
+    `troupe: TROUPE_LOG_LEVEL=${JSON.stringify(raw)} names no log level (use one of ${LOG_LEVELS.join(', ')}); logging at ${fallback}`,
+  );
   return fallback;
 }
 
@@ -34,7 +40,8 @@ export class StreamLogger implements Logger {
     private readonly sink: LogSink = (line) => process.stderr.write(`${line}\n`),
     private readonly scope?: string,
   ) {
-    if (!isLogLevel(level)) throw new RangeError(`StreamLogger: level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+    if (!isLogLevel(level))
+      throw new RangeError(`StreamLogger: level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
   }
 
   enabled(level: LogLevel): boolean {

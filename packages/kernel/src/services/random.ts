@@ -6,7 +6,8 @@ import { createRng, deriveSeed } from '../util/rng.js';
 /** Named streams over `deriveSeed`: `stream(...parts)` is `createRng(deriveSeed(...parts))`. */
 export class DerivedRandomStreams implements RandomStreams {
   seed(...parts: readonly (string | number)[]): number {
-    if (parts.length === 0) throw new RangeError('RandomStreams: name a stream (a seed and names, e.g. seed, "code-v0", split)');
+    if (parts.length === 0)
+      throw new RangeError('RandomStreams: name a stream (a seed and names, e.g. seed, "code-v0", split)');
     return deriveSeed(...parts);
   }
 

@@ -200,7 +200,10 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     name: { enum: ['at-grpo', 'grpo-naive', 'none'], default: 'at-grpo' },
     branches: { type: 'integer', minimum: 1, default: 4 },
     seatBranches: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
-    greedyBranch: { anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: { type: 'boolean' } }], default: false },
+    greedyBranch: {
+      anyOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: { type: 'boolean' } }],
+      default: false,
+    },
     selection: { enum: ['best', 'greedy'], default: 'best' },
     freeze: { type: 'array', items: { type: 'string' }, uniqueItems: true, default: [] },
     batchSize: { type: 'integer', minimum: 1, default: 8 },
@@ -208,7 +211,9 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     concurrency: { type: 'integer', minimum: 1, default: 4 },
     lr: { type: 'number', exclusiveMinimum: 0, default: 1e-4 },
     lrSchedule: {
-      type: 'object', additionalProperties: false, default: {},
+      type: 'object',
+      additionalProperties: false,
+      default: {},
       properties: {
         kind: { enum: ['constant', 'linear', 'cosine'], default: 'constant' },
         warmupSteps: { type: 'integer', minimum: 0, default: 0 },
@@ -224,7 +229,9 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     microBatchSize: { type: 'integer', minimum: 1 },
     epochs: { type: 'integer', minimum: 1, default: 1 },
     loss: {
-      type: 'object', additionalProperties: false, default: {},
+      type: 'object',
+      additionalProperties: false,
+      default: {},
       properties: {
         clipLow: { type: 'number', minimum: 0, maximum: 1, default: 0.2 },
         clipHigh: { type: 'number', minimum: 0, default: 0.2 },
@@ -236,14 +243,18 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     },
     zeroVarianceGroups: { enum: ['skip', 'train'], default: 'skip' },
     replay: {
-      type: 'object', additionalProperties: false, default: {},
+      type: 'object',
+      additionalProperties: false,
+      default: {},
       properties: {
         fraction: { type: 'number', minimum: 0, maximum: 0.9, default: 0 },
         maxReplays: { type: 'integer', minimum: 1, default: 2 },
       },
     },
     advantage: {
-      type: 'object', additionalProperties: false, default: {},
+      type: 'object',
+      additionalProperties: false,
+      default: {},
       properties: {
         std: { enum: ['unbiased', 'biased', 'dr-grpo'], default: 'unbiased' },
         epsilon: { type: 'number', minimum: 0, default: 1e-6 },
@@ -258,7 +269,8 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
     workers: { type: 'integer', minimum: 1 },
     warmStart: {
       // null removes a warm start inherited through `extends` (maps merge; null replaces).
-      type: ['object', 'null'], additionalProperties: false,
+      type: ['object', 'null'],
+      additionalProperties: false,
       properties: {
         enabled: { type: 'boolean', default: true },
         demonstrations: { type: 'integer', minimum: 1, default: 256 },
@@ -286,9 +298,14 @@ export const TRAINER_CONFIG_SCHEMA: JsonSchema = {
 export class TrainerConfigError extends Error {
   /** Each problem as `algorithm.<path>: <message> (<hint>)`. */
   readonly problems: readonly string[];
-  constructor(file: string, readonly issues: readonly SchemaIssue[]) {
+  constructor(
+    file: string,
+    readonly issues: readonly SchemaIssue[],
+  ) {
     const problems = issues.map((i) => `${formatPath(i.path)}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
-    super(`team spec ${file}: invalid training settings:\n${problems.map((p) => `  ${p}`).join('\n')}\nSee docs/training.md for every key of 'algorithm' and its default.`);
+    super(
+      `team spec ${file}: invalid training settings:\n${problems.map((p) => `  ${p}`).join('\n')}\nSee docs/training.md for every key of 'algorithm' and its default.`,
+    );
     this.problems = problems;
     this.name = 'ConfigError'; // a user-facing error: the CLI prints its message without a stack
   }
@@ -313,41 +330,92 @@ function issue(path: readonly (string | number)[], message: string, hint?: strin
  * Validates the spec's `algorithm` block and fills defaults. Throws {@link TrainerConfigError} listing every problem
  * with its key path (`algorithm.loss.aggregation: must be equal to one of the allowed values ...`).
  */
-export function resolveTrainerConfig(spec: Pick<TeamSpec, 'algorithm' | 'file'> & Partial<Pick<TeamSpec, 'seats' | 'policies'>>, overrides: { steps?: number } = {}): TrainerConfig {
+export function resolveTrainerConfig(
+  spec: Pick<TeamSpec, 'algorithm' | 'file'> & Partial<Pick<TeamSpec, 'seats' | 'policies'>>,
+  overrides: { steps?: number } = {},
+): TrainerConfig {
   validate ??= compileSchema(TRAINER_CONFIG_SCHEMA);
   const raw = JSON.parse(JSON.stringify(spec.algorithm ?? {})) as Record<string, unknown>;
   if (!validate(raw)) {
-    throw new TrainerConfigError(spec.file, schemaIssues(validate.errors).map((i) => ({ ...i, path: ['algorithm', ...i.path] })));
+    throw new TrainerConfigError(
+      spec.file,
+      schemaIssues(validate.errors).map((i) => ({ ...i, path: ['algorithm', ...i.path] })),
+    );
   }
-  const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers' | 'microBatchSize'> & { warmStart?: WarmStartConfig; workers?: number; microBatchSize?: number };
+  const c = raw as unknown as Omit<TrainerConfig, 'warmStart' | 'workers' | 'microBatchSize'> & {
+    warmStart?: WarmStartConfig;
+    workers?: number;
+    microBatchSize?: number;
+  };
   const warm = c.warmStart && c.warmStart.enabled ? c.warmStart : undefined;
-  const out: TrainerConfig = { ...c, warmStart: warm, workers: c.workers ?? defaultWorkers(), microBatchSize: c.microBatchSize ?? c.miniBatchSize, ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}) };
+  const out: TrainerConfig = {
+    ...c,
+    warmStart: warm,
+    workers: c.workers ?? defaultWorkers(),
+    microBatchSize: c.microBatchSize ?? c.miniBatchSize,
+    ...(overrides.steps !== undefined ? { steps: overrides.steps } : {}),
+  };
   const seatMaps: [string, object | undefined][] = [
     ['warmStart.maxSamples', warm?.maxSamples],
     ['warmStart.noise', typeof warm?.noise === 'object' ? warm.noise : undefined],
     ['seatBranches', out.seatBranches],
     ['greedyBranch', typeof out.greedyBranch === 'object' ? out.greedyBranch : undefined],
   ];
-  const problems: SchemaIssue[] = seatMaps.flatMap(([key, map]) => Object.keys(map ?? {}).filter((seat) => spec.seats && !(seat in spec.seats))
-    .map((seat) => ({ ...issue([...key.split('.'), seat], `no seat '${seat}' in 'seats'`, `the team's seats: ${Object.keys(spec.seats!).join(', ')}`), unknownKey: true })));
+  const problems: SchemaIssue[] = seatMaps.flatMap(([key, map]) =>
+    Object.keys(map ?? {})
+      .filter((seat) => spec.seats && !(seat in spec.seats))
+      .map((seat) => ({
+        ...issue(
+          [...key.split('.'), seat],
+          `no seat '${seat}' in 'seats'`,
+          `the team's seats: ${Object.keys(spec.seats!).join(', ')}`,
+        ),
+        unknownKey: true,
+      })),
+  );
   const policies = spec.policies ? Object.keys(spec.policies) : undefined;
   out.freeze.forEach((p, i) => {
-    if (policies && !policies.includes(p)) problems.push(issue(['freeze', i], `no policy '${p}' in 'policies'`, `the team's policies: ${policies.join(', ')}`));
+    if (policies && !policies.includes(p))
+      problems.push(
+        issue(['freeze', i], `no policy '${p}' in 'policies'`, `the team's policies: ${policies.join(', ')}`),
+      );
   });
   if (out.seatBranches && Object.keys(out.seatBranches).length > 0 && out.name !== 'at-grpo') {
-    problems.push(issue(['seatBranches'], `per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`));
+    problems.push(
+      issue(
+        ['seatBranches'],
+        `per-seat branches are AT-GRPO's (its tree samples each seat K times); '${out.name}' has none, remove the key`,
+      ),
+    );
   }
   if (anyGreedyBranch(out) && out.name !== 'at-grpo') {
-    problems.push(issue(['greedyBranch'], `the greedy branch is a branch of AT-GRPO's tree; '${out.name}' has none, remove the key`));
+    problems.push(
+      issue(
+        ['greedyBranch'],
+        `the greedy branch is a branch of AT-GRPO's tree; '${out.name}' has none, remove the key`,
+      ),
+    );
   }
   if (out.selection === 'greedy' && (out.name !== 'at-grpo' || !anyGreedyBranch(out))) {
-    problems.push(issue(['selection'], `'greedy' continues each seat from its greedy branch; set algorithm.greedyBranch (true, or {<seat>: true}) under algorithm name 'at-grpo', or use selection 'best'`));
+    problems.push(
+      issue(
+        ['selection'],
+        `'greedy' continues each seat from its greedy branch; set algorithm.greedyBranch (true, or {<seat>: true}) under algorithm name 'at-grpo', or use selection 'best'`,
+      ),
+    );
   }
   if (out.keepBest && out.evalEvery === 0) {
-    problems.push(issue(['keepBest'], `the best checkpoint is chosen by the periodic validation evaluations, and evalEvery is 0; set algorithm.evalEvery (e.g. 5) or remove the key`));
+    problems.push(
+      issue(
+        ['keepBest'],
+        `the best checkpoint is chosen by the periodic validation evaluations, and evalEvery is 0; set algorithm.evalEvery (e.g. 5) or remove the key`,
+      ),
+    );
   }
   if (out.name === 'grpo-naive' && out.branches < 2) {
-    problems.push(issue(['branches'], `grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`));
+    problems.push(
+      issue(['branches'], `grpo-naive needs at least 2 rollouts per instance to form a group, got ${out.branches}`),
+    );
   }
   if (problems.length > 0) throw new TrainerConfigError(spec.file, problems);
   return out;
@@ -376,7 +444,9 @@ export function defaultWorkers(env: NodeJS.ProcessEnv = process.env): number {
   if (raw === undefined || raw === '') return availableParallelism();
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) {
-    throw new TrainingSettingError(`TROUPE_WORKERS must be a positive integer (worker threads per training), got ${JSON.stringify(raw)}; unset it to use every core`);
+    throw new TrainingSettingError(
+      `TROUPE_WORKERS must be a positive integer (worker threads per training), got ${JSON.stringify(raw)}; unset it to use every core`,
+    );
   }
   return n;
 }

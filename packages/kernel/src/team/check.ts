@@ -33,7 +33,11 @@ export function rewardConfigOf(spec: TeamSpec): Record<string, unknown> {
 
 function describe(error: unknown): { message: string; hint?: string } {
   if (error instanceof PluginError) {
-    const message = error.message.split('\n  hint:')[0]!.split('\n').map((l) => l.trim()).join('; ');
+    const message = error.message
+      .split('\n  hint:')[0]!
+      .split('\n')
+      .map((l) => l.trim())
+      .join('; ');
     return { message, ...(error.hint ? { hint: error.hint } : {}) };
   }
   return { message: error instanceof Error ? error.message : String(error) };
@@ -47,7 +51,11 @@ function describe(error: unknown): { message: string; hint?: string } {
 export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost): Promise<SpecIssue[]> {
   const issues: SpecIssue[] = [];
   const baseDirs = defaultBaseDirs(spec.file === EMBEDDED ? undefined : dirname(spec.file));
-  const ensure = async (kind: ContributionKind, name: string, path: (string | number)[]): Promise<ContributionEntry | undefined> => {
+  const ensure = async (
+    kind: ContributionKind,
+    name: string,
+    path: (string | number)[],
+  ): Promise<ContributionEntry | undefined> => {
     try {
       return await host.ensure(kind, name, baseDirs);
     } catch (error) {
@@ -57,11 +65,20 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
     }
   };
   /** Validates a config; pushes its issues and returns the filled config when it is valid. */
-  const configIssues = (kind: ContributionKind, id: string, config: unknown, path: (string | number)[],
-    mapPath: (p: readonly (string | number)[]) => (string | number)[] = (p) => [...path, ...p]): Record<string, unknown> | undefined => {
+  const configIssues = (
+    kind: ContributionKind,
+    id: string,
+    config: unknown,
+    path: (string | number)[],
+    mapPath: (p: readonly (string | number)[]) => (string | number)[] = (p) => [...path, ...p],
+  ): Record<string, unknown> | undefined => {
     const { config: filled, issues: found } = host.checkConfig(kind, id, config);
     for (const i of found as SchemaIssue[]) {
-      issues.push(specIssue(spec, mapPath(i.path), i.message, i.hint ?? `see the config schema of ${id}`, { key: i.unknownKey === true }));
+      issues.push(
+        specIssue(spec, mapPath(i.path), i.message, i.hint ?? `see the config schema of ${id}`, {
+          key: i.unknownKey === true,
+        }),
+      );
     }
     return found.length ? undefined : filled;
   };
@@ -90,14 +107,28 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
     const names = envSeats.map((s) => s.name);
     for (const seat of envSeats) {
       if (!(seat.name in spec.seats)) {
-        issues.push(specIssue(spec, ['seats'], `missing seat "${seat.name}" (${seat.description || seat.actionType}) required by environment ${envId}`,
-          `the environment's seats, in turn order: ${names.join(', ')}`, { key: true }));
+        issues.push(
+          specIssue(
+            spec,
+            ['seats'],
+            `missing seat "${seat.name}" (${seat.description || seat.actionType}) required by environment ${envId}`,
+            `the environment's seats, in turn order: ${names.join(', ')}`,
+            { key: true },
+          ),
+        );
       }
     }
     for (const seat of Object.keys(spec.seats)) {
       if (!names.includes(seat)) {
-        issues.push(specIssue(spec, ['seats', seat], `environment ${envId} has no seat "${seat}"`,
-          didYouMean(seat, names) ?? `its seats are: ${names.join(', ')}`, { key: true }));
+        issues.push(
+          specIssue(
+            spec,
+            ['seats', seat],
+            `environment ${envId} has no seat "${seat}"`,
+            didYouMean(seat, names) ?? `its seats are: ${names.join(', ')}`,
+            { key: true },
+          ),
+        );
       }
     }
   }
@@ -110,10 +141,18 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
     const needed = envSeats?.find((s) => s.name === seat)?.actionType;
     const produces = (role.contribution as RoleContribution).produces ?? [];
     if (needed !== undefined && !producesActionType(produces, needed)) {
-      const able = host.registry.list('roles').filter((r) => producesActionType((r.contribution as RoleContribution).produces ?? [], needed)).map((r) => r.id);
-      issues.push(specIssue(spec, ['seats', seat, 'role'],
-        `role ${role.id} produces ${produces.join(', ') || 'nothing'}, but seat "${seat}" of ${envId} needs ${needed}`,
-        able.length ? `use a role that produces ${needed}: ${able.join(', ')}` : `use a role that produces ${needed}`));
+      const able = host.registry
+        .list('roles')
+        .filter((r) => producesActionType((r.contribution as RoleContribution).produces ?? [], needed))
+        .map((r) => r.id);
+      issues.push(
+        specIssue(
+          spec,
+          ['seats', seat, 'role'],
+          `role ${role.id} produces ${produces.join(', ') || 'nothing'}, but seat "${seat}" of ${envId} needs ${needed}`,
+          able.length ? `use a role that produces ${needed}: ${able.join(', ')}` : `use a role that produces ${needed}`,
+        ),
+      );
     }
   }
 
@@ -131,25 +170,45 @@ export async function checkTeamAgainstPlugins(spec: TeamSpec, host: PluginHost):
     // Per-seat configs travel under `seats` (see rewardConfigOf); their issues point at rewards.seats.<seat>.config.
     const injected = rewardConfigOf(spec);
     const rewardPath = (p: readonly (string | number)[]): (string | number)[] =>
-      p[0] === 'seats' && 'seats' in injected && p.length >= 2 ? ['rewards', 'seats', p[1]!, 'config', ...p.slice(2)] : ['rewards', 'config', ...p];
+      p[0] === 'seats' && 'seats' in injected && p.length >= 2
+        ? ['rewards', 'seats', p[1]!, 'config', ...p.slice(2)]
+        : ['rewards', 'config', ...p];
     const filled = configIssues('rewards', reward.id, injected, ['rewards', 'config'], rewardPath);
     const contribution = reward.contribution as RewardContribution;
     if (filled && envSeats && typeof contribution.check === 'function') {
       try {
-        const context = { environment: envId, seats: envSeats.map((s) => s.name), ...(envSignals ? { signals: envSignals } : {}) };
+        const context = {
+          environment: envId,
+          seats: envSeats.map((s) => s.name),
+          ...(envSignals ? { signals: envSignals } : {}),
+        };
         for (const problem of contribution.check(filled, context)) {
           issues.push(specIssue(spec, rewardPath(problem.path), problem.message, problem.hint));
         }
       } catch (error) {
-        issues.push(specIssue(spec, ['rewards', 'id'], `the checks of reward ${reward.id} failed: ${describe(error).message}`, `report this to ${reward.plugin}`));
+        issues.push(
+          specIssue(
+            spec,
+            ['rewards', 'id'],
+            `the checks of reward ${reward.id} failed: ${describe(error).message}`,
+            `report this to ${reward.plugin}`,
+          ),
+        );
       }
     }
     const terms = (reward.contribution as RewardContribution).terms ?? [];
     for (const [seat, mix] of Object.entries(spec.rewards.seats)) {
       for (const term of Object.keys(mix.weights ?? {})) {
         if (!terms.includes(term)) {
-          issues.push(specIssue(spec, ['rewards', 'seats', seat, 'weights', term], `reward ${reward.id} has no term "${term}"`,
-            didYouMean(term, terms) ?? `its terms are: ${terms.join(', ')}`, { key: true }));
+          issues.push(
+            specIssue(
+              spec,
+              ['rewards', 'seats', seat, 'weights', term],
+              `reward ${reward.id} has no term "${term}"`,
+              didYouMean(term, terms) ?? `its terms are: ${terms.join(', ')}`,
+              { key: true },
+            ),
+          );
         }
       }
     }

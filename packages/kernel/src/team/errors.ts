@@ -39,7 +39,9 @@ export class SpecError extends Error {
   /** @param file the spec file being loaded; @param issues the problems (at least one) */
   constructor(file: string, issues: readonly SpecIssue[]) {
     const n = issues.length;
-    super(`team spec ${displayFile(file)} has ${n} problem${n === 1 ? '' : 's'}:\n${issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`);
+    super(
+      `team spec ${displayFile(file)} has ${n} problem${n === 1 ? '' : 's'}:\n${issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`,
+    );
     this.name = 'SpecError';
     this.file = file;
     this.issues = issues;

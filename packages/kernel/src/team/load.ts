@@ -11,7 +11,19 @@ import { createAjv, formatPath, schemaIssues, type SchemaIssue } from '../plugin
 import { KERNEL_ROOT } from '../plugins/kernel-info.js';
 import { didYouMean } from '../plugins/suggest.js';
 import { SpecError, type SpecIssue } from './errors.js';
-import { entryOf, fromPlain, locate, mergeLocated, parseLocated, toPlain, withEntry, withoutKeys, YAML_LIMITS, type LNode, type Loc } from './located.js';
+import {
+  entryOf,
+  fromPlain,
+  locate,
+  mergeLocated,
+  parseLocated,
+  toPlain,
+  withEntry,
+  withoutKeys,
+  YAML_LIMITS,
+  type LNode,
+  type Loc,
+} from './located.js';
 import { BoundedReadError, readRegularFileSync } from '../util/read-bounded.js';
 import type { TeamSpec } from './types.js';
 
@@ -22,7 +34,9 @@ export const EMBEDDED = '<embedded>';
 export const PRESETS_DIR: string = join(KERNEL_ROOT, 'presets');
 
 /** The team spec JSON schema (`schemas/team.schema.json`). */
-export const TEAM_SCHEMA: JsonSchema = JSON.parse(readFileSync(join(KERNEL_ROOT, 'schemas', 'team.schema.json'), 'utf8')) as JsonSchema;
+export const TEAM_SCHEMA: JsonSchema = JSON.parse(
+  readFileSync(join(KERNEL_ROOT, 'schemas', 'team.schema.json'), 'utf8'),
+) as JsonSchema;
 
 /**
  * The allowed range of a numeric key of the team schema, by dotted path (`seed`, `evaluation.episodes`,
@@ -30,9 +44,11 @@ export const TEAM_SCHEMA: JsonSchema = JSON.parse(readFileSync(join(KERNEL_ROOT,
  */
 export function teamNumberRange(path: string): { readonly minimum: number; readonly maximum: number } {
   let node = TEAM_SCHEMA as Record<string, unknown> | undefined;
-  for (const key of path.split('.')) node = (node?.properties as Record<string, Record<string, unknown>> | undefined)?.[key];
+  for (const key of path.split('.'))
+    node = (node?.properties as Record<string, Record<string, unknown>> | undefined)?.[key];
   const { minimum, maximum } = node ?? {};
-  if (typeof minimum !== 'number' || typeof maximum !== 'number') throw new Error(`team schema: ${path} is not a bounded number`);
+  if (typeof minimum !== 'number' || typeof maximum !== 'number')
+    throw new Error(`team schema: ${path} is not a bounded number`);
   return { minimum, maximum };
 }
 
@@ -96,7 +112,11 @@ export function parseTeamSpec(text: string, file: string = EMBEDDED): TeamSpec {
   const abs = file === EMBEDDED ? EMBEDDED : resolve(file);
   const issues: SpecIssue[] = [];
   let tree = loadLayers(text, abs, [abs], issues, { files: 1 });
-  if (!tree || issues.length) throw new SpecError(abs, issues.length ? issues : [{ file: abs, line: 0, col: 0, path: '(root)', message: 'is not usable' }]);
+  if (!tree || issues.length)
+    throw new SpecError(
+      abs,
+      issues.length ? issues : [{ file: abs, line: 0, col: 0, path: '(root)', message: 'is not usable' }],
+    );
 
   // `name` defaults to the file name.
   if (!entryOf(tree, 'name')) {
@@ -109,10 +129,15 @@ export function parseTeamSpec(text: string, file: string = EMBEDDED): TeamSpec {
   if (defaults?.value.kind === 'map' && seats?.value.kind === 'map') {
     const merged = new Map(seats.value.entries);
     for (const [seat, entry] of seats.value.entries) {
-      if (entry.value.kind === 'map') merged.set(seat, { keyLoc: entry.keyLoc, value: mergeLocated(defaults.value, entry.value) });
-      else if (entry.value.kind === 'scalar' && entry.value.value === null) merged.set(seat, { keyLoc: entry.keyLoc, value: defaults.value });
+      if (entry.value.kind === 'map')
+        merged.set(seat, { keyLoc: entry.keyLoc, value: mergeLocated(defaults.value, entry.value) });
+      else if (entry.value.kind === 'scalar' && entry.value.value === null)
+        merged.set(seat, { keyLoc: entry.keyLoc, value: defaults.value });
     }
-    tree = withEntry(tree, 'seats', { keyLoc: seats.keyLoc, value: { kind: 'map', loc: seats.value.loc, entries: merged } });
+    tree = withEntry(tree, 'seats', {
+      keyLoc: seats.keyLoc,
+      value: { kind: 'map', loc: seats.value.loc, entries: merged },
+    });
   }
 
   const plain = toPlain(tree) as Record<string, unknown>;
@@ -125,7 +150,8 @@ export function parseTeamSpec(text: string, file: string = EMBEDDED): TeamSpec {
 
   // Canonical key order (base files may have contributed keys first); `seatDefaults` and `extends` are gone.
   const ordered: Record<string, unknown> = { name: plain.name, file: abs };
-  for (const key of ['seed', 'environment', 'seats', 'policies', 'rewards', 'algorithm', 'evaluation']) ordered[key] = plain[key];
+  for (const key of ['seed', 'environment', 'seats', 'policies', 'rewards', 'algorithm', 'evaluation'])
+    ordered[key] = plain[key];
   const spec = ordered as unknown as TeamSpec;
   trees.set(spec, tree);
   return spec;
@@ -143,7 +169,11 @@ export function withSpecChanges(spec: TeamSpec, changes: Partial<Omit<TeamSpec, 
 }
 
 /** The location of a key path of a loaded spec (the key itself with `key: true`), or undefined for foreign objects. */
-export function specLocation(spec: TeamSpec, path: readonly (string | number)[], options: { key?: boolean } = {}): Loc | undefined {
+export function specLocation(
+  spec: TeamSpec,
+  path: readonly (string | number)[],
+  options: { key?: boolean } = {},
+): Loc | undefined {
   const tree = trees.get(spec);
   if (!tree) return undefined;
   const found = locate(tree, path);
@@ -154,7 +184,13 @@ export function specLocation(spec: TeamSpec, path: readonly (string | number)[],
  * Builds an issue pointing at a key path of a loaded spec (its value node, or its key with `key: true`). For specs
  * not loaded by {@link parseTeamSpec} the issue carries the spec's file without a position.
  */
-export function specIssue(spec: TeamSpec, path: readonly (string | number)[], message: string, hint?: string, options: { key?: boolean } = {}): SpecIssue {
+export function specIssue(
+  spec: TeamSpec,
+  path: readonly (string | number)[],
+  message: string,
+  hint?: string,
+  options: { key?: boolean } = {},
+): SpecIssue {
   const loc = specLocation(spec, path, options) ?? { file: spec.file, line: 0, col: 0 };
   return { file: loc.file, line: loc.line, col: loc.col, path: formatPath(path), message, ...(hint ? { hint } : {}) };
 }
@@ -164,15 +200,29 @@ function toSpecIssue(tree: LNode, issue: SchemaIssue): SpecIssue {
   const loc = issue.unknownKey && found.keyLoc ? found.keyLoc : found.loc;
   let hint = issue.hint;
   const p = issue.path;
-  if (issue.unknownKey && p[0] === 'rewards' && p[1] === 'seats' && p.length === 4 && !hint?.startsWith('did you mean')) {
+  if (
+    issue.unknownKey &&
+    p[0] === 'rewards' &&
+    p[1] === 'seats' &&
+    p.length === 4 &&
+    !hint?.startsWith('did you mean')
+  ) {
     hint = `term-specific settings go under config: rewards.seats.${String(p[2])}.config.${String(p[3])}`;
   }
   if (issue.message === 'is required' && p[0] === 'seats' && p[2] === 'sampling' && p.length === 3) {
-    hint = 'every seat states its sampling explicitly: add it to the seat, or to seatDefaults.sampling, or extend a preset (extends: at-grpo)';
+    hint =
+      'every seat states its sampling explicitly: add it to the seat, or to seatDefaults.sampling, or extend a preset (extends: at-grpo)';
   } else if (issue.message === 'is required' && p[0] === 'seats' && p[2] === 'sampling') {
     hint = `add sampling.${String(p[3])} to the seat or to seatDefaults.sampling`;
   }
-  return { file: loc.file, line: loc.line, col: loc.col, path: formatPath(p), message: issue.message, ...(hint ? { hint } : {}) };
+  return {
+    file: loc.file,
+    line: loc.line,
+    col: loc.col,
+    path: formatPath(p),
+    message: issue.message,
+    ...(hint ? { hint } : {}),
+  };
 }
 
 function crossReferenceIssues(tree: LNode, plain: Record<string, unknown>): SpecIssue[] {
@@ -188,8 +238,14 @@ function crossReferenceIssues(tree: LNode, plain: Record<string, unknown>): Spec
   for (const [seat, entry] of Object.entries(seats)) {
     if (!isObj(entry) || typeof entry.policy !== 'string') continue;
     if (!policies.includes(entry.policy)) {
-      issues.push(at(['seats', seat, 'policy'], `unknown policy "${entry.policy}"`,
-        didYouMean(entry.policy, policies) ?? (policies.length ? `defined policies: ${policies.join(', ')}` : 'define it under policies')));
+      issues.push(
+        at(
+          ['seats', seat, 'policy'],
+          `unknown policy "${entry.policy}"`,
+          didYouMean(entry.policy, policies) ??
+            (policies.length ? `defined policies: ${policies.join(', ')}` : 'define it under policies'),
+        ),
+      );
     }
   }
   const rewards = isObj(plain.rewards) ? plain.rewards : {};
@@ -197,7 +253,14 @@ function crossReferenceIssues(tree: LNode, plain: Record<string, unknown>): Spec
     const names = Object.keys(seats);
     for (const seat of Object.keys(rewards.seats)) {
       if (!names.includes(seat)) {
-        issues.push(at(['rewards', 'seats', seat], `unknown seat "${seat}"`, didYouMean(seat, names) ?? `the seats are: ${names.join(', ')}`, true));
+        issues.push(
+          at(
+            ['rewards', 'seats', seat],
+            `unknown seat "${seat}"`,
+            didYouMean(seat, names) ?? `the seats are: ${names.join(', ')}`,
+            true,
+          ),
+        );
       }
     }
   }
@@ -205,8 +268,13 @@ function crossReferenceIssues(tree: LNode, plain: Record<string, unknown>): Spec
 }
 
 function sortIssues(issues: SpecIssue[], main: string): SpecIssue[] {
-  return [...issues].sort((a, b) =>
-    (a.file === main ? 0 : 1) - (b.file === main ? 0 : 1) || a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
+  return [...issues].sort(
+    (a, b) =>
+      (a.file === main ? 0 : 1) - (b.file === main ? 0 : 1) ||
+      a.file.localeCompare(b.file) ||
+      a.line - b.line ||
+      a.col - b.col,
+  );
 }
 
 function issueAt(loc: Loc, path: string, message: string, hint?: string): SpecIssue {
@@ -217,24 +285,50 @@ function issueAt(loc: Loc, path: string, message: string, hint?: string): SpecIs
 /** Most files one spec may read through `extends` (itself included), so that `extends: [b, b, b, ...]` stays bounded. */
 export const MAX_EXTENDS_FILES = 32;
 
-function loadLayers(text: string, file: string, chain: readonly string[], issues: SpecIssue[], read: { files: number }): LNode | undefined {
+function loadLayers(
+  text: string,
+  file: string,
+  chain: readonly string[],
+  issues: SpecIssue[],
+  read: { files: number },
+): LNode | undefined {
   const parsed = parseLocated(text, file);
   issues.push(...parsed.issues);
   const root = parsed.root;
   if (!root) return undefined;
   if (root.kind !== 'map') {
-    issues.push(issueAt(root.loc, '(root)', 'must be a mapping of keys (name, environment, seats, ...)', 'see schemas/team.schema.json'));
+    issues.push(
+      issueAt(
+        root.loc,
+        '(root)',
+        'must be a mapping of keys (name, environment, seats, ...)',
+        'see schemas/team.schema.json',
+      ),
+    );
     return undefined;
   }
   const ext = entryOf(root, 'extends');
   let base: LNode | undefined;
   if (ext) {
     const refs: { ref: string; loc: Loc; path: string }[] = [];
-    if (ext.value.kind === 'scalar' && typeof ext.value.value === 'string') refs.push({ ref: ext.value.value, loc: ext.value.loc, path: 'extends' });
-    else if (ext.value.kind === 'seq' && ext.value.items.every((i) => i.kind === 'scalar' && typeof i.value === 'string')) {
-      ext.value.items.forEach((i, n) => refs.push({ ref: (i as { value: string }).value, loc: i.loc, path: `extends[${n}]` }));
+    if (ext.value.kind === 'scalar' && typeof ext.value.value === 'string')
+      refs.push({ ref: ext.value.value, loc: ext.value.loc, path: 'extends' });
+    else if (
+      ext.value.kind === 'seq' &&
+      ext.value.items.every((i) => i.kind === 'scalar' && typeof i.value === 'string')
+    ) {
+      ext.value.items.forEach((i, n) =>
+        refs.push({ ref: (i as { value: string }).value, loc: i.loc, path: `extends[${n}]` }),
+      );
     } else {
-      issues.push(issueAt(ext.value.loc, 'extends', 'must be a string or a list of strings', 'name a preset (e.g. at-grpo) or a file relative to this one'));
+      issues.push(
+        issueAt(
+          ext.value.loc,
+          'extends',
+          'must be a string or a list of strings',
+          'name a preset (e.g. at-grpo) or a file relative to this one',
+        ),
+      );
     }
     for (const { ref, loc, path } of refs) {
       const target = resolveExtends(ref, file);
@@ -248,7 +342,14 @@ function loadLayers(text: string, file: string, chain: readonly string[], issues
         continue;
       }
       if (++read.files > MAX_EXTENDS_FILES) {
-        issues.push(issueAt(loc, path, `extends reads more than ${MAX_EXTENDS_FILES} files in all`, 'extend fewer files, or each file once'));
+        issues.push(
+          issueAt(
+            loc,
+            path,
+            `extends reads more than ${MAX_EXTENDS_FILES} files in all`,
+            'extend fewer files, or each file once',
+          ),
+        );
         break;
       }
       const childText = readSpecText(target.file);
@@ -278,6 +379,10 @@ function resolveExtends(ref: string, fromFile: string): { file: string } | { pro
   }
   const base = fromFile === EMBEDDED ? process.cwd() : dirname(fromFile);
   const file = isAbsolute(ref) ? ref : resolve(base, ref);
-  if (!existsSync(file)) return { problem: `no such file: ${ref} (looked for ${file})`, hint: 'paths in extends are relative to the file that names them' };
+  if (!existsSync(file))
+    return {
+      problem: `no such file: ${ref} (looked for ${file})`,
+      hint: 'paths in extends are relative to the file that names them',
+    };
   return { file };
 }

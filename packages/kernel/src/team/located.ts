@@ -2,7 +2,19 @@
  * YAML documents as trees that remember where every node came from (file, line, column), so that a spec merged
  * from several files (`extends`) can still point each error at the right line.
  */
-import { isAlias, isCollection, isMap, isScalar, isSeq, Lexer, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
+import {
+  isAlias,
+  isCollection,
+  isMap,
+  isScalar,
+  isSeq,
+  Lexer,
+  LineCounter,
+  parseDocument,
+  visit,
+  type Document,
+  type Node as YamlNode,
+} from 'yaml';
 import { formatPath } from '../plugins/ajv.js';
 import type { SpecIssue } from './errors.js';
 
@@ -18,7 +30,11 @@ export interface Loc {
 
 /** A YAML value with its location; maps also keep the location of each key. */
 export type LNode =
-  | { readonly kind: 'map'; readonly loc: Loc; readonly entries: Map<string, { readonly keyLoc: Loc; readonly value: LNode }> }
+  | {
+      readonly kind: 'map';
+      readonly loc: Loc;
+      readonly entries: Map<string, { readonly keyLoc: Loc; readonly value: LNode }>;
+    }
   | { readonly kind: 'seq'; readonly loc: Loc; readonly items: readonly LNode[] }
   | { readonly kind: 'scalar'; readonly loc: Loc; readonly value: unknown };
 
@@ -52,10 +68,26 @@ class LimitExceeded extends Error {
 /** Parses YAML text into a located tree. Syntax errors become issues; the tree is undefined when the text is unusable. */
 export function parseLocated(text: string, file: string): { root?: LNode; issues: SpecIssue[] } {
   const lineCounter = new LineCounter();
-  const limitIssue = (line: number, col: number, message: string, hint: string): SpecIssue => ({ file, line, col, path: '(root)', message, hint });
+  const limitIssue = (line: number, col: number, message: string, hint: string): SpecIssue => ({
+    file,
+    line,
+    col,
+    path: '(root)',
+    message,
+    hint,
+  });
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > YAML_LIMITS.maxBytes) {
-    return { issues: [limitIssue(0, 0, `is ${bytes} bytes, over the limit of ${YAML_LIMITS.maxBytes / (1 << 20)} MB for a spec`, 'a team spec is a short file: move data sets and prompts to files the plugins read')] };
+    return {
+      issues: [
+        limitIssue(
+          0,
+          0,
+          `is ${bytes} bytes, over the limit of ${YAML_LIMITS.maxBytes / (1 << 20)} MB for a spec`,
+          'a team spec is a short file: move data sets and prompts to files the plugins read',
+        ),
+      ],
+    };
   }
   const shape = shapeProblem(text);
   if (shape) {
@@ -102,7 +134,16 @@ export function parseLocated(text: string, file: string): { root?: LNode; issues
   const bomb = aliasBomb(doc);
   if (bomb) {
     const { line, col } = at(bomb.range?.[0]);
-    return { issues: [limitIssue(line, col, `aliases expand too much: more than the ${YAML_LIMITS.maxAliasCount} alias uses the YAML reader allows`, 'write the values out, or use fewer aliases of aliases')] };
+    return {
+      issues: [
+        limitIssue(
+          line,
+          col,
+          `aliases expand too much: more than the ${YAML_LIMITS.maxAliasCount} alias uses the YAML reader allows`,
+          'write the values out, or use fewer aliases of aliases',
+        ),
+      ],
+    };
   }
   try {
     const state: ConvertState = { aliasNodes: 0, issues };
@@ -123,7 +164,11 @@ export function parseLocated(text: string, file: string): { root?: LNode; issues
  * key's column, so this allows up to twice the limit; the conversion reports the exact place).
  */
 function shapeProblem(text: string): { offset: number; message: string; hint: string } | undefined {
-  const tooDeep = (offset: number) => ({ offset, message: `nesting is deeper than ${YAML_LIMITS.maxDepth} levels`, hint: 'flatten the structure' });
+  const tooDeep = (offset: number) => ({
+    offset,
+    message: `nesting is deeper than ${YAML_LIMITS.maxDepth} levels`,
+    hint: 'flatten the structure',
+  });
   let values = 0;
   let flow = 0;
   let offset = 0;
@@ -139,7 +184,11 @@ function shapeProblem(text: string): { offset: number; message: string; hint: st
     // Every scalar is announced by the scalar marker; every collection by a bracket or a block indicator.
     if (token === '\x1f' || token === '[' || token === '{' || token === '-' || token === '?') {
       if (++values > YAML_LIMITS.maxValues) {
-        return { offset, message: `holds more than ${YAML_LIMITS.maxValues} values`, hint: 'a team spec is a short file: move data sets and prompts to files the plugins read' };
+        return {
+          offset,
+          message: `holds more than ${YAML_LIMITS.maxValues} values`,
+          hint: 'a team spec is a short file: move data sets and prompts to files the plugins read',
+        };
       }
     }
     // Control tokens (document start, flow end, scalar marker) are single characters that are not in the source.
@@ -181,8 +230,17 @@ function aliasBomb(doc: Document): YamlNode | undefined {
       first ??= alias;
       const target = alias.resolve(doc);
       let holdsAliases = false;
-      if (isCollection(target)) visit(target, { Alias: () => { holdsAliases = true; return visit.BREAK; } });
-      if (holdsAliases) { nested = alias; return visit.BREAK; }
+      if (isCollection(target))
+        visit(target, {
+          Alias: () => {
+            holdsAliases = true;
+            return visit.BREAK;
+          },
+        });
+      if (holdsAliases) {
+        nested = alias;
+        return visit.BREAK;
+      }
       return undefined;
     },
   });
@@ -199,17 +257,29 @@ interface ConvertState {
 }
 
 function convert(
-  doc: Document, node: YamlNode | null, at: (offset: number | undefined) => Loc, seen: Set<YamlNode>, state: ConvertState,
-  path: readonly (string | number)[], fallback?: Loc,
+  doc: Document,
+  node: YamlNode | null,
+  at: (offset: number | undefined) => Loc,
+  seen: Set<YamlNode>,
+  state: ConvertState,
+  path: readonly (string | number)[],
+  fallback?: Loc,
 ): LNode {
-  const here = (): Loc => (node?.range ? at(node.range[0]) : fallback ?? at(undefined));
+  const here = (): Loc => (node?.range ? at(node.range[0]) : (fallback ?? at(undefined)));
   if (path.length > YAML_LIMITS.maxDepth) {
-    throw new LimitExceeded({ ...here(), path: `${formatPath(path.slice(0, 4))}…`, message: `nesting is deeper than ${YAML_LIMITS.maxDepth} levels`, hint: 'flatten the structure' });
+    throw new LimitExceeded({
+      ...here(),
+      path: `${formatPath(path.slice(0, 4))}…`,
+      message: `nesting is deeper than ${YAML_LIMITS.maxDepth} levels`,
+      hint: 'flatten the structure',
+    });
   }
   if (state.alias && ++state.aliasNodes > YAML_LIMITS.maxAliasNodes) {
     throw new LimitExceeded({
-      ...state.alias, path: formatPath(path),
-      message: `aliases expand to more than ${YAML_LIMITS.maxAliasNodes} values`, hint: 'write the values out, or alias smaller parts',
+      ...state.alias,
+      path: formatPath(path),
+      message: `aliases expand to more than ${YAML_LIMITS.maxAliasNodes} values`,
+      hint: 'write the values out, or alias smaller parts',
     });
   }
   if (node === null || node === undefined) return { kind: 'scalar', loc: fallback ?? at(undefined), value: null };
@@ -232,16 +302,28 @@ function convert(
       const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
       const keyLoc = at(keyNode?.range?.[0]);
       if (key === FORBIDDEN_KEY) {
-        state.issues.push({ ...keyLoc, path: formatPath([...path, key]), message: `the key ${FORBIDDEN_KEY} is not allowed`, hint: 'remove it: no spec key has this name' });
+        state.issues.push({
+          ...keyLoc,
+          path: formatPath([...path, key]),
+          message: `the key ${FORBIDDEN_KEY} is not allowed`,
+          hint: 'remove it: no spec key has this name',
+        });
         continue;
       }
-      const valueFallback = at((keyNode?.range?.[1]) ?? undefined);
-      entries.set(key, { keyLoc, value: convert(doc, pair.value as YamlNode | null, at, seen, state, [...path, key], valueFallback) });
+      const valueFallback = at(keyNode?.range?.[1] ?? undefined);
+      entries.set(key, {
+        keyLoc,
+        value: convert(doc, pair.value as YamlNode | null, at, seen, state, [...path, key], valueFallback),
+      });
     }
     return { kind: 'map', loc, entries };
   }
   if (isSeq(node)) {
-    return { kind: 'seq', loc, items: node.items.map((item, i) => convert(doc, item as YamlNode | null, at, seen, state, [...path, i], loc)) };
+    return {
+      kind: 'seq',
+      loc,
+      items: node.items.map((item, i) => convert(doc, item as YamlNode | null, at, seen, state, [...path, i], loc)),
+    };
   }
   return { kind: 'scalar', loc, value: isScalar(node) ? node.value : null };
 }
@@ -250,7 +332,11 @@ function convert(
 export function fromPlain(value: unknown, loc: Loc): LNode {
   if (Array.isArray(value)) return { kind: 'seq', loc, items: value.map((v) => fromPlain(v, loc)) };
   if (typeof value === 'object' && value !== null) {
-    return { kind: 'map', loc, entries: new Map(Object.entries(value).map(([k, v]) => [k, { keyLoc: loc, value: fromPlain(v, loc) }])) };
+    return {
+      kind: 'map',
+      loc,
+      entries: new Map(Object.entries(value).map(([k, v]) => [k, { keyLoc: loc, value: fromPlain(v, loc) }])),
+    };
   }
   return { kind: 'scalar', loc, value };
 }
@@ -272,7 +358,13 @@ export function toPlain(node: LNode): unknown {
     case 'map': {
       const out: Record<string, unknown> = {};
       // defineProperty: an own key even for names like __proto__, never a prototype change.
-      for (const [key, { value }] of node.entries) Object.defineProperty(out, key, { value: toPlain(value), enumerable: true, writable: true, configurable: true });
+      for (const [key, { value }] of node.entries)
+        Object.defineProperty(out, key, {
+          value: toPlain(value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       return out;
     }
     case 'seq':

@@ -104,7 +104,9 @@ function removeStale(dir: string, file: string, staleText: string, me: Holder): 
     if (text === undefined) return false; // the other process finished its takeover meanwhile: try again
     const other = parseHolder(text);
     if (other && alive(other.pid)) return false;
-    throw new FolderLockError(`${dir}: ${mutex} was left by a process that stopped while taking over a stale lock; if no troupe process writes ${dir}, delete ${mutex} (and ${file}).`);
+    throw new FolderLockError(
+      `${dir}: ${mutex} was left by a process that stopped while taking over a stale lock; if no troupe process writes ${dir}, delete ${mutex} (and ${file}).`,
+    );
   }
   try {
     if (readText(file) === staleText) rmSync(file, { force: true });
@@ -131,15 +133,25 @@ const ATTEMPTS = 50;
 export function lockFolder(dir: string, what: string): FolderLock {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, LOCK_FILE);
-  const me: Holder = { pid: process.pid, token: randomBytes(8).toString('hex'), command: process.argv.slice(1).join(' '), since: new Date().toISOString() };
+  const me: Holder = {
+    pid: process.pid,
+    token: randomBytes(8).toString('hex'),
+    command: process.argv.slice(1).join(' '),
+    since: new Date().toISOString(),
+  };
   for (let attempt = 0; !createExclusive(file, me); attempt++) {
-    if (attempt >= ATTEMPTS) throw new FolderLockError(`${dir}: cannot take ${file} (other processes keep changing it); choose another --out.`);
+    if (attempt >= ATTEMPTS)
+      throw new FolderLockError(
+        `${dir}: cannot take ${file} (other processes keep changing it); choose another --out.`,
+      );
     const text = readText(file);
     if (text === undefined) continue; // released meanwhile: try again
     const holder = parseHolder(text);
     if (holder && alive(holder.pid)) {
       const who = holder.pid === process.pid ? 'this process' : `process ${holder.pid} (${holder.command})`;
-      throw new FolderLockError(`${dir} is in use by ${who} since ${holder.since}: ${what} refuses to write it too; wait for that run to finish or stop it, or choose another --out. If no such process runs, delete ${file}.`);
+      throw new FolderLockError(
+        `${dir} is in use by ${who} since ${holder.since}: ${what} refuses to write it too; wait for that run to finish or stop it, or choose another --out. If no such process runs, delete ${file}.`,
+      );
     }
     // stale (or unreadable: creation is atomic, so it was not being written): its process is gone
     if (!removeStale(dir, file, text, me)) sleepSync(10);

@@ -41,7 +41,13 @@ function openError(path: string, err: unknown): BoundedReadError {
   return new BoundedReadError(path, 'unreadable', `cannot read the file (${code ?? (err as Error).message})`);
 }
 
-function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string {
+function kindOf(st: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isSocket(): boolean;
+}): string {
   if (st.isDirectory()) return 'a folder';
   if (st.isFIFO()) return 'a FIFO';
   if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
@@ -49,7 +55,11 @@ function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevi
   return 'not a regular file';
 }
 
-function checkStat(path: string, st: { size: number; isFile(): boolean } & Parameters<typeof kindOf>[0], maxBytes: number): void {
+function checkStat(
+  path: string,
+  st: { size: number; isFile(): boolean } & Parameters<typeof kindOf>[0],
+  maxBytes: number,
+): void {
   if (!st.isFile()) throw new BoundedReadError(path, 'not-regular', `is ${kindOf(st)}, not a regular file`);
   if (st.size > maxBytes) {
     throw new BoundedReadError(path, 'too-large', `is ${st.size} bytes, over the limit of ${formatBytes(maxBytes)}`);
@@ -65,7 +75,11 @@ class Filling {
   n = 0;
   done = false;
 
-  constructor(private readonly path: string, size: number, private readonly maxBytes: number) {
+  constructor(
+    private readonly path: string,
+    size: number,
+    private readonly maxBytes: number,
+  ) {
     this.buf = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
   }
 
@@ -76,7 +90,8 @@ class Filling {
 
   add(got: number): void {
     this.n += got;
-    if (this.n > this.maxBytes) throw new BoundedReadError(this.path, 'too-large', `is over the limit of ${formatBytes(this.maxBytes)}`);
+    if (this.n > this.maxBytes)
+      throw new BoundedReadError(this.path, 'too-large', `is over the limit of ${formatBytes(this.maxBytes)}`);
     this.done = got === 0 || this.n === this.buf.length;
   }
 
@@ -128,7 +143,10 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
  * Opens a regular file of at most `maxBytes` bytes for reading by ranges (a file too large for one buffer); the caller
  * closes the handle. Throws {@link BoundedReadError}.
  */
-export async function openRegularFile(path: string, maxBytes = Number.MAX_SAFE_INTEGER): Promise<{ handle: FileHandle; size: number }> {
+export async function openRegularFile(
+  path: string,
+  maxBytes = Number.MAX_SAFE_INTEGER,
+): Promise<{ handle: FileHandle; size: number }> {
   let handle;
   try {
     handle = await open(path, FLAGS);

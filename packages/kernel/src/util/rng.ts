@@ -25,11 +25,19 @@ export function createRng(seed: number | string | readonly number[]): Rng {
     }
     [a, b, c, d] = words as [number, number, number, number];
   } else {
-    const digest = createHash('sha256').update(`rng\u241f${String(seed)}`).digest();
-    a = digest.readUInt32LE(0); b = digest.readUInt32LE(4); c = digest.readUInt32LE(8); d = digest.readUInt32LE(12);
+    const digest = createHash('sha256')
+      .update(`rng\u241f${String(seed)}`)
+      .digest();
+    a = digest.readUInt32LE(0);
+    b = digest.readUInt32LE(4);
+    c = digest.readUInt32LE(8);
+    d = digest.readUInt32LE(12);
   }
   const nextU32 = (): number => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    a >>>= 0;
+    b >>>= 0;
+    c >>>= 0;
+    d >>>= 0;
     const t = (a + b) | 0;
     a = b ^ (b >>> 9);
     b = (c + (c << 3)) | 0;

@@ -3,12 +3,27 @@
  * Used only by the kernel's tests.
  */
 import type {
-  ChatMessage, Completion, Environment, GenerationRequest, Move, Observation, Policy, RewardFunction, Rng, Role, SeatContext, Split, StepResult,
+  ChatMessage,
+  Completion,
+  Environment,
+  GenerationRequest,
+  Move,
+  Observation,
+  Policy,
+  RewardFunction,
+  Rng,
+  Role,
+  SeatContext,
+  Split,
+  StepResult,
 } from '../../src/contracts/index.js';
 import { contentHash, createRng, deriveSeed } from '../../src/util/index.js';
 
 /** A counter instance: start value and target. */
-export interface CounterInstance { readonly start: number; readonly target: number }
+export interface CounterInstance {
+  readonly start: number;
+  readonly target: number;
+}
 
 /** A counter state: current value, the moves made so far (seat, delta), and whether it is solved. */
 export interface CounterState {
@@ -57,7 +72,10 @@ export function counterEnv(options: CounterOptions = {}): CounterEnv {
       state: next,
       done: { terminated: success, truncated: false },
       success,
-      signals: { progress: Math.abs(state.target - state.value) - Math.abs(state.target - value), invalid: delta === null ? 1 : 0 },
+      signals: {
+        progress: Math.abs(state.target - state.value) - Math.abs(state.target - value),
+        invalid: delta === null ? 1 : 0,
+      },
       info: { value },
     };
   };
@@ -131,7 +149,11 @@ export function completion(text: string): Completion {
 }
 
 /** A fake policy answering each request with `texts(request, call)`; it records every request. */
-export function listPolicy(name: string, texts: (request: GenerationRequest, call: number) => string[], extra: Partial<Policy> = {}): Policy & { requests: GenerationRequest[] } {
+export function listPolicy(
+  name: string,
+  texts: (request: GenerationRequest, call: number) => string[],
+  extra: Partial<Policy> = {},
+): Policy & { requests: GenerationRequest[] } {
   const requests: GenerationRequest[] = [];
   return {
     name,
@@ -165,10 +187,14 @@ export function hangingPolicy(name: string): Policy & { calls: number; aborted: 
       return new Promise((_resolve, reject) => {
         const signal = options?.signal;
         if (!signal) return reject(new Error('hangingPolicy: no abort signal was passed to generate'));
-        signal.addEventListener('abort', () => {
-          p.aborted = true;
-          reject(signal.reason);
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            p.aborted = true;
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       });
     },
   };

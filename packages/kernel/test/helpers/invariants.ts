@@ -10,7 +10,12 @@ import type { EpisodeEvent, SelectEvent, StepRecord } from '../../src/episode/in
 
 export async function assertAtGrpoInvariants(
   events: readonly EpisodeEvent[],
-  setup: { environment: Environment; instanceOf: (episodeId: string) => unknown; roleOf: (seat: string) => Role; branches: number },
+  setup: {
+    environment: Environment;
+    instanceOf: (episodeId: string) => unknown;
+    roleOf: (seat: string) => Role;
+    branches: number;
+  },
 ): Promise<{ groups: number }> {
   const byEpisode = new Map<string, EpisodeEvent[]>();
   for (const e of events) {
@@ -32,9 +37,16 @@ export async function assertAtGrpoInvariants(
         const role = setup.roleOf(e.seat);
         const seatSpec = setup.environment.seats.find((s) => s.name === e.seat)!;
         const seatCtx = { seat: e.seat, actionType: seatSpec.actionType };
-        assert.deepEqual(samples[0]!.prompt, role.prompt(setup.environment.observe(state, e.seat), seatCtx), `prompt of ${episodeId} t${e.turn} ${e.seat} derives from the selected state`);
+        assert.deepEqual(
+          samples[0]!.prompt,
+          role.prompt(setup.environment.observe(state, e.seat), seatCtx),
+          `prompt of ${episodeId} t${e.turn} ${e.seat} derives from the selected state`,
+        );
         const chosen = samples[e.branch]!;
-        const move: Move = chosen.parseError === undefined ? { kind: 'action', action: chosen.action, text: chosen.completion } : { kind: 'invalid', error: chosen.parseError, text: chosen.completion };
+        const move: Move =
+          chosen.parseError === undefined
+            ? { kind: 'action', action: chosen.action, text: chosen.completion }
+            : { kind: 'invalid', error: chosen.parseError, text: chosen.completion };
         state = (await setup.environment.step(state, e.seat, move)).state;
         samples = [];
       }
@@ -46,14 +58,24 @@ export async function assertAtGrpoInvariants(
 
 function checkGroup(sel: SelectEvent, samples: StepRecord[], K: number): void {
   assert.equal(samples.length, K, `group t${sel.turn} ${sel.seat} has K step records`);
-  assert.deepEqual(samples.map((s) => s.branch), [...Array(K).keys()]);
+  assert.deepEqual(
+    samples.map((s) => s.branch),
+    [...Array(K).keys()],
+  );
   for (const s of samples) {
     assert.equal(s.turn, sel.turn);
     assert.equal(s.seat, sel.seat);
     assert.deepEqual(s.prompt, samples[0]!.prompt, 'all K samples share one prompt');
   }
-  assert.deepEqual(samples.map((r) => r.reward), sel.rewards);
+  assert.deepEqual(
+    samples.map((r) => r.reward),
+    sel.rewards,
+  );
   const max = Math.max(...sel.rewards);
   assert.equal(sel.rewards[sel.branch], max, 'the selected branch has the maximum reward');
-  assert.deepEqual(samples.map((r) => r.selected), samples.map((r) => r.branch === sel.branch), 'exactly the selected branch is flagged');
+  assert.deepEqual(
+    samples.map((r) => r.selected),
+    samples.map((r) => r.branch === sel.branch),
+    'exactly the selected branch is flagged',
+  );
 }

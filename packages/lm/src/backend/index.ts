@@ -120,7 +120,7 @@ export async function initBackend(options: BackendOptions = {}): Promise<Backend
     wanted === 'auto'
       ? `no tfjs backend could be started (${why})`
       : `backend '${wanted}' (from ${source === 'env' ? 'TROUPE_BACKEND' : 'the backend option'}) could not be started: ${why}. ` +
-        `Unset it or choose another of ${BACKEND_ORDER.join(', ')}.`,
+          `Unset it or choose another of ${BACKEND_ORDER.join(', ')}.`,
   );
 }
 
@@ -165,14 +165,19 @@ export function probeBackends(env: Readonly<Record<string, string | undefined>> 
       const main = require.resolve(`${pkg}/package.json`);
       const lib = join(dirname(main), 'lib');
       const ok = existsSync(lib);
-      probes.push({ backend: name, available: ok, detail: ok ? dirname(main) : `${pkg} is installed without its native lib/ (its install failed)` });
+      probes.push({
+        backend: name,
+        available: ok,
+        detail: ok ? dirname(main) : `${pkg} is installed without its native lib/ (its install failed)`,
+      });
     } catch (err) {
       probes.push({ backend: name, available: false, detail: `not installed (${errorText(err)})` });
     }
   }
   let wouldUse = probes.find((p) => p.available)?.backend;
   const override = env.TROUPE_BACKEND;
-  if (override && override !== 'auto' && (BACKEND_ORDER as readonly string[]).includes(override)) wouldUse = override as BackendName;
+  if (override && override !== 'auto' && (BACKEND_ORDER as readonly string[]).includes(override))
+    wouldUse = override as BackendName;
   return override ? { wouldUse, override, probes } : { wouldUse, probes };
 }
 

@@ -31,7 +31,9 @@ type KernelArgs = { inputs: Record<string, tf.TensorInfo>; backend: unknown; att
 type KernelFn = (args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[];
 
 // Temporary ids far above the backend's own counter (which starts at 0 and counts up by one per tensor).
-const TMP_A = 0x7ff0_0001, TMP_B = 0x7ff0_0002, TMP_O = 0x7ff0_0003;
+const TMP_A = 0x7ff0_0001,
+  TMP_B = 0x7ff0_0002,
+  TMP_O = 0x7ff0_0003;
 
 /** Smallest row count of A for which per-batch XNNPACK matmuls beat the original kernel. */
 const MIN_ROWS = 24;
@@ -54,21 +56,49 @@ export function installWasmKernels(): boolean {
   const backend = tf.findBackend('wasm') as unknown as WasmBackendLike | null;
   const bmm = tf.getKernel('BatchMatMul', 'wasm');
   const slice = tf.getKernel('Slice', 'wasm');
-  if (!backend || !bmm || !slice || typeof backend.wasm?.cwrap !== 'function' || typeof backend.wasm.tfjs?.registerTensor !== 'function') return false;
+  if (
+    !backend ||
+    !bmm ||
+    !slice ||
+    typeof backend.wasm?.cwrap !== 'function' ||
+    typeof backend.wasm.tfjs?.registerTensor !== 'function'
+  )
+    return false;
   const wasm = backend.wasm;
-  const wasmBmm = wasm.cwrap('BatchMatMul', null, ['number', 'array', 'number', 'number', 'array', 'number', 'number', 'number', 'number']);
+  const wasmBmm = wasm.cwrap('BatchMatMul', null, [
+    'number',
+    'array',
+    'number',
+    'number',
+    'array',
+    'number',
+    'number',
+    'number',
+    'number',
+  ]);
   const origBmm = bmm.kernelFunc as unknown as KernelFn;
   const origSlice = slice.kernelFunc as unknown as KernelFn;
   const shapeBytes = (s: readonly number[]): Uint8Array => new Uint8Array(new Int32Array(s).buffer);
 
   const fastBmm: KernelFn = (args) => {
     const { a, b } = args.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
-    const transposeA = Boolean(args.attrs?.transposeA), transposeB = Boolean(args.attrs?.transposeB);
-    const ra = a.shape.length, rb = b.shape.length;
+    const transposeA = Boolean(args.attrs?.transposeA),
+      transposeB = Boolean(args.attrs?.transposeB);
+    const ra = a.shape.length,
+      rb = b.shape.length;
     const batch = sizeOf(a.shape.slice(0, -2));
-    if (transposeA || transposeB || a.dtype !== 'float32' || b.dtype !== 'float32' || batch <= 1 || ra !== rb ||
-      a.shape.slice(0, -2).some((d, i) => d !== b.shape[i])) return origBmm(args);
-    const M = a.shape[ra - 2]!, K = a.shape[ra - 1]!;
+    if (
+      transposeA ||
+      transposeB ||
+      a.dtype !== 'float32' ||
+      b.dtype !== 'float32' ||
+      batch <= 1 ||
+      ra !== rb ||
+      a.shape.slice(0, -2).some((d, i) => d !== b.shape[i])
+    )
+      return origBmm(args);
+    const M = a.shape[ra - 2]!,
+      K = a.shape[ra - 1]!;
     const N = transposeB ? b.shape[rb - 2]! : b.shape[rb - 1]!;
     // per-call weight packing makes XNNPACK lose for short A (e.g. one query row in KV-cached decoding): measured
     // 6× slower at M = 1, even at M = 16, 3.6× faster at M = 128
@@ -99,7 +129,11 @@ export function installWasmKernels(): boolean {
   const fastSlice: KernelFn = (args) => {
     const { x } = args.inputs as { x: tf.TensorInfo };
     if (x.dtype === 'string' || x.dtype === 'complex64') return origSlice(args);
-    const [begin, size] = tf.slice_util.parseSliceParams(x as unknown as tf.Tensor, args.attrs!.begin as number[], args.attrs!.size as number[]);
+    const [begin, size] = tf.slice_util.parseSliceParams(
+      x as unknown as tf.Tensor,
+      args.attrs!.begin as number[],
+      args.attrs!.size as number[],
+    );
     const out = backend.makeOutput(size, x.dtype);
     const n = sizeOf(size);
     if (n === 0) return out;
@@ -112,11 +146,21 @@ export function installWasmKernels(): boolean {
     const r = x.shape.length;
     const strides = new Array<number>(r);
     let s = 1;
-    for (let d = r - 1; d >= 0; d--) { strides[d] = s; s *= x.shape[d]!; }
+    for (let d = r - 1; d >= 0; d--) {
+      strides[d] = s;
+      s *= x.shape[d]!;
+    }
     // innermost contiguous run: trailing dims taken whole
-    let inner = 1, d0 = r - 1;
-    while (d0 >= 0 && begin[d0] === 0 && size[d0] === x.shape[d0]) { inner *= size[d0]!; d0--; }
-    if (d0 < 0) { ov.set(xv.subarray(0, n)); return out; }
+    let inner = 1,
+      d0 = r - 1;
+    while (d0 >= 0 && begin[d0] === 0 && size[d0] === x.shape[d0]) {
+      inner *= size[d0]!;
+      d0--;
+    }
+    if (d0 < 0) {
+      ov.set(xv.subarray(0, n));
+      return out;
+    }
     inner *= size[d0]!;
     const runs = n / inner;
     const idx = new Array<number>(d0).fill(0);
@@ -126,7 +170,10 @@ export function installWasmKernels(): boolean {
       for (let d = 0; d < d0; d++) off += (begin[d]! + idx[d]!) * strides[d]!;
       ov.set(xv.subarray(off, off + inner), o);
       o += inner;
-      for (let d = d0 - 1; d >= 0; d--) { if (++idx[d]! < size[d]!) break; idx[d] = 0; }
+      for (let d = d0 - 1; d >= 0; d--) {
+        if (++idx[d]! < size[d]!) break;
+        idx[d] = 0;
+      }
     }
     return out;
   };

@@ -6,12 +6,21 @@ import * as tf from '@tensorflow/tfjs';
 import { loadCheckpoint } from '../lm/hf-checkpoint.js';
 import { initBackend } from '../backend/index.js';
 import { generateIds } from '../lm/generate.js';
-import { benchPrompt, peakRssMb, reportToParent, timeSampling, type BenchCheckpointOptions, type BenchCheckpointResult } from './bench-checkpoint.js';
+import {
+  benchPrompt,
+  peakRssMb,
+  reportToParent,
+  timeSampling,
+  type BenchCheckpointOptions,
+  type BenchCheckpointResult,
+} from './bench-checkpoint.js';
 
 const round = (x: number): number => Math.round(x * 1000) / 1000;
 
 async function main(o: BenchCheckpointOptions): Promise<BenchCheckpointResult> {
-  const batches = o.genBatches ?? [1, 8], N = o.genTokens ?? 32, P = o.promptLen ?? 16;
+  const batches = o.genBatches ?? [1, 8],
+    N = o.genTokens ?? 32,
+    P = o.promptLen ?? 16;
   const report = await initBackend(o.backend ? { backend: o.backend } : {});
   const t0 = performance.now();
   const model = await loadCheckpoint(o.model);
@@ -23,8 +32,15 @@ async function main(o: BenchCheckpointOptions): Promise<BenchCheckpointResult> {
       generateIds(model, prompt, { maxNewTokens: tokens, n, seed: 1, temperature: 1, eosTokenIds: [] });
     const speeds = await timeSampling(gen, batches, N);
     return {
-      impl: `tfjs ${tf.version.tfjs} (${report.backend})`, backend: report.backend, params: model.numParams(),
-      load_s: round(loadS), peak_rss_mb: rssLoad, peak_rss_mb_after_gen: peakRssMb(), gen_tokens: N, prompt_len: P, ...speeds,
+      impl: `tfjs ${tf.version.tfjs} (${report.backend})`,
+      backend: report.backend,
+      params: model.numParams(),
+      load_s: round(loadS),
+      peak_rss_mb: rssLoad,
+      peak_rss_mb_after_gen: peakRssMb(),
+      gen_tokens: N,
+      prompt_len: P,
+      ...speeds,
     } as BenchCheckpointResult;
   } finally {
     model.dispose();

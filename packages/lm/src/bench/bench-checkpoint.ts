@@ -47,7 +47,8 @@ export interface BenchCheckpointResult {
 }
 
 /** The child's one message: the result, or the error it hit (name kept, so a CheckpointError stays one). */
-export type BenchCheckpointMessage = { readonly result: BenchCheckpointResult } | { readonly error: { readonly name: string; readonly message: string } };
+export type BenchCheckpointMessage =
+  { readonly result: BenchCheckpointResult } | { readonly error: { readonly name: string; readonly message: string } };
 
 const here = fileURLToPath(import.meta.url);
 
@@ -69,7 +70,11 @@ export function benchPrompt(vocabSize: number, length: number): number[] {
  * Each size gets a 2-token warm-up (kernels and buffers of that size), then a timed run of `tokens` new tokens;
  * returns `gen_tokens_per_s_b<n>`: all rows' new tokens over the run's time (prefill included).
  */
-export async function timeSampling(generate: (n: number, tokens: number) => Promise<unknown>, batches: readonly number[], tokens: number): Promise<Record<string, number>> {
+export async function timeSampling(
+  generate: (n: number, tokens: number) => Promise<unknown>,
+  batches: readonly number[],
+  tokens: number,
+): Promise<Record<string, number>> {
   const speeds: Record<string, number> = {};
   for (const n of batches) {
     await generate(n, 2);
@@ -85,7 +90,12 @@ export function reportToParent(work: Promise<BenchCheckpointResult>): void {
   const send = (m: BenchCheckpointMessage): Promise<void> => new Promise((res) => process.send!(m, () => res()));
   work
     .then((result) => send({ result }))
-    .catch((err: unknown) => send({ error: err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) } }))
+    .catch((err: unknown) =>
+      send({
+        error:
+          err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) },
+      }),
+    )
     .finally(() => process.exit());
 }
 
@@ -93,21 +103,33 @@ export function reportToParent(work: Promise<BenchCheckpointResult>): void {
  * Runs the checkpoint benchmark in a fresh Node process (same loader flags as this one). `childScript` is the
  * process's file (default: the tfjs one beside this file; another runtime passes its own).
  */
-export function benchCheckpoint(o: BenchCheckpointOptions, childScript = here.replace(/bench-checkpoint(\.[cm]?[jt]s)$/, `bench-checkpoint-child$1`)): Promise<BenchCheckpointResult> {
+export function benchCheckpoint(
+  o: BenchCheckpointOptions,
+  childScript = here.replace(/bench-checkpoint(\.[cm]?[jt]s)$/, `bench-checkpoint-child$1`),
+): Promise<BenchCheckpointResult> {
   const child = fork(childScript, [JSON.stringify(o)], {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
   return new Promise((resolve, reject) => {
     let message: BenchCheckpointMessage | undefined;
-    child.on('message', (m) => { message = m as BenchCheckpointMessage; });
+    child.on('message', (m) => {
+      message = m as BenchCheckpointMessage;
+    });
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       if (message && 'result' in message) return resolve(message.result);
-      if (message && 'error' in message) return reject(Object.assign(new Error(message.error.message), { name: message.error.name }));
+      if (message && 'error' in message)
+        return reject(Object.assign(new Error(message.error.message), { name: message.error.name }));
       const tail = stderr.trim().split('\n').slice(-3).join(' | ');
-      reject(new Error(`the benchmark process for ${o.model} ended (${signal ?? `exit ${code}`}) without a result${tail ? `: ${tail}` : ''}`));
+      reject(
+        new Error(
+          `the benchmark process for ${o.model} ended (${signal ?? `exit ${code}`}) without a result${tail ? `: ${tail}` : ''}`,
+        ),
+      );
     });
   });
 }

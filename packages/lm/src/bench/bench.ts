@@ -73,8 +73,13 @@ export function benchTrainStep(model: CausalLM, optimizer: AdamW, packed: Packed
 
 /** Runs the benchmark on the tfjs model. */
 export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelResult> {
-  const preset = o.preset ?? 'tiny', B = o.batch ?? 16, T = o.seq ?? 128, steps = o.steps ?? 5;
-  const G = o.genBatch ?? 16, N = o.genTokens ?? 112, P = 16;
+  const preset = o.preset ?? 'tiny',
+    B = o.batch ?? 16,
+    T = o.seq ?? 128,
+    steps = o.steps ?? 5;
+  const G = o.genBatch ?? 16,
+    N = o.genTokens ?? 112,
+    P = 16;
   const report = await initBackend(o.backend ? { backend: o.backend } : {});
   const model = CausalLM.random(presetHfConfig(preset), 0);
   const V = model.config.vocabSize;
@@ -83,27 +88,42 @@ export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelR
     const ids = Array.from({ length: B }, () => Array.from({ length: T }, () => rng.int(V)));
     const pairs = ids.map((r) => ({ promptIds: r.slice(0, 1), completionIds: r.slice(1) }));
     const packed = packBatch(pairs);
-    const adv = scatterToLayout(packed, ids.map(() => rng.next() * 2 - 1));
+    const adv = scatterToLayout(
+      packed,
+      ids.map(() => rng.next() * 2 - 1),
+    );
     const opt = new AdamW(model.trainableVariables(), { lr: 1e-4 });
     benchTrainStep(model, opt, packed, adv);
     let t0 = performance.now();
     for (let s = 0; s < steps; s++) benchTrainStep(model, opt, packed, adv);
     const train = (B * T * steps) / ((performance.now() - t0) / 1000);
     opt.dispose();
-    const fwd = (): void => tf.tidy(() => { model.forward(tf.tensor2d(packed.ids, [B, T], 'int32'), { differentiableEmbedding: false }).logits.dataSync(); });
+    const fwd = (): void =>
+      tf.tidy(() => {
+        model.forward(tf.tensor2d(packed.ids, [B, T], 'int32'), { differentiableEmbedding: false }).logits.dataSync();
+      });
     fwd();
     t0 = performance.now();
     for (let s = 0; s < steps; s++) fwd();
     const forward = (B * T * steps) / ((performance.now() - t0) / 1000);
     const prompt = Array.from({ length: P }, () => rng.int(V));
-    const gen = (): Promise<unknown> => generateIds(model, prompt, { maxNewTokens: N, n: G, seed: 1, temperature: 1, eosTokenIds: [] });
+    const gen = (): Promise<unknown> =>
+      generateIds(model, prompt, { maxNewTokens: N, n: G, seed: 1, temperature: 1, eosTokenIds: [] });
     await gen();
     t0 = performance.now();
     await gen();
     const genTps = (G * N) / ((performance.now() - t0) / 1000);
     return {
-      impl: `tfjs ${tf.version.tfjs} (${report.backend})`, backend: report.backend, preset, params: model.numParams(), batch: B, seq: T,
-      train_tokens_per_s: round(train), forward_tokens_per_s: round(forward), gen_tokens_per_s: round(genTps), gen_batch: G,
+      impl: `tfjs ${tf.version.tfjs} (${report.backend})`,
+      backend: report.backend,
+      preset,
+      params: model.numParams(),
+      batch: B,
+      seq: T,
+      train_tokens_per_s: round(train),
+      forward_tokens_per_s: round(forward),
+      gen_tokens_per_s: round(genTps),
+      gen_batch: G,
     };
   } finally {
     model.dispose();
@@ -115,10 +135,18 @@ export function torchRefPath(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), '../../assets/torch_ref.py');
 }
 
-function run(cmd: string, args: readonly string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  cmd: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
     execFile(cmd, args as string[], { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === 'number'
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       res({ code, stdout: String(stdout), stderr: String(stderr) || (err ? err.message : '') });
     });
   });
@@ -128,16 +156,23 @@ function run(cmd: string, args: readonly string[], timeoutMs: number): Promise<{
  * A Python with PyTorch: `TROUPE_TORCH_PYTHON`, else `/usr/bin/python3` (where Debian's torch goes), else
  * `python3`. Resolves with the interpreter, or with `undefined` and the reason none works.
  */
-export async function findTorchPython(env: Readonly<Record<string, string | undefined>> = process.env): Promise<{ python?: string; reason?: string }> {
+export async function findTorchPython(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<{ python?: string; reason?: string }> {
   const candidates = env.TROUPE_TORCH_PYTHON ? [env.TROUPE_TORCH_PYTHON] : ['/usr/bin/python3', 'python3'];
   const reasons: string[] = [];
   for (const py of candidates) {
-    if (py.startsWith('/') && !existsSync(py)) { reasons.push(`${py}: not found`); continue; }
+    if (py.startsWith('/') && !existsSync(py)) {
+      reasons.push(`${py}: not found`);
+      continue;
+    }
     const r = await run(py, ['-c', 'import torch; print(torch.__version__)'], 60_000);
     if (r.code === 0) return { python: py };
     reasons.push(`${py}: ${r.stderr.trim().split('\n').pop() ?? 'import torch failed'}`);
   }
-  return { reason: `no Python with torch (${reasons.join('; ')}); install it with: apt-get install -y python3-torch libopenblas0-pthread` };
+  return {
+    reason: `no Python with torch (${reasons.join('; ')}); install it with: apt-get install -y python3-torch libopenblas0-pthread`,
+  };
 }
 
 const BATCH_DRIVER = `
@@ -157,18 +192,31 @@ for argv in json.loads(sys.argv[2]):
  * Runs several `torch_ref.py` commands in ONE Python process (torch imports once) and returns each command's JSON
  * output, in order. Throws with the script's stderr on failure.
  */
-export async function runTorchRefBatch(python: string, commands: readonly (readonly string[])[], timeoutMs = 600_000): Promise<Record<string, unknown>[]> {
+export async function runTorchRefBatch(
+  python: string,
+  commands: readonly (readonly string[])[],
+  timeoutMs = 600_000,
+): Promise<Record<string, unknown>[]> {
   const r = await run(python, ['-c', BATCH_DRIVER, torchRefPath(), JSON.stringify(commands)], timeoutMs);
-  if (r.code !== 0) throw new Error(`torch_ref.py batch failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  if (r.code !== 0)
+    throw new Error(`torch_ref.py batch failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
   const lines = r.stdout.trim().split('\n');
-  if (lines.length !== commands.length) throw new Error(`torch_ref.py batch printed ${lines.length} results for ${commands.length} commands`);
+  if (lines.length !== commands.length)
+    throw new Error(`torch_ref.py batch printed ${lines.length} results for ${commands.length} commands`);
   return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** Runs `torch_ref.py` with `args` and parses its one JSON line; throws with its stderr on failure. */
-export async function runTorchRef(python: string, args: readonly string[], timeoutMs = 600_000): Promise<Record<string, unknown>> {
+export async function runTorchRef(
+  python: string,
+  args: readonly string[],
+  timeoutMs = 600_000,
+): Promise<Record<string, unknown>> {
   const r = await run(python, [torchRefPath(), ...args], timeoutMs);
-  if (r.code !== 0) throw new Error(`torch_ref.py ${args[0]} failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  if (r.code !== 0)
+    throw new Error(
+      `torch_ref.py ${args[0]} failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+    );
   const line = r.stdout.trim().split('\n').pop() ?? '';
   try {
     return JSON.parse(line) as Record<string, unknown>;

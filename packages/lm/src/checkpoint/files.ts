@@ -25,7 +25,10 @@ function isInside(dir: string, path: string): boolean {
  */
 export async function checkpointFile(dir: string, name: string, listedBy: string): Promise<string> {
   const refuse = (why: string): never => {
-    const what = listedBy === dir ? `${resolve(dir, String(name))}: ${why}` : `${listedBy}: names the file ${JSON.stringify(name)}, which ${why}`;
+    const what =
+      listedBy === dir
+        ? `${resolve(dir, String(name))}: ${why}`
+        : `${listedBy}: names the file ${JSON.stringify(name)}, which ${why}`;
     throw new CheckpointError(`${what}; a checkpoint's files must be regular files inside its folder ${dir}`);
   };
   if (typeof name !== 'string' || name === '' || name.includes('\0')) refuse('is not a file name');
@@ -38,11 +41,15 @@ export async function checkpointFile(dir: string, name: string, listedBy: string
     [real, realDir] = await Promise.all([realpath(file), realpath(dir)]);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new CheckpointError(`${file}: no such file${name === basename(file) && listedBy !== dir ? ` (listed in ${listedBy})` : ''}`);
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new CheckpointError(
+        `${file}: no such file${name === basename(file) && listedBy !== dir ? ` (listed in ${listedBy})` : ''}`,
+      );
     throw new CheckpointError(`${file}: cannot read (${code ?? (err as Error).message})`);
   }
   const hubBlobs = /[\\/]snapshots[\\/][^\\/]+$/.test(realDir) ? join(realDir, '..', '..', 'blobs') : undefined;
-  if (!isInside(realDir, real) && !(hubBlobs && isInside(hubBlobs, real))) refuse(`is a link to ${real}, outside the folder`);
+  if (!isInside(realDir, real) && !(hubBlobs && isInside(hubBlobs, real)))
+    refuse(`is a link to ${real}, outside the folder`);
   return real;
 }
 

@@ -84,35 +84,61 @@ function checkHeader(json: Uint8Array, n: number, fileSize: number, fail: (what:
   const isCount = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
   for (const [name, meta] of Object.entries(header)) {
     if (name === '__metadata__') {
-      if (meta !== null && (typeof meta !== 'object' || Array.isArray(meta) || Object.values(meta).some((v) => typeof v !== 'string'))) {
+      if (
+        meta !== null &&
+        (typeof meta !== 'object' || Array.isArray(meta) || Object.values(meta).some((v) => typeof v !== 'string'))
+      ) {
         fail('__metadata__ must map names to strings');
       }
       metadata = Object.fromEntries(Object.entries(meta ?? {})) as Record<string, string>;
       continue;
     }
     const m = meta as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-    if (!m || typeof m !== 'object' || !Array.isArray(m.shape) || !Array.isArray(m.data_offsets) || m.data_offsets.length !== 2) {
+    if (
+      !m ||
+      typeof m !== 'object' ||
+      !Array.isArray(m.shape) ||
+      !Array.isArray(m.data_offsets) ||
+      m.data_offsets.length !== 2
+    ) {
       fail(`tensor '${name}': header entry must have dtype, shape and data_offsets`);
     }
     const dtype = String(m.dtype);
     const width = Object.hasOwn(BYTES, dtype) ? BYTES[dtype as StoredDtype] : 0;
     if (!width) fail(`tensor '${name}' has dtype ${dtype}; only F32, F16 and BF16 are supported`);
     const shape = m.shape as unknown[];
-    if (!shape.every(isCount)) fail(`tensor '${name}' has shape ${JSON.stringify(shape).slice(0, 80)}: dimensions must be non-negative integers`);
+    if (!shape.every(isCount))
+      fail(
+        `tensor '${name}' has shape ${JSON.stringify(shape).slice(0, 80)}: dimensions must be non-negative integers`,
+      );
     const count = (shape as number[]).reduce((a, b) => a * b, 1);
     const [b, e] = m.data_offsets as unknown[];
-    if (!isCount(b) || !isCount(e) || e < b) fail(`tensor '${name}' has invalid data_offsets ${JSON.stringify(m.data_offsets).slice(0, 80)}`);
-    if ((e as number) > dataLen) fail(`tensor '${name}' ends at byte ${e} of the data but the file has only ${dataLen}: truncated`);
+    if (!isCount(b) || !isCount(e) || e < b)
+      fail(`tensor '${name}' has invalid data_offsets ${JSON.stringify(m.data_offsets).slice(0, 80)}`);
+    if ((e as number) > dataLen)
+      fail(`tensor '${name}' ends at byte ${e} of the data but the file has only ${dataLen}: truncated`);
     // The byte span bounds the size: a shape whose product overflows cannot match it.
     if (!Number.isSafeInteger(count * width) || (e as number) - (b as number) !== count * width) {
-      fail(`tensor '${name}' spans ${(e as number) - (b as number)} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${count * width}`);
+      fail(
+        `tensor '${name}' spans ${(e as number) - (b as number)} bytes but shape [${shape.join(', ')}] × ${dtype} needs ${count * width}`,
+      );
     }
-    entries.push({ name, dtype: dtype as StoredDtype, shape: shape as number[], count, begin: b as number, end: e as number });
+    entries.push({
+      name,
+      dtype: dtype as StoredDtype,
+      shape: shape as number[],
+      count,
+      begin: b as number,
+      end: e as number,
+    });
   }
   const spans = [...entries].sort((x, y) => x.begin - y.begin || x.end - y.end);
   for (let i = 1; i < spans.length; i++) {
     const [prev, cur] = [spans[i - 1]!, spans[i]!];
-    if (cur.begin < prev.end) fail(`tensors '${prev.name}' and '${cur.name}' overlap in the data (bytes ${cur.begin} to ${prev.end}): corrupt file`);
+    if (cur.begin < prev.end)
+      fail(
+        `tensors '${prev.name}' and '${cur.name}' overlap in the data (bytes ${cur.begin} to ${prev.end}): corrupt file`,
+      );
   }
   return { entries, metadata, dataStart };
 }
@@ -121,8 +147,12 @@ function checkHeader(json: Uint8Array, n: number, fileSize: number, fail: (what:
 function headerLength(first8: Uint8Array, fileSize: number, fail: (what: string) => never): number {
   if (fileSize < 8) fail(`file is truncated (${fileSize} bytes, no header length)`);
   const n = Number(new DataView(first8.buffer, first8.byteOffset, 8).getBigUint64(0, true));
-  if (n > MAX_SAFETENSORS_HEADER_BYTES) fail(`header length ${n} is over the limit of ${MAX_SAFETENSORS_HEADER_BYTES} bytes: corrupt or not a safetensors file`);
-  if (n > fileSize - 8) fail(`header length ${n} exceeds the file size (${fileSize} bytes): truncated or not a safetensors file`);
+  if (n > MAX_SAFETENSORS_HEADER_BYTES)
+    fail(
+      `header length ${n} is over the limit of ${MAX_SAFETENSORS_HEADER_BYTES} bytes: corrupt or not a safetensors file`,
+    );
+  if (n > fileSize - 8)
+    fail(`header length ${n} exceeds the file size (${fileSize} bytes): truncated or not a safetensors file`);
   return n;
 }
 
@@ -155,12 +185,12 @@ function f32ToF16(x: number): number {
     let h = m >>> shift;
     const rem = m & ((1 << shift) - 1);
     const half = 1 << (shift - 1);
-    if (rem > half || (rem === half && (h & 1))) h++;
+    if (rem > half || (rem === half && h & 1)) h++;
     return sign | h;
   }
   let h = (e << 10) | (man >>> 13);
   const rem = man & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h++; // a carry into the exponent is the right rounding
+  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++; // a carry into the exponent is the right rounding
   return sign | h;
 }
 
@@ -168,7 +198,7 @@ function f32ToF16(x: number): number {
 function f32ToBf16(x: number): number {
   cvt[0] = x;
   const u = cvtBits[0]!;
-  if ((u & 0x7f800000) === 0x7f800000 && (u & 0x7fffff)) return ((u >>> 16) | 0x40) & 0xffff;
+  if ((u & 0x7f800000) === 0x7f800000 && u & 0x7fffff) return ((u >>> 16) | 0x40) & 0xffff;
   return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
@@ -178,7 +208,10 @@ function decode16(src: Uint8Array, n: number, dtype: 'F16' | 'BF16', out: Float3
   if (dtype === 'F16') {
     for (let i = 0; i < n; i++) out[at + i] = f16ToF32(dv.getUint16(i * 2, true));
   } else {
-    for (let i = 0; i < n; i++) { cvtBits[0] = dv.getUint16(i * 2, true) << 16; out[at + i] = cvt[0]!; }
+    for (let i = 0; i < n; i++) {
+      cvtBits[0] = dv.getUint16(i * 2, true) << 16;
+      out[at + i] = cvt[0]!;
+    }
   }
 }
 
@@ -200,7 +233,9 @@ function bytesOf(data: Float32Array): Uint8Array {
  * outside the data or overlapping, a shape whose size does not match its bytes, an unsupported dtype, truncated data.
  */
 export function parseSafetensors(buf: Uint8Array, where = 'model.safetensors'): SafetensorsFile {
-  const fail = (what: string): never => { throw new CheckpointError(`${where}: ${what}`); };
+  const fail = (what: string): never => {
+    throw new CheckpointError(`${where}: ${what}`);
+  };
   const n = headerLength(buf, buf.byteLength, fail);
   const { entries, metadata, dataStart } = checkHeader(buf.subarray(8, 8 + n), n, buf.byteLength, fail);
   const tensors = new Map<string, SafeTensor>();
@@ -223,7 +258,13 @@ export interface ReadSafetensorsOptions {
 }
 
 /** Reads exactly `into.byteLength` bytes at `position`, in reads of at most `chunk` bytes. */
-async function readRange(handle: FileHandle, into: Uint8Array, position: number, chunk: number, fail: (what: string) => never): Promise<void> {
+async function readRange(
+  handle: FileHandle,
+  into: Uint8Array,
+  position: number,
+  chunk: number,
+  fail: (what: string) => never,
+): Promise<void> {
   let done = 0;
   while (done < into.byteLength) {
     const len = Math.min(chunk, into.byteLength - done);
@@ -276,7 +317,9 @@ export class SafetensorsReader {
   /** Opens `path` and checks its header. */
   static async open(path: string, options: ReadSafetensorsOptions = {}): Promise<SafetensorsReader> {
     const chunk = Math.max(8, Math.floor(options.chunkBytes ?? DEFAULT_READ_CHUNK_BYTES));
-    const fail = (what: string): never => { throw new CheckpointError(`${path}: ${what}`); };
+    const fail = (what: string): never => {
+      throw new CheckpointError(`${path}: ${what}`);
+    };
     let opened;
     try {
       opened = await openRegularFile(path);
@@ -292,7 +335,14 @@ export class SafetensorsReader {
       const json = new Uint8Array(n);
       await readRange(handle, json, 8, chunk, fail);
       const { entries, metadata, dataStart } = checkHeader(json, n, size, fail);
-      const list = entries.map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, count: t.count, offset: dataStart + t.begin, bytes: t.end - t.begin }));
+      const list = entries.map((t) => ({
+        name: t.name,
+        dtype: t.dtype,
+        shape: t.shape,
+        count: t.count,
+        offset: dataStart + t.begin,
+        bytes: t.end - t.begin,
+      }));
       return new SafetensorsReader(path, handle, size, list, metadata, chunk);
     } catch (err) {
       await handle.close();
@@ -302,7 +352,9 @@ export class SafetensorsReader {
 
   /** Reads one tensor as float32 (16-bit data converted through a bounded scratch buffer). */
   async read(t: SafetensorsEntry): Promise<Float32Array> {
-    const fail = (what: string): never => { throw new CheckpointError(`${this.path}: ${what}`); };
+    const fail = (what: string): never => {
+      throw new CheckpointError(`${this.path}: ${what}`);
+    };
     const data = new Float32Array(t.count);
     if (t.dtype === 'F32') {
       await readRange(this.handle, bytesOf(data), t.offset, this.chunk, fail);
@@ -368,13 +420,18 @@ export interface WriteSafetensorsOptions {
 }
 
 /** The header bytes (padded to 8 like the reference implementation) and the data length of a set of tensors. */
-function buildHeader(tensors: ReadonlyMap<string, SafeTensor>, metadata: Record<string, string> | undefined, dtype: StoredDtype | undefined): { head: Uint8Array; dataBytes: number } {
+function buildHeader(
+  tensors: ReadonlyMap<string, SafeTensor>,
+  metadata: Record<string, string> | undefined,
+  dtype: StoredDtype | undefined,
+): { head: Uint8Array; dataBytes: number } {
   const header: Record<string, unknown> = {};
   if (metadata) header.__metadata__ = metadata;
   let offset = 0;
   for (const [name, t] of tensors) {
     const count = t.shape.reduce((a, b) => a * b, 1);
-    if (count !== t.data.length) throw new Error(`tensor '${name}': shape [${t.shape.join(', ')}] does not match ${t.data.length} values`);
+    if (count !== t.data.length)
+      throw new Error(`tensor '${name}': shape [${t.shape.join(', ')}] does not match ${t.data.length} values`);
     const dt = storedAs(t, dtype);
     header[name] = { dtype: dt, shape: [...t.shape], data_offsets: [offset, offset + count * BYTES[dt]] };
     offset += count * BYTES[dt];
@@ -404,19 +461,31 @@ function* tensorBytes(t: SafeTensor, dtype: StoredDtype, chunk: number): Generat
 }
 
 /** Serialises tensors to safetensors bytes in memory (for small files; {@link writeSafetensors} streams to disk). */
-export function serializeSafetensors(tensors: ReadonlyMap<string, SafeTensor>, metadata?: Record<string, string>, options: WriteSafetensorsOptions = {}): Uint8Array {
+export function serializeSafetensors(
+  tensors: ReadonlyMap<string, SafeTensor>,
+  metadata?: Record<string, string>,
+  options: WriteSafetensorsOptions = {},
+): Uint8Array {
   const { head, dataBytes } = buildHeader(tensors, metadata, options.dtype);
   const out = new Uint8Array(head.length + dataBytes);
   out.set(head);
   let pos = head.length;
   for (const t of tensors.values()) {
-    for (const piece of tensorBytes(t, storedAs(t, options.dtype), DEFAULT_READ_CHUNK_BYTES)) { out.set(piece, pos); pos += piece.byteLength; }
+    for (const piece of tensorBytes(t, storedAs(t, options.dtype), DEFAULT_READ_CHUNK_BYTES)) {
+      out.set(piece, pos);
+      pos += piece.byteLength;
+    }
   }
   return out;
 }
 
 /** Writes a safetensors file atomically, tensor by tensor (never the whole file in one buffer). */
-export async function writeSafetensors(path: string, tensors: ReadonlyMap<string, SafeTensor>, metadata?: Record<string, string>, options: WriteSafetensorsOptions = {}): Promise<void> {
+export async function writeSafetensors(
+  path: string,
+  tensors: ReadonlyMap<string, SafeTensor>,
+  metadata?: Record<string, string>,
+  options: WriteSafetensorsOptions = {},
+): Promise<void> {
   const { head } = buildHeader(tensors, metadata, options.dtype);
   await writeFileAtomicWith(path, async (handle) => {
     await handle.write(head);

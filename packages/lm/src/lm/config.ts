@@ -50,14 +50,36 @@ export interface LmConfig {
 /** Supported `rope_scaling` entries of a Hugging Face config. */
 export type RopeScaling =
   | { readonly type: 'linear'; readonly factor: number }
-  | { readonly type: 'llama3'; readonly factor: number; readonly lowFreqFactor: number; readonly highFreqFactor: number; readonly originalMaxPositionEmbeddings: number };
+  | {
+      readonly type: 'llama3';
+      readonly factor: number;
+      readonly lowFreqFactor: number;
+      readonly highFreqFactor: number;
+      readonly originalMaxPositionEmbeddings: number;
+    };
 
 /** Shapes of the presets, identical to `torch_ref.py`'s PRESETS. */
 export const PRESETS = {
   /** ~1M parameters: the size the CPU benchmarks use. */
-  tiny: { vocab_size: 512, hidden_size: 128, intermediate_size: 384, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 4, head_dim: 32 },
+  tiny: {
+    vocab_size: 512,
+    hidden_size: 128,
+    intermediate_size: 384,
+    num_hidden_layers: 4,
+    num_attention_heads: 4,
+    num_key_value_heads: 4,
+    head_dim: 32,
+  },
   /** ~10M parameters. */
-  small: { vocab_size: 2048, hidden_size: 256, intermediate_size: 768, num_hidden_layers: 6, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 32 },
+  small: {
+    vocab_size: 2048,
+    hidden_size: 256,
+    intermediate_size: 768,
+    num_hidden_layers: 6,
+    num_attention_heads: 8,
+    num_key_value_heads: 4,
+    head_dim: 32,
+  },
 } as const;
 
 /** A preset name. */
@@ -65,11 +87,22 @@ export type PresetName = keyof typeof PRESETS;
 
 /** Defaults filled into presets, identical to `torch_ref.py`'s DEFAULTS. */
 export const PRESET_DEFAULTS = {
-  model_type: 'qwen3', rms_norm_eps: 1e-6, rope_theta: 1000000.0, tie_word_embeddings: false,
-  max_position_embeddings: 2048, attention_bias: false, bos_token_id: 1, eos_token_id: 2, torch_dtype: 'float32',
+  model_type: 'qwen3',
+  rms_norm_eps: 1e-6,
+  rope_theta: 1000000.0,
+  tie_word_embeddings: false,
+  max_position_embeddings: 2048,
+  attention_bias: false,
+  bos_token_id: 1,
+  eos_token_id: 2,
+  torch_dtype: 'float32',
 } as const;
 
-const ARCHITECTURES: Record<ModelType, string> = { qwen3: 'Qwen3ForCausalLM', qwen2: 'Qwen2ForCausalLM', llama: 'LlamaForCausalLM' };
+const ARCHITECTURES: Record<ModelType, string> = {
+  qwen3: 'Qwen3ForCausalLM',
+  qwen2: 'Qwen2ForCausalLM',
+  llama: 'LlamaForCausalLM',
+};
 
 /**
  * The Hugging Face config.json of a preset (as `torch_ref.py make-checkpoint` writes it), with optional overrides
@@ -87,7 +120,9 @@ export function presetHfConfig(name: PresetName, overrides: Record<string, unkno
 function num(cfg: Record<string, unknown>, key: string, where: string, fallback?: number): number {
   const v = cfg[key] ?? fallback;
   if (typeof v !== 'number' || !Number.isFinite(v)) {
-    throw new Error(`${where}: '${key}' must be a number${v === undefined ? ' (missing)' : `, got ${JSON.stringify(v)}`}`);
+    throw new Error(
+      `${where}: '${key}' must be a number${v === undefined ? ' (missing)' : `, got ${JSON.stringify(v)}`}`,
+    );
   }
   return v;
 }
@@ -107,11 +142,19 @@ export const CONFIG_LIMITS = {
   max_position_embeddings: 1 << 24,
 } as const;
 
-function posInt(cfg: Record<string, unknown>, key: keyof typeof CONFIG_LIMITS, where: string, fallback?: number): number {
+function posInt(
+  cfg: Record<string, unknown>,
+  key: keyof typeof CONFIG_LIMITS,
+  where: string,
+  fallback?: number,
+): number {
   const v = num(cfg, key, where, fallback);
   if (!Number.isInteger(v) || v <= 0) throw new Error(`${where}: '${key}' must be a positive integer, got ${v}`);
   const max = CONFIG_LIMITS[key];
-  if (v > max) throw new Error(`${where}: '${key}' is ${v}, over the largest supported value ${max}: the config is corrupt or not a model this loader runs`);
+  if (v > max)
+    throw new Error(
+      `${where}: '${key}' is ${v}, over the largest supported value ${max}: the config is corrupt or not a model this loader runs`,
+    );
   return v;
 }
 
@@ -130,14 +173,18 @@ function positive(cfg: Record<string, unknown>, key: string, where: string, max:
 export function parseHfConfig(cfg: Record<string, unknown>, where = 'config.json'): LmConfig {
   const modelType = cfg.model_type;
   if (typeof modelType !== 'string' || !(SUPPORTED_MODEL_TYPES as readonly string[]).includes(modelType)) {
-    throw new Error(`${where}: unknown model_type ${JSON.stringify(modelType)}; supported: ${SUPPORTED_MODEL_TYPES.join(', ')}`);
+    throw new Error(
+      `${where}: unknown model_type ${JSON.stringify(modelType)}; supported: ${SUPPORTED_MODEL_TYPES.join(', ')}`,
+    );
   }
   const mt = modelType as ModelType;
   const hiddenSize = posInt(cfg, 'hidden_size', where);
   const numHeads = posInt(cfg, 'num_attention_heads', where);
   const numKvHeads = posInt(cfg, 'num_key_value_heads', where, numHeads);
   if (numHeads % numKvHeads !== 0) {
-    throw new Error(`${where}: num_attention_heads (${numHeads}) must be a multiple of num_key_value_heads (${numKvHeads})`);
+    throw new Error(
+      `${where}: num_attention_heads (${numHeads}) must be a multiple of num_key_value_heads (${numKvHeads})`,
+    );
   }
   const headDim = posInt(cfg, 'head_dim', where, Math.floor(hiddenSize / numHeads));
   if (headDim % 2 !== 0) throw new Error(`${where}: head_dim must be even for RoPE, got ${headDim}`);
@@ -149,18 +196,32 @@ export function parseHfConfig(cfg: Record<string, unknown>, where = 'config.json
     if (t === 'linear') ropeScaling = { type: 'linear', factor: positive(rs, 'factor', w, 1e6) };
     else if (t === 'llama3') {
       ropeScaling = {
-        type: 'llama3', factor: positive(rs, 'factor', w, 1e6), lowFreqFactor: positive(rs, 'low_freq_factor', w, 1e6, 1),
+        type: 'llama3',
+        factor: positive(rs, 'factor', w, 1e6),
+        lowFreqFactor: positive(rs, 'low_freq_factor', w, 1e6, 1),
         highFreqFactor: positive(rs, 'high_freq_factor', w, 1e6, 4),
-        originalMaxPositionEmbeddings: positive(rs, 'original_max_position_embeddings', w, CONFIG_LIMITS.max_position_embeddings, 8192),
+        originalMaxPositionEmbeddings: positive(
+          rs,
+          'original_max_position_embeddings',
+          w,
+          CONFIG_LIMITS.max_position_embeddings,
+          8192,
+        ),
       };
     } else if (t !== 'default') {
-      throw new Error(`${where}: rope_scaling of type ${JSON.stringify(t)} is not supported (supported: default, linear, llama3)`);
+      throw new Error(
+        `${where}: rope_scaling of type ${JSON.stringify(t)} is not supported (supported: default, linear, llama3)`,
+      );
     }
   }
   if (cfg.mlp_bias === true) throw new Error(`${where}: mlp_bias=true is not supported`);
   if (cfg.use_sliding_window === true) throw new Error(`${where}: use_sliding_window=true is not supported`);
   const eos = cfg.eos_token_id;
-  const eosTokenIds = Array.isArray(eos) ? eos.filter((x): x is number => typeof x === 'number') : typeof eos === 'number' ? [eos] : [];
+  const eosTokenIds = Array.isArray(eos)
+    ? eos.filter((x): x is number => typeof x === 'number')
+    : typeof eos === 'number'
+      ? [eos]
+      : [];
   const bos = typeof cfg.bos_token_id === 'number' ? cfg.bos_token_id : undefined;
   const vocabSize = posInt(cfg, 'vocab_size', where);
   if (bos !== undefined && !(Number.isInteger(bos) && bos >= 0 && bos < vocabSize)) {
@@ -191,7 +252,12 @@ export function parseHfConfig(cfg: Record<string, unknown>, where = 'config.json
 
 /** Shape of every parameter by Hugging Face name, in the order `torch_ref.py` creates them. */
 export function parameterShapes(c: LmConfig): [string, number[]][] {
-  const D = c.hiddenSize, V = c.vocabSize, F = c.intermediateSize, H = c.numHeads, KV = c.numKvHeads, hd = c.headDim;
+  const D = c.hiddenSize,
+    V = c.vocabSize,
+    F = c.intermediateSize,
+    H = c.numHeads,
+    KV = c.numKvHeads,
+    hd = c.headDim;
   const out: [string, number[]][] = [['model.embed_tokens.weight', [V, D]]];
   for (let i = 0; i < c.numLayers; i++) {
     const p = `model.layers.${i}.`;
@@ -199,10 +265,18 @@ export function parameterShapes(c: LmConfig): [string, number[]][] {
     out.push([p + 'self_attn.q_proj.weight', [H * hd, D]], [p + 'self_attn.k_proj.weight', [KV * hd, D]]);
     out.push([p + 'self_attn.v_proj.weight', [KV * hd, D]], [p + 'self_attn.o_proj.weight', [D, H * hd]]);
     if (c.attentionBias) {
-      out.push([p + 'self_attn.q_proj.bias', [H * hd]], [p + 'self_attn.k_proj.bias', [KV * hd]], [p + 'self_attn.v_proj.bias', [KV * hd]]);
+      out.push(
+        [p + 'self_attn.q_proj.bias', [H * hd]],
+        [p + 'self_attn.k_proj.bias', [KV * hd]],
+        [p + 'self_attn.v_proj.bias', [KV * hd]],
+      );
     }
     if (c.qkNorm) out.push([p + 'self_attn.q_norm.weight', [hd]], [p + 'self_attn.k_norm.weight', [hd]]);
-    out.push([p + 'mlp.gate_proj.weight', [F, D]], [p + 'mlp.up_proj.weight', [F, D]], [p + 'mlp.down_proj.weight', [D, F]]);
+    out.push(
+      [p + 'mlp.gate_proj.weight', [F, D]],
+      [p + 'mlp.up_proj.weight', [F, D]],
+      [p + 'mlp.down_proj.weight', [D, F]],
+    );
   }
   out.push(['model.norm.weight', [D]]);
   if (!c.tieWordEmbeddings) out.push(['lm_head.weight', [V, D]]);
@@ -214,25 +288,52 @@ export function parameterShapes(c: LmConfig): [string, number[]][] {
  * config: the layer count, the embedding, the attention and the MLP widths. Errors name `where` (the config.json) and
  * the key that disagrees with the weights. Per-tensor shapes are checked again when the model is built.
  */
-export function checkConfigAgainstTensors(c: LmConfig, tensors: ReadonlyMap<string, { readonly shape: readonly number[] }>, where = 'config.json'): void {
+export function checkConfigAgainstTensors(
+  c: LmConfig,
+  tensors: ReadonlyMap<string, { readonly shape: readonly number[] }>,
+  where = 'config.json',
+): void {
   const layers = new Set<number>();
   for (const name of tensors.keys()) {
     const m = /^model\.layers\.(\d+)\./.exec(name);
     if (m) layers.add(Number(m[1]));
   }
   if (layers.size !== c.numLayers || (layers.size > 0 && Math.max(...layers) !== c.numLayers - 1)) {
-    const have = layers.size === 0 ? 'no layers' : `${layers.size} layer${layers.size === 1 ? '' : 's'} (model.layers.${Math.min(...layers)} to ${Math.max(...layers)})`;
-    throw new Error(`${where}: 'num_hidden_layers' is ${c.numLayers} but the weights have ${have}; the config does not belong to these weights`);
+    const have =
+      layers.size === 0
+        ? 'no layers'
+        : `${layers.size} layer${layers.size === 1 ? '' : 's'} (model.layers.${Math.min(...layers)} to ${Math.max(...layers)})`;
+    throw new Error(
+      `${where}: 'num_hidden_layers' is ${c.numLayers} but the weights have ${have}; the config does not belong to these weights`,
+    );
   }
   const expect = (tensor: string, shape: readonly number[], keys: string): void => {
     const t = tensors.get(tensor);
     if (!t) return; // reported, with the tensor's name, when the model is built
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
-      throw new Error(`${where}: ${keys} give ${tensor} the shape [${shape.join(', ')}] but the weights have [${t.shape.join(', ')}]; the config does not belong to these weights`);
+      throw new Error(
+        `${where}: ${keys} give ${tensor} the shape [${shape.join(', ')}] but the weights have [${t.shape.join(', ')}]; the config does not belong to these weights`,
+      );
     }
   };
-  expect('model.embed_tokens.weight', [c.vocabSize, c.hiddenSize], `'vocab_size' ${c.vocabSize} and 'hidden_size' ${c.hiddenSize}`);
-  expect('model.layers.0.self_attn.q_proj.weight', [c.numHeads * c.headDim, c.hiddenSize], `'num_attention_heads' ${c.numHeads} and 'head_dim' ${c.headDim}`);
-  expect('model.layers.0.self_attn.k_proj.weight', [c.numKvHeads * c.headDim, c.hiddenSize], `'num_key_value_heads' ${c.numKvHeads} and 'head_dim' ${c.headDim}`);
-  expect('model.layers.0.mlp.gate_proj.weight', [c.intermediateSize, c.hiddenSize], `'intermediate_size' ${c.intermediateSize}`);
+  expect(
+    'model.embed_tokens.weight',
+    [c.vocabSize, c.hiddenSize],
+    `'vocab_size' ${c.vocabSize} and 'hidden_size' ${c.hiddenSize}`,
+  );
+  expect(
+    'model.layers.0.self_attn.q_proj.weight',
+    [c.numHeads * c.headDim, c.hiddenSize],
+    `'num_attention_heads' ${c.numHeads} and 'head_dim' ${c.headDim}`,
+  );
+  expect(
+    'model.layers.0.self_attn.k_proj.weight',
+    [c.numKvHeads * c.headDim, c.hiddenSize],
+    `'num_key_value_heads' ${c.numKvHeads} and 'head_dim' ${c.headDim}`,
+  );
+  expect(
+    'model.layers.0.mlp.gate_proj.weight',
+    [c.intermediateSize, c.hiddenSize],
+    `'intermediate_size' ${c.intermediateSize}`,
+  );
 }

@@ -76,12 +76,23 @@ export function sampleToken(
   if (opts.temperature <= 0) {
     token = -1;
     let best = -Infinity;
-    if (cand) { for (const i of cand) if (logits[i]! > best) { best = logits[i]!; token = i; } }
-    else for (let i = 0; i < V; i++) if (logits[i]! > best) { best = logits[i]!; token = i; }
+    if (cand) {
+      for (const i of cand)
+        if (logits[i]! > best) {
+          best = logits[i]!;
+          token = i;
+        }
+    } else
+      for (let i = 0; i < V; i++)
+        if (logits[i]! > best) {
+          best = logits[i]!;
+          token = i;
+        }
   } else if (!cand && !(opts.topK > 0) && !(opts.topP < 1)) {
     const full = sampleFull(logits, opts.temperature, rng);
     // the sampled distribution is the scored one (no logprobTemperature): its normaliser is already summed
-    if (opts.logprobTemperature === undefined) return { token: full.token, logprob: logits[full.token]! * scale - full.lse };
+    if (opts.logprobTemperature === undefined)
+      return { token: full.token, logprob: logits[full.token]! * scale - full.lse };
     token = full.token;
   } else {
     const ids = cand ?? Array.from({ length: V }, (_, i) => i);
@@ -98,18 +109,31 @@ export function sampleToken(
     const m = logits[ids[0]!]! / T;
     const w = new Float64Array(keep);
     let z = 0;
-    for (let j = 0; j < keep; j++) { w[j] = Math.exp(logits[ids[j]!]! / T - m); z += w[j]!; }
+    for (let j = 0; j < keep; j++) {
+      w[j] = Math.exp(logits[ids[j]!]! / T - m);
+      z += w[j]!;
+    }
     if (opts.topP < 1) {
       let acc = 0;
       let k = 0;
-      while (k < keep) { acc += w[k]! / z; k++; if (acc >= opts.topP) break; }
+      while (k < keep) {
+        acc += w[k]! / z;
+        k++;
+        if (acc >= opts.topP) break;
+      }
       keep = Math.max(1, k);
       z = 0;
       for (let j = 0; j < keep; j++) z += w[j]!;
     }
     let u = rng.next() * z;
     token = ids[keep - 1]!;
-    for (let j = 0; j < keep; j++) { u -= w[j]!; if (u < 0) { token = ids[j]!; break; } }
+    for (let j = 0; j < keep; j++) {
+      u -= w[j]!;
+      if (u < 0) {
+        token = ids[j]!;
+        break;
+      }
+    }
   }
   return { token, logprob: logits[token]! * scale - logSumExp(logits, scale) };
 }
@@ -142,16 +166,25 @@ function sampleFull(logits: Float32Array, T: number, rng: Rng): { token: number;
   const id = (j: number): number => (j === 0 ? best : j === best ? 0 : j);
   const m = logits[best]! / T;
   let z = 0;
-  for (let j = 0; j < V; j++) { w[j] = Math.exp(logits[id(j)]! / T - m); z += w[j]!; }
+  for (let j = 0; j < V; j++) {
+    w[j] = Math.exp(logits[id(j)]! / T - m);
+    z += w[j]!;
+  }
   const lse = m + Math.log(z);
   let u = rng.next() * z;
-  for (let j = 0; j < V; j++) { u -= w[j]!; if (u < 0) return { token: id(j), lse }; }
+  for (let j = 0; j < V; j++) {
+    u -= w[j]!;
+    if (u < 0) return { token: id(j), lse };
+  }
   return { token: id(V - 1), lse };
 }
 
 function disposeCache(cache: KvCache | undefined): void {
   if (!cache) return;
-  for (const l of cache) { l.k.dispose(); l.v.dispose(); }
+  for (const l of cache) {
+    l.k.dispose();
+    l.v.dispose();
+  }
 }
 
 /** One prompt of a batched generation, with its own sampling options. */
@@ -192,12 +225,21 @@ export interface StepDecoder {
    * Prefills the left-padded prompts `ids` (one row per prompt, each padded with `pads[i]` leading zeros), keeps the
    * cache of prompt `rowItems[r]` for row r, and returns the logits of each row's last position (`rows × V`).
    */
-  prefill(ids: readonly (readonly number[])[], pads: readonly number[], rowItems: readonly number[]): Promise<Float32Array>;
+  prefill(
+    ids: readonly (readonly number[])[],
+    pads: readonly number[],
+    rowItems: readonly number[],
+  ): Promise<Float32Array>;
   /**
    * Feeds one token per row at column `pos`, after dropping the rows not in `keep` (slots of the previous rows, in
    * order; undefined: all stay), and returns their logits (`rows × V`). `pads` are the rows' left paddings.
    */
-  step(tokens: readonly number[], keep: readonly number[] | undefined, pos: number, pads: readonly number[]): Promise<Float32Array>;
+  step(
+    tokens: readonly number[],
+    keep: readonly number[] | undefined,
+    pos: number,
+    pads: readonly number[],
+  ): Promise<Float32Array>;
   /** Frees the cache; called on every exit path (finish, abort, error). */
   dispose(): void;
 }
@@ -207,16 +249,30 @@ function tfjsDecoder(model: CausalLM): StepDecoder {
   const V = model.config.vocabSize;
   let cache: KvCache | undefined;
   const read = async (logits: tf.Tensor): Promise<Float32Array> => {
-    try { return (await logits.data()) as Float32Array; } finally { logits.dispose(); }
+    try {
+      return (await logits.data()) as Float32Array;
+    } finally {
+      logits.dispose();
+    }
   };
   return {
     async prefill(ids, pads, rowItems) {
       const pre = tf.tidy(() => {
-        const out = model.forward(tf.tensor2d(ids.map((r) => [...r]), [ids.length, ids[0]!.length], 'int32'), { cache: [], lastOnly: true, differentiableEmbedding: false, padLeft: [...pads] });
+        const out = model.forward(
+          tf.tensor2d(
+            ids.map((r) => [...r]),
+            [ids.length, ids[0]!.length],
+            'int32',
+          ),
+          { cache: [], lastOnly: true, differentiableEmbedding: false, padLeft: [...pads] },
+        );
         const idx = tf.tensor1d([...rowItems], 'int32');
         const trivial = ids.length === 1 && rowItems.length === 1;
         const g = (t: tf.Tensor): tf.Tensor => tf.keep(trivial ? t : tf.gather(t, idx));
-        return { logits: g(out.logits.reshape([ids.length, V])), cache: out.cache!.map((l) => ({ k: g(l.k), v: g(l.v) })) };
+        return {
+          logits: g(out.logits.reshape([ids.length, V])),
+          cache: out.cache!.map((l) => ({ k: g(l.k), v: g(l.v) })),
+        };
       });
       cache = pre.cache;
       return read(pre.logits);
@@ -229,8 +285,16 @@ function tfjsDecoder(model: CausalLM): StepDecoder {
           const idx = tf.tensor1d([...keep], 'int32');
           c = prev.map((l) => ({ k: tf.gather(l.k, idx), v: tf.gather(l.v, idx) }));
         }
-        const out = model.forward(tf.tensor2d([...tokens], [tokens.length, 1], 'int32'), { cache: c, start: pos, differentiableEmbedding: false, padLeft: [...pads] });
-        return { logits: tf.keep(out.logits.reshape([tokens.length, V])), cache: out.cache!.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })) };
+        const out = model.forward(tf.tensor2d([...tokens], [tokens.length, 1], 'int32'), {
+          cache: c,
+          start: pos,
+          differentiableEmbedding: false,
+          padLeft: [...pads],
+        });
+        return {
+          logits: tf.keep(out.logits.reshape([tokens.length, V])),
+          cache: out.cache!.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })),
+        };
       });
       disposeCache(prev);
       cache = next.cache;
@@ -251,7 +315,11 @@ function tfjsDecoder(model: CausalLM): StepDecoder {
  * matmuls). Every tensor op runs in `tf.tidy`; the KV cache is disposed on every exit path (finish, abort, error).
  * Yields to the event loop between tokens so an abort signal can fire; rejects with an `AbortError` then.
  */
-export async function generateBatch(model: CausalLM, items: readonly GenerationItem[], shared: GenerationShared = {}): Promise<GeneratedSample[][]> {
+export async function generateBatch(
+  model: CausalLM,
+  items: readonly GenerationItem[],
+  shared: GenerationShared = {},
+): Promise<GeneratedSample[][]> {
   return decodeBatch(tfjsDecoder(model), model.config, items, shared);
 }
 
@@ -267,7 +335,9 @@ export async function decodeBatch(
 ): Promise<GeneratedSample[][]> {
   const tok = shared.tokenizer;
   const V = config.vocabSize;
-  const check = (): void => { if (shared.signal?.aborted) throw abortError(); };
+  const check = (): void => {
+    if (shared.signal?.aborted) throw abortError();
+  };
   if (items.length === 0) return [];
   const rows: RowState[] = [];
   const eosSets: Set<number>[] = [];
@@ -276,15 +346,27 @@ export async function decodeBatch(
     const n = o.n ?? 1;
     if (it.promptIds.length === 0) throw new Error(`generate: prompt ${i} is empty (give at least one token)`);
     if (!Number.isInteger(n) || n < 1) throw new Error(`generate: n must be a positive integer, got ${n}`);
-    if (o.logprobTemperature !== undefined && !(o.logprobTemperature > 0)) throw new Error(`generate: logprobTemperature must be positive, got ${o.logprobTemperature}`);
+    if (o.logprobTemperature !== undefined && !(o.logprobTemperature > 0))
+      throw new Error(`generate: logprobTemperature must be positive, got ${o.logprobTemperature}`);
     if ((o.stop?.length || o.grammar) && !tok) throw new Error('generate: stop strings and grammars need a tokenizer');
-    for (const id of it.promptIds) if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`generate: prompt token id ${id} is outside the vocabulary [0, ${V})`);
-    eosSets.push(new Set(o.eosTokenIds ?? [...config.eosTokenIds, ...(tok?.eosTokenId !== undefined ? [tok.eosTokenId] : [])]));
+    for (const id of it.promptIds)
+      if (!Number.isInteger(id) || id < 0 || id >= V)
+        throw new Error(`generate: prompt token id ${id} is outside the vocabulary [0, ${V})`);
+    eosSets.push(
+      new Set(o.eosTokenIds ?? [...config.eosTokenIds, ...(tok?.eosTokenId !== undefined ? [tok.eosTokenId] : [])]),
+    );
     const nfa: Nfa | undefined = o.grammar && tok ? compileGrammar(o.grammar) : undefined;
     for (let j = 0; j < n; j++) {
       rows.push({
-        item: i, sample: j, rng: createRng(deriveSeed(o.seed ?? 0, 'row', j)), cursor: nfa ? new GrammarCursor(nfa, tok!.tokenTexts()) : undefined,
-        tokenIds: [], logprobs: [], text: '', finishReason: 'length', done: false,
+        item: i,
+        sample: j,
+        rng: createRng(deriveSeed(o.seed ?? 0, 'row', j)),
+        cursor: nfa ? new GrammarCursor(nfa, tok!.tokenTexts()) : undefined,
+        tokenIds: [],
+        logprobs: [],
+        text: '',
+        finishReason: 'length',
+        done: false,
       });
     }
   });
@@ -298,7 +380,11 @@ export async function decodeBatch(
     if (active.length > 0) {
       // Prefill each prompt once (left-padded), then gather its cache and logits to its rows.
       const ids = items.map((it, i) => [...new Array<number>(itemPads[i]!).fill(0), ...it.promptIds]);
-      data = await decoder.prefill(ids, itemPads, active.map((r) => rows[r]!.item));
+      data = await decoder.prefill(
+        ids,
+        itemPads,
+        active.map((r) => rows[r]!.item),
+      );
     }
     let pos = Pmax;
     while (active.length > 0) {
@@ -317,17 +403,30 @@ export async function decodeBatch(
         if (cur) {
           allowed = cur.allowed().filter((id) => id < V);
           if (cur.complete) for (const e of eos) if (e < V) allowed.push(e);
-          if (allowed.length === 0) { row.done = true; row.finishReason = 'stop'; continue; }
+          if (allowed.length === 0) {
+            row.done = true;
+            row.finishReason = 'stop';
+            continue;
+          }
         }
-        const { token, logprob } = sampleToken(lg, {
-          temperature: o.temperature ?? 1, topP: o.topP ?? 1, topK: o.topK ?? 0, ...(allowed ? { allowed } : {}),
-          ...(o.logprobTemperature !== undefined ? { logprobTemperature: o.logprobTemperature } : {}),
-        }, row.rng);
+        const { token, logprob } = sampleToken(
+          lg,
+          {
+            temperature: o.temperature ?? 1,
+            topP: o.topP ?? 1,
+            topK: o.topK ?? 0,
+            ...(allowed ? { allowed } : {}),
+            ...(o.logprobTemperature !== undefined ? { logprobTemperature: o.logprobTemperature } : {}),
+          },
+          row.rng,
+        );
         row.tokenIds.push(token);
         row.logprobs.push(logprob);
         shared.onToken?.(row.item, row.sample, token, logprob);
-        if (eos.has(token)) { row.done = true; row.finishReason = 'stop'; }
-        else {
+        if (eos.has(token)) {
+          row.done = true;
+          row.finishReason = 'stop';
+        } else {
           if (cur) cur.advance(token);
           if (tok && o.stop?.length) {
             const text = tok.decode(row.tokenIds);
@@ -336,11 +435,22 @@ export async function decodeBatch(
               const k = s ? text.indexOf(s) : -1;
               if (k >= 0 && (cut < 0 || k + s.length < cut)) cut = k + s.length;
             }
-            if (cut >= 0) { row.done = true; row.finishReason = 'stop'; row.text = text.slice(0, cut); }
+            if (cut >= 0) {
+              row.done = true;
+              row.finishReason = 'stop';
+              row.text = text.slice(0, cut);
+            }
           }
-          if (!row.done && row.tokenIds.length >= o.maxNewTokens) { row.done = true; row.finishReason = 'length'; }
+          if (!row.done && row.tokenIds.length >= o.maxNewTokens) {
+            row.done = true;
+            row.finishReason = 'length';
+          }
         }
-        if (!row.done) { chosen.push(token); still.push(r); keepSlots.push(slot); }
+        if (!row.done) {
+          chosen.push(token);
+          still.push(r);
+          keepSlots.push(slot);
+        }
       }
       if (still.length === 0) break;
       const pads = still.map((r) => itemPads[rows[r]!.item]!);
@@ -366,7 +476,11 @@ export async function decodeBatch(
  * Samples `n` completions of `promptIds` (one item of `generateBatch`). Rejects with an `AbortError` when the
  * signal fires.
  */
-export async function generateIds(model: CausalLM, promptIds: readonly number[], opts: GenerateOptions): Promise<GeneratedSample[]> {
+export async function generateIds(
+  model: CausalLM,
+  promptIds: readonly number[],
+  opts: GenerateOptions,
+): Promise<GeneratedSample[]> {
   const { tokenizer, signal, ...options } = opts;
   const shared = { ...(tokenizer ? { tokenizer } : {}), ...(signal ? { signal } : {}) };
   return (await generateBatch(model, [{ promptIds, options }], shared))[0]!;

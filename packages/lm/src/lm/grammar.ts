@@ -15,16 +15,39 @@ export class GrammarError extends Error {
 }
 
 type Pred = (c: number) => boolean;
-interface CharState { kind: 'char'; pred: Pred; out: number }
-interface SplitState { kind: 'split'; out: number[] }
-interface MatchState { kind: 'match' }
+interface CharState {
+  kind: 'char';
+  pred: Pred;
+  out: number;
+}
+interface SplitState {
+  kind: 'split';
+  out: number[];
+}
+interface MatchState {
+  kind: 'match';
+}
 type NState = CharState | SplitState | MatchState;
 
-interface Frag { start: number; outs: { s: number; slot: number }[] }
+interface Frag {
+  start: number;
+  outs: { s: number; slot: number }[];
+}
 
 const isDigit: Pred = (c) => c >= 48 && c <= 57;
 const isWord: Pred = (c) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-const isSpace: Pred = (c) => c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0xfeff || c === 0x2028 || c === 0x2029 || (c >= 0x2000 && c <= 0x200a) || c === 0x1680 || c === 0x202f || c === 0x205f || c === 0x3000;
+const isSpace: Pred = (c) =>
+  c === 32 ||
+  (c >= 9 && c <= 13) ||
+  c === 0xa0 ||
+  c === 0xfeff ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x1680 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000;
 
 /** A compiled NFA over UTF-16 code units. */
 export class Nfa {
@@ -57,7 +80,10 @@ export class Nfa {
   step(set: readonly number[], c: number): number[] {
     const key = set.join(',');
     let m = this.stepMemo.get(key);
-    if (!m) { m = new Map(); this.stepMemo.set(key, m); }
+    if (!m) {
+      m = new Map();
+      this.stepMemo.set(key, m);
+    }
     const hit = m.get(c);
     if (hit) return hit;
     const next: number[] = [];
@@ -85,7 +111,10 @@ export class Nfa {
 
 class Parser {
   private i = 0;
-  constructor(private readonly src: string, private readonly nfa: Nfa) {}
+  constructor(
+    private readonly src: string,
+    private readonly nfa: Nfa,
+  ) {}
 
   private err(msg: string): never {
     throw new GrammarError(`grammar regex /${this.src}/: ${msg} at position ${this.i}`);
@@ -118,7 +147,10 @@ class Parser {
 
   private alt(): Frag {
     const branches = [this.concat()];
-    while (this.src[this.i] === '|') { this.i++; branches.push(this.concat()); }
+    while (this.src[this.i] === '|') {
+      this.i++;
+      branches.push(this.concat());
+    }
     if (branches.length === 1) return branches[0]!;
     const s = this.add({ kind: 'split', out: branches.map((b) => b.start) });
     return { start: s, outs: branches.flatMap((b) => b.outs) };
@@ -127,10 +159,16 @@ class Parser {
   private concat(): Frag {
     let f: Frag | undefined;
     while (this.i < this.src.length && this.src[this.i] !== '|' && this.src[this.i] !== ')') {
-      if (this.src[this.i] === '$' && this.i === this.src.length - 1) { this.i++; break; }
+      if (this.src[this.i] === '$' && this.i === this.src.length - 1) {
+        this.i++;
+        break;
+      }
       const r = this.repeat();
       if (!f) f = r;
-      else { this.patch(f.outs, r.start); f = { start: f.start, outs: r.outs }; }
+      else {
+        this.patch(f.outs, r.start);
+        f = { start: f.start, outs: r.outs };
+      }
     }
     return f ?? this.empty();
   }
@@ -142,10 +180,19 @@ class Parser {
     for (;;) {
       const c = this.src[this.i];
       let min: number, max: number;
-      if (c === '*') { min = 0; max = Infinity; this.i++; }
-      else if (c === '+') { min = 1; max = Infinity; this.i++; }
-      else if (c === '?') { min = 0; max = 1; this.i++; }
-      else if (c === '{' && /^\{\d+(,\d*)?\}/.test(this.src.slice(this.i))) {
+      if (c === '*') {
+        min = 0;
+        max = Infinity;
+        this.i++;
+      } else if (c === '+') {
+        min = 1;
+        max = Infinity;
+        this.i++;
+      } else if (c === '?') {
+        min = 0;
+        max = 1;
+        this.i++;
+      } else if (c === '{' && /^\{\d+(,\d*)?\}/.test(this.src.slice(this.i))) {
         const m = /^\{(\d+)(,(\d*))?\}/.exec(this.src.slice(this.i))!;
         min = Number(m[1]);
         max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
@@ -182,13 +229,22 @@ class Parser {
   private quantify(first: Frag, min: number, max: number, aStart: number, aEnd: number): Frag {
     const parts: Frag[] = [];
     let used = false;
-    const next = (): Frag => { if (!used) { used = true; return first; } return this.copyAtom(aStart, aEnd); };
+    const next = (): Frag => {
+      if (!used) {
+        used = true;
+        return first;
+      }
+      return this.copyAtom(aStart, aEnd);
+    };
     for (let k = 0; k < min; k++) parts.push(next());
     if (max === Infinity) parts.push(this.star(next()));
     else for (let k = min; k < max; k++) parts.push(this.opt(next()));
     if (parts.length === 0) return this.empty();
     let f = parts[0]!;
-    for (let k = 1; k < parts.length; k++) { this.patch(f.outs, parts[k]!.start); f = { start: f.start, outs: parts[k]!.outs }; }
+    for (let k = 1; k < parts.length; k++) {
+      this.patch(f.outs, parts[k]!.start);
+      f = { start: f.start, outs: parts[k]!.outs };
+    }
     return f;
   }
 
@@ -201,18 +257,30 @@ class Parser {
     const c = this.src[this.i++];
     if (c === undefined) this.err('trailing backslash');
     switch (c) {
-      case 'd': return isDigit;
-      case 'D': return (x) => !isDigit(x);
-      case 'w': return isWord;
-      case 'W': return (x) => !isWord(x);
-      case 's': return isSpace;
-      case 'S': return (x) => !isSpace(x);
-      case 'n': return (x) => x === 10;
-      case 't': return (x) => x === 9;
-      case 'r': return (x) => x === 13;
-      case 'f': return (x) => x === 12;
-      case 'v': return (x) => x === 11;
-      case '0': return (x) => x === 0;
+      case 'd':
+        return isDigit;
+      case 'D':
+        return (x) => !isDigit(x);
+      case 'w':
+        return isWord;
+      case 'W':
+        return (x) => !isWord(x);
+      case 's':
+        return isSpace;
+      case 'S':
+        return (x) => !isSpace(x);
+      case 'n':
+        return (x) => x === 10;
+      case 't':
+        return (x) => x === 9;
+      case 'r':
+        return (x) => x === 13;
+      case 'f':
+        return (x) => x === 12;
+      case 'v':
+        return (x) => x === 11;
+      case '0':
+        return (x) => x === 0;
       case 'u': {
         const m = /^[0-9a-fA-F]{4}/.exec(this.src.slice(this.i));
         if (!m) this.err('bad \\u escape');
@@ -227,12 +295,17 @@ class Parser {
         const code = parseInt(m[0], 16);
         return (x) => x === code;
       }
-      case 'b': case 'B': this.err('word boundaries (\\b) are not supported');
+      case 'b':
+      case 'B':
+        this.err('word boundaries (\\b) are not supported');
       // falls through (unreachable)
       default:
         if (/[1-9]/.test(c)) this.err('back-references are not supported');
         if (/[a-zA-Z]/.test(c)) this.err(`unsupported escape \\${c}`);
-        { const code = c.charCodeAt(0); return (x) => x === code; }
+        {
+          const code = c.charCodeAt(0);
+          return (x) => x === code;
+        }
     }
   }
 
@@ -245,8 +318,18 @@ class Parser {
       const pred = this.escapePred();
       if (e && !/[dDwWsS]/.test(e)) {
         const single = this.src.slice(save, this.i);
-        const code = single === 'n' ? 10 : single === 't' ? 9 : single === 'r' ? 13 : single.length === 1 ? single.charCodeAt(0)
-          : single.startsWith('u') || single.startsWith('x') ? parseInt(single.slice(1), 16) : undefined;
+        const code =
+          single === 'n'
+            ? 10
+            : single === 't'
+              ? 9
+              : single === 'r'
+                ? 13
+                : single.length === 1
+                  ? single.charCodeAt(0)
+                  : single.startsWith('u') || single.startsWith('x')
+                    ? parseInt(single.slice(1), 16)
+                    : undefined;
         return code === undefined ? { pred } : { pred, code };
       }
       return { pred };
@@ -260,16 +343,25 @@ class Parser {
   private klass(): Pred {
     // after '['
     let negate = false;
-    if (this.src[this.i] === '^') { negate = true; this.i++; }
+    if (this.src[this.i] === '^') {
+      negate = true;
+      this.i++;
+    }
     const preds: Pred[] = [];
     while (this.src[this.i] !== ']') {
       if (this.i >= this.src.length) this.err('unterminated character class');
       const a = this.classAtom();
-      if (this.src[this.i] === '-' && this.src[this.i + 1] !== ']' && this.i + 1 < this.src.length && a.code !== undefined) {
+      if (
+        this.src[this.i] === '-' &&
+        this.src[this.i + 1] !== ']' &&
+        this.i + 1 < this.src.length &&
+        a.code !== undefined
+      ) {
         this.i++;
         const b = this.classAtom();
         if (b.code === undefined) this.err('bad range in character class');
-        const lo = a.code, hi = b.code;
+        const lo = a.code,
+          hi = b.code;
         if (hi < lo) this.err('range out of order in character class');
         preds.push((x) => x >= lo && x <= hi);
       } else preds.push(a.pred);
@@ -284,7 +376,8 @@ class Parser {
       this.i++;
       if (this.src[this.i] === '?') {
         if (this.src[this.i + 1] === ':') this.i += 2;
-        else if (this.src[this.i + 1] === '<' && /^\?<[A-Za-z_]\w*>/.test(this.src.slice(this.i))) this.i = this.src.indexOf('>', this.i) + 1;
+        else if (this.src[this.i + 1] === '<' && /^\?<[A-Za-z_]\w*>/.test(this.src.slice(this.i)))
+          this.i = this.src.indexOf('>', this.i) + 1;
         else this.err('look-around groups are not supported');
       }
       const f = this.alt();
@@ -292,10 +385,20 @@ class Parser {
       this.i++;
       return f;
     }
-    if (c === '[') { this.i++; return this.char(this.klass()); }
-    if (c === '.') { this.i++; return this.char((x) => x !== 10 && x !== 13 && x !== 0x2028 && x !== 0x2029); }
-    if (c === '\\') { this.i++; return this.char(this.escapePred()); }
-    if (c === '*' || c === '+' || c === '?' || c === '{' && /^\{\d/.test(this.src.slice(this.i))) this.err(`nothing to repeat before '${c}'`);
+    if (c === '[') {
+      this.i++;
+      return this.char(this.klass());
+    }
+    if (c === '.') {
+      this.i++;
+      return this.char((x) => x !== 10 && x !== 13 && x !== 0x2028 && x !== 0x2029);
+    }
+    if (c === '\\') {
+      this.i++;
+      return this.char(this.escapePred());
+    }
+    if (c === '*' || c === '+' || c === '?' || (c === '{' && /^\{\d/.test(this.src.slice(this.i))))
+      this.err(`nothing to repeat before '${c}'`);
     if (c === '^' || c === '$') this.err(`anchor '${c}' is only supported at the ends of the pattern`);
     this.i++;
     const code = c!.charCodeAt(0);
@@ -332,7 +435,10 @@ export function compileGrammar(g: OutputGrammar): Nfa {
   return nfa;
 }
 
-interface TrieNode { children: Map<number, TrieNode>; ids: number[] }
+interface TrieNode {
+  children: Map<number, TrieNode>;
+  ids: number[];
+}
 
 const tries = new WeakMap<readonly string[], TrieNode>();
 
@@ -348,7 +454,10 @@ export function tokenTrie(texts: readonly string[]): TrieNode {
     for (let i = 0; i < t.length; i++) {
       const c = t.charCodeAt(i);
       let ch = n.children.get(c);
-      if (!ch) { ch = { children: new Map(), ids: [] }; n.children.set(c, ch); }
+      if (!ch) {
+        ch = { children: new Map(), ids: [] };
+        n.children.set(c, ch);
+      }
       n = ch;
     }
     n.ids.push(id);

@@ -14,14 +14,27 @@ import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from '@troupe/kernel';
 import { CheckpointError } from '../checkpoint/errors.js';
 import { checkpointFile, MAX_JSON_BYTES, readCheckpointFile } from '../checkpoint/files.js';
-import { readSafetensors, storedBytes, writeSafetensors, type SafeTensor, type StoredDtype } from '../checkpoint/safetensors.js';
+import {
+  readSafetensors,
+  storedBytes,
+  writeSafetensors,
+  type SafeTensor,
+  type StoredDtype,
+} from '../checkpoint/safetensors.js';
 import { CausalLM } from './model.js';
 import { checkConfigAgainstTensors, parseHfConfig } from './config.js';
 
 /** Tokenizer and generation files copied along with a checkpoint when present. */
 export const TOKENIZER_FILES = [
-  'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.json', 'merges.txt',
-  'added_tokens.json', 'generation_config.json', 'chat_template.jinja', 'chat_template.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'vocab.json',
+  'merges.txt',
+  'added_tokens.json',
+  'generation_config.json',
+  'chat_template.jinja',
+  'chat_template.json',
 ] as const;
 
 /** A checkpoint read into host memory. */
@@ -71,7 +84,9 @@ function assertFinite(tensors: ReadonlyMap<string, SafeTensor>, file: string): v
       if (Number.isFinite(d[i]!)) continue;
       let bad = 0;
       for (let j = i; j < d.length; j++) if (!Number.isFinite(d[j]!)) bad++;
-      throw new CheckpointError(`${file}: tensor '${name}' has ${bad} non-finite value${bad === 1 ? '' : 's'} (the first, ${d[i]}, at index ${i}): the weights are corrupt or training diverged; load an earlier checkpoint`);
+      throw new CheckpointError(
+        `${file}: tensor '${name}' has ${bad} non-finite value${bad === 1 ? '' : 's'} (the first, ${d[i]}, at index ${i}): the weights are corrupt or training diverged; load an earlier checkpoint`,
+      );
     }
   }
 }
@@ -101,19 +116,33 @@ export async function checkpointFiles(dir: string): Promise<CheckpointFiles> {
   const config = await readJson(d, 'config.json', 'the model config');
   const single = join(d, 'model.safetensors');
   const index = join(d, 'model.safetensors.index.json');
-  if (existsSync(single)) return { dir: d, config, files: [{ name: 'model.safetensors', path: await checkpointFile(d, 'model.safetensors', d) }], listedBy: d };
-  if (!existsSync(index)) throw new CheckpointError(`${d}: no model.safetensors or model.safetensors.index.json (only safetensors checkpoints are supported)`);
+  if (existsSync(single))
+    return {
+      dir: d,
+      config,
+      files: [{ name: 'model.safetensors', path: await checkpointFile(d, 'model.safetensors', d) }],
+      listedBy: d,
+    };
+  if (!existsSync(index))
+    throw new CheckpointError(
+      `${d}: no model.safetensors or model.safetensors.index.json (only safetensors checkpoints are supported)`,
+    );
   const idx = await readJson(d, 'model.safetensors.index.json', 'the shard index');
   const map = idx.weight_map as Record<string, unknown> | undefined;
-  if (!map || typeof map !== 'object' || Array.isArray(map)) throw new CheckpointError(`${index}: missing 'weight_map' (tensor names to shard files)`);
+  if (!map || typeof map !== 'object' || Array.isArray(map))
+    throw new CheckpointError(`${index}: missing 'weight_map' (tensor names to shard files)`);
   const byShard = new Map<string, string[]>();
   for (const [name, shard] of Object.entries(map)) {
-    if (typeof shard !== 'string') throw new CheckpointError(`${index}: weight_map['${name}'] must be a shard file name, got ${JSON.stringify(shard)}`);
+    if (typeof shard !== 'string')
+      throw new CheckpointError(
+        `${index}: weight_map['${name}'] must be a shard file name, got ${JSON.stringify(shard)}`,
+      );
     if (!byShard.has(shard)) byShard.set(shard, []);
     byShard.get(shard)!.push(name);
   }
   const files = [];
-  for (const [shard, tensors] of byShard) files.push({ name: shard, path: await checkpointFile(d, shard, index), tensors });
+  for (const [shard, tensors] of byShard)
+    files.push({ name: shard, path: await checkpointFile(d, shard, index), tensors });
   return { dir: d, config, files, listedBy: index };
 }
 
@@ -130,7 +159,10 @@ export async function readCheckpoint(dir: string): Promise<CheckpointData> {
     }
     for (const name of f.tensors) {
       const t = st.get(name);
-      if (!t) throw new CheckpointError(`${join(d, f.name)}: tensor '${name}' is listed in ${basename(listedBy)} but not in the shard`);
+      if (!t)
+        throw new CheckpointError(
+          `${join(d, f.name)}: tensor '${name}' is listed in ${basename(listedBy)} but not in the shard`,
+        );
       tensors.set(name, t);
     }
   }
@@ -165,7 +197,8 @@ export async function loadCheckpoint(dir: string): Promise<CausalLM> {
     return model;
   } catch (err) {
     // The config's and the tensors' problems name the checkpoint: they are the user's to fix, not internal errors.
-    if (err instanceof Error && !(err instanceof CheckpointError) && err.message.startsWith(ck.dir)) throw new CheckpointError(err.message);
+    if (err instanceof Error && !(err instanceof CheckpointError) && err.message.startsWith(ck.dir))
+      throw new CheckpointError(err.message);
     throw err;
   }
 }
@@ -218,11 +251,16 @@ export async function writeCheckpoint(
 ): Promise<void> {
   const target = resolve(dir);
   await mkdir(dirname(target), { recursive: true });
-  if (existsSync(target) && !(await stat(target)).isDirectory()) throw new Error(`${target} exists and is not a folder`);
+  if (existsSync(target) && !(await stat(target)).isDirectory())
+    throw new Error(`${target} exists and is not a folder`);
   const tmp = join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   await mkdir(tmp, { recursive: true });
   try {
-    const cfg = { ...config, ...(options.configExtra ?? {}), torch_dtype: TORCH_DTYPE[mainDtype(tensors, options.dtype)] };
+    const cfg = {
+      ...config,
+      ...(options.configExtra ?? {}),
+      torch_dtype: TORCH_DTYPE[mainDtype(tensors, options.dtype)],
+    };
     await writeFileAtomic(join(tmp, 'config.json'), JSON.stringify(cfg, null, 2) + '\n');
     const max = options.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES;
     if (!(max > 0)) throw new Error(`writeCheckpoint: maxShardBytes must be a positive number of bytes, got ${max}`);
@@ -232,7 +270,11 @@ export async function writeCheckpoint(
     let total = 0;
     for (const [name, t] of tensors) {
       const b = storedBytes(t, options.dtype);
-      if (cur.size > 0 && bytes + b > max) { shards.push(cur); cur = new Map(); bytes = 0; }
+      if (cur.size > 0 && bytes + b > max) {
+        shards.push(cur);
+        cur = new Map();
+        bytes = 0;
+      }
       cur.set(name, t);
       bytes += b;
       total += b;
@@ -249,16 +291,22 @@ export async function writeCheckpoint(
         for (const name of shards[i]!.keys()) weightMap[name] = file;
         await writeSafetensors(join(tmp, file), shards[i]!, { format: 'pt' }, write);
       }
-      await writeFileAtomic(join(tmp, 'model.safetensors.index.json'),
-        JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2) + '\n');
+      await writeFileAtomic(
+        join(tmp, 'model.safetensors.index.json'),
+        JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2) + '\n',
+      );
     }
     if (options.tokenizerDir) {
       let copied = 0;
       for (const f of TOKENIZER_FILES) {
         const src = join(options.tokenizerDir, f);
-        if (existsSync(src)) { await copyFile(src, join(tmp, f)); copied++; }
+        if (existsSync(src)) {
+          await copyFile(src, join(tmp, f));
+          copied++;
+        }
       }
-      if (copied === 0) throw new Error(`tokenizer folder ${options.tokenizerDir} has none of ${TOKENIZER_FILES.join(', ')}`);
+      if (copied === 0)
+        throw new Error(`tokenizer folder ${options.tokenizerDir} has none of ${TOKENIZER_FILES.join(', ')}`);
     }
     await swapInto(tmp, target);
   } catch (err) {
@@ -292,18 +340,31 @@ export function peftTensorName(module: string, which: 'A' | 'B'): string {
  * Saves the model's LoRA adapters in PEFT layout: `adapter_config.json` + `adapter_model.safetensors`
  * (`base_model.model.<module>.lora_A.weight` `[r, in]`, `lora_B.weight` `[out, r]`). Atomic like checkpoints.
  */
-export async function saveLoraAdapter(dir: string, model: CausalLM, options: { baseModel?: string } = {}): Promise<void> {
+export async function saveLoraAdapter(
+  dir: string,
+  model: CausalLM,
+  options: { baseModel?: string } = {},
+): Promise<void> {
   const cfg = model.loraConfig;
-  if (!cfg || model.lora.size === 0) throw new Error('saveLoraAdapter: the model has no LoRA adapters (call addLora first)');
+  if (!cfg || model.lora.size === 0)
+    throw new Error('saveLoraAdapter: the model has no LoRA adapters (call addLora first)');
   const tensors = new Map<string, SafeTensor>();
   for (const [mod, { a, b }] of model.exportLora()) {
     tensors.set(peftTensorName(mod, 'A'), a);
     tensors.set(peftTensorName(mod, 'B'), b);
   }
   const adapterConfig = {
-    peft_type: 'LORA', task_type: 'CAUSAL_LM', r: cfg.r, lora_alpha: cfg.alpha, lora_dropout: 0.0,
-    target_modules: [...cfg.targetModules], bias: 'none', fan_in_fan_out: false, inference_mode: true,
-    base_model_name_or_path: options.baseModel ?? null, modules_to_save: null,
+    peft_type: 'LORA',
+    task_type: 'CAUSAL_LM',
+    r: cfg.r,
+    lora_alpha: cfg.alpha,
+    lora_dropout: 0.0,
+    target_modules: [...cfg.targetModules],
+    bias: 'none',
+    fan_in_fan_out: false,
+    inference_mode: true,
+    base_model_name_or_path: options.baseModel ?? null,
+    modules_to_save: null,
   };
   const target = resolve(dir);
   await mkdir(dirname(target), { recursive: true });
@@ -326,12 +387,21 @@ export async function loadLoraAdapter(dir: string, model: CausalLM): Promise<voi
   const d = resolve(dir);
   const cfgPath = join(d, 'adapter_config.json');
   const cfg = await readJson(d, 'adapter_config.json', 'the adapter config');
-  if (cfg.peft_type !== undefined && cfg.peft_type !== 'LORA') throw new CheckpointError(`${cfgPath}: peft_type ${JSON.stringify(cfg.peft_type)} is not supported (only LORA)`);
-  const r = cfg.r, alpha = cfg.lora_alpha, targets = cfg.target_modules;
-  if (typeof r !== 'number' || !Number.isInteger(r) || r < 1 || r > MAX_LORA_RANK) throw new CheckpointError(`${cfgPath}: 'r' must be an integer from 1 to ${MAX_LORA_RANK}, got ${JSON.stringify(r)}`);
-  if (typeof alpha !== 'number' || !Number.isFinite(alpha)) throw new CheckpointError(`${cfgPath}: 'lora_alpha' must be a finite number, got ${JSON.stringify(alpha)}`);
-  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) throw new CheckpointError(`${cfgPath}: 'target_modules' must be a list of module names`);
-  if (cfg.use_rslora === true || cfg.use_dora === true) throw new CheckpointError(`${cfgPath}: rsLoRA and DoRA are not supported`);
+  if (cfg.peft_type !== undefined && cfg.peft_type !== 'LORA')
+    throw new CheckpointError(`${cfgPath}: peft_type ${JSON.stringify(cfg.peft_type)} is not supported (only LORA)`);
+  const r = cfg.r,
+    alpha = cfg.lora_alpha,
+    targets = cfg.target_modules;
+  if (typeof r !== 'number' || !Number.isInteger(r) || r < 1 || r > MAX_LORA_RANK)
+    throw new CheckpointError(
+      `${cfgPath}: 'r' must be an integer from 1 to ${MAX_LORA_RANK}, got ${JSON.stringify(r)}`,
+    );
+  if (typeof alpha !== 'number' || !Number.isFinite(alpha))
+    throw new CheckpointError(`${cfgPath}: 'lora_alpha' must be a finite number, got ${JSON.stringify(alpha)}`);
+  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string'))
+    throw new CheckpointError(`${cfgPath}: 'target_modules' must be a list of module names`);
+  if (cfg.use_rslora === true || cfg.use_dora === true)
+    throw new CheckpointError(`${cfgPath}: rsLoRA and DoRA are not supported`);
   const file = join(d, 'adapter_model.safetensors');
   const st = await readSafetensors(await checkpointFile(d, 'adapter_model.safetensors', d));
   assertFinite(st.tensors, file);
@@ -339,8 +409,10 @@ export async function loadLoraAdapter(dir: string, model: CausalLM): Promise<voi
   model.addLora({ r, alpha, targetModules: targets as string[] });
   try {
     for (const mod of model.lora.keys()) {
-      const a = st.tensors.get(peftTensorName(mod, 'A')) ?? st.tensors.get(`base_model.model.${mod}.lora_A.default.weight`);
-      const b = st.tensors.get(peftTensorName(mod, 'B')) ?? st.tensors.get(`base_model.model.${mod}.lora_B.default.weight`);
+      const a =
+        st.tensors.get(peftTensorName(mod, 'A')) ?? st.tensors.get(`base_model.model.${mod}.lora_A.default.weight`);
+      const b =
+        st.tensors.get(peftTensorName(mod, 'B')) ?? st.tensors.get(`base_model.model.${mod}.lora_B.default.weight`);
       if (!a) throw new CheckpointError(`${file}: tensor '${peftTensorName(mod, 'A')}' is missing`);
       if (!b) throw new CheckpointError(`${file}: tensor '${peftTensorName(mod, 'B')}' is missing`);
       model.setLoraPair(mod, a, b);

@@ -5,7 +5,20 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { parameterShapes, parseHfConfig, type LmConfig } from './config.js';
-import { applyRope, causalMask, causalPadMask, embed, linear, mm, rmsNorm, ropeMatrix, ropeTables, rotateHalfMatrix, silu, tapeOn } from './ops.js';
+import {
+  applyRope,
+  causalMask,
+  causalPadMask,
+  embed,
+  linear,
+  mm,
+  rmsNorm,
+  ropeMatrix,
+  ropeTables,
+  rotateHalfMatrix,
+  silu,
+  tapeOn,
+} from './ops.js';
 
 /** A float32 tensor on the host, in Hugging Face layout. */
 export interface HostTensor {
@@ -102,7 +115,8 @@ export class CausalLM {
     let s = seed >>> 0;
     for (const [name, shape] of parameterShapes(m.config)) {
       const init = tf.tidy(() => {
-        if (name.endsWith('q_norm.weight') || name.endsWith('k_norm.weight')) return tf.randomNormal(shape, 1, 0.1, 'float32', tfSeed(s++));
+        if (name.endsWith('q_norm.weight') || name.endsWith('k_norm.weight'))
+          return tf.randomNormal(shape, 1, 0.1, 'float32', tfSeed(s++));
         if (name.endsWith('norm.weight')) return tf.ones(shape);
         const t = tf.randomNormal(shape, 0, 0.02, 'float32', tfSeed(s++));
         return isLinear(name) ? t.transpose() : t;
@@ -117,7 +131,11 @@ export class CausalLM {
    * A model from Hugging Face-layout tensors. Throws naming the tensor for a missing tensor or a wrong shape;
    * extra tensors (e.g. `rotary_emb.inv_freq`) are ignored. `where` names the checkpoint in errors.
    */
-  static fromTensors(hfConfig: Record<string, unknown>, tensors: ReadonlyMap<string, HostTensor>, where = 'checkpoint'): CausalLM {
+  static fromTensors(
+    hfConfig: Record<string, unknown>,
+    tensors: ReadonlyMap<string, HostTensor>,
+    where = 'checkpoint',
+  ): CausalLM {
     const m = new CausalLM(hfConfig, `${where}/config.json`);
     try {
       for (const [name, shape] of parameterShapes(m.config)) {
@@ -127,7 +145,9 @@ export class CausalLM {
         }
         if (!t) throw new Error(`${where}: tensor '${name}' is missing`);
         if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
-          throw new Error(`${where}: tensor '${name}' has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}] from config.json`);
+          throw new Error(
+            `${where}: tensor '${name}' has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}] from config.json`,
+          );
         }
         const data = isLinear(name) ? transpose2d(t.data, shape[0]!, shape[1]!) : t.data;
         const s = isLinear(name) ? [shape[1]!, shape[0]!] : shape;
@@ -201,12 +221,17 @@ export class CausalLM {
       if (!cfg.targetModules.includes(mod.split('.').pop()!)) continue;
       const [inDim, outDim] = v.shape as [number, number];
       const bound = 1 / Math.sqrt(inDim); // kaiming_uniform_(a=sqrt(5)) on [r, in] gives U(-1/sqrt(in), 1/sqrt(in))
-      const a = tf.variable(tf.tidy(() => tf.randomUniform([inDim, cfg.r], -bound, bound, 'float32', tfSeed(s++))), true);
+      const a = tf.variable(
+        tf.tidy(() => tf.randomUniform([inDim, cfg.r], -bound, bound, 'float32', tfSeed(s++))),
+        true,
+      );
       const b = tf.variable(tf.zeros([cfg.r, outDim]), true);
       this.lora.set(mod, { a, b });
     }
     if (this.lora.size === 0) {
-      throw new Error(`LoRA target_modules ${JSON.stringify(cfg.targetModules)} match no linear module (have q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj)`);
+      throw new Error(
+        `LoRA target_modules ${JSON.stringify(cfg.targetModules)} match no linear module (have q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj)`,
+      );
     }
     this.loraConfig = { r: cfg.r, alpha: cfg.alpha, targetModules: [...cfg.targetModules] };
   }
@@ -217,8 +242,10 @@ export class CausalLM {
     if (!pair) throw new Error(`no LoRA adapter on module '${mod}'`);
     const [inDim, r] = pair.a.shape as [number, number];
     const outDim = pair.b.shape[1]!;
-    if (loraA.shape[0] !== r || loraA.shape[1] !== inDim) throw new Error(`'${mod}.lora_A.weight' has shape [${loraA.shape.join(', ')}], expected [${r}, ${inDim}]`);
-    if (loraB.shape[0] !== outDim || loraB.shape[1] !== r) throw new Error(`'${mod}.lora_B.weight' has shape [${loraB.shape.join(', ')}], expected [${outDim}, ${r}]`);
+    if (loraA.shape[0] !== r || loraA.shape[1] !== inDim)
+      throw new Error(`'${mod}.lora_A.weight' has shape [${loraA.shape.join(', ')}], expected [${r}, ${inDim}]`);
+    if (loraB.shape[0] !== outDim || loraB.shape[1] !== r)
+      throw new Error(`'${mod}.lora_B.weight' has shape [${loraB.shape.join(', ')}], expected [${outDim}, ${r}]`);
     tf.tidy(() => {
       pair.a.assign(tf.tensor2d(transpose2d(loraA.data, r, inDim), [inDim, r]));
       pair.b.assign(tf.tensor2d(transpose2d(loraB.data, outDim, r), [r, outDim]));
@@ -241,7 +268,10 @@ export class CausalLM {
 
   /** Detaches and disposes the LoRA adapters. */
   removeLora(): void {
-    for (const { a, b } of this.lora.values()) { a.dispose(); b.dispose(); }
+    for (const { a, b } of this.lora.values()) {
+      a.dispose();
+      b.dispose();
+    }
     this.lora.clear();
     this.loraConfig = undefined;
   }
@@ -271,20 +301,27 @@ export class CausalLM {
     if (this.disposed) throw new Error('CausalLM.forward: the model was disposed');
     const c = this.config;
     const [B, T] = ids.shape as [number, number];
-    const H = c.numHeads, KV = c.numKvHeads, hd = c.headDim, rep = H / KV, eps = c.rmsNormEps;
+    const H = c.numHeads,
+      KV = c.numKvHeads,
+      hd = c.headDim,
+      rep = H / KV,
+      eps = c.rmsNormEps;
     const past = opts.cache;
     const pastLen = past && past.length > 0 ? past[0]!.k.shape[2]! : 0;
     const start = opts.start ?? pastLen;
     const wantCache = opts.returnCache ?? past !== undefined;
     const diffEmbed = opts.differentiableEmbedding ?? this.lora.size === 0;
     const pads = opts.padLeft && opts.padLeft.some((p) => p > 0) ? opts.padLeft : undefined;
-    if (pads && pads.length !== B) throw new Error(`CausalLM.forward: padLeft has ${pads.length} rows for a batch of ${B}`);
+    if (pads && pads.length !== B)
+      throw new Error(`CausalLM.forward: padLeft has ${pads.length} rows for a batch of ${B}`);
     const S = pastLen + T;
     const scale = 1 / Math.sqrt(hd);
     // One-token step without padding (KV-cached decoding): no mask (nothing is masked), RoPE as one [hd, hd] matmul
     // (the query's 1/√hd folded in), and the head transposes are plain reshapes (T = 1).
     const decode = T === 1 && !pads;
-    const { cos, sin } = decode ? { cos: undefined, sin: undefined } : ropeTables(start, T, hd, c.ropeTheta, c.ropeScaling, pads);
+    const { cos, sin } = decode
+      ? { cos: undefined, sin: undefined }
+      : ropeTables(start, T, hd, c.ropeTheta, c.ropeScaling, pads);
     const ropeQ = decode ? ropeMatrix(start, hd, c.ropeTheta, c.ropeScaling, scale) : undefined;
     const ropeK = decode ? ropeMatrix(start, hd, c.ropeTheta, c.ropeScaling) : undefined;
     const mask = decode ? undefined : pads ? causalPadMask(T, S, pads) : causalMask(T, S).reshape([1, 1, 1, T, S]);
@@ -318,8 +355,15 @@ export class CausalLM {
       const qg = q.reshape([B, KV, rep * T, hd]);
       // decoding: one query row, where the transpose flag (measured 0.29 vs 0.61 ms at S = 64) beats copying the cache
       const raw = decode ? tf.matMul(qg, k, false, true) : mm(qg, k.transpose([0, 1, 3, 2]));
-      const att = mask ? tf.softmax(raw.reshape([B, KV, rep, T, S]).add(mask), -1).reshape([B, KV, rep * T, S]) : tf.softmax(raw, -1);
-      const o = decode ? mm(att, v).reshape([B, T, H * hd]) : mm(att, v).reshape([B, H, T, hd]).transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
+      const att = mask
+        ? tf.softmax(raw.reshape([B, KV, rep, T, S]).add(mask), -1).reshape([B, KV, rep * T, S])
+        : tf.softmax(raw, -1);
+      const o = decode
+        ? mm(att, v).reshape([B, T, H * hd])
+        : mm(att, v)
+            .reshape([B, H, T, hd])
+            .transpose([0, 2, 1, 3])
+            .reshape([B, T, H * hd]);
       x = x.add(this.proj(o, pre + 'self_attn.o_proj', false));
       const h2 = rmsNorm(x, this.p(pre + 'post_attention_layernorm.weight'), eps);
       const g = this.proj(h2, pre + 'mlp.gate_proj', false);
@@ -345,7 +389,9 @@ export class CausalLM {
     if (tapeOn()) return linear(x, emb.transpose());
     if (tf.getBackend() !== 'wasm') {
       const lead = x.shape.slice(0, -1);
-      return tf.matMul(x.reshape([-1, emb.shape[1]!]) as tf.Tensor2D, emb as tf.Tensor2D, false, true).reshape([...lead, emb.shape[0]!]);
+      return tf
+        .matMul(x.reshape([-1, emb.shape[1]!]) as tf.Tensor2D, emb as tf.Tensor2D, false, true)
+        .reshape([...lead, emb.shape[0]!]);
     }
     if (this.tiedHead?.source !== emb.dataId) {
       this.tiedHead?.t.dispose();

@@ -15,13 +15,20 @@ function swapLast(x: tf.Tensor): tf.Tensor {
 }
 
 /** `mm` with its custom gradient. */
-const mmGrad: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+const mmGrad: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor = tf.customGrad(((
+  a: tf.Tensor,
+  b: tf.Tensor,
+  save: tf.GradSaveFunc,
+) => {
   save([a, b]);
   return {
     value: tf.matMul(a as tf.Tensor3D, b as tf.Tensor3D),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sa, sb] = saved as [tf.Tensor, tf.Tensor];
-      return [tf.matMul(dy as tf.Tensor3D, swapLast(sb) as tf.Tensor3D), tf.matMul(swapLast(sa) as tf.Tensor3D, dy as tf.Tensor3D)];
+      return [
+        tf.matMul(dy as tf.Tensor3D, swapLast(sb) as tf.Tensor3D),
+        tf.matMul(swapLast(sa) as tf.Tensor3D, dy as tf.Tensor3D),
+      ];
     },
   };
 }) as never) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
@@ -89,7 +96,10 @@ function oneHotT(ids: tf.Tensor, depth: number): tf.Tensor2D {
   const v = ids.dataSync() as Int32Array;
   const N = v.length;
   const m = new Float32Array(depth * N);
-  for (let n = 0; n < N; n++) { const id = v[n]!; if (id >= 0 && id < depth) m[id * N + n] = 1; }
+  for (let n = 0; n < N; n++) {
+    const id = v[n]!;
+    if (id >= 0 && id < depth) m[id * N + n] = 1;
+  }
   return tf.tensor2d(m, [depth, N]);
 }
 
@@ -126,12 +136,16 @@ export function ropeInvFreq(hd: number, theta: number, scaling?: RopeScaling): F
   if (scaling?.type === 'linear') for (let i = 0; i < h; i++) inv[i] = inv[i]! / scaling.factor;
   if (scaling?.type === 'llama3') {
     const { factor, lowFreqFactor: lo, highFreqFactor: hi, originalMaxPositionEmbeddings: old } = scaling;
-    const lowWavelen = old / lo, highWavelen = old / hi;
+    const lowWavelen = old / lo,
+      highWavelen = old / hi;
     for (let i = 0; i < h; i++) {
       const f = inv[i]!;
       const wavelen = (2 * Math.PI) / f;
       if (wavelen < highWavelen) continue;
-      if (wavelen > lowWavelen) { inv[i] = f / factor; continue; }
+      if (wavelen > lowWavelen) {
+        inv[i] = f / factor;
+        continue;
+      }
       const smooth = (old / wavelen - lo) / (hi - lo);
       inv[i] = (1 - smooth) * (f / factor) + smooth * f;
     }
@@ -144,7 +158,14 @@ export function ropeInvFreq(hd: number, theta: number, scaling?: RopeScaling): F
  * `start + t - pads[r]` (left padding; pad columns get position 0). Rotate-half convention, as Hugging Face;
  * computed like PyTorch in float32: `angle = pos * inv_freq`. Without `pads`: one row, no padding.
  */
-export function ropeTables(start: number, T: number, hd: number, theta: number, scaling?: RopeScaling, pads?: readonly number[]): { cos: tf.Tensor; sin: tf.Tensor } {
+export function ropeTables(
+  start: number,
+  T: number,
+  hd: number,
+  theta: number,
+  scaling?: RopeScaling,
+  pads?: readonly number[],
+): { cos: tf.Tensor; sin: tf.Tensor } {
   const h = hd / 2;
   const inv = ropeInvFreq(hd, theta, scaling);
   const rows = pads ?? [0];
@@ -157,9 +178,12 @@ export function ropeTables(start: number, T: number, hd: number, theta: number, 
       const o = (r * T + t) * hd;
       for (let i = 0; i < h; i++) {
         const a = Math.fround(pos * inv[i]!);
-        const c = Math.cos(a), s = Math.sin(a);
-        cos[o + i] = c; cos[o + i + h] = c;
-        sin[o + i] = s; sin[o + i + h] = s;
+        const c = Math.cos(a),
+          s = Math.sin(a);
+        cos[o + i] = c;
+        cos[o + i + h] = c;
+        sin[o + i] = s;
+        sin[o + i + h] = s;
       }
     }
   }
@@ -177,7 +201,8 @@ export function ropeMatrix(pos: number, hd: number, theta: number, scaling?: Rop
   const m = new Float32Array(hd * hd);
   for (let i = 0; i < h; i++) {
     const a = Math.fround(pos * inv[i]!);
-    const c = Math.fround(Math.cos(a)), s = Math.fround(Math.sin(a));
+    const c = Math.fround(Math.cos(a)),
+      s = Math.fround(Math.sin(a));
     m[i * hd + i] = c * scale; // out[i] = x[i]·cos - x[i+h]·sin
     m[(i + h) * hd + i] = -s * scale;
     m[(i + h) * hd + i + h] = c * scale; // out[i+h] = x[i+h]·cos + x[i]·sin

@@ -49,7 +49,8 @@ export function packBatch(pairs: readonly SequencePair[], padId = 0): PackedBatc
   let L = 2;
   pairs.forEach((p, b) => {
     if (p.promptIds.length === 0) throw new Error(`packBatch: row ${b} has an empty prompt`);
-    if (p.temperature !== undefined && !(p.temperature > 0)) throw new Error(`packBatch: row ${b} has temperature ${p.temperature}; it must be positive`);
+    if (p.temperature !== undefined && !(p.temperature > 0))
+      throw new Error(`packBatch: row ${b} has temperature ${p.temperature}; it must be positive`);
     L = Math.max(L, p.promptIds.length + p.completionIds.length);
   });
   const ids: number[][] = [];
@@ -77,7 +78,10 @@ export function scatterToLayout(packed: PackedBatch, values: readonly (readonly 
     if (v === undefined) throw new Error(`scatterToLayout: no values for row ${b}`);
     for (let j = 0; j < lengths[b]!; j++) {
       const x = typeof v === 'number' ? v : v[j];
-      if (x === undefined) throw new Error(`scatterToLayout: row ${b} has ${typeof v === 'number' ? 0 : v.length} values for ${lengths[b]} completion tokens`);
+      if (x === undefined)
+        throw new Error(
+          `scatterToLayout: row ${b} has ${typeof v === 'number' ? 0 : v.length} values for ${lengths[b]} completion tokens`,
+        );
       out[b * (L - 1) + offsets[b]! + j] = x;
     }
   }
@@ -104,7 +108,11 @@ export function tokenLogprobs(model: CausalLM, packed: PackedBatch): tf.Tensor2D
  * Recomputes the log-prob of each completion token (no gradients), in chunks of `batchSize` rows.
  * Returns `out[b][j]` aligned with `pairs[b].completionIds[j]`.
  */
-export async function recomputeLogprobs(model: CausalLM, pairs: readonly SequencePair[], options: { batchSize?: number; padId?: number } = {}): Promise<number[][]> {
+export async function recomputeLogprobs(
+  model: CausalLM,
+  pairs: readonly SequencePair[],
+  options: { batchSize?: number; padId?: number } = {},
+): Promise<number[][]> {
   const bs = options.batchSize ?? 16;
   const out: number[][] = [];
   for (let s = 0; s < pairs.length; s += bs) {
@@ -173,7 +181,10 @@ export class AdamW {
   private readonly v: tf.Variable[];
 
   /** Creates moment buffers for `vars`. */
-  constructor(readonly vars: readonly tf.Variable[], readonly options: AdamWOptions) {
+  constructor(
+    readonly vars: readonly tf.Variable[],
+    readonly options: AdamWOptions,
+  ) {
     this.m = vars.map((x) => tf.variable(tf.zerosLike(x), false));
     this.v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
   }
@@ -190,11 +201,16 @@ export class AdamW {
    */
   apply(grads: tf.NamedTensorMap): { gradNorm: number; lr: number } {
     const lr = this.currentLr();
-    const b1 = this.options.beta1 ?? 0.9, b2 = this.options.beta2 ?? 0.999, eps = this.options.eps ?? 1e-8;
+    const b1 = this.options.beta1 ?? 0.9,
+      b2 = this.options.beta2 ?? 0.999,
+      eps = this.options.eps ?? 1e-8;
     const wd = this.options.weightDecay ?? 0;
     const t = this.stepCount + 1;
     const gradNorm = tf.tidy(() => {
-      const sq = this.vars.map((x) => grads[x.name]).filter((g): g is tf.Tensor => !!g).map((g) => g.square().sum());
+      const sq = this.vars
+        .map((x) => grads[x.name])
+        .filter((g): g is tf.Tensor => !!g)
+        .map((g) => g.square().sum());
       return sq.length ? tf.addN(sq).sqrt().dataSync()[0]! : 0;
     });
     const max = this.options.maxGradNorm ?? 0;
@@ -259,7 +275,10 @@ export function trainStep(optimizer: AdamW, lossFn: () => tf.Scalar): { loss: nu
  * a token sum divided by the whole batch's token count). Returns the summed loss, the pre-clip global gradient norm of
  * the summed gradients and the learning rate used.
  */
-export function accumulatedTrainStep(optimizer: AdamW, parts: readonly (() => tf.Scalar)[]): { loss: number; gradNorm: number; lr: number } {
+export function accumulatedTrainStep(
+  optimizer: AdamW,
+  parts: readonly (() => tf.Scalar)[],
+): { loss: number; gradNorm: number; lr: number } {
   if (parts.length === 0) throw new Error('accumulatedTrainStep: no loss parts');
   let loss = 0;
   const sum: tf.NamedTensorMap = {};
@@ -270,7 +289,10 @@ export function accumulatedTrainStep(optimizer: AdamW, parts: readonly (() => tf
       value.dispose();
       for (const [name, g] of Object.entries(grads)) {
         const prev = sum[name];
-        if (!prev) { sum[name] = g; continue; }
+        if (!prev) {
+          sum[name] = g;
+          continue;
+        }
         sum[name] = prev.add(g);
         prev.dispose();
         g.dispose();

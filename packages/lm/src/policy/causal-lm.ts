@@ -5,7 +5,19 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { injectable, injectParameters, optionalService, TokenizerCache, type PolicyContribution, type Completion, type GenerateCallOptions, type GenerationRequest, type Policy, type PolicyCreateContext, type JsonSchema } from '@troupe/kernel';
+import {
+  injectable,
+  injectParameters,
+  optionalService,
+  TokenizerCache,
+  type PolicyContribution,
+  type Completion,
+  type GenerateCallOptions,
+  type GenerationRequest,
+  type Policy,
+  type PolicyCreateContext,
+  type JsonSchema,
+} from '@troupe/kernel';
 import { initBackend, type BackendName, type BackendReport } from '../backend/index.js';
 import { tokenizerCache, type Tokenizer } from '../tokenizer/index.js';
 import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from '../lm/hf-checkpoint.js';
@@ -55,24 +67,43 @@ export const causalLmPolicyConfigSchema: JsonSchema = {
     backend: { enum: ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] },
     seed: { type: 'integer', minimum: 0, maximum: 4294967295 },
     lora: {
-      type: 'object', additionalProperties: false, required: ['r', 'alpha', 'targetModules'],
-      properties: { r: { type: 'integer', minimum: 1, maximum: 4096 }, alpha: { type: 'number', exclusiveMinimum: 0, maximum: 1e6 }, targetModules: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+      type: 'object',
+      additionalProperties: false,
+      required: ['r', 'alpha', 'targetModules'],
+      properties: {
+        r: { type: 'integer', minimum: 1, maximum: 4096 },
+        alpha: { type: 'number', exclusiveMinimum: 0, maximum: 1e6 },
+        targetModules: { type: 'array', items: { type: 'string' }, minItems: 1 },
+      },
     },
     adapter: { type: 'string' },
     optimizer: {
-      type: 'object', additionalProperties: false, required: ['lr'],
+      type: 'object',
+      additionalProperties: false,
+      required: ['lr'],
       properties: {
         lr: {
           oneOf: [
             { type: 'number', exclusiveMinimum: 0, maximum: 1 },
             {
-              type: 'object', additionalProperties: false, required: ['kind', 'lr'],
-              properties: { kind: { enum: ['constant', 'linear', 'cosine'] }, lr: { type: 'number', exclusiveMinimum: 0, maximum: 1 }, warmupSteps: { type: 'integer', minimum: 0, maximum: 1e7 }, totalSteps: { type: 'integer', minimum: 1, maximum: 1e7 }, minLr: { type: 'number', minimum: 0, maximum: 1 } },
+              type: 'object',
+              additionalProperties: false,
+              required: ['kind', 'lr'],
+              properties: {
+                kind: { enum: ['constant', 'linear', 'cosine'] },
+                lr: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+                warmupSteps: { type: 'integer', minimum: 0, maximum: 1e7 },
+                totalSteps: { type: 'integer', minimum: 1, maximum: 1e7 },
+                minLr: { type: 'number', minimum: 0, maximum: 1 },
+              },
             },
           ],
         },
-        beta1: { type: 'number', minimum: 0, exclusiveMaximum: 1 }, beta2: { type: 'number', minimum: 0, exclusiveMaximum: 1 }, eps: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
-        weightDecay: { type: 'number', minimum: 0, maximum: 10 }, maxGradNorm: { type: 'number', minimum: 0, maximum: 1e6 },
+        beta1: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+        beta2: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+        eps: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        weightDecay: { type: 'number', minimum: 0, maximum: 10 },
+        maxGradNorm: { type: 'number', minimum: 0, maximum: 1e6 },
       },
     },
     batchPrompts: { type: 'boolean', default: false },
@@ -91,7 +122,11 @@ const CAUSAL_LM_POLICY: unique symbol = Symbol.for('@troupe/lm CausalLmPolicy') 
 
 /** Whether `policy` is a trainable {@link CausalLmPolicy} (from any copy of @troupe/lm). */
 export function isCausalLmPolicy(policy: unknown): policy is CausalLmPolicy {
-  return typeof policy === 'object' && policy !== null && (policy as { [CAUSAL_LM_POLICY]?: unknown })[CAUSAL_LM_POLICY] === true;
+  return (
+    typeof policy === 'object' &&
+    policy !== null &&
+    (policy as { [CAUSAL_LM_POLICY]?: unknown })[CAUSAL_LM_POLICY] === true
+  );
 }
 
 export class CausalLmPolicy implements Policy {
@@ -114,7 +149,9 @@ export class CausalLmPolicy implements Policy {
     readonly settings: { optimizer?: AdamWOptions; backend?: BackendReport; batchPrompts?: boolean } = {},
   ) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
-      throw new Error(`policy '${name}': the tokenizer (${tokenizer.dir}) has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${model.config.vocabSize}`);
+      throw new Error(
+        `policy '${name}': the tokenizer (${tokenizer.dir}) has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${model.config.vocabSize}`,
+      );
     }
   }
 
@@ -141,7 +178,10 @@ export class CausalLmPolicy implements Policy {
           if (!(err instanceof GrammarError)) throw err;
           if (!warnedPatterns.has(grammar.pattern)) {
             warnedPatterns.add(grammar.pattern);
-            process.emitWarning(`policy '${this.name}': ${err.message}; sampling without constraints for this grammar`, 'TroupeGrammarWarning');
+            process.emitWarning(
+              `policy '${this.name}': ${err.message}; sampling without constraints for this grammar`,
+              'TroupeGrammarWarning',
+            );
           }
           grammar = undefined;
         }
@@ -149,8 +189,12 @@ export class CausalLmPolicy implements Policy {
       return {
         promptIds: prompts[i]!,
         options: {
-          maxNewTokens: req.sampling.maxTokens, temperature: req.sampling.temperature, topP: req.sampling.topP,
-          topK: req.sampling.topK, n: req.n, seed: req.seed,
+          maxNewTokens: req.sampling.maxTokens,
+          temperature: req.sampling.temperature,
+          topP: req.sampling.topP,
+          topK: req.sampling.topK,
+          n: req.n,
+          seed: req.seed,
           ...(req.sampling.stop ? { stop: req.sampling.stop } : {}),
           ...(req.logprobTemperature !== undefined ? { logprobTemperature: req.logprobTemperature } : {}),
           ...(grammar ? { grammar } : {}),
@@ -164,9 +208,15 @@ export class CausalLmPolicy implements Policy {
       samples = [];
       for (const it of items) samples.push((await generateBatch(this.model, [it], shared))[0]!);
     }
-    return samples.map((group, i) => group.map((s) => ({
-      text: s.text, promptIds: prompts[i]!, tokenIds: s.tokenIds, logprobs: s.logprobs, finishReason: s.finishReason,
-    })));
+    return samples.map((group, i) =>
+      group.map((s) => ({
+        text: s.text,
+        promptIds: prompts[i]!,
+        tokenIds: s.tokenIds,
+        logprobs: s.logprobs,
+        finishReason: s.finishReason,
+      })),
+    );
   }
 
   /** Log-prob of each completion token under the current weights. */
@@ -198,7 +248,8 @@ export async function createCausalLmPolicy(
 ): Promise<CausalLmPolicy> {
   const where = `policies.${name}`;
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(context.baseDir, p));
-  if (!config.model === !config.preset) throw new Error(`${where}: give exactly one of 'model' (a checkpoint folder) or 'preset' (tiny, small)`);
+  if (!config.model === !config.preset)
+    throw new Error(`${where}: give exactly one of 'model' (a checkpoint folder) or 'preset' (tiny, small)`);
   const backend = await initBackend(config.backend ? { backend: config.backend } : {});
   const seed = config.seed ?? context.seed;
   let model: CausalLM;
@@ -207,14 +258,23 @@ export async function createCausalLmPolicy(
     const dir = abs(config.model);
     if (!existsSync(dir)) throw new Error(`${where}.model: checkpoint folder ${dir} does not exist`);
     model = await loadCheckpoint(dir);
-    tokDir = config.tokenizer ? (config.tokenizer === 'tiny' || config.tokenizer === 'qwen3' ? config.tokenizer : abs(config.tokenizer)) : dir;
+    tokDir = config.tokenizer
+      ? config.tokenizer === 'tiny' || config.tokenizer === 'qwen3'
+        ? config.tokenizer
+        : abs(config.tokenizer)
+      : dir;
   } else {
     model = CausalLM.random(presetHfConfig(config.preset!, { model_type: config.modelType ?? 'qwen3' }), seed);
-    tokDir = config.tokenizer ? (config.tokenizer === 'tiny' || config.tokenizer === 'qwen3' ? config.tokenizer : abs(config.tokenizer)) : 'tiny';
+    tokDir = config.tokenizer
+      ? config.tokenizer === 'tiny' || config.tokenizer === 'qwen3'
+        ? config.tokenizer
+        : abs(config.tokenizer)
+      : 'tiny';
   }
   try {
     const tokenizer = await tokenizers.load(tokDir);
-    if (config.lora && config.adapter) throw new Error(`${where}: give at most one of 'lora' (fresh adapters) and 'adapter' (a saved one)`);
+    if (config.lora && config.adapter)
+      throw new Error(`${where}: give at most one of 'lora' (fresh adapters) and 'adapter' (a saved one)`);
     if (config.lora) model.addLora(config.lora as LoraConfig, seed);
     if (config.adapter) await loadLoraAdapter(abs(config.adapter), model);
     return new CausalLmPolicy(name, model, tokenizer, {

@@ -87,14 +87,22 @@ export class Tokenizer {
    * The prompt text for chat messages through the tokenizer's chat template (with the assistant generation prompt by
    * default). Tokenizers without a template get a plain `role: content` rendering.
    */
-  applyChatTemplate(messages: readonly ChatMessage[], options: { addGenerationPrompt?: boolean; templateArgs?: Record<string, unknown> } = {}): string {
+  applyChatTemplate(
+    messages: readonly ChatMessage[],
+    options: { addGenerationPrompt?: boolean; templateArgs?: Record<string, unknown> } = {},
+  ): string {
     const add = options.addGenerationPrompt ?? true;
     if (!this.hasChatTemplate) {
       return messages.map((m) => `${m.role}: ${m.content}`).join('\n') + (add ? '\nassistant:' : '');
     }
-    return this.hf.apply_chat_template(messages.map((m) => ({ role: m.role, content: m.content })), {
-      tokenize: false, add_generation_prompt: add, ...(options.templateArgs ?? {}),
-    }) as string;
+    return this.hf.apply_chat_template(
+      messages.map((m) => ({ role: m.role, content: m.content })),
+      {
+        tokenize: false,
+        add_generation_prompt: add,
+        ...(options.templateArgs ?? {}),
+      },
+    ) as string;
   }
 
   /**
@@ -105,7 +113,10 @@ export class Tokenizer {
     if (!this.texts) {
       const n = this.vocabSize;
       const out = new Array<string>(n);
-      for (let i = 0; i < n; i++) out[i] = this.specialIds.has(i) ? '' : this.hf.decode([i], { skip_special_tokens: true, clean_up_tokenization_spaces: false });
+      for (let i = 0; i < n; i++)
+        out[i] = this.specialIds.has(i)
+          ? ''
+          : this.hf.decode([i], { skip_special_tokens: true, clean_up_tokenization_spaces: false });
       this.texts = out;
     }
     return this.texts;
@@ -125,7 +136,9 @@ async function readJsonFile(dir: string, name: string): Promise<Record<string, u
   try {
     return JSON.parse(text) as Record<string, unknown>;
   } catch (err) {
-    throw new CheckpointError(`${join(dir, name)}: not valid JSON (${(err as Error).message.split('\n')[0]}): the file is corrupt; copy it again from the model it came from`);
+    throw new CheckpointError(
+      `${join(dir, name)}: not valid JSON (${(err as Error).message.split('\n')[0]}): the file is corrupt; copy it again from the model it came from`,
+    );
   }
 }
 
@@ -142,20 +155,30 @@ export function loadTokenizer(dir: string): Promise<Tokenizer> {
   if (!p) {
     p = (async () => {
       const tj = join(d, 'tokenizer.json');
-      if (!existsSync(tj)) throw new CheckpointError(`${d}: no tokenizer.json (a tokenizer folder needs tokenizer.json and tokenizer_config.json)`);
+      if (!existsSync(tj))
+        throw new CheckpointError(
+          `${d}: no tokenizer.json (a tokenizer folder needs tokenizer.json and tokenizer_config.json)`,
+        );
       const json = await readJsonFile(d, 'tokenizer.json');
       const cfgPath = join(d, 'tokenizer_config.json');
       const config = existsSync(cfgPath) ? await readJsonFile(d, 'tokenizer_config.json') : {};
       if (!config.chat_template && existsSync(join(d, 'chat_template.jinja'))) {
         config.chat_template = await readTokenizerText(d, 'chat_template.jinja');
       }
-      const name = typeof config.tokenizer_class === 'string' ? config.tokenizer_class.replace(/Fast$/, '') : 'PreTrainedTokenizer';
-      const mapping = (AutoTokenizer as unknown as { TOKENIZER_CLASS_MAPPING: Record<string, typeof PreTrainedTokenizer> }).TOKENIZER_CLASS_MAPPING;
+      const name =
+        typeof config.tokenizer_class === 'string'
+          ? config.tokenizer_class.replace(/Fast$/, '')
+          : 'PreTrainedTokenizer';
+      const mapping = (
+        AutoTokenizer as unknown as { TOKENIZER_CLASS_MAPPING: Record<string, typeof PreTrainedTokenizer> }
+      ).TOKENIZER_CLASS_MAPPING;
       const Cls = mapping[name] ?? PreTrainedTokenizer;
       try {
         return new Tokenizer(new Cls(json, config), d);
       } catch (err) {
-        throw new CheckpointError(`${tj}: @huggingface/transformers could not build the tokenizer (${(err as Error).message}): the file is corrupt or of an unsupported kind; copy it again from the model it came from`);
+        throw new CheckpointError(
+          `${tj}: @huggingface/transformers could not build the tokenizer (${(err as Error).message}): the file is corrupt or of an unsupported kind; copy it again from the model it came from`,
+        );
       }
     })();
     cache.set(d, p);

@@ -18,19 +18,23 @@ export interface AppAssets {
 /** A missing app bundle: the message says how to build it. */
 export class AppNotBuiltError extends Error {
   constructor(dir: string) {
-    super(`the viewer's web app is not built (no app.js in ${dir}); run \`npm run build\` in the repository (npm run setup does it)`);
+    super(
+      `the viewer's web app is not built (no app.js in ${dir}); run \`npm run build\` in the repository (npm run setup does it)`,
+    );
     this.name = 'AppNotBuiltError';
   }
 }
 
 /** Reads the bundle (from `dir`, default {@link APP_DIR}). */
 export function readAppAssets(dir = APP_DIR): AppAssets {
-  const js = join(dir, 'app.js'), css = join(dir, 'app.css');
+  const js = join(dir, 'app.js'),
+    css = join(dir, 'app.css');
   if (!existsSync(js) || !existsSync(css)) throw new AppNotBuiltError(dir);
   return { js: readFileSync(js, 'utf8'), css: readFileSync(css, 'utf8') };
 }
 
-const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** Text inside a <script> element: `</script` and `<!--` cannot end or confuse it. */
 const scriptText = (s: string): string => s.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');

@@ -31,7 +31,10 @@ export async function snapshotRun(run: RunFolder, maxEpisodeBytes = 64 << 20): P
     const episodes: Record<string, TraceLine[]> = {};
     let omitted = 0;
     for (const { episodeId, step } of t.episodeIds()) {
-      if (budget <= 0) { omitted++; continue; }
+      if (budget <= 0) {
+        omitted++;
+        continue;
+      }
       const records = (await t.episode(episodeId, step))!;
       budget -= records.reduce((n, r) => n + JSON.stringify(r).length, 0);
       episodes[episodeKey(step, episodeId)] = records;
@@ -49,5 +52,10 @@ export async function exportRun(path: string, file: string, options: ExportOptio
   const html = renderPage(snapshot.overview.name || basename(run.dir), { assets, snapshot });
   writeFileSync(file, html);
   const all = Object.values(snapshot.traces);
-  return { file, bytes: Buffer.byteLength(html), episodes: all.reduce((n, t) => n + Object.keys(t.episodes).length, 0), omittedEpisodes: all.reduce((n, t) => n + t.omittedEpisodes, 0) };
+  return {
+    file,
+    bytes: Buffer.byteLength(html),
+    episodes: all.reduce((n, t) => n + Object.keys(t.episodes).length, 0),
+    omittedEpisodes: all.reduce((n, t) => n + t.omittedEpisodes, 0),
+  };
 }

@@ -50,15 +50,23 @@ export class RunFolder {
    */
   constructor(path: string) {
     const abs = resolve(path);
-    if (!existsSync(abs)) throw new RunFolderError(`${path}: no such file or folder; pass a run folder (troupe train --out) or a trace file (troupe eval --trace)`);
+    if (!existsSync(abs))
+      throw new RunFolderError(
+        `${path}: no such file or folder; pass a run folder (troupe train --out) or a trace file (troupe eval --trace)`,
+      );
     if (statSync(abs).isFile()) {
-      if (!abs.endsWith('.jsonl')) throw new RunFolderError(`${path}: not a .jsonl trace; pass a run folder (troupe train --out) or a trace file (troupe eval --trace)`);
+      if (!abs.endsWith('.jsonl'))
+        throw new RunFolderError(
+          `${path}: not a .jsonl trace; pass a run folder (troupe train --out) or a trace file (troupe eval --trace)`,
+        );
       this.dir = dirname(abs);
       this.only = basename(abs);
     } else {
       this.dir = abs;
       if (this.traceNames().length === 0 && !existsSync(join(abs, 'metrics.jsonl'))) {
-        throw new RunFolderError(`${path}: not a run folder (no trace.jsonl, metrics.jsonl or evals/*.jsonl in it); pass the --out folder of troupe train, or a trace file written by troupe eval --trace`);
+        throw new RunFolderError(
+          `${path}: not a run folder (no trace.jsonl, metrics.jsonl or evals/*.jsonl in it); pass the --out folder of troupe train, or a trace file written by troupe eval --trace`,
+        );
       }
     }
   }
@@ -66,7 +74,12 @@ export class RunFolder {
   /** Names (paths relative to the folder) of its trace files: trace.jsonl first, then other *.jsonl, then evals/. */
   traceNames(): string[] {
     if (this.only) return [this.only];
-    const list = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.jsonl') && !NOT_TRACES.has(f)).sort(natural) : []);
+    const list = (dir: string): string[] =>
+      existsSync(dir)
+        ? readdirSync(dir)
+            .filter((f) => f.endsWith('.jsonl') && !NOT_TRACES.has(f))
+            .sort(natural)
+        : [];
     const root = list(this.dir);
     const evals = list(join(this.dir, 'evals')).map((f) => `evals/${f}`);
     return [...root.filter((f) => f === 'trace.jsonl'), ...root.filter((f) => f !== 'trace.jsonl'), ...evals];
@@ -74,7 +87,10 @@ export class RunFolder {
 
   /** The index of one trace, brought up to date with the file. */
   async trace(name: string): Promise<TraceIndex> {
-    if (!this.traceNames().includes(name)) throw new RunFolderError(`trace ${name}: not a trace of ${this.dir} (its traces: ${this.traceNames().join(', ') || 'none'})`);
+    if (!this.traceNames().includes(name))
+      throw new RunFolderError(
+        `trace ${name}: not a trace of ${this.dir} (its traces: ${this.traceNames().join(', ') || 'none'})`,
+      );
     let index = this.traces.get(name);
     if (!index) this.traces.set(name, (index = new TraceIndex(join(this.dir, name), name)));
     await index.update();
@@ -94,7 +110,9 @@ export class RunFolder {
     const all = this.allTraces();
     all.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), budgetMs); });
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), budgetMs);
+    });
     const done = await Promise.race([all, late]).finally(() => clearTimeout(timer));
     return done ?? this.traceNames().map((name) => this.traces.get(name) ?? new TraceIndex(join(this.dir, name), name));
   }
@@ -103,14 +121,16 @@ export class RunFolder {
   metrics(): Record<string, unknown>[] {
     const file = join(this.dir, 'metrics.jsonl');
     if (this.only || !existsSync(file)) return [];
-    return readFileSync(file, 'utf8').split('\n').flatMap((line) => {
-      if (!line.trim()) return [];
-      try {
-        return [JSON.parse(line) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .flatMap((line) => {
+        if (!line.trim()) return [];
+        try {
+          return [JSON.parse(line) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
   }
 
   /** checkpoints/step-N folders with their trainer state, and which one best.json names. */
@@ -119,19 +139,29 @@ export class RunFolder {
     if (this.only || !existsSync(dir)) return [];
     const best = readJson(join(dir, 'best.json'));
     const bestStep = typeof best?.step === 'number' ? best.step : undefined;
-    return readdirSync(dir).flatMap((name) => {
-      const m = /^step-(\d+)$/.exec(name);
-      if (!m) return [];
-      const state = readJson(join(dir, name, 'trainer-state.json'));
-      const step = Number(m[1]);
-      return [{ step, samplesGenerated: typeof state?.samplesGenerated === 'number' ? state.samplesGenerated : null, best: step === bestStep }];
-    }).sort((a, b) => a.step - b.step);
+    return readdirSync(dir)
+      .flatMap((name) => {
+        const m = /^step-(\d+)$/.exec(name);
+        if (!m) return [];
+        const state = readJson(join(dir, name, 'trainer-state.json'));
+        const step = Number(m[1]);
+        return [
+          {
+            step,
+            samplesGenerated: typeof state?.samplesGenerated === 'number' ? state.samplesGenerated : null,
+            best: step === bestStep,
+          },
+        ];
+      })
+      .sort((a, b) => a.step - b.step);
   }
 
   /** The newest checkpoint's trainer state (its `run` names the run and its spec file). */
   private runInfo(): { name?: string; spec?: string } {
     const newest = this.checkpoints().at(-1);
-    const state = newest ? readJson(join(this.dir, 'checkpoints', `step-${newest.step}`, 'trainer-state.json')) : undefined;
+    const state = newest
+      ? readJson(join(this.dir, 'checkpoints', `step-${newest.step}`, 'trainer-state.json'))
+      : undefined;
     return (state?.run as { name?: string; spec?: string } | undefined) ?? {};
   }
 
@@ -140,17 +170,26 @@ export class RunFolder {
     const local = join(this.dir, 'spec.yaml');
     const named = this.runInfo().spec;
     for (const file of [local, ...(named ? [named] : [])]) {
-      if (!this.only && existsSync(file)) return { file: file === local ? 'spec.yaml' : file, text: readFileSync(file, 'utf8') };
+      if (!this.only && existsSync(file))
+        return { file: file === local ? 'spec.yaml' : file, text: readFileSync(file, 'utf8') };
     }
     return null;
   }
 
   /** A fingerprint of the run's files (trace and metrics sizes): it changes whenever the run writes. */
-  async status(): Promise<{ traces: { name: string; size: number; indexedBytes: number; groups: number }[]; metricsBytes: number }> {
+  async status(): Promise<{
+    traces: { name: string; size: number; indexedBytes: number; groups: number }[];
+    metricsBytes: number;
+  }> {
     const traces = await this.tracesWithin(OVERVIEW_BUDGET_MS);
     const metrics = join(this.dir, 'metrics.jsonl');
     return {
-      traces: traces.map((t) => ({ name: relative(this.dir, t.file), size: t.size, indexedBytes: t.indexedBytes, groups: t.groups.length })),
+      traces: traces.map((t) => ({
+        name: relative(this.dir, t.file),
+        size: t.size,
+        indexedBytes: t.indexedBytes,
+        groups: t.groups.length,
+      })),
       metricsBytes: !this.only && existsSync(metrics) ? statSync(metrics).size : 0,
     };
   }
@@ -168,10 +207,12 @@ export class RunFolder {
     const spec = { file };
     try {
       const resolved = loadTeamSpec(spec.file === 'spec.yaml' ? join(this.dir, 'spec.yaml') : spec.file);
-      return Object.fromEntries(Object.keys(resolved.seats).map((seat) => {
-        const m = resolved.rewards.seats[seat];
-        return [seat, { alpha: m?.alpha ?? 1, weights: { ...(m?.weights ?? {}) } }];
-      }));
+      return Object.fromEntries(
+        Object.keys(resolved.seats).map((seat) => {
+          const m = resolved.rewards.seats[seat];
+          return [seat, { alpha: m?.alpha ?? 1, weights: { ...(m?.weights ?? {}) } }];
+        }),
+      );
     } catch {
       return null;
     }
@@ -191,7 +232,15 @@ export class RunFolder {
       checkpoints: this.checkpoints(),
       baseline: this.only ? null : (readJson(join(this.dir, 'baseline-eval.json')) ?? null),
       report: !this.only && existsSync(report) ? readFileSync(report, 'utf8') : null,
-      traces: traces.map((t) => ({ name: relative(this.dir, t.file), size: t.size, indexedBytes: t.indexedBytes, records: t.records, groups: t.groups.length, episodes: t.episodeCount, kind: t.kind })),
+      traces: traces.map((t) => ({
+        name: relative(this.dir, t.file),
+        size: t.size,
+        indexedBytes: t.indexedBytes,
+        records: t.records,
+        groups: t.groups.length,
+        episodes: t.episodeCount,
+        kind: t.kind,
+      })),
     };
   }
 }

@@ -51,51 +51,111 @@ export function buildServer(run: RunFolder, assets: AppAssets): FastifyInstance 
   // what a live page polls: cheap, and it changes whenever the run writes
   app.get('/api/status', async () => run.status());
 
-  app.get<{ Querystring: { trace: string } }>('/api/steps', {
-    schema: { querystring: { type: 'object', required: ['trace'], properties: { trace: traceParam }, additionalProperties: false } },
-  }, async (req) => {
-    const t = await run.trace(req.query.trace);
-    return stepSummaries(t.groups, t.outcomes());
-  });
-
-  app.get<{ Querystring: GroupQuery & { trace: string } }>('/api/groups', {
-    schema: {
-      querystring: {
-        type: 'object', required: ['trace'], additionalProperties: false,
-        properties: {
-          trace: traceParam, step: stepParam, seat: { type: 'string' }, turn: { type: 'integer', minimum: 0 },
-          failed: { type: 'boolean' }, malformed: { type: 'boolean' }, zeroVariance: { type: 'boolean' },
-          sort: { enum: ['id', 'spread', 'meanReward', 'maxAbsAdvantage', 'turn', 'seat'] }, desc: { type: 'boolean' },
-          offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 1000 },
+  app.get<{ Querystring: { trace: string } }>(
+    '/api/steps',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          required: ['trace'],
+          properties: { trace: traceParam },
+          additionalProperties: false,
         },
       },
     },
-  }, async (req) => {
-    const { trace, ...q } = req.query;
-    const t = await run.trace(trace);
-    // an evaluation trace's records have no step: its groups are asked for without one
-    return queryGroups(t.groups, t.kind === 'eval' ? { ...q, step: q.step === undefined ? undefined : null } : q);
-  });
+    async (req) => {
+      const t = await run.trace(req.query.trace);
+      return stepSummaries(t.groups, t.outcomes());
+    },
+  );
 
-  app.get<{ Querystring: { trace: string; step?: number } }>('/api/credit', {
-    schema: { querystring: { type: 'object', required: ['trace'], properties: { trace: traceParam, step: stepParam }, additionalProperties: false } },
-  }, async (req) => creditCells((await run.trace(req.query.trace)).groups, req.query.step));
+  app.get<{ Querystring: GroupQuery & { trace: string } }>(
+    '/api/groups',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          required: ['trace'],
+          additionalProperties: false,
+          properties: {
+            trace: traceParam,
+            step: stepParam,
+            seat: { type: 'string' },
+            turn: { type: 'integer', minimum: 0 },
+            failed: { type: 'boolean' },
+            malformed: { type: 'boolean' },
+            zeroVariance: { type: 'boolean' },
+            sort: { enum: ['id', 'spread', 'meanReward', 'maxAbsAdvantage', 'turn', 'seat'] },
+            desc: { type: 'boolean' },
+            offset: { type: 'integer', minimum: 0 },
+            limit: { type: 'integer', minimum: 1, maximum: 1000 },
+          },
+        },
+      },
+    },
+    async (req) => {
+      const { trace, ...q } = req.query;
+      const t = await run.trace(trace);
+      // an evaluation trace's records have no step: its groups are asked for without one
+      return queryGroups(t.groups, t.kind === 'eval' ? { ...q, step: q.step === undefined ? undefined : null } : q);
+    },
+  );
 
-  app.get<{ Querystring: { trace: string; id: string; step?: number } }>('/api/episode', {
-    schema: { querystring: { type: 'object', required: ['trace', 'id'], properties: { trace: traceParam, id: { type: 'string', minLength: 1 }, step: stepParam }, additionalProperties: false } },
-  }, async (req, reply) => {
-    const t = await run.trace(req.query.trace);
-    const records = await t.episode(req.query.id, t.kind === 'eval' ? null : req.query.step);
-    if (!records) return reply.code(404).send({ error: `episode ${req.query.id}${req.query.step !== undefined ? ` of step ${req.query.step}` : ''}: not in ${req.query.trace}` });
-    return records;
-  });
+  app.get<{ Querystring: { trace: string; step?: number } }>(
+    '/api/credit',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          required: ['trace'],
+          properties: { trace: traceParam, step: stepParam },
+          additionalProperties: false,
+        },
+      },
+    },
+    async (req) => creditCells((await run.trace(req.query.trace)).groups, req.query.step),
+  );
 
-  app.get<{ Querystring: { a: string; b: string } }>('/api/compare', {
-    schema: { querystring: { type: 'object', required: ['a', 'b'], properties: { a: traceParam, b: traceParam }, additionalProperties: false } },
-  }, async (req) => {
-    const [a, b] = await Promise.all([run.trace(req.query.a), run.trace(req.query.b)]);
-    return compareOutcomes(req.query.a, a.outcomes(), req.query.b, b.outcomes());
-  });
+  app.get<{ Querystring: { trace: string; id: string; step?: number } }>(
+    '/api/episode',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          required: ['trace', 'id'],
+          properties: { trace: traceParam, id: { type: 'string', minLength: 1 }, step: stepParam },
+          additionalProperties: false,
+        },
+      },
+    },
+    async (req, reply) => {
+      const t = await run.trace(req.query.trace);
+      const records = await t.episode(req.query.id, t.kind === 'eval' ? null : req.query.step);
+      if (!records)
+        return reply.code(404).send({
+          error: `episode ${req.query.id}${req.query.step !== undefined ? ` of step ${req.query.step}` : ''}: not in ${req.query.trace}`,
+        });
+      return records;
+    },
+  );
+
+  app.get<{ Querystring: { a: string; b: string } }>(
+    '/api/compare',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          required: ['a', 'b'],
+          properties: { a: traceParam, b: traceParam },
+          additionalProperties: false,
+        },
+      },
+    },
+    async (req) => {
+      const [a, b] = await Promise.all([run.trace(req.query.a), run.trace(req.query.b)]);
+      return compareOutcomes(req.query.a, a.outcomes(), req.query.b, b.outcomes());
+    },
+  );
 
   return app;
 }
@@ -110,7 +170,7 @@ export async function startViewer(path: string, options: ViewerOptions = {}): Pr
   const host = options.host ?? '127.0.0.1';
   await app.listen({ port: options.port ?? 0, host });
   const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port ?? 0;
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   const shown = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   return { url: `http://${shown}:${port}/`, run, close: () => app.close() };
 }

@@ -77,7 +77,9 @@ export class TraceIndex {
    * complete once a record of another group follows it, or once a later call finds that the file did not grow.
    */
   update(): Promise<void> {
-    this.updating ??= this.scan().finally(() => { this.updating = undefined; });
+    this.updating ??= this.scan().finally(() => {
+      this.updating = undefined;
+    });
     return this.updating;
   }
 
@@ -133,15 +135,30 @@ export class TraceIndex {
     try {
       r = JSON.parse(text) as TraceLine;
     } catch {
-      throw new TraceFileError(`${this.name}: byte ${start} is not a JSON line; is it a rollout trace (troupe train's trace.jsonl, troupe eval --trace)?`);
+      throw new TraceFileError(
+        `${this.name}: byte ${start} is not a JSON line; is it a rollout trace (troupe train's trace.jsonl, troupe eval --trace)?`,
+      );
     }
-    if (typeof r !== 'object' || r === null || typeof r.episodeId !== 'string' || typeof r.turn !== 'number' || typeof r.seat !== 'string' || typeof r.reward !== 'number') {
-      throw new TraceFileError(`${this.name}: the line at byte ${start} is not a trace record (it needs episodeId, turn, seat, reward); is it a rollout trace?`);
+    if (
+      typeof r !== 'object' ||
+      r === null ||
+      typeof r.episodeId !== 'string' ||
+      typeof r.turn !== 'number' ||
+      typeof r.seat !== 'string' ||
+      typeof r.reward !== 'number'
+    ) {
+      throw new TraceFileError(
+        `${this.name}: the line at byte ${start} is not a trace record (it needs episodeId, turn, seat, reward); is it a rollout trace?`,
+      );
     }
     this.records++;
     if (r.step !== null && r.step !== undefined) this.sawStep = true;
     const head = this.pending[0];
-    if (head && (head.episodeId !== r.episodeId || head.turn !== r.turn || head.seat !== r.seat || head.step !== r.step)) this.flushGroup();
+    if (
+      head &&
+      (head.episodeId !== r.episodeId || head.turn !== r.turn || head.seat !== r.seat || head.step !== r.step)
+    )
+      this.flushGroup();
     if (this.pending.length === 0) this.pendingStart = start;
     this.pending.push(slim(r));
     this.pendingEnd = end;
@@ -154,7 +171,11 @@ export class TraceIndex {
     const first = rs[0]!;
     const id = this.groups.length;
     if (id === this.starts.length) {
-      const grow = (a: Float64Array) => { const b = new Float64Array(a.length * 2); b.set(a); return b; };
+      const grow = (a: Float64Array) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
       this.starts = grow(this.starts);
       this.ends = grow(this.ends);
     }
@@ -162,17 +183,40 @@ export class TraceIndex {
     this.ends[id] = this.pendingEnd;
     const rewards = rs.map((r) => r.reward);
     const termMeans: Record<string, number> = {};
-    for (const r of rs) for (const [t, v] of Object.entries(r.terms ?? {})) termMeans[t] = (termMeans[t] ?? 0) + v / rs.length;
+    for (const r of rs)
+      for (const [t, v] of Object.entries(r.terms ?? {})) termMeans[t] = (termMeans[t] ?? 0) + v / rs.length;
     const spread = Math.max(...rewards) - Math.min(...rewards);
     const selected = rs.find((r) => r.selected);
     const key = `${first.step ?? ''}\u0000${first.episodeId}`;
     let ep = this.episodes.get(key);
-    if (!ep) this.episodes.set(key, (ep = { episodeId: first.episodeId, instanceUid: first.instanceUid, step: first.step ?? null, groups: [], success: false, turns: 0, path: [] }));
+    if (!ep)
+      this.episodes.set(
+        key,
+        (ep = {
+          episodeId: first.episodeId,
+          instanceUid: first.instanceUid,
+          step: first.step ?? null,
+          groups: [],
+          success: false,
+          turns: 0,
+          path: [],
+        }),
+      );
     const group: GroupSummary = {
-      id, step: first.step ?? null, episodeId: first.episodeId, instanceUid: first.instanceUid, turn: first.turn, seat: first.seat,
-      rewards, advantages: rs.map((r) => r.advantage ?? null), termMeans, selected: selected ? selected.branch : -1,
-      greedy: rs.find((r) => r.greedy === true)?.branch ?? -1, malformed: rs.filter((r) => r.parseError !== null && r.parseError !== undefined).length,
-      spread, episodeSuccess: false,
+      id,
+      step: first.step ?? null,
+      episodeId: first.episodeId,
+      instanceUid: first.instanceUid,
+      turn: first.turn,
+      seat: first.seat,
+      rewards,
+      advantages: rs.map((r) => r.advantage ?? null),
+      termMeans,
+      selected: selected ? selected.branch : -1,
+      greedy: rs.find((r) => r.greedy === true)?.branch ?? -1,
+      malformed: rs.filter((r) => r.parseError !== null && r.parseError !== undefined).length,
+      spread,
+      episodeSuccess: false,
       // as the kernel's advantages count it (all rewards equal); a lone branch only when it was trained (has an advantage)
       zeroVariance: rewards.every((r) => r === rewards[0]) && (rs.length > 1 || rs[0]!.advantage !== null),
     };
@@ -189,23 +233,36 @@ export class TraceIndex {
 
   /** Every episode's outcome and selected path. */
   outcomes(): EpisodeOutcome[] {
-    return [...this.episodes.values()].map((e) => ({ episodeId: e.episodeId, instanceUid: e.instanceUid, step: e.step, success: e.success, turns: e.turns, path: e.path }));
+    return [...this.episodes.values()].map((e) => ({
+      episodeId: e.episodeId,
+      instanceUid: e.instanceUid,
+      step: e.step,
+      success: e.success,
+      turns: e.turns,
+      path: e.path,
+    }));
   }
 
   /** Episode ids, in file order, optionally of one step. */
   episodeIds(step?: number | null): { episodeId: string; step: number | null }[] {
-    return [...this.episodes.values()].filter((e) => step === undefined || e.step === step).map((e) => ({ episodeId: e.episodeId, step: e.step }));
+    return [...this.episodes.values()]
+      .filter((e) => step === undefined || e.step === step)
+      .map((e) => ({ episodeId: e.episodeId, step: e.step }));
   }
 
   /** The records of one episode (of one step when the trace holds the id at several), read from their byte ranges. */
   async episode(episodeId: string, step?: number | null): Promise<TraceLine[] | undefined> {
-    const ep = step !== undefined ? this.episodes.get(`${step ?? ''}\u0000${episodeId}`) : [...this.episodes.values()].find((e) => e.episodeId === episodeId);
+    const ep =
+      step !== undefined
+        ? this.episodes.get(`${step ?? ''}\u0000${episodeId}`)
+        : [...this.episodes.values()].find((e) => e.episodeId === episodeId);
     if (!ep) return undefined;
     const fh: FileHandle = await open(this.file, 'r');
     try {
       const out: TraceLine[] = [];
       for (const g of ep.groups) {
-        const start = this.starts[g]!, len = this.ends[g]! - start;
+        const start = this.starts[g]!,
+          len = this.ends[g]! - start;
         const buf = Buffer.allocUnsafe(len);
         await fh.read(buf, 0, len, start);
         for (const line of buf.toString('utf8').split('\n')) if (line) out.push(JSON.parse(line) as TraceLine);
@@ -220,10 +277,27 @@ export class TraceIndex {
 /** The fields of a record the index keeps while its group is open (the prompt and completion text are dropped). */
 function slim(r: TraceLine): SlimRecord {
   return {
-    step: r.step ?? null, episodeId: r.episodeId, instanceUid: r.instanceUid ?? r.episodeId, split: r.split, turn: r.turn, seat: r.seat,
-    role: r.role, policy: r.policy, policyVersion: r.policyVersion, branch: r.branch ?? 0, prompt: [], completion: '', action: null,
-    parseError: r.parseError ?? null, terms: r.terms ?? {}, reward: r.reward, advantage: r.advantage ?? null, selected: r.selected === true,
-    ...(r.greedy === true ? { greedy: true as const } : {}), done: r.done, success: r.success === true,
+    step: r.step ?? null,
+    episodeId: r.episodeId,
+    instanceUid: r.instanceUid ?? r.episodeId,
+    split: r.split,
+    turn: r.turn,
+    seat: r.seat,
+    role: r.role,
+    policy: r.policy,
+    policyVersion: r.policyVersion,
+    branch: r.branch ?? 0,
+    prompt: [],
+    completion: '',
+    action: null,
+    parseError: r.parseError ?? null,
+    terms: r.terms ?? {},
+    reward: r.reward,
+    advantage: r.advantage ?? null,
+    selected: r.selected === true,
+    ...(r.greedy === true ? { greedy: true as const } : {}),
+    done: r.done,
+    success: r.success === true,
     hash: hashText(typeof r.completion === 'string' ? r.completion : ''),
   };
 }

@@ -154,7 +154,9 @@ export interface Overview {
    * Each seat's reward mix from the resolved spec (r = alpha·team + Σ weights[term]·term; a term not listed weighs 1);
    * null when the spec is missing or does not load.
    */
-  readonly mix: Readonly<Record<string, { readonly alpha: number; readonly weights: Readonly<Record<string, number>> }>> | null;
+  readonly mix: Readonly<
+    Record<string, { readonly alpha: number; readonly weights: Readonly<Record<string, number>> }>
+  > | null;
   /** metrics.jsonl records. */
   readonly metrics: readonly Record<string, unknown>[];
   readonly checkpoints: readonly CheckpointInfo[];

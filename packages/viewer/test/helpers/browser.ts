@@ -9,18 +9,28 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildApp } from '../../scripts/build-app.mjs';
 import { readAppAssets, type AppAssets } from '../../src/index.js';
 
-const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+const CANDIDATES = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+];
 
 /** The chromium executable, or an error that says how to install it. */
 export function chromiumPath(): string {
   const fromEnv = process.env.TROUPE_CHROMIUM;
   if (fromEnv) {
-    if (!existsSync(fromEnv)) throw new Error(`TROUPE_CHROMIUM=${fromEnv}: no such file; unset it and run \`npm run setup\` as root (it installs Debian's chromium), or point it at a chromium executable`);
+    if (!existsSync(fromEnv))
+      throw new Error(
+        `TROUPE_CHROMIUM=${fromEnv}: no such file; unset it and run \`npm run setup\` as root (it installs Debian's chromium), or point it at a chromium executable`,
+      );
     return fromEnv;
   }
   const found = CANDIDATES.find((p) => existsSync(p));
   if (!found) {
-    throw new Error(`the viewer's browser tests need chromium (looked for ${CANDIDATES.join(', ')}); run \`npm run setup\` as root (it installs Debian's chromium), or \`apt-get install chromium\`, or set TROUPE_CHROMIUM`);
+    throw new Error(
+      `the viewer's browser tests need chromium (looked for ${CANDIDATES.join(', ')}); run \`npm run setup\` as root (it installs Debian's chromium), or \`apt-get install chromium\`, or set TROUPE_CHROMIUM`,
+    );
   }
   return found;
 }
@@ -46,14 +56,19 @@ export async function freshAssets(): Promise<{ assets: AppAssets; cleanup: () =>
 export function pageErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(msg.text());
+  });
   return errors;
 }
 
-
 /** Waits until the first element matching `selector` has exactly this text (page code as a string: no DOM types here). */
 export async function waitForText(page: Page, selector: string, text: string, timeout?: number): Promise<void> {
-  await page.waitForFunction(`document.querySelector(${JSON.stringify(selector)})?.textContent === ${JSON.stringify(text)}`, undefined, { timeout });
+  await page.waitForFunction(
+    `document.querySelector(${JSON.stringify(selector)})?.textContent === ${JSON.stringify(text)}`,
+    undefined,
+    { timeout },
+  );
 }
 
 /** Waits until `selector` matches exactly `n` elements. */

@@ -7,12 +7,18 @@ export const FIXTURE_RUN = join(import.meta.dirname, '..', 'fixtures', 'run');
 
 /** Every record of a trace of the fixture run. */
 export function fixtureRecords(name = 'trace.jsonl'): TraceLine[] {
-  return readFileSync(join(FIXTURE_RUN, name), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as TraceLine);
+  return readFileSync(join(FIXTURE_RUN, name), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as TraceLine);
 }
 
 /** metrics.jsonl of the fixture run. */
 export function fixtureMetrics(): Record<string, unknown>[] {
-  return readFileSync(join(FIXTURE_RUN, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(join(FIXTURE_RUN, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** Records grouped by (step, episode, turn, seat), in file order. */

@@ -11,12 +11,22 @@ import { fileURLToPath } from 'node:url';
 
 /** sfc32, seeded: deterministic test inputs. */
 function rng(seed) {
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = seed >>> 0;
+  let a = 0x9e3779b9,
+    b = 0x243f6a88,
+    c = 0xb7e15162,
+    d = seed >>> 0;
   const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    a >>>= 0;
+    b >>>= 0;
+    c >>>= 0;
+    d >>>= 0;
     const t = (a + b) | 0;
-    a = b ^ (b >>> 9); b = (c + (c << 3)) | 0; c = (c << 21) | (c >>> 11); d = (d + 1) | 0;
-    const r = (t + d) | 0; c = (c + r) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    d = (d + 1) | 0;
+    const r = (t + d) | 0;
+    c = (c + r) | 0;
     return (r >>> 0) / 4294967296;
   };
   for (let i = 0; i < 12; i++) next();
@@ -47,8 +57,18 @@ Output:
     reference: `a, b = map(int, input().split())
 print(a + b)
 `,
-    inputs: ['2 3', '-5 5', '0 0', '1000000000000000000 1000000000000000000', '-7 -8', `${R.int(-1e6, 1e6)} ${R.int(-1e6, 1e6)}`],
-    solve: (s) => { const [a, b] = toks(s).map(BigInt); return `${a + b}`; },
+    inputs: [
+      '2 3',
+      '-5 5',
+      '0 0',
+      '1000000000000000000 1000000000000000000',
+      '-7 -8',
+      `${R.int(-1e6, 1e6)} ${R.int(-1e6, 1e6)}`,
+    ],
+    solve: (s) => {
+      const [a, b] = toks(s).map(BigInt);
+      return `${a + b}`;
+    },
   },
   {
     id: 'reverse-string',
@@ -78,7 +98,14 @@ Output:
     reference: `s = input()
 print(sum(1 for ch in s if ch.lower() in 'aeiou'))
 `,
-    inputs: ['Hello World', 'rhythm', 'AEIOU aeiou', 'x', 'Programming Is Fun 123', `${word(5, 10)} ${word(5, 10)} ${word(5, 10)}`],
+    inputs: [
+      'Hello World',
+      'rhythm',
+      'AEIOU aeiou',
+      'x',
+      'Programming Is Fun 123',
+      `${word(5, 10)} ${word(5, 10)} ${word(5, 10)}`,
+    ],
     solve: (s) => String([...s].filter((c) => 'aeiouAEIOU'.includes(c)).length),
   },
   {
@@ -95,7 +122,10 @@ YES`,
 print("YES" if s == s[::-1] else "NO")
 `,
     inputs: ['level', 'abca', 'a', 'ab', 'abba', 'abcdedcba', 'abcdedcbb'],
-    solve: (s) => { const t = s.trim(); return [...t].reverse().join('') === t ? 'YES' : 'NO'; },
+    solve: (s) => {
+      const t = s.trim();
+      return [...t].reverse().join('') === t ? 'YES' : 'NO';
+    },
   },
   {
     id: 'max-subarray-sum',
@@ -121,11 +151,27 @@ for x in a[1:]:
     best = max(best, cur)
 print(best)
 `,
-    inputs: ['5\n-2 1 -3 4 -1', '1\n-7', '3\n-1 -2 -3', '4\n1 2 3 4', '8\n2 -1 2 -1 2 -10 3 3', (() => { const a = ints(30, -50, 50); return `30\n${a.join(' ')}`; })()],
+    inputs: [
+      '5\n-2 1 -3 4 -1',
+      '1\n-7',
+      '3\n-1 -2 -3',
+      '4\n1 2 3 4',
+      '8\n2 -1 2 -1 2 -10 3 3',
+      (() => {
+        const a = ints(30, -50, 50);
+        return `30\n${a.join(' ')}`;
+      })(),
+    ],
     solve: (s) => {
       const a = toks(s).slice(1).map(Number);
       let best = -Infinity;
-      for (let i = 0; i < a.length; i++) { let sum = 0; for (let j = i; j < a.length; j++) { sum += a[j]; best = Math.max(best, sum); } }
+      for (let i = 0; i < a.length; i++) {
+        let sum = 0;
+        for (let j = i; j < a.length; j++) {
+          sum += a[j];
+          best = Math.max(best, sum);
+        }
+      }
       return String(best);
     },
   },
@@ -156,8 +202,10 @@ for i in range(1, n + 1):
 `,
     inputs: ['5', '1', '15', '16', '30', String(R.int(40, 60))],
     solve: (s) => {
-      const n = Number(s.trim()); const out = [];
-      for (let i = 1; i <= n; i++) out.push(i % 3 === 0 && i % 5 === 0 ? 'FizzBuzz' : i % 3 === 0 ? 'Fizz' : i % 5 === 0 ? 'Buzz' : String(i));
+      const n = Number(s.trim());
+      const out = [];
+      for (let i = 1; i <= n; i++)
+        out.push(i % 3 === 0 && i % 5 === 0 ? 'FizzBuzz' : i % 3 === 0 ? 'Fizz' : i % 5 === 0 ? 'Buzz' : String(i));
       return out.join('\n');
     },
   },
@@ -177,7 +225,13 @@ g = math.gcd(a, b)
 print(g, a // g * b)
 `,
     inputs: ['12 18', '1 1', '7 13', '1000000000 999999999', '100 10', `${R.int(1, 1e5)} ${R.int(1, 1e5)}`],
-    solve: (s) => { const [a, b] = toks(s).map(BigInt); let x = a, y = b; while (y) [x, y] = [y, x % y]; return `${x} ${(a / x) * b}`; },
+    solve: (s) => {
+      const [a, b] = toks(s).map(BigInt);
+      let x = a,
+        y = b;
+      while (y) [x, y] = [y, x % y];
+      return `${x} ${(a / x) * b}`;
+    },
   },
   {
     id: 'prime-check',
@@ -204,7 +258,8 @@ print("YES" if is_prime(n) else "NO")
 `,
     inputs: ['7', '1', '2', '9', '999983', '1000000000039', '1000000000000', '25'],
     solve: (s) => {
-      const n = Number(s.trim()); if (n < 2) return 'NO';
+      const n = Number(s.trim());
+      if (n < 2) return 'NO';
       for (let d = 2; d * d <= n; d++) if (n % d === 0) return 'NO';
       return 'YES';
     },
@@ -233,9 +288,16 @@ else:
 `,
     inputs: ['10', '0', '1', '2', '100', '1000000', String(R.int(1000, 5000))],
     solve: (s) => {
-      const n = Number(s.trim()); if (n < 2) return '0';
-      const comp = new Uint8Array(n + 1); let count = 0;
-      for (let i = 2; i <= n; i++) { if (!comp[i]) { count++; for (let j = i * i; j <= n; j += i) comp[j] = 1; } }
+      const n = Number(s.trim());
+      if (n < 2) return '0';
+      const comp = new Uint8Array(n + 1);
+      let count = 0;
+      for (let i = 2; i <= n; i++) {
+        if (!comp[i]) {
+          count++;
+          for (let j = i * i; j <= n; j += i) comp[j] = 1;
+        }
+      }
       return String(count);
     },
   },
@@ -257,7 +319,10 @@ print(a)
 `,
     inputs: ['10', '0', '1', '2', '50', '100000', String(R.int(200, 900))],
     solve: (s) => {
-      const n = Number(s.trim()); const M = 1000000007n; let a = 0n, b = 1n;
+      const n = Number(s.trim());
+      const M = 1000000007n;
+      let a = 0n,
+        b = 1n;
       for (let i = 0; i < n; i++) [a, b] = [b, (a + b) % M];
       return String(a);
     },
@@ -278,12 +343,24 @@ c = Counter(words)
 best = min(c.items(), key=lambda kv: (-kv[1], kv[0]))
 print(best[0], best[1])
 `,
-    inputs: ['the cat and the hat', 'a', 'b a', 'x y x y z', 'one two three two three three',
-      Array.from({ length: 40 }, () => R.pick(['red', 'green', 'blue', 'cyan', 'teal'])).join(' ')],
+    inputs: [
+      'the cat and the hat',
+      'a',
+      'b a',
+      'x y x y z',
+      'one two three two three three',
+      Array.from({ length: 40 }, () => R.pick(['red', 'green', 'blue', 'cyan', 'teal'])).join(' '),
+    ],
     solve: (s) => {
-      const m = new Map(); for (const w of toks(s)) m.set(w, (m.get(w) ?? 0) + 1);
-      let bw = null, bc = 0;
-      for (const [w, c] of m) if (c > bc || (c === bc && w < bw)) { bw = w; bc = c; }
+      const m = new Map();
+      for (const w of toks(s)) m.set(w, (m.get(w) ?? 0) + 1);
+      let bw = null,
+        bc = 0;
+      for (const [w, c] of m)
+        if (c > bc || (c === bc && w < bw)) {
+          bw = w;
+          bc = c;
+        }
       return `${bw} ${bc}`;
     },
   },
@@ -303,7 +380,10 @@ b = input().strip()
 print("YES" if sorted(a) == sorted(b) else "NO")
 `,
     inputs: ['listen\nsilent', 'abc\nabd', 'a\na', 'aab\nabb', 'dusty\nstudy', 'ab\nabc'],
-    solve: (s) => { const [a, b] = lines(s).map((x) => [...x.trim()].sort().join('')); return a === b ? 'YES' : 'NO'; },
+    solve: (s) => {
+      const [a, b] = lines(s).map((x) => [...x.trim()].sort().join(''));
+      return a === b ? 'YES' : 'NO';
+    },
   },
   {
     id: 'sort-numbers',
@@ -321,8 +401,22 @@ n = int(data[0])
 a = sorted(map(int, data[1:1 + n]))
 print(" ".join(map(str, a)))
 `,
-    inputs: ['4\n3 1 2 1', '1\n5', '5\n-1 -5 3 0 -5', '3\n1000000000 -1000000000 0', (() => { const a = ints(25, -100, 100); return `25\n${a.join(' ')}`; })()],
-    solve: (s) => toks(s).slice(1).map(Number).sort((x, y) => x - y).join(' '),
+    inputs: [
+      '4\n3 1 2 1',
+      '1\n5',
+      '5\n-1 -5 3 0 -5',
+      '3\n1000000000 -1000000000 0',
+      (() => {
+        const a = ints(25, -100, 100);
+        return `25\n${a.join(' ')}`;
+      })(),
+    ],
+    solve: (s) =>
+      toks(s)
+        .slice(1)
+        .map(Number)
+        .sort((x, y) => x - y)
+        .join(' '),
   },
   {
     id: 'second-largest',
@@ -341,8 +435,21 @@ n = int(data[0])
 vals = sorted(set(map(int, data[1:1 + n])), reverse=True)
 print(vals[1] if len(vals) >= 2 else -1)
 `,
-    inputs: ['5\n4 1 4 3 2', '1\n7', '3\n5 5 5', '2\n1 2', '6\n0 1000000000 999999999 0 1000000000 5', (() => { const a = ints(20, 0, 30); return `20\n${a.join(' ')}`; })()],
-    solve: (s) => { const v = [...new Set(toks(s).slice(1).map(Number))].sort((x, y) => y - x); return String(v.length >= 2 ? v[1] : -1); },
+    inputs: [
+      '5\n4 1 4 3 2',
+      '1\n7',
+      '3\n5 5 5',
+      '2\n1 2',
+      '6\n0 1000000000 999999999 0 1000000000 5',
+      (() => {
+        const a = ints(20, 0, 30);
+        return `20\n${a.join(' ')}`;
+      })(),
+    ],
+    solve: (s) => {
+      const v = [...new Set(toks(s).slice(1).map(Number))].sort((x, y) => y - x);
+      return String(v.length >= 2 ? v[1] : -1);
+    },
   },
   {
     id: 'matrix-transpose',
@@ -363,9 +470,21 @@ m = [input().split() for _ in range(r)]
 for j in range(c):
     print(" ".join(m[i][j] for i in range(r)))
 `,
-    inputs: ['2 3\n1 2 3\n4 5 6', '1 1\n9', '1 4\n1 2 3 4', '3 1\n7\n8\n9', (() => { const rows = Array.from({ length: 4 }, () => ints(5, -9, 9).join(' ')); return `4 5\n${rows.join('\n')}`; })()],
+    inputs: [
+      '2 3\n1 2 3\n4 5 6',
+      '1 1\n9',
+      '1 4\n1 2 3 4',
+      '3 1\n7\n8\n9',
+      (() => {
+        const rows = Array.from({ length: 4 }, () => ints(5, -9, 9).join(' '));
+        return `4 5\n${rows.join('\n')}`;
+      })(),
+    ],
     solve: (s) => {
-      const ls = lines(s); const [r, c] = toks(ls[0]).map(Number); const m = ls.slice(1, 1 + r).map(toks); const out = [];
+      const ls = lines(s);
+      const [r, c] = toks(ls[0]).map(Number);
+      const m = ls.slice(1, 1 + r).map(toks);
+      const out = [];
       for (let j = 0; j < c; j++) out.push(m.map((row) => row[j]).join(' '));
       return out.join('\n');
     },
@@ -396,8 +515,12 @@ print("YES" if ok and not stack else "NO")
 `,
     inputs: ['{[()]}', '([)]', '(', ')', '()[]{}', '((((()))))', '{[}'],
     solve: (s) => {
-      let t = s.trim(); let prev = null;
-      while (t !== prev) { prev = t; t = t.replaceAll('()', '').replaceAll('[]', '').replaceAll('{}', ''); }
+      let t = s.trim();
+      let prev = null;
+      while (t !== prev) {
+        prev = t;
+        t = t.replaceAll('()', '').replaceAll('[]', '').replaceAll('{}', '');
+      }
       return t === '' ? 'YES' : 'NO';
     },
   },
@@ -456,8 +579,21 @@ while len(s) > 1:
     s = str(sum(int(c) for c in s))
 print(s)
 `,
-    inputs: ['9875', '0', '5', '99999999999999999999', '123456789', Array.from({ length: 60 }, () => R.int(0, 9)).join('').replace(/^0+/, '1')],
-    solve: (s) => { let t = s.trim(); while (t.length > 1) t = String([...t].reduce((x, c) => x + Number(c), 0)); return t; },
+    inputs: [
+      '9875',
+      '0',
+      '5',
+      '99999999999999999999',
+      '123456789',
+      Array.from({ length: 60 }, () => R.int(0, 9))
+        .join('')
+        .replace(/^0+/, '1'),
+    ],
+    solve: (s) => {
+      let t = s.trim();
+      while (t.length > 1) t = String([...t].reduce((x, c) => x + Number(c), 0));
+      return t;
+    },
   },
   {
     id: 'longest-common-prefix',
@@ -480,9 +616,19 @@ for w in words[1:]:
         prefix = prefix[:-1]
 print(prefix if prefix else "-")
 `,
-    inputs: ['3\nflower\nflow\nflight', '1\nalone', '2\ndog\ncat', '3\nabc\nabc\nabc', '4\ninterview\ninternet\ninterval\ninternal', '2\na\nab'],
+    inputs: [
+      '3\nflower\nflow\nflight',
+      '1\nalone',
+      '2\ndog\ncat',
+      '3\nabc\nabc\nabc',
+      '4\ninterview\ninternet\ninterval\ninternal',
+      '2\na\nab',
+    ],
     solve: (s) => {
-      const ls = lines(s); const n = Number(ls[0]); const w = ls.slice(1, 1 + n).map((x) => x.trim()); let k = 0;
+      const ls = lines(s);
+      const n = Number(ls[0]);
+      const w = ls.slice(1, 1 + n).map((x) => x.trim());
+      let k = 0;
       while (k < w[0].length && w.every((x) => x[k] === w[0][k])) k++;
       return k ? w[0].slice(0, k) : '-';
     },
@@ -509,9 +655,22 @@ for x in map(int, data[2:2 + n]):
     seen[x] += 1
 print(count)
 `,
-    inputs: ['4 5\n1 4 2 3', '1 2\n1', '4 2\n1 1 1 1', '5 0\n-1 1 -1 1 0', '3 10\n1 2 3', (() => { const a = ints(30, 0, 10); return `30 10\n${a.join(' ')}`; })()],
+    inputs: [
+      '4 5\n1 4 2 3',
+      '1 2\n1',
+      '4 2\n1 1 1 1',
+      '5 0\n-1 1 -1 1 0',
+      '3 10\n1 2 3',
+      (() => {
+        const a = ints(30, 0, 10);
+        return `30 10\n${a.join(' ')}`;
+      })(),
+    ],
     solve: (s) => {
-      const t = toks(s).map(Number); const [n, k] = t; const a = t.slice(2, 2 + n); let c = 0;
+      const t = toks(s).map(Number);
+      const [n, k] = t;
+      const a = t.slice(2, 2 + n);
+      let c = 0;
       for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) if (a[i] + a[j] === k) c++;
       return String(c);
     },
@@ -533,8 +692,20 @@ n = int(data[0])
 xs = list(map(float, data[1:1 + n]))
 print("%.6f" % (sum(xs) / n))
 `,
-    inputs: ['3\n1 2 4', '1\n-5', '2\n0.5 0.25', '4\n1000000 -1000000 3 4', (() => { const a = ints(12, -1000, 1000); return `12\n${a.join(' ')}`; })()],
-    solve: (s) => { const x = toks(s).slice(1).map(Number); return fmt6(x.reduce((p, q) => p + q, 0) / x.length); },
+    inputs: [
+      '3\n1 2 4',
+      '1\n-5',
+      '2\n0.5 0.25',
+      '4\n1000000 -1000000 3 4',
+      (() => {
+        const a = ints(12, -1000, 1000);
+        return `12\n${a.join(' ')}`;
+      })(),
+    ],
+    solve: (s) => {
+      const x = toks(s).slice(1).map(Number);
+      return fmt6(x.reduce((p, q) => p + q, 0) / x.length);
+    },
     tolerance: 1e-6,
   },
   {
@@ -552,7 +723,10 @@ r = float(input())
 print("%.6f" % (math.pi * r * r))
 `,
     inputs: ['1', '0', '2.5', '10000', '0.1', String(R.int(1, 500))],
-    solve: (s) => { const r = Number(s.trim()); return fmt6(Math.PI * r * r); },
+    solve: (s) => {
+      const r = Number(s.trim());
+      return fmt6(Math.PI * r * r);
+    },
     tolerance: 1e-6,
   },
   {
@@ -578,15 +752,25 @@ for ch in s:
         out.append(ch)
 print("".join(out))
 `,
-    inputs: ['3\nHello, World!', '0\nabc', '26\nxyz', '1\nzZ', '1000\nThe quick brown fox.', `${R.int(1, 25)}\n${word(10, 20)}`],
+    inputs: [
+      '3\nHello, World!',
+      '0\nabc',
+      '26\nxyz',
+      '1\nzZ',
+      '1000\nThe quick brown fox.',
+      `${R.int(1, 25)}\n${word(10, 20)}`,
+    ],
     solve: (s) => {
-      const ls = lines(s); const k = Number(ls[0]) % 26;
-      return [...ls[1]].map((c) => {
-        const code = c.charCodeAt(0);
-        if (code >= 97 && code <= 122) return String.fromCharCode(((code - 97 + k) % 26) + 97);
-        if (code >= 65 && code <= 90) return String.fromCharCode(((code - 65 + k) % 26) + 65);
-        return c;
-      }).join('');
+      const ls = lines(s);
+      const k = Number(ls[0]) % 26;
+      return [...ls[1]]
+        .map((c) => {
+          const code = c.charCodeAt(0);
+          if (code >= 97 && code <= 122) return String.fromCharCode(((code - 97 + k) % 26) + 97);
+          if (code >= 65 && code <= 90) return String.fromCharCode(((code - 65 + k) % 26) + 65);
+          return c;
+        })
+        .join('');
     },
   },
   {
@@ -624,9 +808,20 @@ def sort_count(xs):
     return merged, count
 print(sort_count(a)[1])
 `,
-    inputs: ['5\n2 4 1 3 5', '1\n1', '3\n3 2 1', '4\n1 1 1 1', '6\n1 2 3 4 5 6', (() => { const a = ints(40, 0, 50); return `40\n${a.join(' ')}`; })()],
+    inputs: [
+      '5\n2 4 1 3 5',
+      '1\n1',
+      '3\n3 2 1',
+      '4\n1 1 1 1',
+      '6\n1 2 3 4 5 6',
+      (() => {
+        const a = ints(40, 0, 50);
+        return `40\n${a.join(' ')}`;
+      })(),
+    ],
     solve: (s) => {
-      const a = toks(s).slice(1).map(Number); let c = 0;
+      const a = toks(s).slice(1).map(Number);
+      let c = 0;
       for (let i = 0; i < a.length; i++) for (let j = i + 1; j < a.length; j++) if (a[i] > a[j]) c++;
       return String(c);
     },
@@ -654,10 +849,22 @@ for x in map(int, data[1:1 + n]):
         tails[i] = x
 print(len(tails))
 `,
-    inputs: ['6\n10 9 2 5 3 7', '1\n4', '4\n2 2 2 2', '5\n1 2 3 4 5', '5\n5 4 3 2 1', (() => { const a = ints(30, 0, 40); return `30\n${a.join(' ')}`; })()],
+    inputs: [
+      '6\n10 9 2 5 3 7',
+      '1\n4',
+      '4\n2 2 2 2',
+      '5\n1 2 3 4 5',
+      '5\n5 4 3 2 1',
+      (() => {
+        const a = ints(30, 0, 40);
+        return `30\n${a.join(' ')}`;
+      })(),
+    ],
     solve: (s) => {
-      const a = toks(s).slice(1).map(Number); const best = a.map(() => 1);
-      for (let i = 0; i < a.length; i++) for (let j = 0; j < i; j++) if (a[j] < a[i]) best[i] = Math.max(best[i], best[j] + 1);
+      const a = toks(s).slice(1).map(Number);
+      const best = a.map(() => 1);
+      for (let i = 0; i < a.length; i++)
+        for (let j = 0; j < i; j++) if (a[j] < a[i]) best[i] = Math.max(best[i], best[j] + 1);
       return String(Math.max(...best));
     },
   },
@@ -696,16 +903,33 @@ for i in range(r):
         dp[i][j] = v % MOD
 print(dp[r - 1][c - 1])
 `,
-    inputs: ['3 3\n...\n.#.\n...', '1 1\n.', '1 1\n#', '2 2\n.#\n#.', '3 4\n....\n....\n....',
-      (() => { const g = Array.from({ length: 6 }, () => Array.from({ length: 7 }, () => (R.int(0, 5) === 0 ? '#' : '.')).join('')); g[0] = `.${g[0].slice(1)}`; g[5] = `${g[5].slice(0, 6)}.`; return `6 7\n${g.join('\n')}`; })(),
-      `40 40\n${Array.from({ length: 40 }, () => '.'.repeat(40)).join('\n')}`],
+    inputs: [
+      '3 3\n...\n.#.\n...',
+      '1 1\n.',
+      '1 1\n#',
+      '2 2\n.#\n#.',
+      '3 4\n....\n....\n....',
+      (() => {
+        const g = Array.from({ length: 6 }, () =>
+          Array.from({ length: 7 }, () => (R.int(0, 5) === 0 ? '#' : '.')).join(''),
+        );
+        g[0] = `.${g[0].slice(1)}`;
+        g[5] = `${g[5].slice(0, 6)}.`;
+        return `6 7\n${g.join('\n')}`;
+      })(),
+      `40 40\n${Array.from({ length: 40 }, () => '.'.repeat(40)).join('\n')}`,
+    ],
     solve: (s) => {
-      const ls = lines(s); const [r, c] = toks(ls[0]).map(Number); const g = ls.slice(1, 1 + r); const M = 1000000007n;
+      const ls = lines(s);
+      const [r, c] = toks(ls[0]).map(Number);
+      const g = ls.slice(1, 1 + r);
+      const M = 1000000007n;
       const dp = Array.from({ length: r }, () => Array(c).fill(0n));
-      for (let i = 0; i < r; i++) for (let j = 0; j < c; j++) {
-        if (g[i][j] === '#') continue;
-        dp[i][j] = i === 0 && j === 0 ? 1n : ((i > 0 ? dp[i - 1][j] : 0n) + (j > 0 ? dp[i][j - 1] : 0n)) % M;
-      }
+      for (let i = 0; i < r; i++)
+        for (let j = 0; j < c; j++) {
+          if (g[i][j] === '#') continue;
+          dp[i][j] = i === 0 && j === 0 ? 1n : ((i > 0 ? dp[i - 1][j] : 0n) + (j > 0 ? dp[i][j - 1] : 0n)) % M;
+        }
       return String(dp[r - 1][c - 1]);
     },
   },
@@ -733,14 +957,31 @@ for x in range(1, amount + 1):
             dp[x] = dp[x - c] + 1
 print(dp[amount] if dp[amount] != INF else -1)
 `,
-    inputs: ['3 11\n1 2 5', '1 3\n2', '1 0\n7', '3 6\n1 3 4', '2 10000\n7 3', `4 ${R.int(50, 300)}\n${ints(4, 2, 30).join(' ')}`],
+    inputs: [
+      '3 11\n1 2 5',
+      '1 3\n2',
+      '1 0\n7',
+      '3 6\n1 3 4',
+      '2 10000\n7 3',
+      `4 ${R.int(50, 300)}\n${ints(4, 2, 30).join(' ')}`,
+    ],
     solve: (s) => {
-      const t = toks(s).map(Number); const [n, amount] = t; const coins = t.slice(2, 2 + n);
+      const t = toks(s).map(Number);
+      const [n, amount] = t;
+      const coins = t.slice(2, 2 + n);
       // BFS over amounts: an independent formulation of the same minimum.
-      const dist = new Map([[0, 0]]); let frontier = [0];
+      const dist = new Map([[0, 0]]);
+      let frontier = [0];
       while (frontier.length && !dist.has(amount)) {
         const next = [];
-        for (const v of frontier) for (const c of coins) { const w = v + c; if (w <= amount && !dist.has(w)) { dist.set(w, dist.get(v) + 1); next.push(w); } }
+        for (const v of frontier)
+          for (const c of coins) {
+            const w = v + c;
+            if (w <= amount && !dist.has(w)) {
+              dist.set(w, dist.get(v) + 1);
+              next.push(w);
+            }
+          }
         frontier = next;
       }
       return String(dist.has(amount) ? dist.get(amount) : -1);
@@ -769,9 +1010,28 @@ print(total)
     inputs: ['MCMXCIV', 'I', 'IV', 'LVIII', 'MMMCMXCIX', 'XLII', 'CDXLIV'],
     solve: (s) => {
       // Greedy match of the standard symbols, longest first: independent of the reference's look-ahead rule.
-      const table = [['M', 1000], ['CM', 900], ['D', 500], ['CD', 400], ['C', 100], ['XC', 90], ['L', 50], ['XL', 40], ['X', 10], ['IX', 9], ['V', 5], ['IV', 4], ['I', 1]];
-      let t = s.trim(); let total = 0;
-      for (const [sym, val] of table) while (t.startsWith(sym)) { total += val; t = t.slice(sym.length); }
+      const table = [
+        ['M', 1000],
+        ['CM', 900],
+        ['D', 500],
+        ['CD', 400],
+        ['C', 100],
+        ['XC', 90],
+        ['L', 50],
+        ['XL', 40],
+        ['X', 10],
+        ['IX', 9],
+        ['V', 5],
+        ['IV', 4],
+        ['I', 1],
+      ];
+      let t = s.trim();
+      let total = 0;
+      for (const [sym, val] of table)
+        while (t.startsWith(sym)) {
+          total += val;
+          t = t.slice(sym.length);
+        }
       return String(total);
     },
   },
@@ -797,7 +1057,16 @@ for x in data[1:1 + n]:
         out.append(x)
 print(" ".join(out))
 `,
-    inputs: ['6\n3 1 3 2 1 5', '1\n9', '4\n7 7 7 7', '5\n1 2 3 4 5', (() => { const a = ints(25, 0, 9); return `25\n${a.join(' ')}`; })()],
+    inputs: [
+      '6\n3 1 3 2 1 5',
+      '1\n9',
+      '4\n7 7 7 7',
+      '5\n1 2 3 4 5',
+      (() => {
+        const a = ints(25, 0, 9);
+        return `25\n${a.join(' ')}`;
+      })(),
+    ],
     solve: (s) => [...new Set(toks(s).slice(1).map(Number))].join(' '),
   },
   {
@@ -814,8 +1083,18 @@ Output:
 x1, y1, x2, y2 = map(float, input().split())
 print("%.6f" % math.hypot(x2 - x1, y2 - y1))
 `,
-    inputs: ['0 0 3 4', '1 1 1 1', '-1 -1 1 1', '10000 10000 -10000 -10000', '0.5 0.5 1.5 2.5', ints(4, -100, 100).join(' ')],
-    solve: (s) => { const [a, b, c, d] = toks(s).map(Number); return fmt6(Math.sqrt((c - a) ** 2 + (d - b) ** 2)); },
+    inputs: [
+      '0 0 3 4',
+      '1 1 1 1',
+      '-1 -1 1 1',
+      '10000 10000 -10000 -10000',
+      '0.5 0.5 1.5 2.5',
+      ints(4, -100, 100).join(' '),
+    ],
+    solve: (s) => {
+      const [a, b, c, d] = toks(s).map(Number);
+      return fmt6(Math.sqrt((c - a) ** 2 + (d - b) ** 2));
+    },
     tolerance: 1e-6,
   },
   {
@@ -860,7 +1139,11 @@ Hello World From Troupe`,
 print(" ".join(w[:1].upper() + w[1:].lower() for w in words))
 `,
     inputs: ['hello wORLD from troupe', 'a', 'ALL CAPS HERE', 'x1y 2abc', `${word(3, 8)} ${word(3, 8)}`],
-    solve: (s) => s.split(' ').map((w) => w.slice(0, 1).toUpperCase() + w.slice(1).toLowerCase()).join(' '),
+    solve: (s) =>
+      s
+        .split(' ')
+        .map((w) => w.slice(0, 1).toUpperCase() + w.slice(1).toLowerCase())
+        .join(' '),
   },
   {
     id: 'staircase-ways',
@@ -882,7 +1165,11 @@ print(ways[n])
 `,
     inputs: ['4', '1', '2', '3', '10', '10000', String(R.int(20, 60))],
     solve: (s) => {
-      const n = Number(s.trim()); const M = 1000000007n; let a = 0n, b = 0n, c = 1n; // ways[i-3], ways[i-2], ways[i-1] at i = 1
+      const n = Number(s.trim());
+      const M = 1000000007n;
+      let a = 0n,
+        b = 0n,
+        c = 1n; // ways[i-3], ways[i-2], ways[i-1] at i = 1
       for (let i = 1; i <= n; i++) [a, b, c] = [b, c, (a + b + c) % M];
       return String(c);
     },
@@ -897,7 +1184,15 @@ function build() {
     ids.add(p.id);
     if (p.inputs.length < 5) throw new Error(`${p.id}: needs at least 5 tests`);
     const tests = p.inputs.map((input) => ({ input: `${input}\n`, output: `${p.solve(input)}\n` }));
-    out.push(JSON.stringify({ id: p.id, question: p.question, tests, reference: p.reference, ...(p.tolerance ? { tolerance: p.tolerance } : {}) }));
+    out.push(
+      JSON.stringify({
+        id: p.id,
+        question: p.question,
+        tests,
+        reference: p.reference,
+        ...(p.tolerance ? { tolerance: p.tolerance } : {}),
+      }),
+    );
   }
   return `${out.join('\n')}\n`;
 }
@@ -906,7 +1201,10 @@ const target = fileURLToPath(new URL('../data/problems.jsonl', import.meta.url))
 const text = build();
 if (process.argv.includes('--check')) {
   const current = readFileSync(target, 'utf8');
-  if (current !== text) { console.error(`${target} is out of date: run node scripts/build-problems.mjs`); process.exit(1); }
+  if (current !== text) {
+    console.error(`${target} is out of date: run node scripts/build-problems.mjs`);
+    process.exit(1);
+  }
   console.log(`${target} is up to date (${problems.length} problems)`);
 } else {
   writeFileSync(target, text);

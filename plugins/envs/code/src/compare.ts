@@ -13,7 +13,10 @@
 
 /** Normalises an output for comparison: unified line endings, no trailing spaces, no trailing empty lines. */
 export function normalizeOutput(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((line) => line.replace(/[ \t\f\v]+$/, ''));
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((line) => line.replace(/[ \t\f\v]+$/, ''));
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   return lines.join('\n');
 }

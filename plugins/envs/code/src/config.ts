@@ -75,55 +75,98 @@ export class CodeConfigError extends Error {
  * @throws CodeConfigError naming the key path
  */
 export function resolveConfig(raw: Record<string, unknown> = {}): CodeEnvConfig {
-  const known = new Set(['seats', 'maxTurns', 'maxGoldenTests', 'maxGoldenTestsEval', 'maxTesterTests', 'maxShownFailures', 'floatTolerance', 'discriminationWeight',
-    'datasets', 'splitFractions', 'limits', 'sandbox', 'cacheSize']);
+  const known = new Set([
+    'seats',
+    'maxTurns',
+    'maxGoldenTests',
+    'maxGoldenTestsEval',
+    'maxTesterTests',
+    'maxShownFailures',
+    'floatTolerance',
+    'discriminationWeight',
+    'datasets',
+    'splitFractions',
+    'limits',
+    'sandbox',
+    'cacheSize',
+  ]);
   for (const key of Object.keys(raw)) {
-    if (!known.has(key)) throw new CodeConfigError(`code-v0 environment.config.${key}: unknown key; known keys: ${[...known].join(', ')}`);
+    if (!known.has(key))
+      throw new CodeConfigError(`code-v0 environment.config.${key}: unknown key; known keys: ${[...known].join(', ')}`);
   }
   const seats = (raw['seats'] ?? ['coder', 'tester']) as unknown;
-  const seatsOk = Array.isArray(seats) && ((seats.length === 2 && seats[0] === 'coder' && seats[1] === 'tester') || (seats.length === 1 && seats[0] === 'coder'));
-  if (!seatsOk) throw new CodeConfigError(`code-v0 environment.config.seats: must be ['coder', 'tester'] or ['coder'], got ${JSON.stringify(seats)}`);
+  const seatsOk =
+    Array.isArray(seats) &&
+    ((seats.length === 2 && seats[0] === 'coder' && seats[1] === 'tester') ||
+      (seats.length === 1 && seats[0] === 'coder'));
+  if (!seatsOk)
+    throw new CodeConfigError(
+      `code-v0 environment.config.seats: must be ['coder', 'tester'] or ['coder'], got ${JSON.stringify(seats)}`,
+    );
   const int = (key: string, dflt: number | null, min: number, nullable = false): number | null => {
     const v = raw[key] === undefined ? dflt : raw[key];
     if (v === null && nullable) return null;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
-      throw new CodeConfigError(`code-v0 environment.config.${key}: must be an integer >= ${min}${nullable ? ' or null' : ''}, got ${JSON.stringify(v)}`);
+      throw new CodeConfigError(
+        `code-v0 environment.config.${key}: must be an integer >= ${min}${nullable ? ' or null' : ''}, got ${JSON.stringify(v)}`,
+      );
     }
     return v;
   };
   const tol = raw['floatTolerance'] ?? null;
   if (tol !== null && (typeof tol !== 'number' || !(tol >= 0))) {
-    throw new CodeConfigError(`code-v0 environment.config.floatTolerance: must be a non-negative number or null, got ${JSON.stringify(tol)}`);
+    throw new CodeConfigError(
+      `code-v0 environment.config.floatTolerance: must be a non-negative number or null, got ${JSON.stringify(tol)}`,
+    );
   }
   const weight = raw['discriminationWeight'] ?? 0;
   if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
-    throw new CodeConfigError(`code-v0 environment.config.discriminationWeight: must be a non-negative number, got ${JSON.stringify(weight)}`);
+    throw new CodeConfigError(
+      `code-v0 environment.config.discriminationWeight: must be a non-negative number, got ${JSON.stringify(weight)}`,
+    );
   }
   const fractions = { ...DEFAULT_SPLIT_FRACTIONS, ...((raw['splitFractions'] ?? {}) as Partial<SplitFractions>) };
   const sum = fractions.train + fractions.validation + fractions.test;
-  if (![fractions.train, fractions.validation, fractions.test].every((f) => typeof f === 'number' && f >= 0) || Math.abs(sum - 1) > 1e-9) {
-    throw new CodeConfigError(`code-v0 environment.config.splitFractions: train, validation and test must be non-negative and sum to 1, got ${JSON.stringify(fractions)}`);
+  if (
+    ![fractions.train, fractions.validation, fractions.test].every((f) => typeof f === 'number' && f >= 0) ||
+    Math.abs(sum - 1) > 1e-9
+  ) {
+    throw new CodeConfigError(
+      `code-v0 environment.config.splitFractions: train, validation and test must be non-negative and sum to 1, got ${JSON.stringify(fractions)}`,
+    );
   }
   const limits = (raw['limits'] ?? {}) as Record<string, unknown>;
   for (const [k, v] of Object.entries(limits)) {
-    if (!(LIMIT_KEYS as readonly string[]).includes(k)) throw new CodeConfigError(`code-v0 environment.config.limits.${k}: unknown limit; known: ${LIMIT_KEYS.join(', ')}`);
+    if (!(LIMIT_KEYS as readonly string[]).includes(k))
+      throw new CodeConfigError(
+        `code-v0 environment.config.limits.${k}: unknown limit; known: ${LIMIT_KEYS.join(', ')}`,
+      );
     const bad = badLimitValue(v);
     if (bad) throw new CodeConfigError(`code-v0 environment.config.limits.${k}: ${bad}`);
   }
   const datasetsRaw = (raw['datasets'] ?? []) as unknown;
-  if (!Array.isArray(datasetsRaw)) throw new CodeConfigError('code-v0 environment.config.datasets: must be an array of { path, format, split, ... }');
+  if (!Array.isArray(datasetsRaw))
+    throw new CodeConfigError('code-v0 environment.config.datasets: must be an array of { path, format, split, ... }');
   const datasets = datasetsRaw.map((d, i): DatasetSource => {
     const where = `code-v0 environment.config.datasets[${i}]`;
-    if (typeof d !== 'object' || d === null || typeof (d as { path?: unknown }).path !== 'string') throw new CodeConfigError(`${where}.path: must be a string (a .jsonl or .parquet file)`);
+    if (typeof d !== 'object' || d === null || typeof (d as { path?: unknown }).path !== 'string')
+      throw new CodeConfigError(`${where}.path: must be a string (a .jsonl or .parquet file)`);
     const src = d as Record<string, unknown>;
     const split = (src['split'] ?? 'hash') as DatasetSource['split'];
     if (!['hash', 'field', 'file', 'train', 'validation', 'test'].includes(split)) {
-      throw new CodeConfigError(`${where}.split: must be hash, field, file, train, validation or test, got ${JSON.stringify(split)}`);
+      throw new CodeConfigError(
+        `${where}.split: must be hash, field, file, train, validation or test, got ${JSON.stringify(split)}`,
+      );
     }
-    if (split === 'file' && typeof src['splitFile'] !== 'string') throw new CodeConfigError(`${where}.splitFile: required (a JSON file {train: [ids], validation: [ids], test: [ids]}) when split is "file"`);
+    if (split === 'file' && typeof src['splitFile'] !== 'string')
+      throw new CodeConfigError(
+        `${where}.splitFile: required (a JSON file {train: [ids], validation: [ids], test: [ids]}) when split is "file"`,
+      );
     const format = (src['format'] ?? 'auto') as DatasetSource['format'];
     if (!['auto', 'troupe', 'apps', 'codecontests', 'livecodebench'].includes(format)) {
-      throw new CodeConfigError(`${where}.format: must be auto, troupe, apps, codecontests or livecodebench, got ${JSON.stringify(format)}`);
+      throw new CodeConfigError(
+        `${where}.format: must be auto, troupe, apps, codecontests or livecodebench, got ${JSON.stringify(format)}`,
+      );
     }
     return {
       path: src['path'] as string,

@@ -43,7 +43,9 @@ export function problemsBySplit(config: Pick<CodeEnvConfig, 'datasets' | 'splitF
       return; // an exact duplicate within one split: keep the first
     }
     seen.set(key, { split, origin: problem.origin ?? problem.id });
-    out[split].push(Object.freeze({ ...problem, tests: Object.freeze(problem.tests.map((t) => Object.freeze({ ...t }))), split }));
+    out[split].push(
+      Object.freeze({ ...problem, tests: Object.freeze(problem.tests.map((t) => Object.freeze({ ...t }))), split }),
+    );
   };
   if (config.datasets.length === 0) {
     for (const p of shippedProblems()) add(p, splitOfContent(problemKey(p), config.splitFractions));
@@ -52,19 +54,30 @@ export function problemsBySplit(config: Pick<CodeEnvConfig, 'datasets' | 'splitF
       for (const { problem, split } of assign(source, config)) add(problem, split);
     }
   }
-  const result = Object.freeze({ train: Object.freeze(out.train), validation: Object.freeze(out.validation), test: Object.freeze(out.test) });
+  const result = Object.freeze({
+    train: Object.freeze(out.train),
+    validation: Object.freeze(out.validation),
+    test: Object.freeze(out.test),
+  });
   cache.set(cacheKey, result);
   return result;
 }
 
-function assign(source: DatasetSource, config: Pick<CodeEnvConfig, 'splitFractions'>): { problem: CodeProblem; split: Split }[] {
+function assign(
+  source: DatasetSource,
+  config: Pick<CodeEnvConfig, 'splitFractions'>,
+): { problem: CodeProblem; split: Split }[] {
   const loaded = loadProblemsFile(source.path, {
     format: source.format,
     requireReference: source.requireReference,
     ...(source.limit !== undefined ? { limit: source.limit } : {}),
     ...(source.split === 'field' ? { splitField: source.splitField } : {}),
   });
-  if (source.split === 'hash') return loaded.problems.map((problem) => ({ problem, split: splitOfContent(problemKey(problem), config.splitFractions) }));
+  if (source.split === 'hash')
+    return loaded.problems.map((problem) => ({
+      problem,
+      split: splitOfContent(problemKey(problem), config.splitFractions),
+    }));
   if (source.split === 'field') return loaded.problems.map((problem) => ({ problem, split: problem.split! }));
   if (source.split === 'file') {
     const ids = readSplitFile(source.splitFile!);
@@ -86,10 +99,14 @@ export function readSplitFile(path: string): Map<string, Split> {
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new DatasetError(`${file}: cannot read split file (${(err as Error).message}); expected JSON {"train": [ids], "validation": [ids], "test": [ids]}`);
+    throw new DatasetError(
+      `${file}: cannot read split file (${(err as Error).message}); expected JSON {"train": [ids], "validation": [ids], "test": [ids]}`,
+    );
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new DatasetError(`${file}: a split file must be a JSON object {"train": [ids], "validation": [ids], "test": [ids]}`);
+    throw new DatasetError(
+      `${file}: a split file must be a JSON object {"train": [ids], "validation": [ids], "test": [ids]}`,
+    );
   }
   const map = new Map<string, Split>();
   for (const [name, ids] of Object.entries(data)) {
@@ -98,7 +115,8 @@ export function readSplitFile(path: string): Map<string, Split> {
     if (!Array.isArray(ids)) throw new DatasetError(`${file}: key "${name}" must be a list of problem ids`);
     for (const id of ids) {
       const prior = map.get(String(id));
-      if (prior && prior !== split) throw new DatasetError(`${file}: problem id ${String(id)} is listed in both ${prior} and ${split}`);
+      if (prior && prior !== split)
+        throw new DatasetError(`${file}: problem id ${String(id)} is listed in both ${prior} and ${split}`);
       map.set(String(id), split);
     }
   }

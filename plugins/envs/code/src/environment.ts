@@ -64,20 +64,41 @@ export const UNIT_TESTS_SCHEMA: JsonSchema = {
   properties: {
     tests: {
       type: 'array',
-      items: { type: 'object', additionalProperties: false, required: ['input', 'output'], properties: { input: { type: 'string' }, output: { type: 'string' } } },
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['input', 'output'],
+        properties: { input: { type: 'string' }, output: { type: 'string' } },
+      },
     },
   },
 };
 
 /** The action types of the code environment. */
 export const CODE_ACTION_TYPES: readonly ActionTypeSpec[] = Object.freeze([
-  { name: 'program', schema: PROGRAM_SCHEMA, description: 'A complete program (python or javascript) that reads stdin and writes stdout.' },
-  { name: 'unit-tests', schema: UNIT_TESTS_SCHEMA, description: 'Unit tests: a list of {input, output}; output is the exact expected stdout.' },
+  {
+    name: 'program',
+    schema: PROGRAM_SCHEMA,
+    description: 'A complete program (python or javascript) that reads stdin and writes stdout.',
+  },
+  {
+    name: 'unit-tests',
+    schema: UNIT_TESTS_SCHEMA,
+    description: 'Unit tests: a list of {input, output}; output is the exact expected stdout.',
+  },
 ]);
 
 const SEAT_SPECS: Record<CodeSeat, SeatSpec> = {
-  coder: { name: 'coder', actionType: 'program', description: 'Writes a complete program that reads stdin and prints the answer.' },
-  tester: { name: 'tester', actionType: 'unit-tests', description: 'Writes unit tests (input, expected output) for the problem.' },
+  coder: {
+    name: 'coder',
+    actionType: 'program',
+    description: 'Writes a complete program that reads stdin and prints the answer.',
+  },
+  tester: {
+    name: 'tester',
+    actionType: 'unit-tests',
+    description: 'Writes unit tests (input, expected output) for the problem.',
+  },
 };
 
 /** The names of the signals every step reports (all present, all finite). */
@@ -135,16 +156,24 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
     this.problems = problemsBySplit(this.config);
     this.sandbox = options.sandbox;
     this.random = options.random ?? new DerivedRandomStreams();
-    this.runner = new TestRunner(() => (this.sandbox ??= (options.pool ?? sharedSandboxPool()).runner({ ...this.config.sandbox })), this.config.limits, this.config.cacheSize, options.logger);
+    this.runner = new TestRunner(
+      () => (this.sandbox ??= (options.pool ?? sharedSandboxPool()).runner({ ...this.config.sandbox })),
+      this.config.limits,
+      this.config.cacheSize,
+      options.logger,
+    );
   }
 
   /** @inheritdoc */
   instance(split: Split, index: number, seed: number): CodeInstance {
     const list = this.problems[split];
     if (!list || list.length === 0) {
-      throw new Error(`code-v0: the ${split} split has no problems (${this.problemSummary()}); add problems or change splitFractions / dataset split settings`);
+      throw new Error(
+        `code-v0: the ${split} split has no problems (${this.problemSummary()}); add problems or change splitFractions / dataset split settings`,
+      );
     }
-    if (!Number.isInteger(index) || index < 0) throw new RangeError(`code-v0: instance index must be a non-negative integer, got ${index}`);
+    if (!Number.isInteger(index) || index < 0)
+      throw new RangeError(`code-v0: instance index must be a non-negative integer, got ${index}`);
     const epoch = Math.floor(index / list.length);
     const order = shuffled([...list.keys()], this.random.stream(seed, 'code-v0', split, epoch));
     return Object.freeze({ problem: list[order[index % list.length]!]!, split });
@@ -208,28 +237,49 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
           : `You are the coder of a team. Write a complete program (Python, or JavaScript for Node.js) that reads the input from standard input and prints the answer to standard output, for the problem below. A tester writes unit tests; your program is run on them and the failures are shown to you in the next turn. Your program is finally judged on hidden tests.\n\nProblem:\n${problem.question}`
         : `You are the tester of a team. Write unit tests for the problem below: each test is an input for standard input and the exact output a correct program prints. Your tests must be correct for the problem statement; good tests also catch the mistakes in the coder's program. The program is run on your tests and the failures are shown to both of you in the next turn.\n\nProblem:\n${problem.question}`;
     const lines = [`Turn ${state.turn + 1} of ${this.maxTurns}.`];
-    if (state.program) lines.push(`Program: written by the coder in turn ${state.programTurn! + 1} (${state.program.language}).`);
-    else if (state.programError !== null) lines.push(`Program: none; the coder's output in turn ${state.programTurn! + 1} could not be used: ${state.programError}`);
+    if (state.program)
+      lines.push(`Program: written by the coder in turn ${state.programTurn! + 1} (${state.program.language}).`);
+    else if (state.programError !== null)
+      lines.push(
+        `Program: none; the coder's output in turn ${state.programTurn! + 1} could not be used: ${state.programError}`,
+      );
     else lines.push('Program: none yet.');
     if (!single) {
-      if (state.tests.length > 0) lines.push(`Unit tests: ${state.tests.length} from the tester in turn ${state.testsTurn! + 1}.`);
-      else if (state.testsError !== null) lines.push(`Unit tests: none; the tester's output in turn ${state.testsTurn! + 1} could not be used: ${state.testsError}`);
+      if (state.tests.length > 0)
+        lines.push(`Unit tests: ${state.tests.length} from the tester in turn ${state.testsTurn! + 1}.`);
+      else if (state.testsError !== null)
+        lines.push(
+          `Unit tests: none; the tester's output in turn ${state.testsTurn! + 1} could not be used: ${state.testsError}`,
+        );
       else lines.push('Unit tests: none yet.');
       if (state.program && state.report.length > 0) {
         const passed = state.report.filter((o) => o.passed).length;
-        lines.push(passed === state.report.length
-          ? `Results: the program passes all ${passed} unit tests.`
-          : `Results: the program passes ${passed} of ${state.report.length} unit tests.`);
+        lines.push(
+          passed === state.report.length
+            ? `Results: the program passes all ${passed} unit tests.`
+            : `Results: the program passes ${passed} of ${state.report.length} unit tests.`,
+        );
       }
     }
     const context: { label: string; text: string }[] = [];
-    if (state.program) context.push({ label: `Current program (coder, turn ${state.programTurn! + 1})`, text: renderProgram(state.program) });
-    if (state.tests.length > 0) context.push({ label: `Current unit tests (tester, turn ${state.testsTurn! + 1})`, text: renderTests(state.tests) });
+    if (state.program)
+      context.push({
+        label: `Current program (coder, turn ${state.programTurn! + 1})`,
+        text: renderProgram(state.program),
+      });
+    if (state.tests.length > 0)
+      context.push({
+        label: `Current unit tests (tester, turn ${state.testsTurn! + 1})`,
+        text: renderTests(state.tests),
+      });
     const failures = state.report.map((o, i) => ({ o, i })).filter(({ o }) => !o.passed);
     if (state.program && failures.length > 0 && this.config.maxShownFailures > 0) {
       const shown = failures.slice(0, this.config.maxShownFailures).map(({ o, i }) => renderFailure(o, i));
       const more = failures.length - shown.length;
-      context.push({ label: 'Failing unit tests', text: shown.join('\n\n') + (more > 0 ? `\n\n(${more} more failing tests not shown)` : '') });
+      context.push({
+        label: 'Failing unit tests',
+        text: shown.join('\n\n') + (more > 0 ? `\n\n(${more} more failing tests not shown)` : ''),
+      });
     }
     return Object.freeze({
       task,
@@ -241,13 +291,25 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
         seat: s,
         program: state.program,
         tests: state.tests,
-        failures: failures.map(({ o, i }) => ({ index: i, input: o.input, expected: o.expected, got: o.got, verdict: o.verdict, exitCode: o.exitCode, stderr: o.stderr })),
+        failures: failures.map(({ o, i }) => ({
+          index: i,
+          input: o.input,
+          expected: o.expected,
+          got: o.got,
+          verdict: o.verdict,
+          exitCode: o.exitCode,
+          stderr: o.stderr,
+        })),
       }),
     });
   }
 
   /** @inheritdoc */
-  async step(state: CodeState, seat: string, move: Move<ProgramAction | UnitTestsAction>): Promise<StepResult<CodeState>> {
+  async step(
+    state: CodeState,
+    seat: string,
+    move: Move<ProgramAction | UnitTestsAction>,
+  ): Promise<StepResult<CodeState>> {
     const s = this.seatOf(seat);
     if (state.done) throw new Error(`code-v0: the episode is over; step() was called for seat ${seat}`);
     const expected = this.seats[state.seatIndex]!.name;
@@ -259,7 +321,12 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
     const { program, error } = programOf(move);
     const golden = this.scoredTests(state.instance);
     const tolerance = this.toleranceOf(state.instance.problem);
-    const jobs = program ? [{ program, tests: golden, tolerance }, ...(state.tests.length > 0 ? [{ program, tests: state.tests, tolerance }] : [])] : [];
+    const jobs = program
+      ? [
+          { program, tests: golden, tolerance },
+          ...(state.tests.length > 0 ? [{ program, tests: state.tests, tolerance }] : []),
+        ]
+      : [];
     const outcomes = await this.runner.run(jobs);
     const passed = program ? outcomes[0]!.filter((o) => o.passed).length : 0;
     const single = this.seats.length === 1;
@@ -276,7 +343,13 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
       done: single,
       success,
     });
-    return this.result(next, program !== null, single ? { terminated: true, truncated: false } : { terminated: false, truncated: false }, 'coder', error);
+    return this.result(
+      next,
+      program !== null,
+      single ? { terminated: true, truncated: false } : { terminated: false, truncated: false },
+      'coder',
+      error,
+    );
   }
 
   private async stepTester(state: CodeState, move: Move<unknown>): Promise<StepResult<CodeState>> {
@@ -284,10 +357,12 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
     const problem = state.instance.problem;
     const tolerance = this.toleranceOf(problem);
     const jobs = [];
-    if (problem.reference !== null && tests.length > 0) jobs.push({ program: { language: 'python' as const, source: problem.reference }, tests, tolerance });
+    if (problem.reference !== null && tests.length > 0)
+      jobs.push({ program: { language: 'python' as const, source: problem.reference }, tests, tolerance });
     if (state.program && tests.length > 0) jobs.push({ program: state.program, tests, tolerance });
     const outcomes = await this.runner.run(jobs);
-    const testsValid = problem.reference !== null && tests.length > 0 ? outcomes[0]!.map((o) => o.passed) : tests.map(() => false);
+    const testsValid =
+      problem.reference !== null && tests.length > 0 ? outcomes[0]!.map((o) => o.passed) : tests.map(() => false);
     const report: readonly TestOutcome[] = state.program && tests.length > 0 ? outcomes[outcomes.length - 1]! : [];
     const allPass = state.program !== null && tests.length > 0 && report.every((o) => o.passed);
     const turn = state.turn + 1;
@@ -309,7 +384,13 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
     return this.result(next, tests.length > 0, { terminated, truncated }, 'tester', error);
   }
 
-  private result(next: CodeState, valid: boolean, done: { terminated: boolean; truncated: boolean }, seat: CodeSeat, error: string | null): StepResult<CodeState> {
+  private result(
+    next: CodeState,
+    valid: boolean,
+    done: { terminated: boolean; truncated: boolean },
+    seat: CodeSeat,
+    error: string | null,
+  ): StepResult<CodeState> {
     const coderPassRate = next.program && next.golden.total > 0 ? next.golden.passed / next.golden.total : 0;
     const validTests = next.testsValid.filter(Boolean).length;
     const failsGolden = next.program !== null && next.golden.passed < next.golden.total;
@@ -351,7 +432,8 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
     const s = this.seatOf(seat);
     const problem = state.instance.problem;
     if (s === 'coder') {
-      if (problem.reference === null) throw new Error(`code-v0: problem ${problem.id} has no reference solution, so the coder has no oracle`);
+      if (problem.reference === null)
+        throw new Error(`code-v0: problem ${problem.id} has no reference solution, so the coder has no oracle`);
       return Object.freeze({ language: 'python', source: problem.reference });
     }
     const tests = this.scoredTests(state.instance).slice(0, Math.min(3, this.config.maxTesterTests));
@@ -362,12 +444,21 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
   randomAction(state: CodeState, seat: string, rng: Rng): ProgramAction | UnitTestsAction {
     const s = this.seatOf(seat);
     if (s === 'coder') {
-      const programs = ['print(0)', 'print(input())', 'import sys\nprint(sys.stdin.read().strip())', `print(${rng.int(100)})`, 'print("YES")'];
+      const programs = [
+        'print(0)',
+        'print(input())',
+        'import sys\nprint(sys.stdin.read().strip())',
+        `print(${rng.int(100)})`,
+        'print("YES")',
+      ];
       return Object.freeze({ language: 'python', source: `${programs[rng.int(programs.length)]!}\n` });
     }
     const n = 1 + rng.int(3);
     const digits = (k: number): string => Array.from({ length: k }, () => String(rng.int(10))).join('');
-    const tests = Array.from({ length: n }, () => ({ input: `${digits(1 + rng.int(4))}\n`, output: `${digits(1 + rng.int(4))}\n` }));
+    const tests = Array.from({ length: n }, () => ({
+      input: `${digits(1 + rng.int(4))}\n`,
+      output: `${digits(1 + rng.int(4))}\n`,
+    }));
     return Object.freeze({ tests: Object.freeze(tests) });
   }
 
@@ -385,12 +476,21 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
   private testsOf(move: Move<unknown>): { tests: readonly IoTest[]; error: string | null } {
     if (move.kind === 'invalid') return { tests: Object.freeze([]), error: move.error };
     const action = move.action as Partial<UnitTestsAction> | null;
-    if (!action || typeof action !== 'object' || !Array.isArray(action.tests)) return { tests: Object.freeze([]), error: 'the action is not {tests: [{input, output}]}' };
+    if (!action || typeof action !== 'object' || !Array.isArray(action.tests))
+      return { tests: Object.freeze([]), error: 'the action is not {tests: [{input, output}]}' };
     const tests = action.tests
-      .filter((t): t is IoTest => !!t && typeof t.input === 'string' && typeof t.output === 'string' && t.input.length <= MAX_TEST_CHARS && t.output.length <= MAX_TEST_CHARS)
+      .filter(
+        (t): t is IoTest =>
+          !!t &&
+          typeof t.input === 'string' &&
+          typeof t.output === 'string' &&
+          t.input.length <= MAX_TEST_CHARS &&
+          t.output.length <= MAX_TEST_CHARS,
+      )
       .slice(0, this.config.maxTesterTests)
       .map((t) => Object.freeze({ input: t.input, output: t.output }));
-    if (tests.length === 0) return { tests: Object.freeze([]), error: 'no usable test (each needs a string input and output)' };
+    if (tests.length === 0)
+      return { tests: Object.freeze([]), error: 'no usable test (each needs a string input and output)' };
     return { tests: Object.freeze(tests), error: null };
   }
 
@@ -403,11 +503,17 @@ export class CodeEnvironment implements Environment<CodeInstance, CodeState, Pro
 function programOf(move: Move<unknown>): { program: ProgramAction | null; error: string | null } {
   if (move.kind === 'invalid') return { program: null, error: move.error };
   const a = move.action as Partial<ProgramAction> | null;
-  if (!a || typeof a !== 'object' || !LANGUAGES.includes(a.language as ProgramAction['language']) || typeof a.source !== 'string') {
+  if (
+    !a ||
+    typeof a !== 'object' ||
+    !LANGUAGES.includes(a.language as ProgramAction['language']) ||
+    typeof a.source !== 'string'
+  ) {
     return { program: null, error: `the action is not {language: ${LANGUAGES.join(' | ')}, source}` };
   }
   if (a.source.trim() === '') return { program: null, error: 'the program is empty' };
-  if (a.source.length > MAX_SOURCE_CHARS) return { program: null, error: `the program is longer than ${MAX_SOURCE_CHARS} characters` };
+  if (a.source.length > MAX_SOURCE_CHARS)
+    return { program: null, error: `the program is longer than ${MAX_SOURCE_CHARS} characters` };
   return { program: Object.freeze({ language: a.language!, source: a.source }), error: null };
 }
 
@@ -422,14 +528,23 @@ function block(text: string): string {
 
 /** Renders unit tests for an observation. */
 export function renderTests(tests: readonly IoTest[]): string {
-  return tests.map((t, i) => `Test ${i + 1}\nInput:\n${block(t.input)}\nExpected output:\n${block(t.output)}`).join('\n\n');
+  return tests
+    .map((t, i) => `Test ${i + 1}\nInput:\n${block(t.input)}\nExpected output:\n${block(t.output)}`)
+    .join('\n\n');
 }
 
 /** Renders one failing test: input, expected, and what the program printed or how it crashed. */
 export function renderFailure(o: TestOutcome, index: number): string {
   const head = `Test ${index + 1} failed.\nInput:\n${block(o.input)}\nExpected output:\n${block(o.expected)}`;
   if (o.verdict === 'ok') return `${head}\nGot:\n${block(o.got)}`;
-  const what = o.verdict === 'timeout' ? 'timed out' : o.verdict === 'memory-limit' ? 'ran out of memory' : o.verdict === 'output-limit' ? 'printed too much output' : `crashed (exit code ${o.exitCode ?? 'none'})`;
+  const what =
+    o.verdict === 'timeout'
+      ? 'timed out'
+      : o.verdict === 'memory-limit'
+        ? 'ran out of memory'
+        : o.verdict === 'output-limit'
+          ? 'printed too much output'
+          : `crashed (exit code ${o.exitCode ?? 'none'})`;
   return `${head}\nThe program ${what} [verdict: ${o.verdict}].${o.stderr.trim() ? `\nstderr (end):\n\`\`\`\n${o.stderr.replace(/\n+$/, '')}\n\`\`\`` : ''}`;
 }
 
@@ -439,7 +554,8 @@ export class CodeEnvironmentContribution implements EnvironmentContribution {
   /** @inheritdoc */
   readonly id = CODE_ENV_ID;
   /** @inheritdoc */
-  readonly description = 'Code: stdin/stdout programming problems; a coder writes programs, a tester writes unit tests (sandboxed runs)';
+  readonly description =
+    'Code: stdin/stdout programming problems; a coder writes programs, a tester writes unit tests (sandboxed runs)';
   /** @inheritdoc */
   readonly configSchema: JsonSchema = CODE_CONFIG_SCHEMA;
 
@@ -451,7 +567,11 @@ export class CodeEnvironmentContribution implements EnvironmentContribution {
    * @param random the process's random streams
    * @param logger the process's logger
    */
-  constructor(pool: SandboxPool = sharedSandboxPool(), random: RandomStreams = new DerivedRandomStreams(), logger?: Logger) {
+  constructor(
+    pool: SandboxPool = sharedSandboxPool(),
+    random: RandomStreams = new DerivedRandomStreams(),
+    logger?: Logger,
+  ) {
     this.options = { pool, random, ...(logger ? { logger: logger.child(CODE_ENV_ID) } : {}) };
   }
 

@@ -80,13 +80,18 @@ export function readRowsSync(path: string): RawRow[] {
   try {
     statSync(file);
   } catch {
-    throw new DatasetError(`${file}: dataset file not found (relative paths are resolved against the current directory ${process.cwd()})`);
+    throw new DatasetError(
+      `${file}: dataset file not found (relative paths are resolved against the current directory ${process.cwd()})`,
+    );
   }
   if (/\.parquet$/i.test(file)) {
     const dir = mkdtempSync(join(tmpdir(), 'troupe-parquet-'));
     const out = join(dir, 'rows.jsonl');
     try {
-      execFileSync(process.execPath, [PARQUET_SCRIPT, file, out], { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 20 });
+      execFileSync(process.execPath, [PARQUET_SCRIPT, file, out], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        maxBuffer: 1 << 20,
+      });
     } catch (err) {
       const stderr = String((err as { stderr?: Buffer }).stderr ?? '').trim();
       rmSync(dir, { recursive: true, force: true });
@@ -94,7 +99,10 @@ export function readRowsSync(path: string): RawRow[] {
     }
     const text = readFileSync(out, 'utf8');
     rmSync(dir, { recursive: true, force: true });
-    return text.split('\n').filter((l) => l.length > 0).map((l, i) => ({ row: JSON.parse(l) as unknown, origin: `${name} row ${i + 1}` }));
+    return text
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l, i) => ({ row: JSON.parse(l) as unknown, origin: `${name} row ${i + 1}` }));
   }
   const text = readFileSync(file, 'utf8');
   if (/\.json$/i.test(file) && text.trimStart().startsWith('[')) {
@@ -128,7 +136,8 @@ export function detectFormat(row: unknown, origin: string): DatasetFormat {
   if (!isRecord(row)) throw new DatasetError(`${origin}: expected a JSON object, got ${typeName(row)}`);
   if ('input_output' in row) return 'apps';
   if ('question_content' in row) return 'livecodebench';
-  if ('description' in row && ('public_tests' in row || 'private_tests' in row || 'generated_tests' in row)) return 'codecontests';
+  if ('description' in row && ('public_tests' in row || 'private_tests' in row || 'generated_tests' in row))
+    return 'codecontests';
   if ('question' in row && 'tests' in row) return 'troupe';
   throw new DatasetError(
     `${origin}: cannot tell the dataset format from the fields [${Object.keys(row).join(', ')}]; expected APPS (question, ` +
@@ -146,9 +155,12 @@ export function loadProblemsFile(path: string, options: LoadOptions = {}): LoadR
   const file = resolve(path);
   const rows = readRowsSync(file);
   if (rows.length === 0) throw new DatasetError(`${file}: the file holds no rows`);
-  const format = !options.format || options.format === 'auto' ? detectFormat(rows[0]!.row, rows[0]!.origin) : options.format;
+  const format =
+    !options.format || options.format === 'auto' ? detectFormat(rows[0]!.row, rows[0]!.origin) : options.format;
   if (!DATASET_FORMATS.includes(format)) {
-    throw new DatasetError(`${file}: unknown format "${String(format)}"; use one of auto, ${DATASET_FORMATS.join(', ')}`);
+    throw new DatasetError(
+      `${file}: unknown format "${String(format)}"; use one of auto, ${DATASET_FORMATS.join(', ')}`,
+    );
   }
   const requireReference = options.requireReference ?? true;
   const problems: CodeProblem[] = [];
@@ -162,10 +174,14 @@ export function loadProblemsFile(path: string, options: LoadOptions = {}): LoadR
     }
     let problem = parsed.problem;
     if (problem.reference === null && requireReference) {
-      skipped.push({ origin, reason: 'no reference solution (set requireReference: false to keep problems without one)' });
+      skipped.push({
+        origin,
+        reason: 'no reference solution (set requireReference: false to keep problems without one)',
+      });
       continue;
     }
-    if (options.splitField) problem = { ...problem, split: splitFromField(row as Record<string, unknown>, options.splitField, origin) };
+    if (options.splitField)
+      problem = { ...problem, split: splitFromField(row as Record<string, unknown>, options.splitField, origin) };
     problems.push(problem);
   }
   if (problems.length === 0) {
@@ -181,7 +197,11 @@ export function loadProblemsFile(path: string, options: LoadOptions = {}): LoadR
  * Converts one raw row to a problem, or says why it is skipped.
  * @throws DatasetError when a field is malformed
  */
-export function problemFromRow(row: unknown, format: DatasetFormat, origin: string): { problem: CodeProblem } | { skip: string } {
+export function problemFromRow(
+  row: unknown,
+  format: DatasetFormat,
+  origin: string,
+): { problem: CodeProblem } | { skip: string } {
   if (!isRecord(row)) throw new DatasetError(`${origin}: expected a JSON object, got ${typeName(row)}`);
   switch (format) {
     case 'troupe':
@@ -207,21 +227,37 @@ function troupeRow(row: Record<string, unknown>, origin: string): { problem: Cod
     return { input: t['input'], output: t['output'] };
   });
   const reference = row['reference'] ?? null;
-  if (reference !== null && typeof reference !== 'string') throw new DatasetError(`${origin}: field "reference" must be a string (Python source) or null`);
+  if (reference !== null && typeof reference !== 'string')
+    throw new DatasetError(`${origin}: field "reference" must be a string (Python source) or null`);
   const tolerance = row['tolerance'] ?? null;
   if (tolerance !== null && (typeof tolerance !== 'number' || !(tolerance >= 0))) {
     throw new DatasetError(`${origin}: field "tolerance" must be a non-negative number or null`);
   }
   const id = row['id'] === undefined ? origin : String(row['id']);
-  return { problem: { id, question, tests, reference, tolerance, origin, ...(typeof row['split'] === 'string' ? { split: splitFromField(row, 'split', origin) } : {}) } };
+  return {
+    problem: {
+      id,
+      question,
+      tests,
+      reference,
+      tolerance,
+      origin,
+      ...(typeof row['split'] === 'string' ? { split: splitFromField(row, 'split', origin) } : {}),
+    },
+  };
 }
 
 function appsRow(row: Record<string, unknown>, origin: string): { problem: CodeProblem } | { skip: string } {
   const question = requireString(row, 'question', origin);
   const io = jsonField(row, 'input_output', origin);
-  if (io === null || io === '' || (isRecord(io) && Object.keys(io).length === 0)) return { skip: 'no tests (empty input_output)' };
-  if (!isRecord(io)) throw new DatasetError(`${origin}: field "input_output" must be a JSON object {inputs, outputs}, got ${typeName(io)}`);
-  if (io['fn_name'] !== undefined) return { skip: `call-based problem (fn_name ${String(io['fn_name'])}) is not stdin/stdout` };
+  if (io === null || io === '' || (isRecord(io) && Object.keys(io).length === 0))
+    return { skip: 'no tests (empty input_output)' };
+  if (!isRecord(io))
+    throw new DatasetError(
+      `${origin}: field "input_output" must be a JSON object {inputs, outputs}, got ${typeName(io)}`,
+    );
+  if (io['fn_name'] !== undefined)
+    return { skip: `call-based problem (fn_name ${String(io['fn_name'])}) is not stdin/stdout` };
   const inputs = io['inputs'];
   const outputs = io['outputs'];
   if (!Array.isArray(inputs) || !Array.isArray(outputs)) {
@@ -235,8 +271,10 @@ function appsRow(row: Record<string, unknown>, origin: string): { problem: CodeP
     input: ioText(input, `${origin}: field "input_output.inputs[${i}]"`),
     output: ioText(outputs[i], `${origin}: field "input_output.outputs[${i}]"`),
   }));
-  const solutions = row['solutions'] === undefined || row['solutions'] === '' ? [] : jsonField(row, 'solutions', origin);
-  if (!Array.isArray(solutions)) throw new DatasetError(`${origin}: field "solutions" must be a JSON list of Python sources`);
+  const solutions =
+    row['solutions'] === undefined || row['solutions'] === '' ? [] : jsonField(row, 'solutions', origin);
+  if (!Array.isArray(solutions))
+    throw new DatasetError(`${origin}: field "solutions" must be a JSON list of Python sources`);
   const reference = solutions.find((s): s is string => typeof s === 'string' && s.trim() !== '') ?? null;
   const id = String(row['problem_id'] ?? row['id'] ?? origin);
   return { problem: { id, question, tests, reference, tolerance: null, origin } };
@@ -260,7 +298,10 @@ function codeContestsRow(row: Record<string, unknown>, origin: string): { proble
       throw new DatasetError(`${origin}: field "${field}" has ${inputs.length} inputs but ${outputs.length} outputs`);
     }
     inputs.forEach((input, i) =>
-      tests.push({ input: ioText(input, `${origin}: field "${field}.input[${i}]"`), output: ioText(outputs[i], `${origin}: field "${field}.output[${i}]"`) }),
+      tests.push({
+        input: ioText(input, `${origin}: field "${field}.input[${i}]"`),
+        output: ioText(outputs[i], `${origin}: field "${field}.output[${i}]"`),
+      }),
     );
   }
   if (tests.length === 0) return { skip: 'no tests' };
@@ -292,9 +333,11 @@ function liveCodeBenchRow(row: Record<string, unknown>, origin: string): { probl
     const value = row[field];
     if (value === undefined || value === null || value === '') continue;
     const list = typeof value === 'string' ? decodeLcbTestCases(value, `${origin}: field "${field}"`) : value;
-    if (!Array.isArray(list)) throw new DatasetError(`${origin}: field "${field}" must be a JSON list of {input, output, testtype}`);
+    if (!Array.isArray(list))
+      throw new DatasetError(`${origin}: field "${field}" must be a JSON list of {input, output, testtype}`);
     list.forEach((c, i) => {
-      if (!isRecord(c)) throw new DatasetError(`${origin}: field "${field}[${i}]" must be an object {input, output, testtype}`);
+      if (!isRecord(c))
+        throw new DatasetError(`${origin}: field "${field}[${i}]" must be an object {input, output, testtype}`);
       cases.push(c);
     });
   }
@@ -345,13 +388,28 @@ function unpickleString(bytes: Buffer): string {
   while (i < bytes.length) {
     const op = bytes[i++]!;
     switch (op) {
-      case 0x80: i += 1; break; // PROTO n
-      case 0x95: i += 8; break; // FRAME len8
-      case 0x94: break; // MEMOIZE
-      case 0x8c: { const n = bytes[i]!; return bytes.subarray(i + 1, i + 1 + n).toString('utf8'); } // SHORT_BINUNICODE
-      case 0x58: { const n = bytes.readUInt32LE(i); return bytes.subarray(i + 4, i + 4 + n).toString('utf8'); } // BINUNICODE
-      case 0x8d: { const n = Number(bytes.readBigUInt64LE(i)); return bytes.subarray(i + 8, i + 8 + n).toString('utf8'); } // BINUNICODE8
-      default: throw new Error(`unsupported pickle opcode 0x${op.toString(16)} at byte ${i - 1}`);
+      case 0x80:
+        i += 1;
+        break; // PROTO n
+      case 0x95:
+        i += 8;
+        break; // FRAME len8
+      case 0x94:
+        break; // MEMOIZE
+      case 0x8c: {
+        const n = bytes[i]!;
+        return bytes.subarray(i + 1, i + 1 + n).toString('utf8');
+      } // SHORT_BINUNICODE
+      case 0x58: {
+        const n = bytes.readUInt32LE(i);
+        return bytes.subarray(i + 4, i + 4 + n).toString('utf8');
+      } // BINUNICODE
+      case 0x8d: {
+        const n = Number(bytes.readBigUInt64LE(i));
+        return bytes.subarray(i + 8, i + 8 + n).toString('utf8');
+      } // BINUNICODE8
+      default:
+        throw new Error(`unsupported pickle opcode 0x${op.toString(16)} at byte ${i - 1}`);
     }
   }
   throw new Error('no string in pickle');
@@ -370,7 +428,9 @@ export function splitFromName(value: unknown): Split | undefined {
 function splitFromField(row: Record<string, unknown>, field: string, origin: string): Split {
   const split = splitFromName(row[field]);
   if (!split) {
-    throw new DatasetError(`${origin}: field "${field}" must be one of train, validation (valid, val, dev), test; got ${JSON.stringify(row[field])}`);
+    throw new DatasetError(
+      `${origin}: field "${field}" must be one of train, validation (valid, val, dev), test; got ${JSON.stringify(row[field])}`,
+    );
   }
   return split;
 }
@@ -398,7 +458,8 @@ function jsonField(row: Record<string, unknown>, field: string, origin: string):
 function ioText(value: unknown, where: string): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')) return value.join('\n');
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number'))
+    return value.join('\n');
   throw new DatasetError(`${where} must be a string (or a list of lines), got ${typeName(value)}`);
 }
 
@@ -419,6 +480,9 @@ let shipped: readonly CodeProblem[] | undefined;
 
 /** The problem set the project writes itself (data/problems.jsonl), loaded once. */
 export function shippedProblems(): readonly CodeProblem[] {
-  shipped ??= loadProblemsFile(SHIPPED_PROBLEMS_PATH, { format: 'troupe' }).problems.map((p) => ({ ...p, origin: `data/problems.jsonl#${p.id}` }));
+  shipped ??= loadProblemsFile(SHIPPED_PROBLEMS_PATH, { format: 'troupe' }).problems.map((p) => ({
+    ...p,
+    origin: `data/problems.jsonl#${p.id}`,
+  }));
   return shipped;
 }

@@ -12,7 +12,9 @@ const limit = limitArg ? Number(limitArg) : undefined;
 const compressors = {
   GZIP: (bytes) => new Uint8Array(zlib.gunzipSync(bytes)),
   BROTLI: (bytes) => new Uint8Array(zlib.brotliDecompressSync(bytes)),
-  ...(typeof zlib.zstdDecompressSync === 'function' ? { ZSTD: (bytes) => new Uint8Array(zlib.zstdDecompressSync(bytes)) } : {}),
+  ...(typeof zlib.zstdDecompressSync === 'function'
+    ? { ZSTD: (bytes) => new Uint8Array(zlib.zstdDecompressSync(bytes)) }
+    : {}),
 };
 
 const replacer = (_key, value) => {
@@ -23,7 +25,11 @@ const replacer = (_key, value) => {
 
 try {
   const file = await asyncBufferFromFile(input);
-  const rows = await parquetReadObjects({ file, compressors, ...(limit !== undefined ? { rowStart: 0, rowEnd: limit } : {}) });
+  const rows = await parquetReadObjects({
+    file,
+    compressors,
+    ...(limit !== undefined ? { rowStart: 0, rowEnd: limit } : {}),
+  });
   const out = createWriteStream(output);
   for (const row of rows) out.write(`${JSON.stringify(row, replacer)}\n`);
   await new Promise((resolve, reject) => out.end((err) => (err ? reject(err) : resolve(undefined))));

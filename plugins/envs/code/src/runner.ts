@@ -3,7 +3,14 @@
  * `runMany` call, and outcomes are cached by content (program, input, expected output, tolerance), so the K branches
  * of the tree sampler and repeated oracle programs cost one execution each.
  */
-import { contentHash, type Logger, type ProgramLimits, type ProgramRun, type ProgramRunner, type ProgramRunResult } from '@troupe/kernel';
+import {
+  contentHash,
+  type Logger,
+  type ProgramLimits,
+  type ProgramRun,
+  type ProgramRunner,
+  type ProgramRunResult,
+} from '@troupe/kernel';
 import { outputsMatch } from './compare.js';
 import type { IoTest, ProgramAction, TestOutcome } from './types.js';
 
@@ -77,7 +84,11 @@ export class TestRunner {
    * @throws SandboxRefusedError when the sandbox refuses a run (for example, no isolation available)
    */
   async run(jobs: readonly TestJob[]): Promise<TestOutcome[][]> {
-    const keys = jobs.map((job) => job.tests.map((test) => contentHash([job.program.language, job.program.source, stdinOf(test.input), this.limits])));
+    const keys = jobs.map((job) =>
+      job.tests.map((test) =>
+        contentHash([job.program.language, job.program.source, stdinOf(test.input), this.limits]),
+      ),
+    );
     const known = new Map<string, ProgramRunResult>();
     const requests: ProgramRun[] = [];
     const requested: string[] = [];
@@ -95,10 +106,16 @@ export class TestRunner {
         }
         requested.push(key);
         requestedSet.add(key);
-        requests.push({ language: job.program.language, source: job.program.source, stdin: stdinOf(test.input), limits: { ...this.limits } });
+        requests.push({
+          language: job.program.language,
+          source: job.program.source,
+          stdin: stdinOf(test.input),
+          limits: { ...this.limits },
+        });
       });
     });
-    if (this.logger?.enabled('debug')) this.logger.debug('test runs', { jobs: jobs.length, runs: requests.length, cached: known.size });
+    if (this.logger?.enabled('debug'))
+      this.logger.debug('test runs', { jobs: jobs.length, runs: requests.length, cached: known.size });
     if (requests.length > 0) {
       const runs = await this.sandbox().runMany(requests);
       runs.forEach((run, i) => {
@@ -110,7 +127,10 @@ export class TestRunner {
           );
         }
         // Judging reads stdout and the verdict; stderr is only displayed (its end), so keep its last 4,096 characters.
-        const kept: ProgramRunResult = { ...run, stderr: run.stderr.length > 4096 ? run.stderr.slice(-4096) : run.stderr };
+        const kept: ProgramRunResult = {
+          ...run,
+          stderr: run.stderr.length > 4096 ? run.stderr.slice(-4096) : run.stderr,
+        };
         known.set(requested[i]!, kept);
         if (this.cacheSize > 0 && run.stdout.length <= MAX_CACHED_STDOUT) {
           this.cache.set(requested[i]!, kept);

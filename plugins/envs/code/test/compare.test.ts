@@ -34,10 +34,24 @@ describe('output comparison', () => {
   });
 
   it('judges by exit code: stderr warnings with exit code 0 are not failures; a crash is', () => {
-    const run = (over: Partial<RunResult>): RunResult => ({ verdict: 'ok', exitCode: 0, signal: null, stdout: '3\n', stderr: '', wallMs: 1, truncated: false, isolation: 'bwrap', ...over });
+    const run = (over: Partial<RunResult>): RunResult => ({
+      verdict: 'ok',
+      exitCode: 0,
+      signal: null,
+      stdout: '3\n',
+      stderr: '',
+      wallMs: 1,
+      truncated: false,
+      isolation: 'bwrap',
+      ...over,
+    });
     const test = { input: '1 2\n', output: '3\n' };
     assert.equal(toOutcome(test, run({ stderr: 'DeprecationWarning: something\n' }), null).passed, true);
-    const crash = toOutcome(test, run({ verdict: 'runtime-error', exitCode: 1, stderr: 'Traceback...\nValueError: x\n' }), null);
+    const crash = toOutcome(
+      test,
+      run({ verdict: 'runtime-error', exitCode: 1, stderr: 'Traceback...\nValueError: x\n' }),
+      null,
+    );
     assert.equal(crash.passed, false);
     assert.equal(crash.verdict, 'runtime-error');
     assert.match(crash.stderr, /ValueError/);

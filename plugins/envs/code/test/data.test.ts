@@ -52,15 +52,28 @@ describe('shipped problem set (data/problems.jsonl)', () => {
 
   it('every reference solution passes 100% of its golden tests in the sandbox', async () => {
     const runs = await sharedSandbox().runMany(
-      problems.map((p) => ({ language: 'python' as const, source: harness(p.reference!, p.tests.map((t) => t.input)), limits: { cpuMs: 20_000, wallMs: 60_000, memoryMb: 512 } })),
+      problems.map((p) => ({
+        language: 'python' as const,
+        source: harness(
+          p.reference!,
+          p.tests.map((t) => t.input),
+        ),
+        limits: { cpuMs: 20_000, wallMs: 60_000, memoryMb: 512 },
+      })),
     );
     const failures: string[] = [];
     problems.forEach((p, i) => {
       const run = runs[i]!;
-      if (run.verdict !== 'ok') { failures.push(`${p.id}: harness ${run.verdict} ${run.reason ?? ''} ${run.stderr.slice(-300)}`); return; }
+      if (run.verdict !== 'ok') {
+        failures.push(`${p.id}: harness ${run.verdict} ${run.reason ?? ''} ${run.stderr.slice(-300)}`);
+        return;
+      }
       const outs = JSON.parse(run.stdout) as string[];
       p.tests.forEach((t, j) => {
-        if (!outputsMatch(outs[j]!, t.output, p.tolerance ?? null)) failures.push(`${p.id} test ${j}: expected ${JSON.stringify(t.output)}, got ${JSON.stringify(outs[j]!.slice(0, 200))}`);
+        if (!outputsMatch(outs[j]!, t.output, p.tolerance ?? null))
+          failures.push(
+            `${p.id} test ${j}: expected ${JSON.stringify(t.output)}, got ${JSON.stringify(outs[j]!.slice(0, 200))}`,
+          );
       });
     });
     assert.deepEqual(failures, []);
@@ -70,10 +83,11 @@ describe('shipped problem set (data/problems.jsonl)', () => {
 
   it('splits by content hash into the documented counts (27 train / 1 validation / 6 test), disjoint', () => {
     const env = new CodeEnvironment({}, { sandbox: sharedSandbox() });
-    assert.deepEqual(
-      Object.fromEntries(SPLITS.map((s) => [s, env.problems[s].length])),
-      { train: 27, validation: 1, test: 6 },
-    );
+    assert.deepEqual(Object.fromEntries(SPLITS.map((s) => [s, env.problems[s].length])), {
+      train: 27,
+      validation: 1,
+      test: 6,
+    });
     const keys = SPLITS.flatMap((s) => env.problems[s].map((p) => `${p.question}`));
     assert.equal(new Set(keys).size, problems.length);
   });

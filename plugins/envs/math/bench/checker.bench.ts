@@ -20,8 +20,12 @@ for (let r = 0; r < rounds; r++) {
   }
 }
 const total = performance.now() - started;
-console.log(`${TABLE.length * rounds} checks in ${total.toFixed(0)} ms: ${(total / (TABLE.length * rounds)).toFixed(2)} ms per check`);
+console.log(
+  `${TABLE.length * rounds} checks in ${total.toFixed(0)} ms: ${(total / (TABLE.length * rounds)).toFixed(2)} ms per check`,
+);
 for (const [layer, times] of byLayer) {
   const mean = times.reduce((s, x) => s + x, 0) / times.length;
-  console.log(`  ${layer.padEnd(18)} ${String(times.length).padStart(4)} checks  mean ${mean.toFixed(2)} ms  max ${Math.max(...times).toFixed(1)} ms`);
+  console.log(
+    `  ${layer.padEnd(18)} ${String(times.length).padStart(4)} checks  mean ${mean.toFixed(2)} ms  max ${Math.max(...times).toFixed(1)} ms`,
+  );
 }

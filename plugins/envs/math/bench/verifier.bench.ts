@@ -27,22 +27,30 @@ console.log(`\n${REGRESSION_CASES.length} cases (extraction + verification, leni
 console.log(formatScores(scores));
 console.log('\nslowest cases (extraction + verification):');
 for (const { ms, thread, c } of timings.sort((x, y) => y.ms - x.ms).slice(0, 5)) {
-  console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${thread.padEnd(6)} ${c.kind.padEnd(14)} ${c.response.slice(0, 50).replace(/\n/g, ' ')}`);
+  console.log(
+    `  ${ms.toFixed(1).padStart(8)} ms  ${thread.padEnd(6)} ${c.kind.padEnd(14)} ${c.response.slice(0, 50).replace(/\n/g, ' ')}`,
+  );
 }
 const misses = REGRESSION_CASES.filter((c) => (verdicts.get(c) === 'equal') !== (c.expected === 'equal'));
 console.log(`\ndisagreements (${misses.length}):`);
-for (const c of misses) console.log(`  ${c.kind}: ${verdicts.get(c)} for expected ${c.expected}${c.miss ? ` (known: ${c.miss})` : ''}`);
+for (const c of misses)
+  console.log(`  ${c.kind}: ${verdicts.get(c)} for expected ${c.expected}${c.miss ? ` (known: ${c.miss})` : ''}`);
 
 // Fast path: an exact pair on the calling thread, and a symbolic pair through the worker, against the plain check.
 const rounds = 200;
-for (const [name, a, b] of [['exact pair', '\\frac{1}{2}', '0.5'], ['symbolic pair', 'x^2-1', '(x-1)(x+1)']] as const) {
+for (const [name, a, b] of [
+  ['exact pair', '\\frac{1}{2}', '0.5'],
+  ['symbolic pair', 'x^2-1', '(x-1)(x+1)'],
+] as const) {
   t = performance.now();
   for (let k = 0; k < rounds; k++) await verifier.check(a, b);
   const viaVerifier = (performance.now() - t) / rounds;
   t = performance.now();
   for (let k = 0; k < rounds; k++) checkEquivalence(a, b);
   const direct = (performance.now() - t) / rounds;
-  console.log(`${name.padEnd(14)} verifier ${viaVerifier.toFixed(3)} ms per check, checkEquivalence on this thread ${direct.toFixed(3)} ms`);
+  console.log(
+    `${name.padEnd(14)} verifier ${viaVerifier.toFixed(3)} ms per check, checkEquivalence on this thread ${direct.toFixed(3)} ms`,
+  );
 }
 console.log(`verifier stats: ${JSON.stringify(verifier.stats)}`);
 await verifier.close();

@@ -1,7 +1,15 @@
 /** The `math-v0` environment contribution (the factory the kernel calls with the team spec's config). */
 import {
-  DerivedRandomStreams, injectable, injectParameters, Logger, optionalService, RandomStreams, readConfigSchema, SandboxPool,
-  type EnvironmentContribution, type JsonSchema,
+  DerivedRandomStreams,
+  injectable,
+  injectParameters,
+  Logger,
+  optionalService,
+  RandomStreams,
+  readConfigSchema,
+  SandboxPool,
+  type EnvironmentContribution,
+  type JsonSchema,
 } from '@troupe/kernel';
 import { sharedSandboxPool } from '@troupe/sandbox';
 import { MATH_ENV_ID, MathEnvironment, type MathConfig, type MathEnvironmentDeps } from './environment.js';
@@ -15,7 +23,8 @@ export class MathEnvironmentContribution implements EnvironmentContribution {
   /** {@inheritDoc EnvironmentContribution.id} */
   readonly id = MATH_ENV_ID;
   /** {@inheritDoc EnvironmentContribution.description} */
-  readonly description = 'Math: a coder (program in the sandbox) and a solver (\\boxed{} answer) solve problems with verified answers';
+  readonly description =
+    'Math: a coder (program in the sandbox) and a solver (\\boxed{} answer) solve problems with verified answers';
   /** {@inheritDoc EnvironmentContribution.configSchema} */
   readonly configSchema = MATH_CONFIG_SCHEMA;
   /** What every environment it creates runs programs with. */
@@ -26,7 +35,11 @@ export class MathEnvironmentContribution implements EnvironmentContribution {
    * @param random the process's random streams
    * @param logger the process's logger
    */
-  constructor(pool: SandboxPool = sharedSandboxPool(), random: RandomStreams = new DerivedRandomStreams(), logger?: Logger) {
+  constructor(
+    pool: SandboxPool = sharedSandboxPool(),
+    random: RandomStreams = new DerivedRandomStreams(),
+    logger?: Logger,
+  ) {
     this.deps = { pool, random, ...(logger ? { logger: logger.child(MATH_ENV_ID) } : {}) };
   }
 

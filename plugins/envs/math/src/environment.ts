@@ -8,8 +8,21 @@
  */
 import { toolDetailsOf, toolDetailsText, type ToolDetails } from '@troupe/game-kit';
 import {
-  DerivedRandomStreams, shuffled, splitOfContent, type Logger, type RandomStreams, type SandboxPool,
-  type ActionTypeSpec, type Environment, type Move, type Observation, type Rng, type SeatSpec, type Split, type SplitFractions, type StepResult,
+  DerivedRandomStreams,
+  shuffled,
+  splitOfContent,
+  type Logger,
+  type RandomStreams,
+  type SandboxPool,
+  type ActionTypeSpec,
+  type Environment,
+  type Move,
+  type Observation,
+  type Rng,
+  type SeatSpec,
+  type Split,
+  type SplitFractions,
+  type StepResult,
 } from '@troupe/kernel';
 import type { EquivalenceOptions, EquivalenceResult } from './checker/equivalence.js';
 import { extractProgramAnswer } from './checker/extract.js';
@@ -80,7 +93,12 @@ export interface MathConfig {
  * `answer_undecided` — 1 when the answer graded at this step could not be decided within the checker's time budget or
  * size guards (it then counts as wrong), else 0.
  */
-export const MATH_SIGNALS: readonly string[] = Object.freeze(['solver_correct', 'coder_reward', 'team', 'answer_undecided']);
+export const MATH_SIGNALS: readonly string[] = Object.freeze([
+  'solver_correct',
+  'coder_reward',
+  'team',
+  'answer_undecided',
+]);
 
 /** Defaults of {@link MathConfig}. */
 export const DEFAULT_MATH_CONFIG: MathConfig = { maxTurns: 3, seats: ['coder', 'solver'], families: FAMILIES };
@@ -88,13 +106,20 @@ export const DEFAULT_MATH_CONFIG: MathConfig = { maxTurns: 3, seats: ['coder', '
 /** One entry of the shared history. */
 export type HistoryEntry =
   | {
-      readonly seat: 'coder'; readonly turn: number;
+      readonly seat: 'coder';
+      readonly turn: number;
       /** The program (absent when the text did not parse). */
       readonly program?: ProgramAction;
       /** Why the coder's text did not parse. */
       readonly error?: string;
       /** Sandbox verdict, exit code and (truncated) output. */
-      readonly run?: { readonly verdict: string; readonly exitCode: number | null; readonly stdout: string; readonly stderr: string; readonly truncated: boolean };
+      readonly run?: {
+        readonly verdict: string;
+        readonly exitCode: number | null;
+        readonly stdout: string;
+        readonly stderr: string;
+        readonly truncated: boolean;
+      };
       /** The last printed line, or null. */
       readonly answer: string | null;
       /** 1 correct, 0 wrong, −1 crash/timeout/unparseable. */
@@ -105,7 +130,8 @@ export type HistoryEntry =
       readonly correct: boolean;
     }
   | {
-      readonly seat: 'solver'; readonly turn: number;
+      readonly seat: 'solver';
+      readonly turn: number;
       /** The boxed answer, or null when the text had none. */
       readonly answer: string | null;
       /** Why the solver's text did not parse. */
@@ -155,20 +181,35 @@ const ACTION_TYPES: readonly ActionTypeSpec[] = [
     name: 'program',
     description: 'A complete program; its LAST printed line is the answer.',
     schema: {
-      type: 'object', required: ['language', 'source'], additionalProperties: false,
+      type: 'object',
+      required: ['language', 'source'],
+      additionalProperties: false,
       properties: { language: { enum: ['python', 'javascript'] }, source: { type: 'string', minLength: 1 } },
     },
   },
   {
     name: 'answer',
     description: 'The final answer: the content of the last \\boxed{}.',
-    schema: { type: 'object', required: ['answer'], additionalProperties: false, properties: { answer: { type: 'string' } } },
+    schema: {
+      type: 'object',
+      required: ['answer'],
+      additionalProperties: false,
+      properties: { answer: { type: 'string' } },
+    },
   },
 ];
 
 const SEAT_SPECS: Readonly<Record<MathSeat, SeatSpec>> = {
-  coder: { name: 'coder', actionType: 'program', description: 'Tool agent: writes a program whose last printed line is the answer; it runs in the sandbox.' },
-  solver: { name: 'solver', actionType: 'answer', description: 'Reasons about the problem (and the program output) and gives the final answer in \\boxed{}.' },
+  coder: {
+    name: 'coder',
+    actionType: 'program',
+    description: 'Tool agent: writes a program whose last printed line is the answer; it runs in the sandbox.',
+  },
+  solver: {
+    name: 'solver',
+    actionType: 'answer',
+    description: 'Reasons about the problem (and the program output) and gives the final answer in \\boxed{}.',
+  },
 };
 
 /** Shortens text to its last `max` characters. */
@@ -201,7 +242,10 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   constructor(config: Partial<MathConfig> = {}, deps: MathEnvironmentDeps = {}) {
     this.config = { ...DEFAULT_MATH_CONFIG, ...config };
     const seats = this.config.seats;
-    if (!(seats.length === 2 && seats[0] === 'coder' && seats[1] === 'solver') && !(seats.length === 1 && seats[0] === 'solver')) {
+    if (
+      !(seats.length === 2 && seats[0] === 'coder' && seats[1] === 'solver') &&
+      !(seats.length === 1 && seats[0] === 'solver')
+    ) {
       throw new Error(`math-v0: config.seats must be ["coder", "solver"] or ["solver"], got ${JSON.stringify(seats)}`);
     }
     if (!Number.isInteger(this.config.maxTurns) || this.config.maxTurns < 1) {
@@ -215,22 +259,33 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     if (deps.problems) {
       this.fixed = { bySplit: this.splitProblems(deps.problems, 'hash') };
     } else if (this.config.dataset) {
-      this.fixed = { bySplit: this.splitProblems(loadDatasetSync(this.config.dataset), this.config.dataset.split ?? 'hash') };
+      this.fixed = {
+        bySplit: this.splitProblems(loadDatasetSync(this.config.dataset), this.config.dataset.split ?? 'hash'),
+      };
     } else {
-      this.generated = new GeneratedProblemSet({ families: this.config.families, splitFractions: this.config.splitFractions });
+      this.generated = new GeneratedProblemSet({
+        families: this.config.families,
+        splitFractions: this.config.splitFractions,
+      });
     }
   }
 
   /** Assigns fixed problems to splits. */
-  private splitProblems(problems: readonly MathProblem[], mode: DatasetSplitMode): Record<Split, readonly MathProblem[]> {
+  private splitProblems(
+    problems: readonly MathProblem[],
+    mode: DatasetSplitMode,
+  ): Record<Split, readonly MathProblem[]> {
     const bySplit: Record<Split, MathProblem[]> = { train: [], validation: [], test: [] };
     const seen = new Set<string>();
     for (const p of problems) {
       const key = problemKey(p);
       if (seen.has(key)) continue;
       seen.add(key);
-      if (mode === 'all') { bySplit.train.push(p); bySplit.validation.push(p); bySplit.test.push(p); }
-      else if (mode === 'hash') bySplit[splitOfContent(key, this.config.splitFractions)].push(p);
+      if (mode === 'all') {
+        bySplit.train.push(p);
+        bySplit.validation.push(p);
+        bySplit.test.push(p);
+      } else if (mode === 'hash') bySplit[splitOfContent(key, this.config.splitFractions)].push(p);
       else bySplit[mode].push(p);
     }
     return bySplit;
@@ -244,10 +299,15 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     if (this.generated) return this.generated.get(split, index, seed);
     const rows = this.fixed!.bySplit[split];
     if (rows.length === 0) {
-      const where = this.config.dataset ? `dataset ${this.config.dataset.path} (split mode ${this.config.dataset.split ?? 'hash'})` : 'the injected problems';
+      const where = this.config.dataset
+        ? `dataset ${this.config.dataset.path} (split mode ${this.config.dataset.split ?? 'hash'})`
+        : 'the injected problems';
       throw new Error(`math-v0: the ${split} split of ${where} is empty`);
     }
-    const order = shuffled(rows.map((_, k) => k), (this.deps.random ?? new DerivedRandomStreams()).stream(seed, MATH_ENV_ID, split));
+    const order = shuffled(
+      rows.map((_, k) => k),
+      (this.deps.random ?? new DerivedRandomStreams()).stream(seed, MATH_ENV_ID, split),
+    );
     return rows[order[index % rows.length]!]!;
   }
 
@@ -269,10 +329,11 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   /** What `seat` sees: the problem, the turn, and both seats' history (never the reference or any verdict). */
   observe(state: MathState, seat: string): Observation {
     const spec = this.requireSeat(seat);
-    const team = this.seats.length === 2
-      ? 'You are on a two-member team: a coder writes a program whose last printed line is the answer, and a solver reasons and gives the final answer. '
-        + 'The episode ends when the program\'s answer and the solver\'s answer agree, or after the last turn.'
-      : 'Solve the problem and give the final answer.';
+    const team =
+      this.seats.length === 2
+        ? 'You are on a two-member team: a coder writes a program whose last printed line is the answer, and a solver reasons and gives the final answer. ' +
+          "The episode ends when the program's answer and the solver's answer agree, or after the last turn."
+        : 'Solve the problem and give the final answer.';
     const task = `${team}\n\nProblem:\n${state.problem.question}`;
     const stateText = `Turn ${Math.min(state.turn, this.maxTurns - 1) + 1} of ${this.maxTurns}. You are the ${spec.name}. ${spec.description}`;
     const max = this.config.outputChars ?? 2000;
@@ -280,25 +341,47 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     for (const entry of state.history) {
       const t = entry.turn + 1;
       if (entry.seat === 'coder') {
-        if (!entry.program) { context.push({ label: `Coder (turn ${t})`, text: `No program could be read: ${entry.error ?? 'unknown error'}` }); continue; }
-        context.push({ label: `Coder's program (turn ${t})`, text: `\`\`\`${entry.program.language}\n${entry.program.source.trimEnd()}\n\`\`\`` });
+        if (!entry.program) {
+          context.push({
+            label: `Coder (turn ${t})`,
+            text: `No program could be read: ${entry.error ?? 'unknown error'}`,
+          });
+          continue;
+        }
+        context.push({
+          label: `Coder's program (turn ${t})`,
+          text: `\`\`\`${entry.program.language}\n${entry.program.source.trimEnd()}\n\`\`\``,
+        });
         const run = entry.run!;
         const lines = [`Verdict: ${run.verdict}, exit code ${run.exitCode ?? 'none'}.`];
-        lines.push(run.stdout.trim() === '' ? 'It printed nothing.' : `Output${run.truncated ? ' (truncated)' : ''}:\n${tail(run.stdout.trimEnd(), max)}`);
+        lines.push(
+          run.stdout.trim() === ''
+            ? 'It printed nothing.'
+            : `Output${run.truncated ? ' (truncated)' : ''}:\n${tail(run.stdout.trimEnd(), max)}`,
+        );
         if (run.exitCode !== 0 && run.stderr.trim() !== '') lines.push(`Errors:\n${tail(run.stderr.trimEnd(), max)}`);
-        lines.push(entry.answer === null ? 'No answer (nothing printed).' : `Program's answer (last printed line): ${entry.answer}`);
+        lines.push(
+          entry.answer === null
+            ? 'No answer (nothing printed).'
+            : `Program's answer (last printed line): ${entry.answer}`,
+        );
         context.push({ label: `Program output (turn ${t})`, text: lines.join('\n') });
       } else {
         if (entry.tool) context.push({ label: `Solver's program (turn ${t})`, text: toolDetailsText(entry.tool) });
         context.push({
           label: `Solver's answer (turn ${t})`,
-          text: entry.answer === null ? `No \\boxed{} answer: ${entry.error ?? 'unknown error'}` : `\\boxed{${entry.answer}}`,
+          text:
+            entry.answer === null
+              ? `No \\boxed{} answer: ${entry.error ?? 'unknown error'}`
+              : `\\boxed{${entry.answer}}`,
         });
       }
     }
-    const history = state.history.map((e) => (e.seat === 'coder'
-      ? { seat: e.seat, turn: e.turn, answer: e.answer, verdict: e.run?.verdict ?? 'unparseable' }
-      : { seat: e.seat, turn: e.turn, answer: e.answer }));
+    const history = state.history.map((e) =>
+      e.seat === 'coder'
+        ? { seat: e.seat, turn: e.turn, answer: e.answer, verdict: e.run?.verdict ?? 'unparseable' }
+        : { seat: e.seat, turn: e.turn, answer: e.answer },
+    );
     return { task, state: stateText, context, turn: state.turn, data: { seat: spec.name, history } };
   }
 
@@ -307,7 +390,8 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     this.requireSeat(seat);
     if (state.done) throw new Error(`math-v0: step called on a finished episode (seat ${seat})`);
     const expected = this.seats[state.seatIndex]!.name;
-    if (seat !== expected) throw new Error(`math-v0: it is the ${expected}'s move, not the ${seat}'s (turn ${state.turn})`);
+    if (seat !== expected)
+      throw new Error(`math-v0: it is the ${expected}'s move, not the ${seat}'s (turn ${state.turn})`);
     return seat === 'coder' ? this.stepCoder(state, move) : this.stepSolver(state, move);
   }
 
@@ -322,7 +406,10 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   }
 
   /** Whether `answer` is the reference answer (a unit the problem names is dropped from the answer first). */
-  private async isCorrect(answer: string | null, problem: MathProblem): Promise<{ correct: boolean; undecided: boolean; layer: string; details: string }> {
+  private async isCorrect(
+    answer: string | null,
+    problem: MathProblem,
+  ): Promise<{ correct: boolean; undecided: boolean; layer: string; details: string }> {
     if (answer === null) return { correct: false, undecided: false, layer: 'none', details: 'no answer' };
     const r = await this.check(problem.unit ? stripUnit(answer, problem.unit) : answer, problem.answer);
     return { correct: r.equivalent, undecided: r.verdict === 'undecided', layer: r.layer, details: r.details };
@@ -330,13 +417,18 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
 
   /** The latest solver entry, if any. */
   private lastSolver(state: MathState): Extract<HistoryEntry, { seat: 'solver' }> | undefined {
-    for (let k = state.history.length - 1; k >= 0; k--) { const e = state.history[k]!; if (e.seat === 'solver') return e; }
+    for (let k = state.history.length - 1; k >= 0; k--) {
+      const e = state.history[k]!;
+      if (e.seat === 'solver') return e;
+    }
     return undefined;
   }
 
   /** The coder entry of `turn`, if any. */
   private coderOf(state: MathState, turn: number): Extract<HistoryEntry, { seat: 'coder' }> | undefined {
-    return state.history.find((e): e is Extract<HistoryEntry, { seat: 'coder' }> => e.seat === 'coder' && e.turn === turn);
+    return state.history.find(
+      (e): e is Extract<HistoryEntry, { seat: 'coder' }> => e.seat === 'coder' && e.turn === turn,
+    );
   }
 
   /** The runner of the coder's programs: the injected one, else the pool's runner with `config.sandbox`. */
@@ -368,24 +460,54 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
       const action = program as ProgramAction;
       const sandbox = this.getSandbox();
       const { limits } = this.config.sandbox ?? {};
-      const result: SandboxRunResult = await sandbox.run({ language: action.language, source: action.source, ...(limits ? { limits } : {}) });
+      const result: SandboxRunResult = await sandbox.run({
+        language: action.language,
+        source: action.source,
+        ...(limits ? { limits } : {}),
+      });
       if (result.verdict === 'refused') {
-        throw new Error(`math-v0: the sandbox refused to run the coder's program (${result.reason ?? 'no isolation available'}). `
-          + 'Install bubblewrap or run as root for unshare, or set environment.config.sandbox.allowUnisolated: true to run without isolation.');
+        throw new Error(
+          `math-v0: the sandbox refused to run the coder's program (${result.reason ?? 'no isolation available'}). ` +
+            'Install bubblewrap or run as root for unshare, or set environment.config.sandbox.allowUnisolated: true to run without isolation.',
+        );
       }
       // The exit code decides: warnings on stderr are not failures.
       const crashed = result.verdict !== 'ok' || result.exitCode !== 0;
-      const answer = crashed ? null : extractProgramAnswer(result.stdout) ?? null;
+      const answer = crashed ? null : (extractProgramAnswer(result.stdout) ?? null);
       const grade = await this.isCorrect(answer, state.problem);
       const reward: -1 | 0 | 1 = crashed ? -1 : grade.correct ? 1 : 0;
       const max = Math.max(4000, this.config.outputChars ?? 2000);
       entry = {
-        seat: 'coder', turn: state.turn, program: { language: action.language, source: action.source },
-        run: { verdict: result.verdict, exitCode: result.exitCode, stdout: tail(result.stdout, max), stderr: tail(result.stderr, max), truncated: Boolean(result.truncated) },
-        answer, reward, correct: grade.correct, ...(grade.undecided ? { undecided: true } : {}),
+        seat: 'coder',
+        turn: state.turn,
+        program: { language: action.language, source: action.source },
+        run: {
+          verdict: result.verdict,
+          exitCode: result.exitCode,
+          stdout: tail(result.stdout, max),
+          stderr: tail(result.stderr, max),
+          truncated: Boolean(result.truncated),
+        },
+        answer,
+        reward,
+        correct: grade.correct,
+        ...(grade.undecided ? { undecided: true } : {}),
       };
-      info = { verdict: result.verdict, exitCode: result.exitCode, answer, layer: grade.layer, details: grade.details, undecided: grade.undecided, isolation: result.isolation };
-      this.deps.logger?.debug('coder program ran', { verdict: result.verdict, answer, correct: grade.correct, layer: grade.layer });
+      info = {
+        verdict: result.verdict,
+        exitCode: result.exitCode,
+        answer,
+        layer: grade.layer,
+        details: grade.details,
+        undecided: grade.undecided,
+        isolation: result.isolation,
+      };
+      this.deps.logger?.debug('coder program ran', {
+        verdict: result.verdict,
+        answer,
+        correct: grade.correct,
+        layer: grade.layer,
+      });
     }
     const next: MathState = { ...state, seatIndex: state.seatIndex + 1, history: [...state.history, entry] };
     const solverCorrect = this.lastSolver(state)?.correct ? 1 : 0;
@@ -393,7 +515,12 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
       state: next,
       done: { terminated: false, truncated: false },
       success: state.success,
-      signals: { coder_reward: entry.reward, solver_correct: solverCorrect, team: solverCorrect, answer_undecided: entry.undecided ? 1 : 0 },
+      signals: {
+        coder_reward: entry.reward,
+        solver_correct: solverCorrect,
+        team: solverCorrect,
+        answer_undecided: entry.undecided ? 1 : 0,
+      },
       info: { seat: 'coder', reference: state.problem.answer, ...info },
     };
   }
@@ -413,14 +540,19 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     const a = move.action as Partial<AnswerAction> | string;
     if (typeof a === 'string') {
       const found = extractAnswer(a, mode);
-      return found ? { answer: found.answer.trim(), source: found.source } : { answer: null, error: `no answer could be read from ${JSON.stringify(a.slice(0, 80))}` };
+      return found
+        ? { answer: found.answer.trim(), source: found.source }
+        : { answer: null, error: `no answer could be read from ${JSON.stringify(a.slice(0, 80))}` };
     }
     const text = a?.answer;
-    if (typeof text !== 'string' || text.trim() === '') return { answer: null, error: 'the answer action has no non-empty "answer" string' };
+    if (typeof text !== 'string' || text.trim() === '')
+      return { answer: null, error: 'the answer action has no non-empty "answer" string' };
     if (move.text && /<\/?think>/i.test(move.text)) {
       // The role's box may sit inside the reasoning: read the text again without it.
       const reread = extractAnswer(move.text, mode);
-      return reread ? { answer: reread.answer.trim(), source: reread.source } : { answer: null, error: 'no answer after the <think> block' };
+      return reread
+        ? { answer: reread.answer.trim(), source: reread.source }
+        : { answer: null, error: 'no answer after the <think> block' };
     }
     return { answer: text.trim(), source: 'boxed' };
   }
@@ -431,8 +563,14 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     const grade = await this.isCorrect(answer, state.problem);
     const tool = toolDetailsOf(move.details);
     const entry: HistoryEntry = {
-      seat: 'solver', turn: state.turn, answer, correct: grade.correct, ...(source ? { source } : {}), ...(grade.undecided ? { undecided: true } : {}),
-      ...(error ? { error } : {}), ...(tool ? { tool } : {}),
+      seat: 'solver',
+      turn: state.turn,
+      answer,
+      correct: grade.correct,
+      ...(source ? { source } : {}),
+      ...(grade.undecided ? { undecided: true } : {}),
+      ...(error ? { error } : {}),
+      ...(tool ? { tool } : {}),
     };
     const coder = this.coderOf(state, state.turn);
     let agree = false;
@@ -448,18 +586,35 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
     const truncated = !terminated && state.turn + 1 >= this.maxTurns;
     const done = terminated || truncated;
     const next: MathState = {
-      ...state, history: [...state.history, entry], success: grade.correct, done,
-      turn: done ? state.turn : state.turn + 1, seatIndex: done ? state.seatIndex : 0,
+      ...state,
+      history: [...state.history, entry],
+      success: grade.correct,
+      done,
+      turn: done ? state.turn : state.turn + 1,
+      seatIndex: done ? state.seatIndex : 0,
     };
     const correct = grade.correct ? 1 : 0;
     return {
       state: next,
       done: { terminated, truncated },
       success: grade.correct,
-      signals: { solver_correct: correct, team: correct, coder_reward: coder?.reward ?? 0, answer_undecided: grade.undecided ? 1 : 0 },
+      signals: {
+        solver_correct: correct,
+        team: correct,
+        coder_reward: coder?.reward ?? 0,
+        answer_undecided: grade.undecided ? 1 : 0,
+      },
       info: {
-        seat: 'solver', answer, ...(source ? { source } : {}), reference: state.problem.answer, layer: grade.layer, details: grade.details, undecided: grade.undecided,
-        agree, ...(agreement ? { agreement } : {}), ...(error ? { error } : {}),
+        seat: 'solver',
+        answer,
+        ...(source ? { source } : {}),
+        reference: state.problem.answer,
+        layer: grade.layer,
+        details: grade.details,
+        undecided: grade.undecided,
+        agree,
+        ...(agreement ? { agreement } : {}),
+        ...(error ? { error } : {}),
       },
     };
   }
@@ -467,7 +622,11 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
   /** An optimal action: the coder prints the answer (with the problem's own program when it has one); the solver states it. */
   oracle(state: MathState, seat: string): MathAction {
     this.requireSeat(seat);
-    if (seat === 'coder') return { language: 'python', source: state.problem.program ?? `print(${pythonStringLiteral(state.problem.answer)})\n` };
+    if (seat === 'coder')
+      return {
+        language: 'python',
+        source: state.problem.program ?? `print(${pythonStringLiteral(state.problem.answer)})\n`,
+      };
     return { answer: state.problem.answer };
   }
 
@@ -490,7 +649,8 @@ export class MathEnvironment implements Environment<MathProblem, MathState, Math
 function validateProgram(action: unknown): ProgramAction | string {
   const a = action as Partial<ProgramAction> | undefined;
   if (!a || typeof a !== 'object') return 'the program action is not an object';
-  if (a.language !== 'python' && a.language !== 'javascript') return `unsupported program language ${JSON.stringify(a.language)} (python or javascript)`;
+  if (a.language !== 'python' && a.language !== 'javascript')
+    return `unsupported program language ${JSON.stringify(a.language)} (python or javascript)`;
   if (typeof a.source !== 'string' || a.source.trim() === '') return 'the program is empty';
   return { language: a.language, source: a.source };
 }

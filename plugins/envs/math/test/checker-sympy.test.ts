@@ -33,11 +33,20 @@ describe('checker: sympy cross-check on the symbolic rows', function () {
   });
 
   it('agrees with sympy on every symbolic row', function () {
-    const run = spawnSync('python3', ['-c', SCRIPT], { input: JSON.stringify(rows.map((r) => r.sympy)), encoding: 'utf8', timeout: 120_000 });
-    const missing = run.error ? `python3 could not be started (${run.error.message})`
-      : run.status !== 0 && /No module named '?sympy/.test(run.stderr) ? 'python3 has no sympy module' : undefined;
+    const run = spawnSync('python3', ['-c', SCRIPT], {
+      input: JSON.stringify(rows.map((r) => r.sympy)),
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    const missing = run.error
+      ? `python3 could not be started (${run.error.message})`
+      : run.status !== 0 && /No module named '?sympy/.test(run.stderr)
+        ? 'python3 has no sympy module'
+        : undefined;
     if (missing) {
-      console.warn(`      sympy cross-check skipped: ${missing}. Install sympy for python3 (pip install sympy) to run it.`);
+      console.warn(
+        `      sympy cross-check skipped: ${missing}. Install sympy for python3 (pip install sympy) to run it.`,
+      );
       this.skip();
     }
     assert.equal(run.status, 0, `sympy script failed: ${run.stderr}`);
@@ -47,7 +56,9 @@ describe('checker: sympy cross-check on the symbolic rows', function () {
     rows.forEach((row, k) => {
       const ours = checkEquivalence(row.answer, row.reference).equivalent;
       if (ours !== verdicts[k] || row.equivalent !== verdicts[k]) {
-        disagreements.push(`${row.answer} vs ${row.reference}: checker ${ours}, sympy ${verdicts[k]}, table ${row.equivalent}`);
+        disagreements.push(
+          `${row.answer} vs ${row.reference}: checker ${ours}, sympy ${verdicts[k]}, table ${row.equivalent}`,
+        );
       }
     });
     assert.deepEqual(disagreements, []);

@@ -7,7 +7,10 @@ describe('checker: equivalence table', () => {
     assert.ok(TABLE.length >= 60, `only ${TABLE.length} rows`);
     assert.ok(TABLE.some((r) => r.equivalent) && TABLE.some((r) => !r.equivalent));
     for (const layer of ['normalized-string', 'rational', 'symbolic', 'numeric', 'none'] as const) {
-      assert.ok(TABLE.some((r) => r.layer === layer), `no row pins layer ${layer}`);
+      assert.ok(
+        TABLE.some((r) => r.layer === layer),
+        `no row pins layer ${layer}`,
+      );
     }
   });
 

@@ -1,5 +1,13 @@
 import assert from 'node:assert/strict';
-import { extractLastBoxed, extractProgramAnswer, lastPrintedLine, normalizeAnswer, parseRational, latexToMathjs, LatexTranslationError } from '../src/checker/index.js';
+import {
+  extractLastBoxed,
+  extractProgramAnswer,
+  lastPrintedLine,
+  normalizeAnswer,
+  parseRational,
+  latexToMathjs,
+  LatexTranslationError,
+} from '../src/checker/index.js';
 
 describe('checker: extraction', () => {
   it('takes the LAST \\boxed{} with balanced braces', () => {

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { SPLITS } from '@troupe/kernel';
-import { FAMILIES, GENERATORS, GeneratedProblemSet, checkEquivalence, problemKey, type MathProblem } from '../src/index.js';
+import {
+  FAMILIES,
+  GENERATORS,
+  GeneratedProblemSet,
+  checkEquivalence,
+  problemKey,
+  type MathProblem,
+} from '../src/index.js';
 import { createRng } from '@troupe/kernel';
 
 describe('generated problem set', () => {
@@ -21,11 +28,12 @@ describe('generated problem set', () => {
       keys[split] = new Set();
       for (const seed of [0, 1]) for (let i = 0; i < 60; i++) keys[split]!.add(problemKey(set.get(split, i, seed)));
     }
-    for (const x of SPLITS) for (const y of SPLITS) {
-      if (x >= y) continue;
-      const shared = [...keys[x]!].filter((k) => keys[y]!.has(k));
-      assert.deepEqual(shared, [], `${x} and ${y} share instances`);
-    }
+    for (const x of SPLITS)
+      for (const y of SPLITS) {
+        if (x >= y) continue;
+        const shared = [...keys[x]!].filter((k) => keys[y]!.has(k));
+        assert.deepEqual(shared, [], `${x} and ${y} share instances`);
+      }
     // no duplicates inside a split either
     const train = Array.from({ length: 200 }, (_, i) => problemKey(set.get('train', i, 0)));
     assert.equal(new Set(train).size, train.length);
@@ -34,7 +42,10 @@ describe('generated problem set', () => {
   it('honours the families option and rejects unknown families', () => {
     const set = new GeneratedProblemSet({ families: ['quadratic'] });
     for (let i = 0; i < 20; i++) assert.equal(set.get('train', i, 0).family, 'quadratic');
-    assert.throws(() => new GeneratedProblemSet({ families: ['calculus' as never] }), /unknown problem family "calculus"/);
+    assert.throws(
+      () => new GeneratedProblemSet({ families: ['calculus' as never] }),
+      /unknown problem family "calculus"/,
+    );
   });
 
   it('every generated answer is confirmed by running its Python program (independent computation)', function () {
@@ -58,10 +69,15 @@ describe('generated problem set', () => {
       '    out.append(buf.getvalue().strip().splitlines()[-1])',
       'print(json.dumps(out))',
     ].join('\n');
-    const run = spawnSync('python3', ['-c', runner], { input: JSON.stringify(problems.map((p) => p.program)), encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync('python3', ['-c', runner], {
+      input: JSON.stringify(problems.map((p) => p.program)),
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     assert.equal(run.status, 0, run.stderr);
     const printed = JSON.parse(run.stdout) as string[];
-    const wrong = problems.filter((p, k) => !checkEquivalence(printed[k]!, p.answer).equivalent || printed[k] !== p.answer)
+    const wrong = problems
+      .filter((p, k) => !checkEquivalence(printed[k]!, p.answer).equivalent || printed[k] !== p.answer)
       .map((p) => `${p.family}: ${p.question} → generator ${p.answer}, program ${printed[problems.indexOf(p)]}`);
     assert.deepEqual(wrong, []);
   });

@@ -23,7 +23,11 @@ describe('checker: regression suite (whole responses, notations, reference forma
     for (const kind of kinds) {
       const cases = REGRESSION_CASES.filter((c) => c.kind === kind);
       assert.ok(cases.length >= 3, `kind ${kind} has ${cases.length} cases`);
-      if (kind !== 'hostile') assert.ok(cases.some((c) => c.expected === 'not-equal'), `kind ${kind} has no not-equal case`);
+      if (kind !== 'hostile')
+        assert.ok(
+          cases.some((c) => c.expected === 'not-equal'),
+          `kind ${kind} has no not-equal case`,
+        );
     }
   });
 
@@ -32,8 +36,15 @@ describe('checker: regression suite (whole responses, notations, reference forma
     console.log(formatScores(scores));
     assert.equal(scores.total.falseEqual, 0, 'false "equal" verdicts');
     const wrong = REGRESSION_CASES.filter((c) => !c.miss && (verdicts.get(c) === 'equal') !== (c.expected === 'equal'));
-    assert.deepEqual(wrong.map((c) => `${c.kind}: ${c.response.slice(-60)} vs ${c.reference.slice(0, 40)} → ${verdicts.get(c)}`), []);
+    assert.deepEqual(
+      wrong.map((c) => `${c.kind}: ${c.response.slice(-60)} vs ${c.reference.slice(0, 40)} → ${verdicts.get(c)}`),
+      [],
+    );
     const fixed = REGRESSION_CASES.filter((c) => c.miss && (verdicts.get(c) === 'equal') === (c.expected === 'equal'));
-    assert.deepEqual(fixed.map((c) => c.response.slice(0, 60)), [], 'a case marked as a known miss now agrees: drop its mark');
+    assert.deepEqual(
+      fixed.map((c) => c.response.slice(0, 60)),
+      [],
+      'a case marked as a known miss now agrees: drop its mark',
+    );
   });
 });

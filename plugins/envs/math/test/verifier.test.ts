@@ -4,20 +4,65 @@ import { promisify } from 'node:util';
 import { checkEquivalence, checkExact, MathVerifier, MAX_ANSWER_CHARS, type Verdict } from '../src/checker/index.js';
 
 /** Hostile pairs (from the hardening review) and the verdicts allowed for each: never a wrong "equal". */
-const HOSTILE: readonly { readonly name: string; readonly answer: string; readonly reference: string; readonly verdicts: readonly Verdict[] }[] = [
-  { name: 'a 60th power of a sum, operands swapped', answer: '(x+y)^{60}', reference: '(y+x)^{60}', verdicts: ['equal'] },
-  { name: 'a 60th power against the same plus one', answer: '(x+y)^{60}+1', reference: '(y+x)^{60}', verdicts: ['not-equal', 'undecided'] },
+const HOSTILE: readonly {
+  readonly name: string;
+  readonly answer: string;
+  readonly reference: string;
+  readonly verdicts: readonly Verdict[];
+}[] = [
+  {
+    name: 'a 60th power of a sum, operands swapped',
+    answer: '(x+y)^{60}',
+    reference: '(y+x)^{60}',
+    verdicts: ['equal'],
+  },
+  {
+    name: 'a 60th power against the same plus one',
+    answer: '(x+y)^{60}+1',
+    reference: '(y+x)^{60}',
+    verdicts: ['not-equal', 'undecided'],
+  },
   { name: 'a power tower that cancels', answer: '42+9^{9^{9}}-9^{9^{9}}', reference: '42', verdicts: ['undecided'] },
   { name: 'underflow is not zero', answer: '10^{-10^{10}}', reference: '0', verdicts: ['undecided', 'not-equal'] },
   { name: '1e309 is not 309·e', answer: '1e309', reference: '309e', verdicts: ['undecided', 'not-equal'] },
   { name: '1e309 is 10^309', answer: '1e309', reference: '10^{309}', verdicts: ['equal'] },
   { name: 'a huge exponent of a variable', answer: 'x^{10^{10}}', reference: '0', verdicts: ['undecided'] },
-  { name: 'ten thousand nested braces', answer: `${'{'.repeat(10_000)}1${'}'.repeat(10_000)}`, reference: '1', verdicts: ['undecided'] },
-  { name: 'forty nested parentheses', answer: `${'('.repeat(40)}x+1${')'.repeat(40)}`, reference: '1+x', verdicts: ['equal'] },
-  { name: 'a 31k-digit fraction', answer: `\\frac{${'9'.repeat(31_000)}}{7}`, reference: `\\frac{${'9'.repeat(31_000)}}{8}`, verdicts: ['undecided'] },
-  { name: 'a 3000-digit integer', answer: '7'.repeat(3000), reference: `${'7'.repeat(2999)}8`, verdicts: ['undecided'] },
-  { name: 'a 900-element list, reordered', answer: Array.from({ length: 900 }, (_, k) => k).join(','), reference: Array.from({ length: 900 }, (_, k) => 899 - k).join(','), verdicts: ['equal'] },
-  { name: 'a 900-element list, one changed', answer: Array.from({ length: 900 }, (_, k) => k).join(','), reference: Array.from({ length: 900 }, (_, k) => (k === 5 ? 'x' : 899 - k)).join(','), verdicts: ['undecided'] },
+  {
+    name: 'ten thousand nested braces',
+    answer: `${'{'.repeat(10_000)}1${'}'.repeat(10_000)}`,
+    reference: '1',
+    verdicts: ['undecided'],
+  },
+  {
+    name: 'forty nested parentheses',
+    answer: `${'('.repeat(40)}x+1${')'.repeat(40)}`,
+    reference: '1+x',
+    verdicts: ['equal'],
+  },
+  {
+    name: 'a 31k-digit fraction',
+    answer: `\\frac{${'9'.repeat(31_000)}}{7}`,
+    reference: `\\frac{${'9'.repeat(31_000)}}{8}`,
+    verdicts: ['undecided'],
+  },
+  {
+    name: 'a 3000-digit integer',
+    answer: '7'.repeat(3000),
+    reference: `${'7'.repeat(2999)}8`,
+    verdicts: ['undecided'],
+  },
+  {
+    name: 'a 900-element list, reordered',
+    answer: Array.from({ length: 900 }, (_, k) => k).join(','),
+    reference: Array.from({ length: 900 }, (_, k) => 899 - k).join(','),
+    verdicts: ['equal'],
+  },
+  {
+    name: 'a 900-element list, one changed',
+    answer: Array.from({ length: 900 }, (_, k) => k).join(','),
+    reference: Array.from({ length: 900 }, (_, k) => (k === 5 ? 'x' : 899 - k)).join(','),
+    verdicts: ['undecided'],
+  },
   { name: 'a 100k-character answer', answer: '1+'.repeat(50_000), reference: '2', verdicts: ['undecided'] },
   { name: 'a factorial tower', answer: '(10^{10})!', reference: '1', verdicts: ['undecided'] },
   { name: 'an exponential beyond doubles', answer: 'e^{1000}-e^{1000}', reference: '0', verdicts: ['undecided'] },
@@ -39,8 +84,16 @@ describe('checker: budget and size guards', () => {
     const r = await verifier.check('\\frac{1}{2}', '0.5');
     assert.equal(r.thread, 'main');
     assert.equal(r.verdict, 'equal');
-    assert.equal(checkExact('x+1', '1+x')?.verdict, 'equal', 'the same expression up to order is found on the calling thread');
-    assert.equal(checkExact('x^2-1', '(x-1)(x+1)'), undefined, 'a pair that needs sampling or simplify is left to the full check');
+    assert.equal(
+      checkExact('x+1', '1+x')?.verdict,
+      'equal',
+      'the same expression up to order is found on the calling thread',
+    );
+    assert.equal(
+      checkExact('x^2-1', '(x-1)(x+1)'),
+      undefined,
+      'a pair that needs sampling or simplify is left to the full check',
+    );
   });
 
   it('a budget too small for the symbolic layer gives undecided, and the verifier keeps answering', async () => {
@@ -71,7 +124,11 @@ describe('checker: budget and size guards', () => {
     const script = `import { sharedVerifier } from './src/checker/index.ts';
       const r = await sharedVerifier().check('(x+y)^{2}', 'x^2+2xy+y^2');
       console.log(r.verdict, r.thread);`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=troupe:source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url).pathname });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--conditions=troupe:source', '--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: new URL('..', import.meta.url).pathname },
+    );
     assert.equal(stdout.trim(), 'equal worker');
   });
 });

@@ -88,22 +88,32 @@ function potentialOn(board: Board, kind: PlanPathPotential): (pos: Pos) => numbe
  * exact one; with `'ignored'` (the default) they cost nothing.
  */
 export function runMoves(
-  board: Board, start: Pos, movesUsed: number, moves: readonly Direction[], kind: RewardKind, afterGoal: PlanPathMovesAfterGoal = 'ignored',
+  board: Board,
+  start: Pos,
+  movesUsed: number,
+  moves: readonly Direction[],
+  kind: RewardKind,
+  afterGoal: PlanPathMovesAfterGoal = 'ignored',
   potentialKind: PlanPathPotential = 'manhattan',
 ): RunOutcome {
   const phi = potentialOn(board, potentialKind);
   let optimal = false;
-  const run = runMoveList(start, moves, (pos) => samePos(pos, board.goal), (pos, dir, i) => {
-    const next = moveTarget(board.grid, pos, dir);
-    const to = next ?? pos;
-    let r = (next ? SHAPED.validMove : SHAPED.invalidMove) + (SHAPED.gamma * phi(to) - phi(pos));
-    if (samePos(to, board.goal)) {
-      r += SHAPED.goal;
-      optimal = movesUsed + i + 1 === board.shortest;
-      if (optimal) r += SHAPED.optimal;
-    }
-    return { to, valid: next !== null, reward: r };
-  });
+  const run = runMoveList(
+    start,
+    moves,
+    (pos) => samePos(pos, board.goal),
+    (pos, dir, i) => {
+      const next = moveTarget(board.grid, pos, dir);
+      const to = next ?? pos;
+      let r = (next ? SHAPED.validMove : SHAPED.invalidMove) + (SHAPED.gamma * phi(to) - phi(pos));
+      if (samePos(to, board.goal)) {
+        r += SHAPED.goal;
+        optimal = movesUsed + i + 1 === board.shortest;
+        if (optimal) r += SHAPED.optimal;
+      }
+      return { to, valid: next !== null, reward: r };
+    },
+  );
   const perMove = run.perMove;
   if (afterGoal === 'penalized' && run.ignored > 0) {
     if (optimal) perMove[perMove.length - 1]! -= SHAPED.optimal;

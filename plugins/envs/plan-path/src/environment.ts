@@ -70,7 +70,11 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
   /** Grid rows, start, goal, shortest length and the oracle path. */
   describe(instance: PlanPathInstance): Record<string, unknown> {
     return {
-      size: instance.size, grid: [...instance.grid], start: { ...instance.start }, goal: { ...instance.goal }, shortest: instance.shortest,
+      size: instance.size,
+      grid: [...instance.grid],
+      start: { ...instance.start },
+      goal: { ...instance.goal },
+      shortest: instance.shortest,
       oraclePath: canonicalPath(instance.grid, instance.start, instance.goal) ?? [],
       picture: renderGrid(instance.grid, { agent: instance.start, goal: instance.goal }),
     };
@@ -89,7 +93,9 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
       'Legend: A walker (current position), G goal, * walker on the goal, # wall, . free cell.',
       ...MOVES_LEGEND,
       'A move into a wall or off the grid is invalid: the walker stays where it is. ' +
-        (this.config.movesAfterGoal === 'penalized' ? 'Moves after the goal is reached are not made and cost as much as invalid moves.' : 'Moves after the goal is reached are ignored.'),
+        (this.config.movesAfterGoal === 'penalized'
+          ? 'Moves after the goal is reached are not made and cost as much as invalid moves.'
+          : 'Moves after the goal is reached are ignored.'),
       this.turnsLine(),
       ...this.closingLines(seat, 'takes the walker to the goal'),
     ].join('\n');
@@ -101,7 +107,10 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
     if (this.config.observation === 'compact') {
       return [
         `A=${compactPos(state.position)} G=${compactPos(instance.goal)} d=${compactOffset(state.position, instance.goal)}`,
-        renderGrid(instance.grid, { agent: state.position, goal: instance.goal, coordinates: false }).replaceAll(' ', ''),
+        renderGrid(instance.grid, { agent: state.position, goal: instance.goal, coordinates: false }).replaceAll(
+          ' ',
+          '',
+        ),
       ].join('\n');
     }
     return [
@@ -117,10 +126,13 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
       if (!p.moves) return 'none';
       return `${this.formatMoves(p.moves)} -> ${compactPos(p.end)} ${p.reachesGoal ? 'goal' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}`;
     }
-    if (!p.moves) return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
+    if (!p.moves)
+      return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
     const outcome = p.reachesGoal ? 'reaches the goal' : 'does not reach the goal';
-    return `Proposed moves: ${this.formatMoves(p.moves)}\nSimulated from ${formatPos(state.position)}: ends at ${formatPos(p.end)}, ${outcome}`
-      + `, ${p.invalid} invalid move${p.invalid === 1 ? '' : 's'}.`;
+    return (
+      `Proposed moves: ${this.formatMoves(p.moves)}\nSimulated from ${formatPos(state.position)}: ends at ${formatPos(p.end)}, ${outcome}` +
+      `, ${p.invalid} invalid move${p.invalid === 1 ? '' : 's'}.`
+    );
   }
 
   /** One finished turn as a context block. */
@@ -128,15 +140,27 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
     if (this.config.observation === 'compact') {
       return `${t.proposal ? `${this.compactMoves(t.proposal.moves)} ` : ''}${this.compactMoves(t.executed)} ${compactPos(t.from)}->${compactPos(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
     }
-    const proposed = t.proposal ? `proposed ${t.proposal.moves ? this.formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
-    const executed = t.executed ? this.formatMoves(t.executed) : `unparseable (${t.error ?? ''}), the walker did not move`;
-    return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; walker ${formatPos(t.from)} -> ${formatPos(t.to)}`
-      + `${t.invalid ? `, ${t.invalid} invalid` : ''}.`;
+    const proposed = t.proposal
+      ? `proposed ${t.proposal.moves ? this.formatMoves(t.proposal.moves) : 'unparseable'}; `
+      : '';
+    const executed = t.executed
+      ? this.formatMoves(t.executed)
+      : `unparseable (${t.error ?? ''}), the walker did not move`;
+    return (
+      `Turn ${t.turn + 1}: ${proposed}executed ${executed}; walker ${formatPos(t.from)} -> ${formatPos(t.to)}` +
+      `${t.invalid ? `, ${t.invalid} invalid` : ''}.`
+    );
   }
 
   protected observationData(state: PlanPathState): Record<string, unknown> {
     const { instance } = state;
-    return { size: instance.size, grid: [...instance.grid], position: { ...state.position }, goal: { ...instance.goal }, movesUsed: state.movesUsed };
+    return {
+      size: instance.size,
+      grid: [...instance.grid],
+      position: { ...state.position },
+      goal: { ...instance.goal },
+      movesUsed: state.movesUsed,
+    };
   }
 
   protected where(state: PlanPathState): Pos {
@@ -149,7 +173,10 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
     return { ...run, solved: run.reachedGoal };
   }
 
-  protected proposalFields(_state: PlanPathState, run: { solved: boolean } | null): Pick<ProposalRecord, 'reachesGoal'> {
+  protected proposalFields(
+    _state: PlanPathState,
+    run: { solved: boolean } | null,
+  ): Pick<ProposalRecord, 'reachesGoal'> {
     return { reachesGoal: run?.solved ?? false };
   }
 
@@ -163,12 +190,21 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
 
   /** The canonical shortest path (fewest turns, see `canonicalPath`) from the current position, cut to `maxMoves`; `[]` when already on the goal. */
   protected solve(state: PlanPathState): Direction[] {
-    return (canonicalPath(state.instance.grid, state.position, state.instance.goal) ?? []).slice(0, this.config.maxMoves);
+    return (canonicalPath(state.instance.grid, state.position, state.instance.goal) ?? []).slice(
+      0,
+      this.config.maxMoves,
+    );
   }
 
   /** The oracle as a Python program that prints exactly the oracle's moves; `undefined` for another language, and on the goal. */
   protected override oracleSource(state: PlanPathState, language: ProgramLanguage): string | undefined {
-    return planPathOracleProgram(state.instance.grid, state.position, state.instance.goal, this.config.maxMoves, language);
+    return planPathOracleProgram(
+      state.instance.grid,
+      state.position,
+      state.instance.goal,
+      this.config.maxMoves,
+      language,
+    );
   }
 }
 
@@ -176,7 +212,8 @@ export class PlanPathEnvironment extends MovesGame<PlanPathState, RunOutcome & {
 @injectable()
 export class PlanPathContribution implements EnvironmentContribution {
   readonly id = PLAN_PATH_ID;
-  readonly description = 'Plan-Path: walk a grid to the goal; a proposer proposes a move list, an executor executes one';
+  readonly description =
+    'Plan-Path: walk a grid to the goal; a proposer proposes a move list, an executor executes one';
   readonly configSchema = PLAN_PATH_CONFIG_SCHEMA;
   create(config: Record<string, unknown>): PlanPathEnvironment {
     return new PlanPathEnvironment(config);

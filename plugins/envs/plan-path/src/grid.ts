@@ -3,7 +3,16 @@
  * Everything here is a pure function over plain, immutable data.
  */
 
-export { DELTAS, DIRECTIONS, formatPos, isDirection, manhattan, samePos, type Direction, type Pos } from '@troupe/game-kit';
+export {
+  DELTAS,
+  DIRECTIONS,
+  formatPos,
+  isDirection,
+  manhattan,
+  samePos,
+  type Direction,
+  type Pos,
+} from '@troupe/game-kit';
 import { DELTAS, DIRECTIONS, drawGrid, samePos, shortestMoves, type Direction, type Pos } from '@troupe/game-kit';
 
 /** Cell symbols of a grid row string: `.` free, `#` wall. */
@@ -56,7 +65,11 @@ export function distancesTo(grid: readonly string[], goal: Pos): Int32Array {
 export function bfs(grid: readonly string[], start: Pos, goal: Pos): Direction[] | null {
   if (!isFree(grid, start) || !isFree(grid, goal)) return null;
   const cols = grid[0]?.length ?? 0;
-  const found = shortestMoves(start, { key: (p) => p.row * cols + p.col, next: (p, dir) => moveTarget(grid, p, dir), solved: (p) => samePos(p, goal) });
+  const found = shortestMoves(start, {
+    key: (p) => p.row * cols + p.col,
+    next: (p, dir) => moveTarget(grid, p, dir),
+    solved: (p) => samePos(p, goal),
+  });
   return found.status === 'solved' ? found.moves : null;
 }
 
@@ -120,9 +133,13 @@ export interface RenderGridOptions {
 
 /** ASCII rendering of a grid: `.` free, `#` wall, `A` the walker, `G` the goal, `*` the walker on the goal (see `drawGrid`). */
 export function renderGrid(grid: readonly string[], options: RenderGridOptions = {}): string {
-  return drawGrid(grid, (ch, here) => {
-    const isAgent = options.agent !== undefined && samePos(options.agent, here);
-    const isGoal = options.goal !== undefined && samePos(options.goal, here);
-    return isAgent && isGoal ? '*' : isAgent ? 'A' : isGoal ? 'G' : ch;
-  }, { coordinates: options.coordinates ?? true, separator: ' ' });
+  return drawGrid(
+    grid,
+    (ch, here) => {
+      const isAgent = options.agent !== undefined && samePos(options.agent, here);
+      const isGoal = options.goal !== undefined && samePos(options.goal, here);
+      return isAgent && isGoal ? '*' : isAgent ? 'A' : isGoal ? 'G' : ch;
+    },
+    { coordinates: options.coordinates ?? true, separator: ' ' },
+  );
 }

@@ -54,7 +54,10 @@ export function makeInstance(grid: readonly string[], start: Pos, goal: Pos): Pl
  * uniformly among the free cells (distinct). Returns `null` when the candidate is rejected (too few free cells, goal
  * unreachable, or shortest path longer than `maxMoves`).
  */
-export function drawCandidate(rng: Rng, config: Pick<PlanPathConfig, 'size' | 'wallProbability' | 'maxMoves'>): PlanPathInstance | null {
+export function drawCandidate(
+  rng: Rng,
+  config: Pick<PlanPathConfig, 'size' | 'wallProbability' | 'maxMoves'>,
+): PlanPathInstance | null {
   const { size } = config;
   const grid: string[] = [];
   const free: Pos[] = [];
@@ -86,11 +89,21 @@ export const MAX_ATTEMPTS = 100_000;
  * `split` (see `splitOfContent`). Splits are therefore disjoint by content whatever the seeds.
  */
 export function generateInstance(split: Split, index: number, seed: number, config: PlanPathConfig): PlanPathInstance {
-  return instanceAt({
-    id: 'plan-path-v0', splitFractions: config.splitFractions, maxAttempts: MAX_ATTEMPTS, hint: 'lower wallProbability or raise maxMoves',
-    draw: (rng, wanted) => {
-      const candidate = drawCandidate(rng, config);
-      return candidate && splitOfContent(planPathInstanceKey(candidate), config.splitFractions) === wanted ? candidate : null;
+  return instanceAt(
+    {
+      id: 'plan-path-v0',
+      splitFractions: config.splitFractions,
+      maxAttempts: MAX_ATTEMPTS,
+      hint: 'lower wallProbability or raise maxMoves',
+      draw: (rng, wanted) => {
+        const candidate = drawCandidate(rng, config);
+        return candidate && splitOfContent(planPathInstanceKey(candidate), config.splitFractions) === wanted
+          ? candidate
+          : null;
+      },
     },
-  }, split, index, seed);
+    split,
+    index,
+    seed,
+  );
 }

@@ -32,7 +32,13 @@ print(*["UDLR"[int(i)]for i in h[0][2][:{maxMoves}]])
  * The Python program that prints the oracle's moves from `position` to `goal` on `grid` (at most `maxMoves` of them),
  * or `undefined` for another language or when the walker is already on the goal (there is nothing to search).
  */
-export function planPathOracleProgram(grid: readonly string[], position: Pos, goal: Pos, maxMoves: number, language: ProgramLanguage): string | undefined {
+export function planPathOracleProgram(
+  grid: readonly string[],
+  position: Pos,
+  goal: Pos,
+  maxMoves: number,
+  language: ProgramLanguage,
+): string | undefined {
   if (language !== 'python' || (position.row === goal.row && position.col === goal.col)) return undefined;
   const rows = renderGrid(grid, { agent: position, goal, coordinates: false }).replaceAll(' ', '');
   return `from heapq import*\ng="""${rows}"""\n${PYTHON_SEARCH.replace('{maxMoves}', String(maxMoves))}`;

@@ -2,9 +2,21 @@ import assert from 'node:assert/strict';
 import type { Move } from '@troupe/kernel';
 import { createRng } from '@troupe/kernel';
 import type { Direction } from '../src/index.js';
-import { PLAN_PATH_SIGNALS, PlanPathEnvironment, bfs, distancesTo, makeInstance, runMoves, samePos } from '../src/index.js';
+import {
+  PLAN_PATH_SIGNALS,
+  PlanPathEnvironment,
+  bfs,
+  distancesTo,
+  makeInstance,
+  runMoves,
+  samePos,
+} from '../src/index.js';
 
-const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
+const act = (action: Direction[]): Move<Direction[]> => ({
+  kind: 'action',
+  action,
+  text: `#### [${action.join(',')}]`,
+});
 const bad = (error: string): Move<Direction[]> => ({ kind: 'invalid', error, text: '???' });
 const close = (a: number, b: number): void => assert.ok(Math.abs(a - b) < 1e-9, `${a} ≉ ${b}`);
 
@@ -36,7 +48,10 @@ describe('plan-path rewards (hand-computed)', () => {
     assert.equal(r.processed, 2);
     assert.equal(r.ignored, 2);
     assert.equal(r.optimal, true);
-    assert.deepEqual(r.perMove.map((x) => Math.round(x * 100) / 100), [1, 2.49]);
+    assert.deepEqual(
+      r.perMove.map((x) => Math.round(x * 100) / 100),
+      [1, 2.49],
+    );
   });
   it('reaching the goal with a detour gets no optimal bonus: -0.08 + 1.00 + 1.99 = 2.91', () => {
     const r = runMoves(open, { row: 0, col: 0 }, 0, ['U', 'R', 'R'], 'shaped');
@@ -69,7 +84,11 @@ describe('plan-path rewards (hand-computed)', () => {
     close(runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R'], 'shaped', 'penalized').reward, 3.49); // an exact list is unchanged
     // a detour (no bonus to lose) that overshoots pays for the extra move only: 2.91 - 0.1
     close(runMoves(open, { row: 0, col: 0 }, 0, ['U', 'R', 'R', 'R'], 'shaped', 'penalized').reward, 2.81);
-    assert.equal(runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R', 'D'], 'sparse', 'penalized').reward, 1, 'sparse counts success alone');
+    assert.equal(
+      runMoves(open, { row: 0, col: 0 }, 0, ['R', 'R', 'D'], 'sparse', 'penalized').reward,
+      1,
+      'sparse counts success alone',
+    );
   });
   it("movesAfterGoal 'penalized' reaches the executed and the proposal rewards, and the task text says so", () => {
     const env = new PlanPathEnvironment({ size: 5, movesAfterGoal: 'penalized' });
@@ -90,13 +109,20 @@ describe('plan-path rewards (hand-computed)', () => {
     }
     assert.match(env.taskText('executor'), /after the goal is reached are not made and cost as much as invalid moves/);
     assert.match(plain.taskText('executor'), /after the goal is reached are ignored/);
-    assert.throws(() => new PlanPathEnvironment({ movesAfterGoal: 'free' }), /environment\.config\.movesAfterGoal must be "ignored" or "penalized"/);
+    assert.throws(
+      () => new PlanPathEnvironment({ movesAfterGoal: 'free' }),
+      /environment\.config\.movesAfterGoal must be "ignored" or "penalized"/,
+    );
   });
   describe("potential 'path': the shaping distance goes around the walls", () => {
     // The walker at (2,2), the goal at (4,2), a wall between them at (3,2): the way is R, D, D, L (4 moves).
-    const behindWall = makeInstance(['.....', '.....', '.....', '.##..', '.....'], { row: 2, col: 2 }, { row: 4, col: 2 });
+    const behindWall = makeInstance(
+      ['.....', '.....', '.....', '.##..', '.....'],
+      { row: 2, col: 2 },
+      { row: 4, col: 2 },
+    );
     const at = { row: 2, col: 2 };
-    it('manhattan (the paper\'s): bumping into the wall scores above the first move of the detour', () => {
+    it("manhattan (the paper's): bumping into the wall scores above the first move of the detour", () => {
       close(runMoves(behindWall, at, 0, ['D'], 'shaped').reward, -0.08); // -0.1 + (0.99*(-2) + 2)
       close(runMoves(behindWall, at, 0, ['R'], 'shaped').reward, -0.98); // -0.01 + (0.99*(-3) + 2)
     });
@@ -108,13 +134,19 @@ describe('plan-path rewards (hand-computed)', () => {
       assert.equal(detour.reachedGoal, true);
       assert.equal(detour.optimal, true);
       const perMove = detour.perMove.map((x) => Math.round(x * 100) / 100);
-      assert.ok(perMove.slice(0, 3).every((r) => r > 0.9), `every move of a shortest path earns: ${perMove.join(' ')}`);
+      assert.ok(
+        perMove.slice(0, 3).every((r) => r > 0.9),
+        `every move of a shortest path earns: ${perMove.join(' ')}`,
+      );
       // with Manhattan, the same shortest path's first move is a loss
       assert.ok(runMoves(behindWall, at, 0, ['R', 'D', 'D', 'L'], 'shaped').perMove[0]! < -0.9);
     });
     it('on an open grid both potentials agree (the path distance is the Manhattan distance there)', () => {
       for (const moves of [['R'], ['D'], ['U'], ['R', 'R', 'D']] as Direction[][]) {
-        close(runMoves(open, { row: 0, col: 0 }, 0, moves, 'shaped', 'ignored', 'path').reward, runMoves(open, { row: 0, col: 0 }, 0, moves, 'shaped').reward);
+        close(
+          runMoves(open, { row: 0, col: 0 }, 0, moves, 'shaped', 'ignored', 'path').reward,
+          runMoves(open, { row: 0, col: 0 }, 0, moves, 'shaped').reward,
+        );
       }
     });
     it('distancesTo: BFS distances to the goal, -1 for walls and cells cut off', () => {
@@ -133,7 +165,10 @@ describe('plan-path rewards (hand-computed)', () => {
       close(prop.signals.proposal_reward as number, 1.02);
       s = prop.state;
       close(env.step(s, 'executor', act(['D'])).signals.executed_reward as number, -0.06);
-      assert.throws(() => new PlanPathEnvironment({ potential: 'euclid' }), /environment\.config\.potential must be "manhattan" or "path"/);
+      assert.throws(
+        () => new PlanPathEnvironment({ potential: 'euclid' }),
+        /environment\.config\.potential must be "manhattan" or "path"/,
+      );
     });
   });
   it('an empty list earns 0 and does not move', () => {
@@ -165,7 +200,11 @@ describe('plan-path environment', () => {
     assert.ok(proposal);
     assert.match(proposal.text, /Proposed moves: \[D,D,R\]/);
     assert.match(proposal.text, /ends at \(2, 1\), does not reach the goal/);
-    assert.equal(env.observe(s1, 'proposer').context.length, 0, 'the proposer is not shown its own proposal as context');
+    assert.equal(
+      env.observe(s1, 'proposer').context.length,
+      0,
+      'the proposer is not shown its own proposal as context',
+    );
   });
 
   it('observations render the CURRENT position, not the start (the official bug)', () => {
@@ -175,8 +214,15 @@ describe('plan-path environment', () => {
     const obs = env.observe(s, 'proposer');
     assert.match(obs.state, /Walker A at \(2, 1\)/);
     const rows = obs.state.split('\n');
-    assert.equal(rows.find((l) => l.startsWith('2  ')), '2  . A . # .');
-    assert.equal(rows.find((l) => l.startsWith('0  ')), '0  . # G . .', 'the start cell no longer shows the walker');
+    assert.equal(
+      rows.find((l) => l.startsWith('2  ')),
+      '2  . A . # .',
+    );
+    assert.equal(
+      rows.find((l) => l.startsWith('0  ')),
+      '0  . # G . .',
+      'the start cell no longer shows the walker',
+    );
     assert.match(obs.state, /Moves used so far: 3/);
     assert.match(obs.state, /Turn 2 of 4/);
     assert.match(obs.context[0]!.text, /executed \[D,D,R\]; walker \(0, 0\) -> \(2, 1\)/);
@@ -256,24 +302,47 @@ describe('plan-path environment', () => {
     assert.equal(proposal?.text, '[D,D,R,U] -> (2,1) miss 1 invalid');
     s = compact.step(s, 'executor', act(['D', 'D', 'R'])).state;
     const obs = compact.observe(s, 'proposer');
-    assert.equal(obs.state, 'A=(2,1) G=(0,2) d=(-2,+1)\n.#G..\n.#.#.\n.A.#.\n##...\n.....', 'the walker is drawn where it is NOW');
+    assert.equal(
+      obs.state,
+      'A=(2,1) G=(0,2) d=(-2,+1)\n.#G..\n.#.#.\n.A.#.\n##...\n.....',
+      'the walker is drawn where it is NOW',
+    );
     assert.deepEqual(obs.context, [{ label: 'turn 1', text: '[D,D,R,U] [D,D,R] (0,0)->(2,1)' }]);
-    assert.deepEqual(obs.data, env.observe(env.step(env.step(env.reset(walled), 'proposer', act(['D', 'D', 'R', 'U'])).state, 'executor', act(['D', 'D', 'R'])).state, 'proposer').data);
+    assert.deepEqual(
+      obs.data,
+      env.observe(
+        env.step(
+          env.step(env.reset(walled), 'proposer', act(['D', 'D', 'R', 'U'])).state,
+          'executor',
+          act(['D', 'D', 'R']),
+        ).state,
+        'proposer',
+      ).data,
+    );
     const s2 = compact.step(compact.reset(open), 'proposer', act(['R', 'R'])).state;
     assert.equal(compact.observe(s2, 'executor').context[0]?.text, '[R,R] -> (0,2) goal');
     const s3 = compact.step(compact.reset(open), 'proposer', bad('no list')).state;
     assert.equal(compact.observe(s3, 'executor').context[0]?.text, 'none');
     const done = compact.step(s2, 'executor', act(['R', 'R'])).state;
-    assert.match(compact.observe(done, 'proposer').state, /^A=\(0,2\) G=\(0,2\) d=\(0,0\)\n\.\.\*\.\./, 'the walker on the goal is drawn *');
+    assert.match(
+      compact.observe(done, 'proposer').state,
+      /^A=\(0,2\) G=\(0,2\) d=\(0,0\)\n\.\.\*\.\./,
+      'the walker on the goal is drawn *',
+    );
     assert.equal(new PlanPathEnvironment({ size: 5 }).config.observation, 'full', 'full is the default');
   });
 
   it('runs notation: proposals and history are written as runs; full observations too; instances, dynamics and rewards unchanged', () => {
     const runs = new PlanPathEnvironment({ size: 5, observation: 'compact', notation: 'runs' });
     let s = runs.step(runs.reset(walled), 'proposer', act(['D', 'D', 'R', 'U'])).state;
-    assert.equal(runs.observe(s, 'executor').context.find((c) => c.label === 'proposal')?.text, '[D2,R1,U1] -> (2,1) miss 1 invalid');
+    assert.equal(
+      runs.observe(s, 'executor').context.find((c) => c.label === 'proposal')?.text,
+      '[D2,R1,U1] -> (2,1) miss 1 invalid',
+    );
     s = runs.step(s, 'executor', act(['D', 'D', 'R'])).state;
-    assert.deepEqual(runs.observe(s, 'proposer').context, [{ label: 'turn 1', text: '[D2,R1,U1] [D2,R1] (0,0)->(2,1)' }]);
+    assert.deepEqual(runs.observe(s, 'proposer').context, [
+      { label: 'turn 1', text: '[D2,R1,U1] [D2,R1] (0,0)->(2,1)' },
+    ]);
     const fullRuns = new PlanPathEnvironment({ size: 5, notation: 'runs' });
     const f = fullRuns.step(fullRuns.reset(walled), 'proposer', act(['D', 'D', 'R', 'U']));
     assert.match(fullRuns.observe(f.state, 'executor').context[0]!.text, /^Proposed moves: \[D2,R1,U1\]\n/);
@@ -281,7 +350,10 @@ describe('plan-path environment', () => {
     assert.deepEqual(f.signals, plain.step(plain.reset(walled), 'proposer', act(['D', 'D', 'R', 'U'])).signals);
     assert.deepEqual(runs.instance('test', 3, 9), plain.instance('test', 3, 9));
     assert.equal(plain.config.notation, 'moves', 'moves is the default');
-    assert.throws(() => new PlanPathEnvironment({ notation: 'rle' }), /environment\.config\.notation must be "moves" or "runs", got "rle"/);
+    assert.throws(
+      () => new PlanPathEnvironment({ notation: 'rle' }),
+      /environment\.config\.notation must be "moves" or "runs", got "rle"/,
+    );
   });
 
   it('the observation variant does not change instances, dynamics or rewards', () => {
@@ -299,17 +371,29 @@ describe('plan-path environment', () => {
   });
 
   it('rejects bad configs with the key and the allowed values', () => {
-    assert.throws(() => new PlanPathEnvironment({ observation: 'short' }), /environment\.config\.observation must be "full" or "compact", got "short"/);
-    assert.throws(() => new PlanPathEnvironment({ size: 11 }), /environment\.config\.size must be an integer from 5 to 10, got 11/);
+    assert.throws(
+      () => new PlanPathEnvironment({ observation: 'short' }),
+      /environment\.config\.observation must be "full" or "compact", got "short"/,
+    );
+    assert.throws(
+      () => new PlanPathEnvironment({ size: 11 }),
+      /environment\.config\.size must be an integer from 5 to 10, got 11/,
+    );
     assert.throws(() => new PlanPathEnvironment({ sise: 6 }), /environment\.config\.sise is not a known key/);
     assert.throws(() => new PlanPathEnvironment({ reward: 'dense' }), /config\.reward must be "shaped" or "sparse"/);
-    assert.throws(() => new PlanPathEnvironment({ splitFractions: { train: 0.5, validation: 0.1, test: 0.1 } }), /must add up to 1/);
+    assert.throws(
+      () => new PlanPathEnvironment({ splitFractions: { train: 0.5, validation: 0.1, test: 0.1 } }),
+      /must add up to 1/,
+    );
   });
 
   it('makeInstance refuses bad hand-made instances', () => {
     assert.throws(() => makeInstance(['..', '..'], { row: 0, col: 0 }, { row: 0, col: 0 }), /must differ/);
     assert.throws(() => makeInstance(['.#', '#.'], { row: 0, col: 0 }, { row: 1, col: 1 }), /not reachable/);
-    assert.throws(() => makeInstance(['..', '.#'], { row: 0, col: 0 }, { row: 1, col: 1 }), /goal \(1, 1\) is not a free cell/);
+    assert.throws(
+      () => makeInstance(['..', '.#'], { row: 0, col: 0 }, { row: 1, col: 1 }),
+      /goal \(1, 1\) is not a free cell/,
+    );
   });
 });
 
@@ -338,7 +422,10 @@ describe('plan-path generation', () => {
     const env = new PlanPathEnvironment({ size: 10 });
     const lengths = Array.from({ length: 200 }, (_, i) => env.instance('validation', i, 0).shortest);
     const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;
-    assert.ok(Math.min(...lengths) <= 2 && Math.max(...lengths) >= 15, `range ${Math.min(...lengths)}..${Math.max(...lengths)}`);
+    assert.ok(
+      Math.min(...lengths) <= 2 && Math.max(...lengths) >= 15,
+      `range ${Math.min(...lengths)}..${Math.max(...lengths)}`,
+    );
     assert.ok(mean > 5.5 && mean < 10, `mean ${mean}`);
   });
 

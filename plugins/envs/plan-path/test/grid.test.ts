@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { bfs, canonicalPath, manhattan, moveTarget, renderGrid } from '../src/index.js';
 
-const grid = [
-  '.#...',
-  '.#.#.',
-  '...#.',
-  '##...',
-  '.....',
-];
+const grid = ['.#...', '.#.#.', '...#.', '##...', '.....'];
 
 describe('plan-path grid', () => {
   it('bfs returns a shortest path around walls, deterministically', () => {
@@ -38,7 +32,10 @@ describe('plan-path grid', () => {
 
   it('canonicalPath has the BFS length on many random grids', () => {
     let seed = 12345;
-    const rand = (): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    const rand = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
     let checked = 0;
     for (let t = 0; t < 300; t++) {
       const g = Array.from({ length: 6 }, () => Array.from({ length: 6 }, () => (rand() < 0.25 ? '#' : '.')).join(''));
@@ -50,7 +47,8 @@ describe('plan-path grid', () => {
       if (!a || !c) continue;
       assert.equal(c.length, a.length);
       let at = s;
-      for (const d of c) at = moveTarget(g, at, d) ?? assert.fail(`invalid move ${d} in ${c.join('')} on ${g.join('/')}`);
+      for (const d of c)
+        at = moveTarget(g, at, d) ?? assert.fail(`invalid move ${d} in ${c.join('')} on ${g.join('/')}`);
       assert.deepEqual(at, e);
       checked++;
     }
@@ -70,15 +68,14 @@ describe('plan-path grid', () => {
   });
 
   it('renderGrid draws the walker, the goal and coordinates', () => {
-    assert.equal(renderGrid(grid, { agent: { row: 2, col: 1 }, goal: { row: 0, col: 2 } }), [
-      '   0 1 2 3 4',
-      '0  . # G . .',
-      '1  . # . # .',
-      '2  . A . # .',
-      '3  # # . . .',
-      '4  . . . . .',
-    ].join('\n'));
-    assert.equal(renderGrid(['..', '..'], { agent: { row: 1, col: 1 }, goal: { row: 1, col: 1 }, coordinates: false }), '. .\n. *');
+    assert.equal(
+      renderGrid(grid, { agent: { row: 2, col: 1 }, goal: { row: 0, col: 2 } }),
+      ['   0 1 2 3 4', '0  . # G . .', '1  . # . # .', '2  . A . # .', '3  # # . . .', '4  . . . . .'].join('\n'),
+    );
+    assert.equal(
+      renderGrid(['..', '..'], { agent: { row: 1, col: 1 }, goal: { row: 1, col: 1 }, coordinates: false }),
+      '. .\n. *',
+    );
   });
 
   it('renderGrid pads two-digit coordinates', () => {

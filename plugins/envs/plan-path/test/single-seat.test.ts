@@ -10,19 +10,30 @@ import { singleSeatConformance } from '@troupe/testing';
 import type { Direction } from '../src/index.js';
 import { PlanPathContribution, PlanPathEnvironment, makeInstance } from '../src/index.js';
 
-const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
+const act = (action: Direction[]): Move<Direction[]> => ({
+  kind: 'action',
+  action,
+  text: `#### [${action.join(',')}]`,
+});
 
 describe('plan-path single-agent variant (config.seats)', () => {
   it('the executor sees the task and the current state, never a proposal; the proposer seat does not exist', () => {
     const env = new PlanPathEnvironment({ size: 5, maxTurns: 2, seats: ['executor'] });
-    const instance = makeInstance(['.....', '.....', '.....', '.....', '.....'], { row: 0, col: 0 }, { row: 0, col: 3 });
+    const instance = makeInstance(
+      ['.....', '.....', '.....', '.....', '.....'],
+      { row: 0, col: 0 },
+      { row: 0, col: 3 },
+    );
     const s0 = env.reset(instance);
     const o0 = env.observe(s0, 'executor');
     assert.match(o0.task, /You play alone/);
     assert.doesNotMatch(o0.task, /proposer|proposal/);
     assert.deepEqual(o0.context, []);
     assert.equal((o0.data as { proposal: unknown }).proposal, null);
-    assert.throws(() => env.observe(s0, 'proposer'), /unknown seat "proposer"; the seats are executor \(config\.seats is \["executor"\]/);
+    assert.throws(
+      () => env.observe(s0, 'proposer'),
+      /unknown seat "proposer"; the seats are executor \(config\.seats is \["executor"\]/,
+    );
     assert.throws(() => env.step(s0, 'proposer', act(['R'])), /unknown seat "proposer"/);
     assert.throws(() => env.oracle(s0, 'proposer'), /unknown seat "proposer"/);
 
@@ -45,14 +56,26 @@ describe('plan-path single-agent variant (config.seats)', () => {
 
   it('compact observation: the turn block is "<executed> (r,c)->(r,c)" with no proposal', () => {
     const env = new PlanPathEnvironment({ size: 5, maxTurns: 3, seats: ['executor'], observation: 'compact' });
-    const instance = makeInstance(['.....', '.....', '.....', '.....', '.....'], { row: 0, col: 0 }, { row: 2, col: 3 });
+    const instance = makeInstance(
+      ['.....', '.....', '.....', '.....', '.....'],
+      { row: 0, col: 0 },
+      { row: 2, col: 3 },
+    );
     const r1 = env.step(env.reset(instance), 'executor', act(['U', 'D']));
-    assert.deepEqual(env.observe(r1.state, 'executor').context, [{ label: 'turn 1', text: '[U,D] (0,0)->(1,0) 1 invalid' }]);
+    assert.deepEqual(env.observe(r1.state, 'executor').context, [
+      { label: 'turn 1', text: '[U,D] (0,0)->(1,0) 1 invalid' },
+    ]);
   });
-
 });
 
 // The checks every game's single-agent variant shares (@troupe/testing): seat lists, same instances as the team, no
 // proposer and no proposal, truncation, and the oracle through the role solving every test instance in one turn.
-const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
-singleSeatConformance(new PlanPathContribution(), { config: { size: 6 }, role: new PlannerContribution().create({ maxMoves: 24 }), reward });
+const reward = new SignalsRewardContribution().create({
+  team: 'executed_reward',
+  seats: { executor: { local: 'executed_reward' } },
+});
+singleSeatConformance(new PlanPathContribution(), {
+  config: { size: 6 },
+  role: new PlannerContribution().create({ maxMoves: 24 }),
+  reward,
+});

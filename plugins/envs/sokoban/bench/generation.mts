@@ -12,4 +12,14 @@ const ms = performance.now() - t0;
 const mean = lengths.reduce((a, b) => a + b, 0) / count;
 const hist: Record<number, number> = {};
 for (const l of lengths) hist[l] = (hist[l] ?? 0) + 1;
-console.log(JSON.stringify({ config: env.config, count, ms: Math.round(ms), min: Math.min(...lengths), max: Math.max(...lengths), mean: Number(mean.toFixed(2)), histogram: hist }));
+console.log(
+  JSON.stringify({
+    config: env.config,
+    count,
+    ms: Math.round(ms),
+    min: Math.min(...lengths),
+    max: Math.max(...lengths),
+    mean: Number(mean.toFixed(2)),
+    histogram: hist,
+  }),
+);

@@ -6,12 +6,27 @@ import type { MovesRun, RewardKind } from '@troupe/game-kit';
 import { drawGrid, formatPos, manhattan, moveListReward, runMoveList, samePos } from '@troupe/game-kit';
 import type { SokobanPotential } from './config.js';
 
-export { DELTAS, DIRECTIONS, formatPos, isDirection, manhattan, samePos, type Direction, type Pos } from '@troupe/game-kit';
+export {
+  DELTAS,
+  DIRECTIONS,
+  formatPos,
+  isDirection,
+  manhattan,
+  samePos,
+  type Direction,
+  type Pos,
+} from '@troupe/game-kit';
 import { DELTAS, DIRECTIONS, type Direction, type Pos } from '@troupe/game-kit';
 
 /** Classic Sokoban symbols. The instance grid uses only `#` and ` `; the others are drawn from positions. */
 export const SYMBOLS = Object.freeze({
-  wall: '#', floor: ' ', goal: '.', box: '$', player: '@', boxOnGoal: '*', playerOnGoal: '+',
+  wall: '#',
+  floor: ' ',
+  goal: '.',
+  box: '$',
+  player: '@',
+  boxOnGoal: '*',
+  playerOnGoal: '+',
 });
 
 /** Orders positions by row, then column (the canonical order of box and goal lists). */
@@ -95,7 +110,8 @@ export function pushDistances(board: Board): Int32Array {
       const step = DELTAS[dir];
       const from = { row: to.row - step.row, col: to.col - step.col };
       const player = { row: from.row - step.row, col: from.col - step.col };
-      if (!isFloor(board.grid, from) || !isFloor(board.grid, player) || field[from.row * cols + from.col] !== -1) continue;
+      if (!isFloor(board.grid, from) || !isFloor(board.grid, player) || field[from.row * cols + from.col] !== -1)
+        continue;
       field[from.row * cols + from.col] = d + 1;
       queue.push(from);
     }
@@ -137,8 +153,12 @@ export function boxesOnGoals(board: Board, boxes: readonly Pos[]): number {
  */
 export function cornerDeadlocks(board: Board, boxes: readonly Pos[]): Pos[] {
   const wall = (r: number, c: number): boolean => !isFloor(board.grid, { row: r, col: c });
-  return boxes.filter((b) => !isGoal(board, b)
-    && (wall(b.row - 1, b.col) || wall(b.row + 1, b.col)) && (wall(b.row, b.col - 1) || wall(b.row, b.col + 1)));
+  return boxes.filter(
+    (b) =>
+      !isGoal(board, b) &&
+      (wall(b.row - 1, b.col) || wall(b.row + 1, b.col)) &&
+      (wall(b.row, b.col - 1) || wall(b.row, b.col + 1)),
+  );
 }
 
 /** What one move did. */
@@ -165,12 +185,17 @@ export function applyMove(board: Board, at: Placement, dir: Direction): MoveOutc
   const invalid: MoveOutcome = { placement: at, valid: false, pushed: false, onto: false, off: false };
   if (!isFloor(board.grid, next)) return invalid;
   const boxIndex = at.boxes.findIndex((b) => samePos(b, next));
-  if (boxIndex < 0) return { placement: { player: next, boxes: at.boxes }, valid: true, pushed: false, onto: false, off: false };
+  if (boxIndex < 0)
+    return { placement: { player: next, boxes: at.boxes }, valid: true, pushed: false, onto: false, off: false };
   const beyond = { row: next.row + d.row, col: next.col + d.col };
   if (!isFloor(board.grid, beyond) || at.boxes.some((b) => samePos(b, beyond))) return invalid;
   const boxes = sortedPositions(at.boxes.map((b, i) => (i === boxIndex ? beyond : b)));
   return {
-    placement: { player: next, boxes }, valid: true, pushed: true, onto: isGoal(board, beyond), off: isGoal(board, next),
+    placement: { player: next, boxes },
+    valid: true,
+    pushed: true,
+    onto: isGoal(board, beyond),
+    off: isGoal(board, next),
   };
 }
 
@@ -209,27 +234,40 @@ export interface RunOutcome extends MovesRun<Placement> {
  * distance), +10 on solving; moves after solving are ignored.
  */
 export function runMoves(
-  board: Board, start: Placement, moves: readonly Direction[], kind: RewardKind, potentialKind: SokobanPotential = 'manhattan',
+  board: Board,
+  start: Placement,
+  moves: readonly Direction[],
+  kind: RewardKind,
+  potentialKind: SokobanPotential = 'manhattan',
 ): RunOutcome {
   const phi = potentialOn(board, potentialKind);
   let pushes = 0;
-  const run = runMoveList(start, moves, (at) => isSolved(board, at.boxes), (at, dir) => {
-    const o = applyMove(board, at, dir);
-    let r = o.valid ? SHAPED.validMove : SHAPED.invalidMove;
-    if (o.onto) r += SHAPED.boxOnGoal;
-    if (o.off) r += SHAPED.boxOffGoal;
-    r += SHAPED.shapingWeight * (SHAPED.gamma * phi(o.placement.boxes) - phi(at.boxes));
-    if (isSolved(board, o.placement.boxes)) r += SHAPED.solved;
-    if (o.pushed) pushes++;
-    return { to: o.placement, valid: o.valid, reward: r };
-  });
+  const run = runMoveList(
+    start,
+    moves,
+    (at) => isSolved(board, at.boxes),
+    (at, dir) => {
+      const o = applyMove(board, at, dir);
+      let r = o.valid ? SHAPED.validMove : SHAPED.invalidMove;
+      if (o.onto) r += SHAPED.boxOnGoal;
+      if (o.off) r += SHAPED.boxOffGoal;
+      r += SHAPED.shapingWeight * (SHAPED.gamma * phi(o.placement.boxes) - phi(at.boxes));
+      if (isSolved(board, o.placement.boxes)) r += SHAPED.solved;
+      if (o.pushed) pushes++;
+      return { to: o.placement, valid: o.valid, reward: r };
+    },
+  );
   const { end, processed, invalid, ignored, solved } = run;
   return { end, processed, invalid, pushes, ignored, solved, ...moveListReward(run.perMove, solved, kind) };
 }
 
 /** Result of the BFS oracle. */
 export type SolveResult =
-  | { readonly status: 'solved'; /** A shortest move list. */ readonly moves: Direction[]; /** States expanded. */ readonly nodes: number }
+  | {
+      readonly status: 'solved';
+      /** A shortest move list. */ readonly moves: Direction[];
+      /** States expanded. */ readonly nodes: number;
+    }
   | { readonly status: 'unsolvable' | 'cap'; /** States expanded. */ readonly nodes: number };
 
 /**
@@ -246,11 +284,17 @@ export function solve(board: Board, start: Placement, nodeCap: number): SolveRes
   const cells = rows * cols;
   const floor = new Uint8Array(cells);
   const goal = new Uint8Array(cells);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) if (board.grid[r]![c] === SYMBOLS.floor) floor[r * cols + c] = 1;
+  for (let r = 0; r < rows; r++)
+    for (let c = 0; c < cols; c++) if (board.grid[r]![c] === SYMBOLS.floor) floor[r * cols + c] = 1;
   for (const g of board.goals) goal[g.row * cols + g.col] = 1;
   const offsets = DIRECTIONS.map((d) => DELTAS[d].row * cols + DELTAS[d].col);
   const keyOf = (player: number, boxes: readonly number[]): number => boxes.reduce((k, b) => k * cells + b, player);
-  interface Node { readonly player: number; readonly boxes: readonly number[]; readonly parent: number; readonly dir: number }
+  interface Node {
+    readonly player: number;
+    readonly boxes: readonly number[];
+    readonly parent: number;
+    readonly dir: number;
+  }
   const nodes: Node[] = [];
   const seen = new Set<number>();
   const startBoxes = start.boxes.map((b) => b.row * cols + b.col).sort((a, b) => a - b);
@@ -298,13 +342,17 @@ export interface RenderOptions {
  * coordinates, column numbers head the grid and each row starts with its number; cells are separated by spaces.
  */
 export function renderBoard(board: Board, at: Placement, options: RenderOptions = {}): string {
-  return drawGrid(board.grid, (ch, here) => {
-    if (ch === SYMBOLS.wall) return SYMBOLS.wall;
-    const goalHere = isGoal(board, here);
-    if (samePos(at.player, here)) return goalHere ? SYMBOLS.playerOnGoal : SYMBOLS.player;
-    if (at.boxes.some((b) => samePos(b, here))) return goalHere ? SYMBOLS.boxOnGoal : SYMBOLS.box;
-    return goalHere ? SYMBOLS.goal : options.floor ?? '_';
-  }, { coordinates: options.coordinates ?? true });
+  return drawGrid(
+    board.grid,
+    (ch, here) => {
+      if (ch === SYMBOLS.wall) return SYMBOLS.wall;
+      const goalHere = isGoal(board, here);
+      if (samePos(at.player, here)) return goalHere ? SYMBOLS.playerOnGoal : SYMBOLS.player;
+      if (at.boxes.some((b) => samePos(b, here))) return goalHere ? SYMBOLS.boxOnGoal : SYMBOLS.box;
+      return goalHere ? SYMBOLS.goal : (options.floor ?? '_');
+    },
+    { coordinates: options.coordinates ?? true },
+  );
 }
 
 /** A list of positions as text: `(1, 2), (3, 4)`. */

@@ -7,7 +7,16 @@ import { injectable } from '@troupe/kernel';
 import type { MovesProposal, MovesState, MovesTurn, Settled } from '@troupe/game-kit';
 import { MOVES_LEGEND, MovesGame, compactPos } from '@troupe/game-kit';
 import type { Direction, Placement, Pos, RunOutcome } from './board.js';
-import { boxesOnGoals, cornerDeadlocks, formatPos, formatPositions, isSolved, renderBoard, runMoves, solve } from './board.js';
+import {
+  boxesOnGoals,
+  cornerDeadlocks,
+  formatPos,
+  formatPositions,
+  isSolved,
+  renderBoard,
+  runMoves,
+  solve,
+} from './board.js';
 import type { SokobanConfig } from './config.js';
 import { SOKOBAN_CONFIG_SCHEMA, resolveSokobanConfig } from './config.js';
 import type { SokobanInstance } from './instance.js';
@@ -103,14 +112,22 @@ export class SokobanEnvironment extends MovesGame<SokobanState, RunOutcome, Soko
   stateText(state: SokobanState): string {
     const { instance, placement } = state;
     if (this.config.observation === 'compact') {
-      const status = state.success ? ' solved' : state.deadlocked.length ? ` stuck${compactPositions(state.deadlocked)}` : '';
+      const status = state.success
+        ? ' solved'
+        : state.deadlocked.length
+          ? ` stuck${compactPositions(state.deadlocked)}`
+          : '';
       return [
         `@=${compactPos(placement.player)} $=${compactPositions(placement.boxes)} .=${compactPositions(instance.goals)}${status}`,
         renderBoard(instance, placement, { floor: this.config.floorSymbol, coordinates: false }),
       ].join('\n');
     }
     const on = boxesOnGoals(instance, placement.boxes);
-    const status = state.success ? ' Solved.' : state.deadlocked.length ? ` Deadlock: box at ${formatPositions(state.deadlocked)} is stuck in a corner.` : '';
+    const status = state.success
+      ? ' Solved.'
+      : state.deadlocked.length
+        ? ` Deadlock: box at ${formatPositions(state.deadlocked)} is stuck in a corner.`
+        : '';
     return [
       `${this.turnLine(state)} Moves used so far: ${state.movesUsed}.`,
       `Player @ at ${formatPos(placement.player)}. Boxes $ at ${formatPositions(placement.boxes)}. Goals . at ${formatPositions(instance.goals)}.`,
@@ -123,13 +140,18 @@ export class SokobanEnvironment extends MovesGame<SokobanState, RunOutcome, Soko
   proposalText(p: ProposalRecord): string {
     if (this.config.observation === 'compact') {
       if (!p.moves) return 'none';
-      return `${this.formatMoves(p.moves)} -> ${compactPlacement(p.end)} ${p.solves ? 'solved' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}`
-        + `${p.deadlocked.length ? ` stuck${compactPositions(p.deadlocked)}` : ''}`;
+      return (
+        `${this.formatMoves(p.moves)} -> ${compactPlacement(p.end)} ${p.solves ? 'solved' : 'miss'}${p.invalid ? ` ${p.invalid} invalid` : ''}` +
+        `${p.deadlocked.length ? ` stuck${compactPositions(p.deadlocked)}` : ''}`
+      );
     }
-    if (!p.moves) return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
+    if (!p.moves)
+      return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
     const result = p.solves ? 'solves the puzzle' : 'does not solve the puzzle';
-    return `Proposed moves: ${this.formatMoves(p.moves)}\nSimulated: player ends at ${formatPos(p.end.player)}, boxes at ${formatPositions(p.end.boxes)}; `
-      + `${result}, ${p.invalid} invalid move${p.invalid === 1 ? '' : 's'}${p.deadlocked.length ? `, box stuck in a corner at ${formatPositions(p.deadlocked)}` : ''}.`;
+    return (
+      `Proposed moves: ${this.formatMoves(p.moves)}\nSimulated: player ends at ${formatPos(p.end.player)}, boxes at ${formatPositions(p.end.boxes)}; ` +
+      `${result}, ${p.invalid} invalid move${p.invalid === 1 ? '' : 's'}${p.deadlocked.length ? `, box stuck in a corner at ${formatPositions(p.deadlocked)}` : ''}.`
+    );
   }
 
   /** One finished turn as a context block. */
@@ -137,10 +159,14 @@ export class SokobanEnvironment extends MovesGame<SokobanState, RunOutcome, Soko
     if (this.config.observation === 'compact') {
       return `${t.proposal ? `${this.compactMoves(t.proposal.moves)} ` : ''}${this.compactMoves(t.executed)} -> ${compactPlacement(t.to)}${t.invalid ? ` ${t.invalid} invalid` : ''}`;
     }
-    const proposed = t.proposal ? `proposed ${t.proposal.moves ? this.formatMoves(t.proposal.moves) : 'unparseable'}; ` : '';
+    const proposed = t.proposal
+      ? `proposed ${t.proposal.moves ? this.formatMoves(t.proposal.moves) : 'unparseable'}; `
+      : '';
     const executed = t.executed ? this.formatMoves(t.executed) : `unparseable (${t.error ?? ''}), nothing moved`;
-    return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; player ${formatPos(t.from.player)} -> ${formatPos(t.to.player)}, `
-      + `boxes ${formatPositions(t.from.boxes)} -> ${formatPositions(t.to.boxes)}${t.invalid ? `, ${t.invalid} invalid` : ''}.`;
+    return (
+      `Turn ${t.turn + 1}: ${proposed}executed ${executed}; player ${formatPos(t.from.player)} -> ${formatPos(t.to.player)}, ` +
+      `boxes ${formatPositions(t.from.boxes)} -> ${formatPositions(t.to.boxes)}${t.invalid ? `, ${t.invalid} invalid` : ''}.`
+    );
   }
 
   protected observationData(state: SokobanState): Record<string, unknown> {
@@ -168,7 +194,9 @@ export class SokobanEnvironment extends MovesGame<SokobanState, RunOutcome, Soko
     const success = isSolved(state.instance, record.to.boxes);
     const deadlocked = success ? [] : cornerDeadlocks(state.instance, record.to.boxes);
     return {
-      success, stop: this.config.deadlockTermination && deadlocked.length > 0, next: { placement: record.to, movesUsed, deadlocked },
+      success,
+      stop: this.config.deadlockTermination && deadlocked.length > 0,
+      next: { placement: record.to, movesUsed, deadlocked },
       info: { ...record, deadlocked },
     };
   }
@@ -197,7 +225,8 @@ export class SokobanEnvironment extends MovesGame<SokobanState, RunOutcome, Soko
 @injectable()
 export class SokobanContribution implements EnvironmentContribution {
   readonly id = SOKOBAN_ID;
-  readonly description = 'Sokoban: push every box onto a goal; a proposer proposes a move list, an executor executes one';
+  readonly description =
+    'Sokoban: push every box onto a goal; a proposer proposes a move list, an executor executes one';
   readonly configSchema = SOKOBAN_CONFIG_SCHEMA;
   create(config: Record<string, unknown>): SokobanEnvironment {
     return new SokobanEnvironment(config);

@@ -40,7 +40,10 @@ export function sokobanInstanceKey(i: Pick<SokobanInstance, 'grid' | 'goals' | '
 }
 
 /** The split of an instance: decided by the hash of its LAYOUT, so a layout never appears in two splits. */
-export function sokobanSplitOf(i: Pick<SokobanInstance, 'grid' | 'goals' | 'boxes'>, config: Pick<SokobanConfig, 'splitFractions'>): Split {
+export function sokobanSplitOf(
+  i: Pick<SokobanInstance, 'grid' | 'goals' | 'boxes'>,
+  config: Pick<SokobanConfig, 'splitFractions'>,
+): Split {
   return splitOfContent(contentHashOfLayout(i), config.splitFractions);
 }
 
@@ -50,19 +53,29 @@ export function sokobanSplitOf(i: Pick<SokobanInstance, 'grid' | 'goals' | 'boxe
  */
 export function parseInstance(rows: readonly string[], nodeCap = 1_000_000): SokobanInstance {
   const size = rows.length;
-  if (size === 0 || rows.some((r) => r.length !== size)) throw new Error(`sokoban: a picture must be square, got ${JSON.stringify(rows)}`);
+  if (size === 0 || rows.some((r) => r.length !== size))
+    throw new Error(`sokoban: a picture must be square, got ${JSON.stringify(rows)}`);
   const unknown = rows.join('').search(/[^# _.$@*+]/);
   const [row, col] = [Math.floor(unknown / size), unknown % size];
   if (unknown >= 0) throw new Error(`sokoban: unknown symbol ${JSON.stringify(rows[row]![col])} at ${row},${col}`);
   const [goals, boxes, players] = [cellsOf(rows, '.*+'), cellsOf(rows, '$*'), cellsOf(rows, '@+')];
   const grid = rows.map((line) => line.replace(/[^#]/g, SYMBOLS.floor));
   if (players.length !== 1) throw new Error(`sokoban: a picture needs exactly one player, found ${players.length}`);
-  if (boxes.length === 0 || boxes.length !== goals.length) throw new Error(`sokoban: needs as many boxes as goals (≥ 1), found ${boxes.length} and ${goals.length}`);
+  if (boxes.length === 0 || boxes.length !== goals.length)
+    throw new Error(`sokoban: needs as many boxes as goals (≥ 1), found ${boxes.length} and ${goals.length}`);
   const board: Board = { grid, goals: sortedPositions(goals) };
   const placement: Placement = { player: players[0]!, boxes: sortedPositions(boxes) };
   const result = solve(board, placement, nodeCap);
-  if (result.status !== 'solved') throw new Error(`sokoban: the puzzle is not solvable (BFS: ${result.status} after ${result.nodes} states)`);
-  return deepFreeze<SokobanInstance>({ size, grid, goals: board.goals, boxes: placement.boxes, player: placement.player, shortest: result.moves.length });
+  if (result.status !== 'solved')
+    throw new Error(`sokoban: the puzzle is not solvable (BFS: ${result.status} after ${result.nodes} states)`);
+  return deepFreeze<SokobanInstance>({
+    size,
+    grid,
+    goals: board.goals,
+    boxes: placement.boxes,
+    player: placement.player,
+    shortest: result.moves.length,
+  });
 }
 
 /** Floor-carving masks of the random walk (gym-sokoban's room topology generator), 3×3, centred on the walker. */
@@ -76,7 +89,9 @@ const MASKS: readonly (readonly number[])[] = [
 
 /** Random room topology: a random walk through the interior carving 3×3 masks of floor; the outer ring stays wall. */
 export function randomRoom(rng: Rng, size: number): string[] {
-  const cells: string[][] = Array.from({ length: size }, () => Array.from({ length: size }, (): string => SYMBOLS.wall));
+  const cells: string[][] = Array.from({ length: size }, () =>
+    Array.from({ length: size }, (): string => SYMBOLS.wall),
+  );
   const inner = size - 2;
   let pos = { row: 1 + rng.int(inner), col: 1 + rng.int(inner) };
   let dir = DELTAS[DIRECTIONS[rng.int(4)]!];
@@ -90,7 +105,10 @@ export function randomRoom(rng: Rng, size: number): string[] {
       const c = pos.col + (k % 3) - 1;
       if (r >= 1 && r <= inner && c >= 1 && c <= inner) cells[r]![c] = SYMBOLS.floor;
     }
-    pos = { row: Math.min(inner, Math.max(1, pos.row + dir.row)), col: Math.min(inner, Math.max(1, pos.col + dir.col)) };
+    pos = {
+      row: Math.min(inner, Math.max(1, pos.row + dir.row)),
+      col: Math.min(inner, Math.max(1, pos.col + dir.col)),
+    };
   }
   return cells.map((r) => r.join(''));
 }
@@ -106,7 +124,11 @@ export function randomRoom(rng: Rng, size: number): string[] {
  * moves (the proof, and the optimal length). `accept` (e.g. "the layout hashes into the wanted split") is asked before
  * the forward search, to save it. Returns `null` when rejected.
  */
-export function drawCandidate(rng: Rng, config: SokobanConfig, accept?: (layout: Pick<SokobanInstance, 'grid' | 'goals' | 'boxes'>) => boolean): SokobanInstance | null {
+export function drawCandidate(
+  rng: Rng,
+  config: SokobanConfig,
+  accept?: (layout: Pick<SokobanInstance, 'grid' | 'goals' | 'boxes'>) => boolean,
+): SokobanInstance | null {
   const { size } = config;
   const grid = randomRoom(rng, size);
   const floorCells = cellsOf(grid, SYMBOLS.floor);
@@ -132,7 +154,11 @@ export function drawCandidate(rng: Rng, config: SokobanConfig, accept?: (layout:
   const dense = cells ** w <= 1 << 22 ? new Uint8Array(cells ** w) : null;
   const sparse = dense ? null : new Set<number>();
   const visit = (key: number): boolean => {
-    if (dense) { if (dense[key]) return false; dense[key] = 1; return true; }
+    if (dense) {
+      if (dense[key]) return false;
+      dense[key] = 1;
+      return true;
+    }
     if (sparse!.has(key)) return false;
     sparse!.add(key);
     return true;
@@ -150,13 +176,23 @@ export function drawCandidate(rng: Rng, config: SokobanConfig, accept?: (layout:
     let key = 0;
     for (let i = 0; i < w; i++) key = key * cells + cand[i]!;
     if (len >= cap || !visit(key)) return;
-    if ((len + 1) * w > queue.length) { const grown = new Int32Array(queue.length * 2); grown.set(queue); queue = grown; }
+    if ((len + 1) * w > queue.length) {
+      const grown = new Int32Array(queue.length * 2);
+      grown.set(queue);
+      queue = grown;
+    }
     queue.set(cand, len * w);
     let far = true;
     let score = 0;
-    for (let i = 1; i <= k; i++) { if (nearest[cand[i]!]! < config.minBoxDistance) far = false; score += dist(cand[i]!, goalIdx[i - 1]!); }
+    for (let i = 1; i <= k; i++) {
+      if (nearest[cand[i]!]! < config.minBoxDistance) far = false;
+      score += dist(cand[i]!, goalIdx[i - 1]!);
+    }
     if (far && score >= bestScore) {
-      if (score > bestScore) { bestScore = score; best = []; }
+      if (score > bestScore) {
+        bestScore = score;
+        best = [];
+      }
       best.push(len);
     }
     len++;
@@ -192,7 +228,14 @@ export function drawCandidate(rng: Rng, config: SokobanConfig, accept?: (layout:
   if (accept && !accept({ grid, goals: board.goals, boxes: placement.boxes })) return null;
   const result = solve(board, placement, config.oracleNodeCap);
   if (result.status !== 'solved' || result.moves.length > config.maxMoves || result.moves.length === 0) return null;
-  return deepFreeze<SokobanInstance>({ size, grid, goals: board.goals, boxes: placement.boxes, player: { ...placement.player }, shortest: result.moves.length });
+  return deepFreeze<SokobanInstance>({
+    size,
+    grid,
+    goals: board.goals,
+    boxes: placement.boxes,
+    player: { ...placement.player },
+    shortest: result.moves.length,
+  });
 }
 
 /** Most consecutive rejected or duplicate candidates before generation gives up with an error. */
@@ -205,9 +248,14 @@ export const MAX_ATTEMPTS = 200_000;
  * and unique within a split, and layouts never cross splits. Kept instances are memoised.
  */
 export function sokobanStreams(config: SokobanConfig): InstanceStreams<SokobanInstance> {
-  return new InstanceStreams({
-    id: 'sokoban-v0', splitFractions: config.splitFractions, maxAttempts: MAX_ATTEMPTS,
-    hint: 'the distinct puzzles of this config are used up or too rare; raise environment.config.size, boxes or maxMoves',
-    draw: (rng, split) => drawCandidate(rng, config, (layout) => sokobanSplitOf(layout, config) === split),
-  }, sokobanInstanceKey);
+  return new InstanceStreams(
+    {
+      id: 'sokoban-v0',
+      splitFractions: config.splitFractions,
+      maxAttempts: MAX_ATTEMPTS,
+      hint: 'the distinct puzzles of this config are used up or too rare; raise environment.config.size, boxes or maxMoves',
+      draw: (rng, split) => drawCandidate(rng, config, (layout) => sokobanSplitOf(layout, config) === split),
+    },
+    sokobanInstanceKey,
+  );
 }

@@ -50,7 +50,9 @@ for p,b,m in q:
 /** Whether every cell of the outer ring is a wall (the program's neighbour arithmetic needs it; generated rooms have it). */
 function walledIn(grid: readonly string[]): boolean {
   const last = grid.length - 1;
-  return grid.every((row, r) => [...row].every((ch, c) => ch === SYMBOLS.wall || (r > 0 && r < last && c > 0 && c < row.length - 1)));
+  return grid.every((row, r) =>
+    [...row].every((ch, c) => ch === SYMBOLS.wall || (r > 0 && r < last && c > 0 && c < row.length - 1)),
+  );
 }
 
 /**
@@ -59,7 +61,10 @@ function walledIn(grid: readonly string[]): boolean {
  * deadlocked, unsolvable) the program prints nothing: `SokobanEnvironment.oracleProgram` gives no program there.
  */
 export function sokobanOracleProgram(
-  board: Board, placement: Placement, options: { readonly maxMoves: number; readonly floor: '_' | ' ' }, language: ProgramLanguage,
+  board: Board,
+  placement: Placement,
+  options: { readonly maxMoves: number; readonly floor: '_' | ' ' },
+  language: ProgramLanguage,
 ): string | undefined {
   if (language !== 'python' || !walledIn(board.grid)) return undefined;
   const rows = renderBoard(board, placement, { floor: options.floor, coordinates: false });

@@ -5,17 +5,19 @@ import assert from 'node:assert/strict';
 import type { Move } from '@troupe/kernel';
 import type { Direction, Placement } from '../src/index.js';
 import {
-  SHAPED, SokobanEnvironment, applyMove, cornerDeadlocks, parseInstance, potential, pushDistances, renderBoard, runMoves, solve,
+  SHAPED,
+  SokobanEnvironment,
+  applyMove,
+  cornerDeadlocks,
+  parseInstance,
+  potential,
+  pushDistances,
+  renderBoard,
+  runMoves,
+  solve,
 } from '../src/index.js';
 
-const ROOM = parseInstance([
-  '######',
-  '#    #',
-  '#@$ .#',
-  '#    #',
-  '#    #',
-  '######',
-]);
+const ROOM = parseInstance(['######', '#    #', '#@$ .#', '#    #', '#    #', '######']);
 const start: Placement = { player: ROOM.player, boxes: ROOM.boxes };
 const close = (a: number, b: number): void => assert.ok(Math.abs(a - b) < 1e-9, `${a} != ${b}`);
 
@@ -26,10 +28,21 @@ describe('sokoban rules', () => {
     assert.deepEqual(ROOM.player, { row: 2, col: 1 });
     assert.equal(ROOM.shortest, 2);
     assert.equal(renderBoard(ROOM, start, { coordinates: false }), '######\n#____#\n#@$_.#\n#____#\n#____#\n######');
-    assert.equal(renderBoard(ROOM, start, { coordinates: false, floor: ' ' }), '######\n#    #\n#@$ .#\n#    #\n#    #\n######');
-    const onGoal = renderBoard(ROOM, { player: { row: 2, col: 4 }, boxes: [{ row: 2, col: 3 }] }, { coordinates: false });
+    assert.equal(
+      renderBoard(ROOM, start, { coordinates: false, floor: ' ' }),
+      '######\n#    #\n#@$ .#\n#    #\n#    #\n######',
+    );
+    const onGoal = renderBoard(
+      ROOM,
+      { player: { row: 2, col: 4 }, boxes: [{ row: 2, col: 3 }] },
+      { coordinates: false },
+    );
     assert.equal(onGoal.split('\n')[2], '#__$+#');
-    const boxOnGoal = renderBoard(ROOM, { player: { row: 2, col: 3 }, boxes: [{ row: 2, col: 4 }] }, { coordinates: false });
+    const boxOnGoal = renderBoard(
+      ROOM,
+      { player: { row: 2, col: 3 }, boxes: [{ row: 2, col: 4 }] },
+      { coordinates: false },
+    );
     assert.equal(boxOnGoal.split('\n')[2], '#__@*#');
   });
 
@@ -47,7 +60,17 @@ describe('sokoban rules', () => {
     const stuck = applyMove(ROOM, { player: { row: 2, col: 3 }, boxes: [{ row: 2, col: 4 }] }, 'R');
     assert.equal(stuck.valid, false);
     // Two boxes in a row cannot be pushed.
-    const two = applyMove(ROOM, { player: { row: 2, col: 1 }, boxes: [{ row: 2, col: 2 }, { row: 2, col: 3 }] }, 'R');
+    const two = applyMove(
+      ROOM,
+      {
+        player: { row: 2, col: 1 },
+        boxes: [
+          { row: 2, col: 2 },
+          { row: 2, col: 3 },
+        ],
+      },
+      'R',
+    );
     assert.equal(two.valid, false);
   });
 
@@ -65,11 +88,42 @@ describe('sokoban rules', () => {
     assert.equal(solved.processed, 2);
     // Pushing a box off a goal: -0.01 - 0.5 + 0.1*(0.99*(-1) - 0).
     // Two goals: φ goes from -(0 + 3) to -(1 + 3): -0.01 - 0.5 + 0.1*(0.99*(-4) + 3).
-    const twoGoals = { grid: ROOM.grid, goals: [{ row: 2, col: 4 }, { row: 4, col: 4 }] };
-    const off = runMoves(twoGoals, { player: { row: 3, col: 4 }, boxes: [{ row: 2, col: 4 }, { row: 4, col: 1 }] }, ['U'], 'shaped');
+    const twoGoals = {
+      grid: ROOM.grid,
+      goals: [
+        { row: 2, col: 4 },
+        { row: 4, col: 4 },
+      ],
+    };
+    const off = runMoves(
+      twoGoals,
+      {
+        player: { row: 3, col: 4 },
+        boxes: [
+          { row: 2, col: 4 },
+          { row: 4, col: 1 },
+        ],
+      },
+      ['U'],
+      'shaped',
+    );
     close(off.reward, -0.606);
     // Pushing a box onto a goal from distance 1 (φ from -4 to -3): -0.01 + 1 + 0.1*(0.99*(-3) + 4).
-    close(runMoves(twoGoals, { player: { row: 2, col: 2 }, boxes: [{ row: 2, col: 3 }, { row: 4, col: 1 }] }, ['R'], 'shaped').reward, 1.093);
+    close(
+      runMoves(
+        twoGoals,
+        {
+          player: { row: 2, col: 2 },
+          boxes: [
+            { row: 2, col: 3 },
+            { row: 4, col: 1 },
+          ],
+        },
+        ['R'],
+        'shaped',
+      ).reward,
+      1.093,
+    );
     assert.equal(SHAPED.solved, 10);
   });
 
@@ -81,7 +135,22 @@ describe('sokoban rules', () => {
 
   it('φ is minus the sum of box-to-nearest-goal distances', () => {
     assert.equal(potential(ROOM, ROOM.boxes), -2);
-    assert.equal(potential({ grid: ROOM.grid, goals: [{ row: 1, col: 1 }, { row: 4, col: 4 }] }, [{ row: 2, col: 2 }, { row: 3, col: 3 }]), -4);
+    assert.equal(
+      potential(
+        {
+          grid: ROOM.grid,
+          goals: [
+            { row: 1, col: 1 },
+            { row: 4, col: 4 },
+          ],
+        },
+        [
+          { row: 2, col: 2 },
+          { row: 3, col: 3 },
+        ],
+      ),
+      -4,
+    );
   });
 
   describe("potential 'push': the shaping distance counts pushes around the walls", () => {
@@ -130,12 +199,19 @@ describe('sokoban rules', () => {
       assert.ok(runMoves(walled, fromLeft, moves, 'shaped').perMove[firstPush]! < 0);
     });
     it('the environment passes it to the executed and the proposal rewards; a bad value names the key', () => {
-      const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
+      const act = (action: Direction[]): Move<Direction[]> => ({
+        kind: 'action',
+        action,
+        text: `#### [${action.join(',')}]`,
+      });
       const env = new SokobanEnvironment({ potential: 'push' });
       const prop = env.step(env.reset(walled), 'proposer', act(['U', 'R', 'D']));
       close(prop.signals.proposal_reward as number, 0.081); // two walks, -0.01 + 0.1*(0.99*(-4) + 4) = -0.006 each, then the push D, 0.093
       close(env.step(prop.state, 'executor', act(['R'])).signals.executed_reward as number, -0.046);
-      assert.throws(() => new SokobanEnvironment({ potential: 'path' }), /environment\.config\.potential must be "manhattan" or "push", got "path"/);
+      assert.throws(
+        () => new SokobanEnvironment({ potential: 'path' }),
+        /environment\.config\.potential must be "manhattan" or "push", got "path"/,
+      );
     });
   });
 
@@ -150,7 +226,10 @@ describe('sokoban rules', () => {
     assert.equal(r.status, 'solved');
     assert.deepEqual((r as { moves: Direction[] }).moves, ['R', 'R']);
     // Box in a corner: no solution.
-    assert.equal(solve(ROOM, { player: { row: 2, col: 2 }, boxes: [{ row: 1, col: 1 }] }, 100_000).status, 'unsolvable');
+    assert.equal(
+      solve(ROOM, { player: { row: 2, col: 2 }, boxes: [{ row: 1, col: 1 }] }, 100_000).status,
+      'unsolvable',
+    );
     // The player must walk around the box to push it down and right.
     const around = parseInstance(['######', '#@   #', '# $  #', '#    #', '#  . #', '######']);
     const sol = solve(around, { player: around.player, boxes: around.boxes }, 100_000);

@@ -65,7 +65,10 @@ describe('sokoban generation', () => {
   it('is deterministic: a fresh environment gives the same instances; another seed gives others', () => {
     const again = new SokobanEnvironment({});
     for (const split of SPLITS) {
-      const a = bySplit.get(split)!.slice(0, 30).map((x) => env.instanceKey(x));
+      const a = bySplit
+        .get(split)!
+        .slice(0, 30)
+        .map((x) => env.instanceKey(x));
       const b = sample(again, split, 30).map((x) => again.instanceKey(x));
       assert.deepEqual(b, a);
     }
@@ -73,7 +76,14 @@ describe('sokoban generation', () => {
     const fresh = new SokobanEnvironment({});
     assert.equal(fresh.instanceKey(fresh.instance('test', 40, 0)), env.instanceKey(bySplit.get('test')![40]!));
     const other = sample(new SokobanEnvironment({}), 'test', 30, 1).map((x) => env.instanceKey(x));
-    assert.ok(other.filter((k) => bySplit.get('test')!.slice(0, 30).some((x) => env.instanceKey(x) === k)).length < 10);
+    assert.ok(
+      other.filter((k) =>
+        bySplit
+          .get('test')!
+          .slice(0, 30)
+          .some((x) => env.instanceKey(x) === k),
+      ).length < 10,
+    );
   });
 
   it('generates two-box puzzles in bigger rooms, each solvable within maxMoves', () => {

@@ -7,11 +7,24 @@ import { oracleProgramConformance, runPythonPrograms } from '@troupe/testing';
 import { SokobanContribution, SokobanEnvironment, parseInstance, sokobanOracleProgram } from '../src/index.js';
 
 /** The moves a program printed (`U R D`), as the coder's parser reads a bare line. */
-const moves = (stdout: string): string[] => stdout.trim().split(/\s+/).filter((t) => t !== '');
+const moves = (stdout: string): string[] =>
+  stdout
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t !== '');
 
 const contribution = new SokobanContribution();
-oracleProgramConformance(contribution, { config: { observation: 'compact', maxMoves: 12 }, instances: 40, parse: moves });
-oracleProgramConformance(contribution, { config: { size: 7, boxes: 2, maxMoves: 40, floorSymbol: ' ', deadlockTermination: false }, instances: 20, seed: 5, parse: moves });
+oracleProgramConformance(contribution, {
+  config: { observation: 'compact', maxMoves: 12 },
+  instances: 40,
+  parse: moves,
+});
+oracleProgramConformance(contribution, {
+  config: { size: 7, boxes: 2, maxMoves: 40, floorSymbol: ' ', deadlockTermination: false },
+  instances: 20,
+  seed: 5,
+  parse: moves,
+});
 // maxMoves 4 cuts most solutions: the program must print the oracle's first moves only
 oracleProgramConformance(contribution, { config: { maxMoves: 4 }, instances: 20, seed: 8, parse: moves });
 
@@ -43,7 +56,11 @@ describe('sokoban: the oracle program', () => {
     const s0 = env.reset(env.instance('test', 0, 1));
     assert.equal(env.oracleProgram(s0, 'proposer', 'javascript'), undefined);
     const solved = await env.step(s0, 'proposer', { kind: 'action', action: env.oracle(s0, 'proposer'), text: '' });
-    const done = await env.step(solved.state, 'executor', { kind: 'action', action: env.oracle(solved.state, 'executor'), text: '' });
+    const done = await env.step(solved.state, 'executor', {
+      kind: 'action',
+      action: env.oracle(solved.state, 'executor'),
+      text: '',
+    });
     assert.ok(done.state.success);
     assert.equal(env.oracleProgram(done.state, 'proposer', 'python'), undefined);
     // a box in a corner that is not a goal: the oracle has no moves, so there is no program
@@ -52,7 +69,10 @@ describe('sokoban: the oracle program', () => {
     assert.deepEqual(env.oracle(state, 'proposer'), []);
     assert.equal(env.oracleProgram(state, 'proposer', 'python'), undefined);
     const open = parseInstance(['     ', ' $ . ', ' @   ', '     ', '     ']);
-    assert.equal(sokobanOracleProgram(open, { player: open.player, boxes: open.boxes }, { maxMoves: 12, floor: '_' }, 'python'), undefined);
+    assert.equal(
+      sokobanOracleProgram(open, { player: open.player, boxes: open.boxes }, { maxMoves: 12, floor: '_' }, 'python'),
+      undefined,
+    );
     assert.throws(() => env.oracleProgram(s0, 'nobody', 'python'), /nobody/);
   });
 });

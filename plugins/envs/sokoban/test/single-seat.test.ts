@@ -11,7 +11,11 @@ import { singleSeatConformance } from '@troupe/testing';
 import type { Direction } from '../src/index.js';
 import { SokobanContribution, SokobanEnvironment, parseInstance } from '../src/index.js';
 
-const act = (action: Direction[]): Move<Direction[]> => ({ kind: 'action', action, text: `#### [${action.join(',')}]` });
+const act = (action: Direction[]): Move<Direction[]> => ({
+  kind: 'action',
+  action,
+  text: `#### [${action.join(',')}]`,
+});
 const room = parseInstance(['######', '#    #', '#@$ .#', '#    #', '#    #', '######']);
 
 describe('sokoban single-agent variant (config.seats)', () => {
@@ -33,7 +37,10 @@ describe('sokoban single-agent variant (config.seats)', () => {
     assert.match(o0.task, /You play alone/);
     assert.doesNotMatch(o0.task, /proposer|proposal/);
     assert.deepEqual(o0.context, []);
-    assert.throws(() => env.observe(s0, 'proposer'), /unknown seat "proposer"; the seats are executor \(config\.seats is \["executor"\]/);
+    assert.throws(
+      () => env.observe(s0, 'proposer'),
+      /unknown seat "proposer"; the seats are executor \(config\.seats is \["executor"\]/,
+    );
     assert.throws(() => env.step(s0, 'proposer', act(['R'])), /unknown seat "proposer"/);
 
     const r1 = env.step(s0, 'executor', act(['R'])); // push: -0.01 + 0.1·(0.99·(-1) + 2) = 0.091
@@ -41,35 +48,54 @@ describe('sokoban single-agent variant (config.seats)', () => {
     assert.equal(r1.state.history[0]!.proposal, null);
     const o1 = env.observe(r1.state, 'executor');
     assert.match(o1.state, /Player @ at \(2, 2\)\. Boxes \$ at \(2, 3\)/, 'the CURRENT placement');
-    assert.deepEqual(o1.context, [{ label: 'turn 1', text: 'Turn 1: executed [R]; player (2, 1) -> (2, 2), boxes (2, 2) -> (2, 3).' }]);
+    assert.deepEqual(o1.context, [
+      { label: 'turn 1', text: 'Turn 1: executed [R]; player (2, 1) -> (2, 2), boxes (2, 2) -> (2, 3).' },
+    ]);
     const r2 = env.step(r1.state, 'executor', act(env.oracle(r1.state, 'executor')));
     assert.equal(r2.success, true);
     assert.deepEqual(r2.done, { terminated: true, truncated: false });
     assert.equal(r2.signals.proposal_reward, 0);
   });
-
 });
 
 // The checks every game's single-agent variant shares (@troupe/testing): seat lists, same instances as the team, no
 // proposer and no proposal, truncation, and the oracle through the role solving every test instance in one turn.
-const reward = new SignalsRewardContribution().create({ team: 'executed_reward', seats: { executor: { local: 'executed_reward' } } });
-singleSeatConformance(new SokobanContribution(), { instances: 5, role: new PlannerContribution().create({ maxMoves: new SokobanEnvironment({}).config.maxMoves }), reward });
+const reward = new SignalsRewardContribution().create({
+  team: 'executed_reward',
+  seats: { executor: { local: 'executed_reward' } },
+});
+singleSeatConformance(new SokobanContribution(), {
+  instances: 5,
+  role: new PlannerContribution().create({ maxMoves: new SokobanEnvironment({}).config.maxMoves }),
+  reward,
+});
 
 describe('sokoban compact observation', () => {
   it('state: one line of positions and the bare board rows, a few characters instead of a paragraph', () => {
     const full = new SokobanEnvironment({});
     const compact = new SokobanEnvironment({ observation: 'compact' });
     const s0 = compact.reset(room);
-    assert.equal(compact.observe(s0, 'proposer').state, '@=(2,1) $=(2,2) .=(2,4)\n######\n#____#\n#@$_.#\n#____#\n#____#\n######');
-    assert.ok(compact.observe(s0, 'proposer').state.length * 3 < full.observe(full.reset(room), 'proposer').state.length);
-    assert.equal(compact.observe(s0, 'proposer').task, full.observe(full.reset(room), 'proposer').task, 'the same task statement');
+    assert.equal(
+      compact.observe(s0, 'proposer').state,
+      '@=(2,1) $=(2,2) .=(2,4)\n######\n#____#\n#@$_.#\n#____#\n#____#\n######',
+    );
+    assert.ok(
+      compact.observe(s0, 'proposer').state.length * 3 < full.observe(full.reset(room), 'proposer').state.length,
+    );
+    assert.equal(
+      compact.observe(s0, 'proposer').task,
+      full.observe(full.reset(room), 'proposer').task,
+      'the same task statement',
+    );
   });
 
   it('marks a solved room and a box stuck in a corner; the proposal block says where the simulation ends', () => {
     const env = new SokobanEnvironment({ observation: 'compact', maxTurns: 2 });
     const stuckRoom = parseInstance(['######', '#    #', '#  $ #', '#  @ #', '#  . #', '######']);
     const p = env.step(env.reset(stuckRoom), 'proposer', act(['U', 'L', 'U', 'R']));
-    assert.deepEqual(env.observe(p.state, 'executor').context, [{ label: 'proposal', text: '[U,L,U,R] -> @(1,3) $(1,4) miss stuck(1,4)' }]);
+    assert.deepEqual(env.observe(p.state, 'executor').context, [
+      { label: 'proposal', text: '[U,L,U,R] -> @(1,3) $(1,4) miss stuck(1,4)' },
+    ]);
     const e = env.step(p.state, 'executor', act(['U', 'L', 'U', 'R']));
     assert.equal(e.done.terminated, true);
     assert.match(env.observe(e.state, 'proposer').state, /^@=\(1,3\) \$=\(1,4\) \.=\(4,3\) stuck\(1,4\)\n/);
@@ -85,7 +111,10 @@ describe('sokoban compact observation', () => {
     assert.deepEqual(p.signals, plain.step(plain.reset(room), 'proposer', act(['U', 'R', 'R', 'D'])).signals);
     const e = env.step(p.state, 'executor', act(['R', 'R']));
     assert.match(env.observe(e.state, 'proposer').context.at(-1)!.text, /^\[U1,R2,D1\] \[R2\] /);
-    assert.throws(() => new SokobanEnvironment({ notation: 'rle' }), /environment\.config\.notation must be "moves" or "runs", got "rle"/);
+    assert.throws(
+      () => new SokobanEnvironment({ notation: 'rle' }),
+      /environment\.config\.notation must be "moves" or "runs", got "rle"/,
+    );
   });
 
   it('the dynamics, rewards and data are the same as with the full observation', () => {

@@ -14,13 +14,21 @@ import { SokobanEnvironment } from '../src/index.js';
 
 const env = new SokobanEnvironment({});
 const role = new PlannerContribution().create({ maxMoves: env.config.maxMoves });
-const rewardConfig = { team: 'executed_reward', seats: { proposer: { local: 'proposal_reward' }, executor: { local: 'executed_reward' } } };
+const rewardConfig = {
+  team: 'executed_reward',
+  seats: { proposer: { local: 'proposal_reward' }, executor: { local: 'executed_reward' } },
+};
 const seatOf = (seat: string): SeatContext => ({ seat, actionType: 'moves' });
 
 const { sample, oracle } = teamEpisodes<SokobanState>('sokoban team (planner role + signals reward)', {
-  env, role, seatOf, reward: new SignalsRewardContribution().create(rewardConfig),
+  env,
+  role,
+  seatOf,
+  reward: new SignalsRewardContribution().create(rewardConfig),
   oracleReward: (local) => assert.ok(local > 10, `executed reward ${local}`),
-  malformedReward: -2, nonsense: 'I push the box, trust me.', where: (s) => s.placement,
+  malformedReward: -2,
+  nonsense: 'I push the box, trust me.',
+  where: (s) => s.placement,
 });
 
 describe('sokoban team play', () => {
@@ -45,10 +53,15 @@ describe('sokoban team play', () => {
 
   it('every prompt shows the placement after the previous execution', () => {
     const rng = createRng(3);
-    const { observations, transitions } = playTeam(env, role, seatOf, 2, (s, seat) => role.render(env.randomAction(s, seat, rng), seatOf(seat)));
+    const { observations, transitions } = playTeam(env, role, seatOf, 2, (s, seat) =>
+      role.render(env.randomAction(s, seat, rng), seatOf(seat)),
+    );
     for (let k = 2; k < observations.length; k += 2) {
       const executed = transitions[k - 1]!.result.state as SokobanState;
-      assert.match(observations[k]!.state, new RegExp(`Player @ at \\(${executed.placement.player.row}, ${executed.placement.player.col}\\)`));
+      assert.match(
+        observations[k]!.state,
+        new RegExp(`Player @ at \\(${executed.placement.player.row}, ${executed.placement.player.col}\\)`),
+      );
     }
   });
 });

@@ -15,7 +15,18 @@ const ms = performance.now() - t0;
 const clues = list.map((x) => x.clues);
 const hist: Record<number, number> = {};
 for (const c of clues) hist[c] = (hist[c] ?? 0) + 1;
-console.log(JSON.stringify({
-  size: env.config.size, split, count, ms: Math.round(ms), distinctSolutions: new Set(list.map((x) => contentHash(x.solution))).size,
-  clues: { min: Math.min(...clues), max: Math.max(...clues), mean: Number((clues.reduce((a, b) => a + b, 0) / count).toFixed(2)), histogram: hist },
-}));
+console.log(
+  JSON.stringify({
+    size: env.config.size,
+    split,
+    count,
+    ms: Math.round(ms),
+    distinctSolutions: new Set(list.map((x) => contentHash(x.solution))).size,
+    clues: {
+      min: Math.min(...clues),
+      max: Math.max(...clues),
+      mean: Number((clues.reduce((a, b) => a + b, 0) / count).toFixed(2)),
+      histogram: hist,
+    },
+  }),
+);

@@ -2,14 +2,32 @@
  * `sudoku-v0`: Sudoku with exactly one solution, played by the proposer/executor game team (as in the Stronger-MAS paper).
  * With `seats: ['executor']` it is the single-agent baseline: the executor plays alone, with no proposal.
  */
-import type { ActionTypeSpec, EnvironmentContribution, JsonSchema, Move, ProgramLanguage, Rng, Split } from '@troupe/kernel';
+import type {
+  ActionTypeSpec,
+  EnvironmentContribution,
+  JsonSchema,
+  Move,
+  ProgramLanguage,
+  Rng,
+  Split,
+} from '@troupe/kernel';
 import { injectable } from '@troupe/kernel';
 import type { Executed, GameState, ProposalBase, Proposed, SeatTexts, TurnBase } from '@troupe/game-kit';
 import { ProposerExecutorGame, roundReward } from '@troupe/game-kit';
 import type { SudokuConfig } from './config.js';
 import { SUDOKU_CONFIG_SCHEMA, resolveSudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
-import { conflictCount, copyGrid, emptyCells, filledCount, formatCompactGrid, formatFills, formatGridLine, isSolvedGrid, renderGrid } from './grid.js';
+import {
+  conflictCount,
+  copyGrid,
+  emptyCells,
+  filledCount,
+  formatCompactGrid,
+  formatFills,
+  formatGridLine,
+  isSolvedGrid,
+  renderGrid,
+} from './grid.js';
 import type { SudokuInstance } from './instance.js';
 import { sudokuInstanceKey, sudokuStreams } from './instance.js';
 import { sudokuOracleProgram } from './oracle-program.js';
@@ -87,7 +105,8 @@ export function applyFills(puzzle: Grid, grid: Grid, fills: unknown): FillOutcom
       return reject(`fill ${k + 1} is [${r},${c},${v}]: row, column and value must be from 1 to ${size}`);
     }
     const clue = puzzle[r - 1]![c - 1]!;
-    if (clue !== 0 && clue !== v) return reject(`fill ${k + 1} [${r},${c},${v}] changes the given clue ${clue} at row ${r}, column ${c}`);
+    if (clue !== 0 && clue !== v)
+      return reject(`fill ${k + 1} [${r},${c},${v}] changes the given clue ${clue} at row ${r}, column ${c}`);
     out[r - 1]![c - 1] = v;
   }
   return { ok: true, grid: out };
@@ -110,7 +129,8 @@ export function applyGridAnswer(puzzle: Grid, answer: unknown): FillOutcome {
     for (const [c, v] of (row as number[]).entries()) {
       if (v < 1 || v > size) return reject(`row ${r + 1}, column ${c + 1} is ${v}: values must be from 1 to ${size}`);
       const clue = puzzle[r]![c]!;
-      if (clue !== 0 && clue !== v) return reject(`row ${r + 1}, column ${c + 1} is ${v} but the given clue there is ${clue}`);
+      if (clue !== 0 && clue !== v)
+        return reject(`row ${r + 1}, column ${c + 1} is ${v} but the given clue there is ${clue}`);
     }
     out.push([...(row as number[])]);
   }
@@ -188,15 +208,19 @@ type Evaluation = Omit<ProposalRecord, 'solves' | 'tool'>;
 /** What each seat is told to do when it answers with the completed grid. */
 const GRID_DUTIES: SeatTexts = {
   alone: 'You play alone: give the grid that is applied.',
-  proposer: 'You are the proposer: propose the completed grid. It is simulated on a copy and shown to the executor; it is not applied.',
-  executor: 'You are the executor: you see the proposer\'s grid and whether it solves the puzzle. Give the grid that is actually applied (copy the proposal if it is right, fix it if not).',
+  proposer:
+    'You are the proposer: propose the completed grid. It is simulated on a copy and shown to the executor; it is not applied.',
+  executor:
+    "You are the executor: you see the proposer's grid and whether it solves the puzzle. Give the grid that is actually applied (copy the proposal if it is right, fix it if not).",
 };
 
 /** What each seat is told to do when it answers with fills. */
 const FILL_DUTIES: SeatTexts = {
   alone: 'You play alone: give the fills that are applied.',
-  proposer: 'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.',
-  executor: 'You are the executor: you see the proposer\'s fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).',
+  proposer:
+    'You are the proposer: propose fills that complete the grid. They are simulated on a copy and shown to the executor; they are not applied.',
+  executor:
+    "You are the executor: you see the proposer's fills and the grid they would give. Give the fills that are actually applied (copy the proposal if it is right, fix it if not).",
 };
 
 /** The Sudoku environment for one config. */
@@ -227,7 +251,11 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
 
   /** Puzzle, solution, clue count, the oracle's fills and a picture. */
   describe(instance: SudokuInstance): Record<string, unknown> {
-    return { ...instance, oracleFills: this.fillsToSolve(instance, instance.puzzle), picture: renderGrid(instance.puzzle) };
+    return {
+      ...instance,
+      oracleFills: this.fillsToSolve(instance, instance.puzzle),
+      picture: renderGrid(instance.puzzle),
+    };
   }
 
   /** {@inheritDoc Environment.reset} */
@@ -267,8 +295,8 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
     const n = instance.size;
     const conflicts = conflictCount(grid);
     return [
-      `${this.turnLine(state)} Filled: ${filledCount(grid)} of ${n * n} cells (${instance.clues} clues, fixed). `
-        + `Conflicts: ${conflicts}.${state.success ? ' Solved.' : ''}`,
+      `${this.turnLine(state)} Filled: ${filledCount(grid)} of ${n * n} cells (${instance.clues} clues, fixed). ` +
+        `Conflicts: ${conflicts}.${state.success ? ' Solved.' : ''}`,
       'Clues (fixed):',
       renderGrid(instance.puzzle),
       'Current grid:',
@@ -283,8 +311,10 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
       if (p.status !== 'ok') return p.status === 'unparseable' ? 'none' : 'invalid';
       return `${grid ? formatGridLine(p.grid) : formatFills(p.fills ?? [])} -> ${compactCounts(filledCount(p.grid), p.grid.length ** 2, conflictCount(p.grid))}`;
     }
-    if (p.status === 'unparseable') return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
-    if (p.status === 'invalid') return `The proposer's ${grid ? 'grid breaks' : 'fills break'} the rules (${p.error ?? 'invalid'}); ${grid ? 'it' : 'they'} would not be applied.`;
+    if (p.status === 'unparseable')
+      return `The proposer's answer could not be parsed (${p.error ?? 'unparseable'}); there is no proposal.`;
+    if (p.status === 'invalid')
+      return `The proposer's ${grid ? 'grid breaks' : 'fills break'} the rules (${p.error ?? 'invalid'}); ${grid ? 'it' : 'they'} would not be applied.`;
     const conflicts = conflictCount(p.grid);
     const simulated = `${filledCount(p.grid)} of ${p.grid.length ** 2} cells filled, ${conflicts} conflict${conflicts === 1 ? '' : 's'}, ${p.solves ? 'solves the puzzle' : 'does not solve the puzzle'}`;
     if (grid) return `Proposed grid (${simulated}):\n${renderGrid(p.grid)}`;
@@ -303,11 +333,15 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
     const { puzzle } = state.instance;
     const size = puzzle.length;
     if (this.config.observation === 'compact') {
-      const fills = (status: string, list: readonly Fill[] | null): string => (status === 'ok' ? this.answerText(puzzle, list ?? []) : status === 'unparseable' ? 'none' : 'invalid');
+      const fills = (status: string, list: readonly Fill[] | null): string =>
+        status === 'ok' ? this.answerText(puzzle, list ?? []) : status === 'unparseable' ? 'none' : 'invalid';
       return `${t.proposal ? `${fills(t.proposal.status, t.proposal.fills)} ` : ''}${fills(t.status, t.executed)} -> ${compactCounts(t.filled, size * size, t.conflicts)}`;
     }
-    const proposed = t.proposal ? `proposed ${t.proposal.status === 'ok' ? this.answerText(puzzle, t.proposal.fills ?? []) : t.proposal.status}; ` : '';
-    const executed = t.status === 'ok' ? this.answerText(puzzle, t.executed ?? []) : `${t.status} (${t.error ?? ''}), nothing applied`;
+    const proposed = t.proposal
+      ? `proposed ${t.proposal.status === 'ok' ? this.answerText(puzzle, t.proposal.fills ?? []) : t.proposal.status}; `
+      : '';
+    const executed =
+      t.status === 'ok' ? this.answerText(puzzle, t.executed ?? []) : `${t.status} (${t.error ?? ''}), nothing applied`;
     return `Turn ${t.turn + 1}: ${proposed}executed ${executed}; ${t.filled} cells filled, ${t.conflicts} conflict${t.conflicts === 1 ? '' : 's'}.`;
   }
 
@@ -319,13 +353,22 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
   private evaluate(state: SudokuState, move: Move<SudokuAction>): Evaluation {
     const { config } = this;
     const failed = (status: 'unparseable' | 'invalid', error: string, penalty: number): Evaluation => ({
-      status, error, fills: null, grid: state.grid, reward: config.reward === 'sparse' ? 0 : penalty,
+      status,
+      error,
+      fills: null,
+      grid: state.grid,
+      reward: config.reward === 'sparse' ? 0 : penalty,
     });
-    if (move.kind === 'invalid') return failed('unparseable', move.error || 'unparseable output', config.unparseablePenalty);
+    if (move.kind === 'invalid')
+      return failed('unparseable', move.error || 'unparseable output', config.unparseablePenalty);
     const grid = config.action === 'grid';
-    const out = grid ? applyGridAnswer(state.instance.puzzle, move.action) : applyFills(state.instance.puzzle, state.grid, move.action);
+    const out = grid
+      ? applyGridAnswer(state.instance.puzzle, move.action)
+      : applyFills(state.instance.puzzle, state.grid, move.action);
     if (!out.ok) return failed('invalid', out.error, config.invalidPenalty);
-    const fills = grid ? fillsOfGrid(state.instance.puzzle, out.grid) : (move.action as Fill[]).map((f) => [f[0], f[1], f[2]] as const);
+    const fills = grid
+      ? fillsOfGrid(state.instance.puzzle, out.grid)
+      : (move.action as Fill[]).map((f) => [f[0], f[1], f[2]] as const);
     return { status: 'ok', fills, grid: out.grid, reward: fillReward(state.instance, state.grid, out.grid, config) };
   }
 
@@ -336,7 +379,14 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
 
   protected execute(state: SudokuState, move: Move<SudokuAction>): Executed<SudokuState, TurnRecord> {
     const { fills: executed, grid, ...outcome } = this.evaluate(state, move);
-    const record = { turn: state.turn, proposal: state.proposal, executed, ...outcome, filled: filledCount(grid), conflicts: conflictCount(grid) };
+    const record = {
+      turn: state.turn,
+      proposal: state.proposal,
+      executed,
+      ...outcome,
+      filled: filledCount(grid),
+      conflicts: conflictCount(grid),
+    };
     return { record, malformed: outcome.status !== 'ok', success: isSolvedGrid(grid), next: { grid: copyGrid(grid) } };
   }
 
@@ -391,7 +441,8 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
 @injectable()
 export class SudokuContribution implements EnvironmentContribution {
   readonly id = SUDOKU_ID;
-  readonly description = 'Sudoku with exactly one solution; a proposer proposes cell fills or a completed grid, an executor applies them';
+  readonly description =
+    'Sudoku with exactly one solution; a proposer proposes cell fills or a completed grid, an executor applies them';
   readonly configSchema = SUDOKU_CONFIG_SCHEMA;
   create(config: Record<string, unknown>): SudokuEnvironment {
     return new SudokuEnvironment(config);

@@ -43,10 +43,13 @@ export function filledCount(grid: Grid): number {
  */
 export function conflictCount(grid: Grid): number {
   const size = grid.length;
-  const filled = grid.flatMap((row, r) => row.map((v, c) => ({ v, r, c, box: boxIndex(size, r, c) }))).filter((x) => x.v !== 0);
+  const filled = grid
+    .flatMap((row, r) => row.map((v, c) => ({ v, r, c, box: boxIndex(size, r, c) })))
+    .filter((x) => x.v !== 0);
   let pairs = 0;
   filled.forEach((a, i) => {
-    for (const b of filled.slice(i + 1)) if (a.v === b.v) pairs += Number(a.r === b.r) + Number(a.c === b.c) + Number(a.box === b.box);
+    for (const b of filled.slice(i + 1))
+      if (a.v === b.v) pairs += Number(a.r === b.r) + Number(a.c === b.c) + Number(a.box === b.box);
   });
   return pairs;
 }
@@ -72,11 +75,16 @@ export function countSolutions(grid: Grid, limit = 2, first?: number[][]): numbe
   for (let r = 0; r < size; r++) {
     for (let c = 0; c < size; c++) {
       const v = cells[r]![c]!;
-      if (v === 0) { empty.push(r * size + c); continue; }
+      if (v === 0) {
+        empty.push(r * size + c);
+        continue;
+      }
       const bit = 1 << v;
       const b = boxIndex(size, r, c);
       if (rows[r]! & bit || cols[c]! & bit || boxes[b]! & bit) return 0;
-      rows[r]! |= bit; cols[c]! |= bit; boxes[b]! |= bit;
+      rows[r]! |= bit;
+      cols[c]! |= bit;
+      boxes[b]! |= bit;
     }
   }
   const boxOf = Int32Array.from({ length: size * size }, (_, i) => boxIndex(size, Math.floor(i / size), i % size));
@@ -97,7 +105,12 @@ export function countSolutions(grid: Grid, limit = 2, first?: number[][]): numbe
       const mask = full & ~(rows[r]! | cols[c]! | boxes[boxOf[i]!]!);
       let n = 0;
       for (let m = mask; m; m &= m - 1) n++;
-      if (n < bestCount) { bestCount = n; bestI = k; bestMask = mask; if (n <= 1) break; }
+      if (n < bestCount) {
+        bestCount = n;
+        bestI = k;
+        bestMask = mask;
+        if (n <= 1) break;
+      }
     }
     if (bestCount === 0) return;
     const i = empty[bestI]!;
@@ -108,10 +121,14 @@ export function countSolutions(grid: Grid, limit = 2, first?: number[][]): numbe
     const b = boxOf[i]!;
     for (let m = bestMask; m && found < limit; m &= m - 1) {
       const bit = m & -m;
-      rows[r]! |= bit; cols[c]! |= bit; boxes[b]! |= bit;
+      rows[r]! |= bit;
+      cols[c]! |= bit;
+      boxes[b]! |= bit;
       cells[r]![c] = 31 - Math.clz32(bit);
       search(remaining - 1);
-      rows[r]! &= ~bit; cols[c]! &= ~bit; boxes[b]! &= ~bit;
+      rows[r]! &= ~bit;
+      cols[c]! &= ~bit;
+      boxes[b]! &= ~bit;
       cells[r]![c] = 0;
     }
     empty[remaining - 1] = empty[bestI]!;
@@ -166,7 +183,10 @@ export function randomSolution(size: number, rng: Rng): number[][] {
 export function removeClues(solution: Grid, rng: Rng): number[][] {
   const size = solution.length;
   const puzzle = copyGrid(solution);
-  const order = shuffle(Array.from({ length: size * size }, (_, i) => i), rng);
+  const order = shuffle(
+    Array.from({ length: size * size }, (_, i) => i),
+    rng,
+  );
   for (const i of order) {
     const r = Math.floor(i / size);
     const c = i % size;
@@ -191,13 +211,31 @@ export function removeClues(solution: Grid, rng: Rng): number[][] {
 export function renderGrid(grid: Grid): string {
   const size = grid.length;
   const b = boxShape(size);
-  const group = <T>(items: readonly T[], n: number): T[][] => Array.from({ length: items.length / n }, (_, k) => items.slice(k * n, k * n + n));
-  const header = group(Array.from({ length: size }, (_, c) => String(c + 1)), b.cols).map((g) => g.join(' ')).join('   ');
-  const sep = group(Array.from({ length: size }, () => '-'), b.cols).map((g) => '-'.repeat(g.length * 2 - 1)).join('-+-');
+  const group = <T>(items: readonly T[], n: number): T[][] =>
+    Array.from({ length: items.length / n }, (_, k) => items.slice(k * n, k * n + n));
+  const header = group(
+    Array.from({ length: size }, (_, c) => String(c + 1)),
+    b.cols,
+  )
+    .map((g) => g.join(' '))
+    .join('   ');
+  const sep = group(
+    Array.from({ length: size }, () => '-'),
+    b.cols,
+  )
+    .map((g) => '-'.repeat(g.length * 2 - 1))
+    .join('-+-');
   const lines = [`    ${header}`];
   grid.forEach((row, r) => {
     if (r > 0 && r % b.rows === 0) lines.push(`    ${sep}`);
-    lines.push(`${String(r + 1).padEnd(4)}${group(row.map((v) => (v === 0 ? '.' : String(v))), b.cols).map((g) => g.join(' ')).join(' | ')}`);
+    lines.push(
+      `${String(r + 1).padEnd(4)}${group(
+        row.map((v) => (v === 0 ? '.' : String(v))),
+        b.cols,
+      )
+        .map((g) => g.join(' '))
+        .join(' | ')}`,
+    );
   });
   return lines.join('\n');
 }

@@ -44,8 +44,14 @@ export function makeInstance(puzzle: readonly (readonly number[])[]): SudokuInst
   if (conflictCount(puzzle) > 0) throw new Error('sudoku: the clues conflict');
   const solution: number[][] = [];
   const n = countSolutions(puzzle, 2, solution);
-  if (n !== 1) throw new Error(`sudoku: the puzzle must have exactly one solution, it has ${n === 0 ? 'none' : 'several'}`);
-  return deepFreeze<SudokuInstance>({ size, puzzle: puzzle.map((r) => r.slice()), solution, clues: filledCount(puzzle) });
+  if (n !== 1)
+    throw new Error(`sudoku: the puzzle must have exactly one solution, it has ${n === 0 ? 'none' : 'several'}`);
+  return deepFreeze<SudokuInstance>({
+    size,
+    puzzle: puzzle.map((r) => r.slice()),
+    solution,
+    clues: filledCount(puzzle),
+  });
 }
 
 /** Most consecutive rejected or duplicate candidates before generation gives up with an error. */
@@ -60,13 +66,19 @@ export const MAX_ATTEMPTS = 100_000;
  */
 export function sudokuStreams(config: SudokuConfig): InstanceStreams<SudokuInstance> {
   const { size } = config;
-  return new InstanceStreams({
-    id: 'sudoku-v0', splitFractions: config.splitFractions, maxAttempts: MAX_ATTEMPTS, hint: 'the distinct puzzles of this size are used up',
-    draw: (rng, split) => {
-      const solution = randomSolution(size, rng);
-      if (sudokuSplitOf(size, solution, config) !== split) return null;
-      const puzzle = removeClues(solution, rng);
-      return deepFreeze<SudokuInstance>({ size, puzzle, solution, clues: filledCount(puzzle) });
+  return new InstanceStreams(
+    {
+      id: 'sudoku-v0',
+      splitFractions: config.splitFractions,
+      maxAttempts: MAX_ATTEMPTS,
+      hint: 'the distinct puzzles of this size are used up',
+      draw: (rng, split) => {
+        const solution = randomSolution(size, rng);
+        if (sudokuSplitOf(size, solution, config) !== split) return null;
+        const puzzle = removeClues(solution, rng);
+        return deepFreeze<SudokuInstance>({ size, puzzle, solution, clues: filledCount(puzzle) });
+      },
     },
-  }, sudokuInstanceKey);
+    sudokuInstanceKey,
+  );
 }

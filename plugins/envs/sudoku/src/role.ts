@@ -7,7 +7,14 @@
 import type { RoleContribution, SeatContext } from '@troupe/kernel';
 import { injectable, readConfigSchema } from '@troupe/kernel';
 import type { AnswerRoleConfig } from '@troupe/game-kit';
-import { AnswerLineRole, findAnswerLine, quoteExcerpt as quote, readAnswerRoleConfig, roleConfigReader, schemaDefaults } from '@troupe/game-kit';
+import {
+  AnswerLineRole,
+  findAnswerLine,
+  quoteExcerpt as quote,
+  readAnswerRoleConfig,
+  roleConfigReader,
+  schemaDefaults,
+} from '@troupe/game-kit';
 import type { Fill, GridAnswer, SudokuAction } from './environment.js';
 import { SUDOKU_FILLS, SUDOKU_GRID } from './environment.js';
 import { formatFills, formatGridLine } from './grid.js';
@@ -22,7 +29,9 @@ export interface SudokuFillerConfig extends AnswerRoleConfig {
 }
 
 /** The config schema file, read once; it states the defaults. */
-export const SUDOKU_FILLER_CONFIG_SCHEMA = readConfigSchema(new URL('../schemas/sudoku-filler.config.json', import.meta.url));
+export const SUDOKU_FILLER_CONFIG_SCHEMA = readConfigSchema(
+  new URL('../schemas/sudoku-filler.config.json', import.meta.url),
+);
 
 /** What a well-formed answer looks like, quoted in every parse error. */
 export const SUDOKU_FILLER_FORMAT = '#### [[row,col,value],...]';
@@ -65,7 +74,8 @@ export const SUDOKU_GRID_SYSTEM_PROMPT = [
 ].join('\n');
 
 /** The result of {@link parseGridAnswer}. */
-export type ParsedGrid = { readonly ok: true; readonly grid: number[][] } | { readonly ok: false; readonly error: string };
+export type ParsedGrid =
+  { readonly ok: true; readonly grid: number[][] } | { readonly ok: false; readonly error: string };
 
 /**
  * Parses a grid answer: the LAST line starting with `####` must hold exactly `size` groups of `size` digits separated
@@ -78,15 +88,21 @@ export function parseGridAnswer(text: string, size: number): ParsedGrid {
   if (!found.ok) return found;
   const body = found.line.slice(4).trim();
   const rows = body === '' ? [] : body.split(/\s+/);
-  if (rows.length !== size) return { ok: false, error: `expected "${format}", found ${rows.length} row${rows.length === 1 ? '' : 's'} in ${quote(found.line)}` };
+  if (rows.length !== size)
+    return {
+      ok: false,
+      error: `expected "${format}", found ${rows.length} row${rows.length === 1 ? '' : 's'} in ${quote(found.line)}`,
+    };
   for (const [r, row] of rows.entries()) {
-    if (!/^\d+$/.test(row) || row.length !== size) return { ok: false, error: `expected "${format}", found row ${r + 1} ${quote(row)}` };
+    if (!/^\d+$/.test(row) || row.length !== size)
+      return { ok: false, error: `expected "${format}", found row ${r + 1} ${quote(row)}` };
   }
   return { ok: true, grid: rows.map((row) => [...row].map(Number)) };
 }
 
 /** The result of {@link parseFills}. */
-export type ParsedFills = { readonly ok: true; readonly fills: Fill[] } | { readonly ok: false; readonly error: string };
+export type ParsedFills =
+  { readonly ok: true; readonly fills: Fill[] } | { readonly ok: false; readonly error: string };
 
 /**
  * Parses a filler answer: the LAST line starting with `####` must be `#### [[r,c,v],...]` (spaces allowed; each
@@ -98,7 +114,8 @@ export function parseFills(text: string): ParsedFills {
   if (!found.ok) return found;
   const line = found.line;
   const rest = line.slice(4).trim();
-  if (!/^\[[\d\s,[\]]*\]$/.test(rest)) return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found ${quote(line)}` };
+  if (!/^\[[\d\s,[\]]*\]$/.test(rest))
+    return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found ${quote(line)}` };
   const inner = rest.slice(1, -1).trim();
   if (inner === '') return { ok: true, fills: [] };
   const fills: Fill[] = [];
@@ -107,11 +124,16 @@ export function parseFills(text: string): ParsedFills {
   while (at < inner.length) {
     re.lastIndex = at;
     const m = re.exec(inner);
-    if (!m) return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found ${quote(inner.slice(at))} as fill ${fills.length + 1} (each fill is [row,col,value])` };
+    if (!m)
+      return {
+        ok: false,
+        error: `expected "${SUDOKU_FILLER_FORMAT}", found ${quote(inner.slice(at))} as fill ${fills.length + 1} (each fill is [row,col,value])`,
+      };
     fills.push([Number(m[1]), Number(m[2]), Number(m[3])]);
     if (fills.length > MAX_PARSED_FILLS) return { ok: false, error: `more than ${MAX_PARSED_FILLS} fills` };
     at = re.lastIndex;
-    if (m[4] === ',' && at >= inner.length) return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found a trailing comma` };
+    if (m[4] === ',' && at >= inner.length)
+      return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found a trailing comma` };
   }
   return { ok: true, fills };
 }
@@ -165,7 +187,9 @@ export class SudokuFillerRole extends AnswerLineRole<SudokuAction, SudokuFillerC
 
   /** {@inheritDoc Role.render} */
   render(action: SudokuAction, seat: SeatContext): string {
-    return seat.actionType === SUDOKU_GRID ? renderGridAnswer(action as GridAnswer) : renderFills(action as readonly Fill[]);
+    return seat.actionType === SUDOKU_GRID
+      ? renderGridAnswer(action as GridAnswer)
+      : renderFills(action as readonly Fill[]);
   }
 
   /**
@@ -181,7 +205,8 @@ export class SudokuFillerRole extends AnswerLineRole<SudokuAction, SudokuFillerC
 @injectable()
 export class SudokuFillerContribution implements RoleContribution {
   readonly id = SUDOKU_FILLER_ID;
-  readonly description = 'Sudoku filler: states cell fills as `#### [[row,col,value],...]`, or the completed grid as `#### 1234 ....` row by row';
+  readonly description =
+    'Sudoku filler: states cell fills as `#### [[row,col,value],...]`, or the completed grid as `#### 1234 ....` row by row';
   readonly produces = Object.freeze([SUDOKU_FILLS, SUDOKU_GRID]);
   readonly configSchema = SUDOKU_FILLER_CONFIG_SCHEMA;
   create(config: Record<string, unknown>): SudokuFillerRole {

@@ -13,7 +13,8 @@ fixtureEpisodes('sudoku fixtures', join(import.meta.dirname, 'fixtures'), {
   make: (i) => makeInstance(i.puzzle as number[][]),
   action: (step, env, state) => {
     const oracle = (): Fill[] => env.oracle!(state, step.seat as string) as Fill[];
-    const fills = step.fills === 'oracle' ? oracle() : step.fills === 'oracle2' ? oracle().slice(0, 2) : (step.fills as Fill[]);
+    const fills =
+      step.fills === 'oracle' ? oracle() : step.fills === 'oracle2' ? oracle().slice(0, 2) : (step.fills as Fill[]);
     return { action: fills, text: renderFills(fills) };
   },
   move: (move) => (move.kind === 'action' ? move.text : { invalid: move.error }),

@@ -16,12 +16,16 @@ function checkInstance(inst: SudokuInstance, where: string): void {
   for (let r = 0; r < n; r++) {
     for (let c = 0; c < n; c++) {
       const clue = inst.puzzle[r]![c]!;
-      if (clue !== 0) assert.equal(clue, inst.solution[r]![c], `${where}: the solution changes the clue at ${r + 1},${c + 1}`);
+      if (clue !== 0)
+        assert.equal(clue, inst.solution[r]![c], `${where}: the solution changes the clue at ${r + 1},${c + 1}`);
     }
   }
   const found: number[][] = [];
   assert.equal(countSolutions(inst.puzzle, 3, found), 1, `${where}: not exactly one solution`);
-  assert.deepEqual(found, inst.solution.map((row) => [...row]));
+  assert.deepEqual(
+    found,
+    inst.solution.map((row) => [...row]),
+  );
   assert.equal(inst.clues, inst.puzzle.flat().filter((v) => v !== 0).length);
 }
 
@@ -51,13 +55,27 @@ describe('sudoku generation', () => {
   it('is deterministic, and random access equals sequential access', () => {
     const again = new SudokuEnvironment({});
     for (const split of SPLITS) {
-      assert.deepEqual(Array.from({ length: 25 }, (_, i) => again.instanceKey(again.instance(split, i, 0))), bySplit.get(split)!.slice(0, 25).map((x) => env.instanceKey(x)));
+      assert.deepEqual(
+        Array.from({ length: 25 }, (_, i) => again.instanceKey(again.instance(split, i, 0))),
+        bySplit
+          .get(split)!
+          .slice(0, 25)
+          .map((x) => env.instanceKey(x)),
+      );
     }
     const fresh = new SudokuEnvironment({});
-    assert.equal(fresh.instanceKey(fresh.instance('validation', 77, 0)), env.instanceKey(bySplit.get('validation')![77]!));
+    assert.equal(
+      fresh.instanceKey(fresh.instance('validation', 77, 0)),
+      env.instanceKey(bySplit.get('validation')![77]!),
+    );
     const other = new SudokuEnvironment({});
     const seed1 = Array.from({ length: 25 }, (_, i) => other.instanceKey(other.instance('test', i, 1)));
-    const seed0 = new Set(bySplit.get('test')!.slice(0, 25).map((x) => env.instanceKey(x)));
+    const seed0 = new Set(
+      bySplit
+        .get('test')!
+        .slice(0, 25)
+        .map((x) => env.instanceKey(x)),
+    );
     assert.ok(seed1.filter((k) => seed0.has(k)).length < 5);
   });
 

@@ -11,7 +11,12 @@ const json = (stdout: string): unknown => JSON.parse(stdout.trim().split('\n').a
 
 const contribution = new SudokuContribution();
 oracleProgramConformance(contribution, { config: { observation: 'compact' }, instances: 40, parse: json });
-oracleProgramConformance(contribution, { config: { observation: 'compact', action: 'grid' }, instances: 40, seed: 5, parse: json });
+oracleProgramConformance(contribution, {
+  config: { observation: 'compact', action: 'grid' },
+  instances: 40,
+  seed: 5,
+  parse: json,
+});
 oracleProgramConformance(contribution, { config: { size: 9 }, instances: 6, seed: 2, parse: json });
 
 describe('sudoku: the oracle program', () => {
@@ -26,10 +31,16 @@ describe('sudoku: the oracle program', () => {
     const env = new SudokuEnvironment({ observation: 'compact' });
     const s0 = env.reset(env.instance('test', 0, 1));
     assert.equal(env.oracleProgram(s0, 'proposer', 'javascript'), undefined);
-    const [r, c] = [0, 1, 2, 3].flatMap((row) => [0, 1, 2, 3].map((col) => [row, col])).find(([row, col]) => s0.grid[row!]![col!] === 0)!;
+    const [r, c] = [0, 1, 2, 3]
+      .flatMap((row) => [0, 1, 2, 3].map((col) => [row, col]))
+      .find(([row, col]) => s0.grid[row!]![col!] === 0)!;
     const wrong = (s0.instance.solution[r!]![c!]! % 4) + 1;
     const played = await env.step(s0, 'proposer', { kind: 'action', action: [[r! + 1, c! + 1, wrong]], text: '' });
-    const after = await env.step(played.state, 'executor', { kind: 'action', action: [[r! + 1, c! + 1, wrong]], text: '' });
+    const after = await env.step(played.state, 'executor', {
+      kind: 'action',
+      action: [[r! + 1, c! + 1, wrong]],
+      text: '',
+    });
     assert.equal(after.state.grid[r!]![c!], wrong);
     assert.equal(env.oracleProgram(after.state, 'proposer', 'python'), undefined);
     assert.equal(sudokuOracleProgram(s0.instance.solution, s0.instance.solution, 'grid', 'python'), undefined);

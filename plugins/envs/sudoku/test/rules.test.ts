@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { createRng } from '@troupe/kernel';
 import type { Fill, FillOutcome, Grid } from '../src/index.js';
 import {
-  SudokuEnvironment, applyFills, conflictCount, countSolutions, fillReward, isSolvedGrid, makeInstance, randomSolution, removeClues, renderGrid,
+  SudokuEnvironment,
+  applyFills,
+  conflictCount,
+  countSolutions,
+  fillReward,
+  isSolvedGrid,
+  makeInstance,
+  randomSolution,
+  removeClues,
+  renderGrid,
 } from '../src/index.js';
 
 // Solution:      Puzzle (5 clues, 11 empty cells; exactly one solution):
@@ -37,18 +46,50 @@ describe('sudoku solver and grids', () => {
     const found: number[][] = [];
     assert.equal(countSolutions(PUZZLE, 2, found), 1);
     assert.deepEqual(found, SOLUTION);
-    const empty = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]];
+    const empty = [
+      [0, 0, 0, 0],
+      [0, 0, 0, 0],
+      [0, 0, 0, 0],
+      [0, 0, 0, 0],
+    ];
     assert.equal(countSolutions(empty, 2), 2);
     assert.equal(countSolutions(empty, 300), 288); // the number of 4x4 Sudoku grids
-    assert.equal(countSolutions([[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], 2), 0);
+    assert.equal(
+      countSolutions(
+        [
+          [1, 1, 0, 0],
+          [0, 0, 0, 0],
+          [0, 0, 0, 0],
+          [0, 0, 0, 0],
+        ],
+        2,
+      ),
+      0,
+    );
   });
 
   it('counts conflicting pairs per unit', () => {
     assert.equal(conflictCount(SOLUTION), 0);
     // Two 1s in row 1 that also share box 1: one pair for the row, one for the box.
-    assert.equal(conflictCount([[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]), 2);
+    assert.equal(
+      conflictCount([
+        [1, 1, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+      ]),
+      2,
+    );
     // Three 2s in column 1 (rows 1, 2, 4): 3 column pairs, and rows 1-2 share box 1.
-    assert.equal(conflictCount([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0], [2, 0, 0, 0]]), 4);
+    assert.equal(
+      conflictCount([
+        [2, 0, 0, 0],
+        [2, 0, 0, 0],
+        [0, 0, 0, 0],
+        [2, 0, 0, 0],
+      ]),
+      4,
+    );
     assert.equal(isSolvedGrid(SOLUTION), true);
     assert.equal(isSolvedGrid(PUZZLE), false);
   });
@@ -76,13 +117,42 @@ describe('sudoku solver and grids', () => {
   });
 
   it('renders 1-based coordinates, dots and box separators', () => {
-    assert.equal(renderGrid(PUZZLE), '    1 2   3 4\n1   1 . | . .\n2   . 4 | . .\n    ----+----\n3   . . | . 3\n4   4 . | 2 .');
+    assert.equal(
+      renderGrid(PUZZLE),
+      '    1 2   3 4\n1   1 . | . .\n2   . 4 | . .\n    ----+----\n3   . . | . 3\n4   4 . | 2 .',
+    );
   });
 
   it('makeInstance refuses puzzles without exactly one solution', () => {
-    assert.throws(() => makeInstance([[1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]), /several/);
-    assert.throws(() => makeInstance([[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]), /conflict/);
-    assert.throws(() => makeInstance([[1, 2, 3], [0, 0, 0], [0, 0, 0]]), /size must be 4 or 9/);
+    assert.throws(
+      () =>
+        makeInstance([
+          [1, 0, 0, 0],
+          [0, 0, 0, 0],
+          [0, 0, 0, 0],
+          [0, 0, 0, 0],
+        ]),
+      /several/,
+    );
+    assert.throws(
+      () =>
+        makeInstance([
+          [1, 1, 0, 0],
+          [0, 0, 0, 0],
+          [0, 0, 0, 0],
+          [0, 0, 0, 0],
+        ]),
+      /conflict/,
+    );
+    assert.throws(
+      () =>
+        makeInstance([
+          [1, 2, 3],
+          [0, 0, 0],
+          [0, 0, 0],
+        ]),
+      /size must be 4 or 9/,
+    );
     assert.equal(makeInstance(PUZZLE).clues, 5);
   });
 });
@@ -91,14 +161,24 @@ describe('sudoku fill rules', () => {
   const inst = makeInstance(PUZZLE);
 
   it('applies fills in order; a later fill of a cell overwrites it; restating a clue is allowed', () => {
-    const out = applyFills(PUZZLE, PUZZLE, [[1, 2, 3], [1, 2, 2], [1, 1, 1]]);
+    const out = applyFills(PUZZLE, PUZZLE, [
+      [1, 2, 3],
+      [1, 2, 2],
+      [1, 1, 1],
+    ]);
     assert.equal(out.ok, true);
     assert.deepEqual(gridOf(out)[0], [1, 2, 0, 0]);
   });
 
   it('rejects a whole list that changes a clue, leaves the range, is not triples, or is too long', () => {
     const bad: [unknown, RegExp][] = [
-      [[[1, 2, 2], [1, 1, 3]], /changes the given clue 1 at row 1, column 1/],
+      [
+        [
+          [1, 2, 2],
+          [1, 1, 3],
+        ],
+        /changes the given clue 1 at row 1, column 1/,
+      ],
       [[[5, 1, 1]], /from 1 to 4/],
       [[[1, 2, 0]], /from 1 to 4/],
       [[[1, 2]], /three integers/],
@@ -115,7 +195,12 @@ describe('sudoku fill rules', () => {
   });
 
   it('a valid Sudoku grid that ignores the clues is invalid (the official env accepted it)', () => {
-    const other = [[2, 1, 4, 3], [4, 3, 2, 1], [1, 2, 3, 4], [3, 4, 1, 2]];
+    const other = [
+      [2, 1, 4, 3],
+      [4, 3, 2, 1],
+      [1, 2, 3, 4],
+      [3, 4, 1, 2],
+    ];
     assert.equal(isSolvedGrid(other), true);
     const fills = other.flatMap((row, r) => row.map((v, c) => [r + 1, c + 1, v]));
     const out = applyFills(PUZZLE, PUZZLE, fills);
@@ -153,10 +238,20 @@ describe('sudoku fill rules', () => {
     const s0 = env.reset(inst);
     const p = env.step(s0, 'proposer', { kind: 'invalid', error: 'no #### line', text: 'hmm' });
     assert.deepEqual(p.signals, { proposal_reward: -2, executed_reward: 0, success: 0, malformed: 1 });
-    const e = env.step(p.state, 'executor', { kind: 'action', action: [[1, 2, 2], [1, 1, 4]], text: '' });
+    const e = env.step(p.state, 'executor', {
+      kind: 'action',
+      action: [
+        [1, 2, 2],
+        [1, 1, 4],
+      ],
+      text: '',
+    });
     assert.deepEqual(e.signals, { proposal_reward: 0, executed_reward: -1, success: 0, malformed: 1 });
     assert.deepEqual(e.state.grid, PUZZLE);
-    assert.match(env.observe(e.state, 'proposer').context[0]!.text, /invalid \(fill 2 \[1,1,4\] changes the given clue 1/);
+    assert.match(
+      env.observe(e.state, 'proposer').context[0]!.text,
+      /invalid \(fill 2 \[1,1,4\] changes the given clue 1/,
+    );
   });
 
   it('the oracle solves from any grid the team can reach, overwriting wrong fills', () => {

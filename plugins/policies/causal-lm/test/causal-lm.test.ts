@@ -12,8 +12,13 @@ describe('@troupe/policy-causal-lm', () => {
     const host = new PluginHost({ baseDirs: [PACKAGE_DIR] });
     const entry = await host.ensure('policies', 'tfjs-causal-lm');
     assert.equal(entry.plugin, '@troupe/policy-causal-lm');
-    const policy = await host.createPolicy('tfjs-causal-lm', 'shared', { kind: 'tfjs-causal-lm', preset: 'tiny', seed: 3 },
-      { baseDir: PACKAGE_DIR, seed: 0, rng: createRng(0) }, 'policies.shared');
+    const policy = await host.createPolicy(
+      'tfjs-causal-lm',
+      'shared',
+      { kind: 'tfjs-causal-lm', preset: 'tiny', seed: 3 },
+      { baseDir: PACKAGE_DIR, seed: 0, rng: createRng(0) },
+      'policies.shared',
+    );
     try {
       assert.ok(isCausalLmPolicy(policy));
       assert.equal(policy.kind, 'tfjs-causal-lm');
@@ -29,12 +34,21 @@ describe('@troupe/policy-causal-lm', () => {
     const host = new PluginHost({ baseDirs: [PACKAGE_DIR] });
     host.container.bind(TokenizerCache).toConstantValue(recording);
     await host.ensure('policies', 'tfjs-causal-lm');
-    const policy = await host.createPolicy('tfjs-causal-lm', 'shared', { kind: 'tfjs-causal-lm', preset: 'tiny', seed: 3 },
-      { baseDir: PACKAGE_DIR, seed: 0, rng: createRng(0) }, 'policies.shared');
+    const policy = await host.createPolicy(
+      'tfjs-causal-lm',
+      'shared',
+      { kind: 'tfjs-causal-lm', preset: 'tiny', seed: 3 },
+      { baseDir: PACKAGE_DIR, seed: 0, rng: createRng(0) },
+      'policies.shared',
+    );
     try {
       assert.deepEqual(asked, ['tiny']);
       assert.ok(isCausalLmPolicy(policy));
-      assert.equal(policy.tokenizer, await tokenizerCache.load('tiny'), 'the cached tokenizer, shared with every other load of the folder');
+      assert.equal(
+        policy.tokenizer,
+        await tokenizerCache.load('tiny'),
+        'the cached tokenizer, shared with every other load of the folder',
+      );
     } finally {
       await policy.dispose?.();
     }

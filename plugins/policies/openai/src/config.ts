@@ -18,18 +18,44 @@ export interface OpenAiPolicyConfig {
 }
 
 /** The JSON schema of the config (also the manifest's `configSchema` file). */
-export const OPENAI_POLICY_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/openai.config.json', import.meta.url));
+export const OPENAI_POLICY_CONFIG_SCHEMA: JsonSchema = readConfigSchema(
+  new URL('../schemas/openai.config.json', import.meta.url),
+);
 
 /** Request fields the policy sets itself: `extraBody` may not override them. */
 export const RESERVED_BODY_FIELDS: readonly string[] = [
-  'model', 'messages', 'n', 'seed', 'stop', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'top_k',
-  'logprobs', 'return_token_ids', 'chat_template_kwargs', 'stream', 'structured_outputs', 'regex',
+  'model',
+  'messages',
+  'n',
+  'seed',
+  'stop',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'top_k',
+  'logprobs',
+  'return_token_ids',
+  'chat_template_kwargs',
+  'stream',
+  'structured_outputs',
+  'regex',
 ];
 
 /** Fills the defaults of a config given without the plugin host (tests, programmatic use), as the schema states them. */
-export function withDefaults(config: Partial<OpenAiPolicyConfig> & Pick<OpenAiPolicyConfig, 'baseUrl' | 'model'>): OpenAiPolicyConfig {
+export function withDefaults(
+  config: Partial<OpenAiPolicyConfig> & Pick<OpenAiPolicyConfig, 'baseUrl' | 'model'>,
+): OpenAiPolicyConfig {
   return {
-    maxConcurrency: 8, timeoutMs: 120_000, retries: 4, supportsN: false, logprobs: true, returnTokenIds: false,
-    constrainedDecoding: 'none', chatTemplateKwargs: {}, extraBody: {}, ...config,
+    maxConcurrency: 8,
+    timeoutMs: 120_000,
+    retries: 4,
+    supportsN: false,
+    logprobs: true,
+    returnTokenIds: false,
+    constrainedDecoding: 'none',
+    chatTemplateKwargs: {},
+    extraBody: {},
+    ...config,
   };
 }

@@ -9,7 +9,8 @@ export class OpenAiPolicyContribution implements PolicyContribution {
   /** {@inheritDoc PolicyContribution.id} */
   readonly id = 'openai';
   /** {@inheritDoc PolicyContribution.description} */
-  readonly description = 'A model served by an OpenAI-compatible server (inference only: run, eval, experiment, frozen partners)';
+  readonly description =
+    'A model served by an OpenAI-compatible server (inference only: run, eval, experiment, frozen partners)';
   /** {@inheritDoc PolicyContribution.configSchema} */
   readonly configSchema = OPENAI_POLICY_CONFIG_SCHEMA;
 

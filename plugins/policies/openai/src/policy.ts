@@ -4,7 +4,15 @@
  */
 import { setMaxListeners } from 'node:events';
 import OpenAI from 'openai';
-import { deriveSeed, PluginError, type Completion, type GenerateCallOptions, type GenerationRequest, type OutputGrammar, type Policy } from '@troupe/kernel';
+import {
+  deriveSeed,
+  PluginError,
+  type Completion,
+  type GenerateCallOptions,
+  type GenerationRequest,
+  type OutputGrammar,
+  type Policy,
+} from '@troupe/kernel';
 import { RESERVED_BODY_FIELDS, type OpenAiPolicyConfig } from './config.js';
 import { choicesOf, completionOfChoice, type RawChatResponse } from './response.js';
 
@@ -38,9 +46,15 @@ function rootCause(err: Error): string {
 }
 
 /** The request fields that constrain the output to a seat's grammar, in the server's dialect. */
-function grammarFields(grammar: OutputGrammar | undefined, dialect: OpenAiPolicyConfig['constrainedDecoding']): Record<string, unknown> {
+function grammarFields(
+  grammar: OutputGrammar | undefined,
+  dialect: OpenAiPolicyConfig['constrainedDecoding'],
+): Record<string, unknown> {
   if (!grammar || dialect === 'none') return {};
-  if (dialect === 'vllm') return { structured_outputs: grammar.kind === 'regex' ? { regex: grammar.pattern } : { choice: [...grammar.choices] } };
+  if (dialect === 'vllm')
+    return {
+      structured_outputs: grammar.kind === 'regex' ? { regex: grammar.pattern } : { choice: [...grammar.choices] },
+    };
   const escape = (t: string): string => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   return { regex: grammar.kind === 'regex' ? grammar.pattern : `(?:${grammar.choices.map(escape).join('|')})` };
 }
@@ -76,7 +90,11 @@ export class OpenAiPolicy implements Policy {
   readonly #client: OpenAI;
   readonly #gate: Gate;
 
-  private constructor(readonly name: string, readonly config: OpenAiPolicyConfig, client: OpenAI) {
+  private constructor(
+    readonly name: string,
+    readonly config: OpenAiPolicyConfig,
+    client: OpenAI,
+  ) {
     this.#client = client;
     this.#gate = new Gate(config.maxConcurrency);
   }
@@ -87,7 +105,11 @@ export class OpenAiPolicy implements Policy {
   }
 
   /** Builds the client and checks, once, that the server answers and serves the model. */
-  static async create(name: string, config: OpenAiPolicyConfig, options: OpenAiPolicyOptions = {}): Promise<OpenAiPolicy> {
+  static async create(
+    name: string,
+    config: OpenAiPolicyConfig,
+    options: OpenAiPolicyOptions = {},
+  ): Promise<OpenAiPolicy> {
     const where = `policy '${name}' (openai)`;
     for (const key of Object.keys(config.extraBody)) {
       if (RESERVED_BODY_FIELDS.includes(key)) {
@@ -100,9 +122,13 @@ export class OpenAiPolicy implements Policy {
     if (config.apiKeyEnv !== undefined) {
       apiKey = process.env[config.apiKeyEnv] ?? '';
       if (apiKey === '') {
-        throw new PluginError(PLUGIN, `${where}: apiKeyEnv names the environment variable ${config.apiKeyEnv}, which is not set`, {
-          hint: `export ${config.apiKeyEnv}=<your key> before running, or remove apiKeyEnv for a server without a key`,
-        });
+        throw new PluginError(
+          PLUGIN,
+          `${where}: apiKeyEnv names the environment variable ${config.apiKeyEnv}, which is not set`,
+          {
+            hint: `export ${config.apiKeyEnv}=<your key> before running, or remove apiKeyEnv for a server without a key`,
+          },
+        );
       }
     }
     const client = new OpenAI({
@@ -128,12 +154,20 @@ export class OpenAiPolicy implements Policy {
       const page = await this.#client.models.list();
       served = page.data.map((m) => m.id);
     } catch (err) {
-      throw this.failure(err, 'GET /models', `check that the server is running and that policies.${this.name}.baseUrl is its OpenAI API root (http://host:port/v1)`);
+      throw this.failure(
+        err,
+        'GET /models',
+        `check that the server is running and that policies.${this.name}.baseUrl is its OpenAI API root (http://host:port/v1)`,
+      );
     }
     if (!served.includes(model)) {
-      throw new PluginError(PLUGIN, `policy '${this.name}' (openai): the server at ${baseUrl} does not serve model "${model}" (it serves: ${served.join(', ') || 'nothing'})`, {
-        hint: `set policies.${this.name}.model to one of the served names, or start the server with that model name`,
-      });
+      throw new PluginError(
+        PLUGIN,
+        `policy '${this.name}' (openai): the server at ${baseUrl} does not serve model "${model}" (it serves: ${served.join(', ') || 'nothing'})`,
+        {
+          hint: `set policies.${this.name}.model to one of the served names, or start the server with that model name`,
+        },
+      );
     }
   }
 
@@ -143,7 +177,9 @@ export class OpenAiPolicy implements Policy {
     const { baseUrl, retries, timeoutMs } = this.config;
     const tries = retries > 0 ? ` (after ${retries} ${retries === 1 ? 'retry' : 'retries'})` : '';
     if (err instanceof OpenAI.APIConnectionTimeoutError) {
-      return new PluginError(PLUGIN, `${where}: ${what} to ${baseUrl} timed out after ${timeoutMs} ms${tries}`, { hint: `raise timeoutMs or check the server's load; ${hint}` });
+      return new PluginError(PLUGIN, `${where}: ${what} to ${baseUrl} timed out after ${timeoutMs} ms${tries}`, {
+        hint: `raise timeoutMs or check the server's load; ${hint}`,
+      });
     }
     if (err instanceof OpenAI.APIConnectionError) {
       const cause = rootCause(err);
@@ -151,9 +187,15 @@ export class OpenAiPolicy implements Policy {
     }
     if (err instanceof OpenAI.APIError && err.status !== undefined) {
       const auth = err.status === 401 || err.status === 403;
-      return new PluginError(PLUGIN, `${where}: ${what} failed: the server at ${baseUrl} answered ${err.status}: ${err.message}${err.status === 429 || err.status >= 500 ? tries : ''}`, {
-        hint: auth ? `check the key in the environment variable ${this.config.apiKeyEnv ?? '(none: set apiKeyEnv)'}` : hint,
-      });
+      return new PluginError(
+        PLUGIN,
+        `${where}: ${what} failed: the server at ${baseUrl} answered ${err.status}: ${err.message}${err.status === 429 || err.status >= 500 ? tries : ''}`,
+        {
+          hint: auth
+            ? `check the key in the environment variable ${this.config.apiKeyEnv ?? '(none: set apiKeyEnv)'}`
+            : hint,
+        },
+      );
     }
     return err instanceof Error ? err : new Error(String(err));
   }
@@ -177,25 +219,38 @@ export class OpenAiPolicy implements Policy {
   }
 
   private async sample(request: GenerationRequest, signal: AbortSignal): Promise<Completion[]> {
-    if (!Number.isInteger(request.n) || request.n < 1) throw new Error(`Policy '${this.name}' (openai): n must be an integer >= 1, got ${request.n}.`);
+    if (!Number.isInteger(request.n) || request.n < 1)
+      throw new Error(`Policy '${this.name}' (openai): n must be an integer >= 1, got ${request.n}.`);
     if (this.config.supportsN) {
       const response = await this.call(request, request.n, request.seed, signal);
       const choices = choicesOf(response);
       if (choices.length !== request.n) {
-        throw new PluginError(PLUGIN, `policy '${this.name}' (openai): asked the server at ${this.config.baseUrl} for n=${request.n} choices and got ${choices.length}`, {
-          hint: `the server does not support n: set policies.${this.name}.supportsN: false (K parallel requests with distinct seeds)`,
-        });
+        throw new PluginError(
+          PLUGIN,
+          `policy '${this.name}' (openai): asked the server at ${this.config.baseUrl} for n=${request.n} choices and got ${choices.length}`,
+          {
+            hint: `the server does not support n: set policies.${this.name}.supportsN: false (K parallel requests with distinct seeds)`,
+          },
+        );
       }
       return choices.map((c) => completionOfChoice(response, c, request.sampling.stop));
     }
     // K parallel requests, the first with the request's seed, the others with seeds derived from it.
-    const seeds = Array.from({ length: request.n }, (_, i) => (i === 0 ? request.seed : deriveSeed('openai-sample', request.seed, i)));
-    return Promise.all(seeds.map(async (seed) => {
-      const response = await this.call(request, 1, seed, signal);
-      const [choice] = choicesOf(response);
-      if (!choice) throw new PluginError(PLUGIN, `policy '${this.name}' (openai): the server at ${this.config.baseUrl} answered with no choices`);
-      return completionOfChoice(response, choice, request.sampling.stop);
-    }));
+    const seeds = Array.from({ length: request.n }, (_, i) =>
+      i === 0 ? request.seed : deriveSeed('openai-sample', request.seed, i),
+    );
+    return Promise.all(
+      seeds.map(async (seed) => {
+        const response = await this.call(request, 1, seed, signal);
+        const [choice] = choicesOf(response);
+        if (!choice)
+          throw new PluginError(
+            PLUGIN,
+            `policy '${this.name}' (openai): the server at ${this.config.baseUrl} answered with no choices`,
+          );
+        return completionOfChoice(response, choice, request.sampling.stop);
+      }),
+    );
   }
 
   /** The request body: the seat's sampling, the policy's options, then the server-specific `extraBody`. */
@@ -220,7 +275,12 @@ export class OpenAiPolicy implements Policy {
     };
   }
 
-  private async call(request: GenerationRequest, n: number, seed: number, signal: AbortSignal): Promise<RawChatResponse> {
+  private async call(
+    request: GenerationRequest,
+    n: number,
+    seed: number,
+    signal: AbortSignal,
+  ): Promise<RawChatResponse> {
     return this.#gate.run(async () => {
       if (signal.aborted) throw abortError(signal);
       try {
@@ -239,6 +299,10 @@ export class OpenAiPolicy implements Policy {
 }
 
 /** Creates a `kind: openai` policy (config validated and default-filled by the plugin host). */
-export function createOpenAiPolicy(name: string, config: OpenAiPolicyConfig, options?: OpenAiPolicyOptions): Promise<OpenAiPolicy> {
+export function createOpenAiPolicy(
+  name: string,
+  config: OpenAiPolicyConfig,
+  options?: OpenAiPolicyOptions,
+): Promise<OpenAiPolicy> {
   return OpenAiPolicy.create(name, config, options);
 }

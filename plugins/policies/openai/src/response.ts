@@ -52,17 +52,31 @@ function intArray(v: unknown): number[] | undefined {
  * are empty or as long as its token ids). Stop strings are kept in the text, as every Troupe policy does: a server
  * that names the stop string it matched (vLLM, SGLang) gets it appended back.
  */
-export function completionOfChoice(response: RawChatResponse, choice: RawChoice, stop: readonly string[] | undefined): Completion {
+export function completionOfChoice(
+  response: RawChatResponse,
+  choice: RawChoice,
+  stop: readonly string[] | undefined,
+): Completion {
   let text = choice.message?.content ?? '';
   const finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
-  const matched = typeof choice.stop_reason === 'string' ? choice.stop_reason : typeof choice.matched_stop === 'string' ? choice.matched_stop : undefined;
-  if (finishReason === 'stop' && matched !== undefined && stop?.includes(matched) && !text.endsWith(matched)) text += matched;
+  const matched =
+    typeof choice.stop_reason === 'string'
+      ? choice.stop_reason
+      : typeof choice.matched_stop === 'string'
+        ? choice.matched_stop
+        : undefined;
+  if (finishReason === 'stop' && matched !== undefined && stop?.includes(matched) && !text.endsWith(matched))
+    text += matched;
   const entries = choice.logprobs?.content ?? [];
-  const tokenIds = intArray(choice.token_ids) ?? (entries.length > 0 ? intArray(entries.map((e) => e.id)) : undefined) ?? [];
+  const tokenIds =
+    intArray(choice.token_ids) ?? (entries.length > 0 ? intArray(entries.map((e) => e.id)) : undefined) ?? [];
   const values = entries.map((e) => e.logprob);
-  const logprobs = tokenIds.length > 0 && values.length === tokenIds.length && values.every((x) => typeof x === 'number' && !Number.isNaN(x))
-    ? (values as number[])
-    : [];
+  const logprobs =
+    tokenIds.length > 0 &&
+    values.length === tokenIds.length &&
+    values.every((x) => typeof x === 'number' && !Number.isNaN(x))
+      ? (values as number[])
+      : [];
   const promptIds = intArray(response.prompt_token_ids) ?? intArray(choice.prompt_token_ids) ?? [];
   return { text, promptIds, tokenIds, logprobs, finishReason };
 }

@@ -8,7 +8,12 @@ import type { AddressInfo } from 'node:net';
 
 /** One scripted answer: a JSON body with a status, a dropped connection, or a request held until the client leaves. */
 export type Reply =
-  | { readonly status?: number; readonly headers?: Record<string, string>; readonly body: unknown; readonly together?: number }
+  | {
+      readonly status?: number;
+      readonly headers?: Record<string, string>;
+      readonly body: unknown;
+      readonly together?: number;
+    }
   | { readonly reset: true }
   | { readonly hold: true };
 
@@ -30,13 +35,18 @@ export class ReplayServer {
   maxInFlight = 0;
   private inFlight = 0;
   private readonly held: (() => void)[] = [];
-  private constructor(private readonly server: Server, public models: unknown) {}
+  private constructor(
+    private readonly server: Server,
+    public models: unknown,
+  ) {}
 
   static async start(models: unknown): Promise<ReplayServer> {
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => self.answer(req.method ?? '', req.url ?? '', req.headers, Buffer.concat(chunks).toString('utf8'), res, req));
+      req.on('end', () =>
+        self.answer(req.method ?? '', req.url ?? '', req.headers, Buffer.concat(chunks).toString('utf8'), res, req),
+      );
     });
     const self = new ReplayServer(server, models); // the handler above runs only once the server listens
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -52,7 +62,14 @@ export class ReplayServer {
     return this.requests.filter((r) => r.url === '/v1/chat/completions').map((r) => r.body!);
   }
 
-  private answer(method: string, url: string, headers: IncomingHttpHeaders, text: string, res: import('node:http').ServerResponse, req: import('node:http').IncomingMessage): void {
+  private answer(
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    text: string,
+    res: import('node:http').ServerResponse,
+    req: import('node:http').IncomingMessage,
+  ): void {
     const body = text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
     this.requests.push({ method, url, headers, body });
     const json = (status: number, value: unknown, extra: Record<string, string> = {}): void => {
@@ -60,9 +77,11 @@ export class ReplayServer {
       res.end(JSON.stringify(value));
     };
     if (method === 'GET' && url === '/v1/models') return json(200, this.models);
-    if (method !== 'POST' || url !== '/v1/chat/completions') return json(404, { error: { message: `no route ${method} ${url}`, type: 'invalid_request_error', code: 404 } });
+    if (method !== 'POST' || url !== '/v1/chat/completions')
+      return json(404, { error: { message: `no route ${method} ${url}`, type: 'invalid_request_error', code: 404 } });
     const reply = this.replies.shift() ?? this.fallback;
-    if (!reply) return json(500, { error: { message: 'the test queued no reply for this request', type: 'server_error' } });
+    if (!reply)
+      return json(500, { error: { message: 'the test queued no reply for this request', type: 'server_error' } });
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     const done = (): void => {

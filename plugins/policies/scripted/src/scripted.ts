@@ -1,4 +1,21 @@
-import { type Environment, type Completion, type GenerationRequest, type Policy, type PolicyContribution, type PolicyCreateContext, type ScriptedContext, type JsonSchema, type RenderContext, oracleRenderContext, DerivedRandomStreams, injectable, injectParameters, optionalService, RandomStreams, readConfigSchema } from '@troupe/kernel';
+import {
+  type Environment,
+  type Completion,
+  type GenerationRequest,
+  type Policy,
+  type PolicyContribution,
+  type PolicyCreateContext,
+  type ScriptedContext,
+  type JsonSchema,
+  type RenderContext,
+  oracleRenderContext,
+  DerivedRandomStreams,
+  injectable,
+  injectParameters,
+  optionalService,
+  RandomStreams,
+  readConfigSchema,
+} from '@troupe/kernel';
 
 /** A scripted policy: declares `scripted: true` so the episode runner sends it the true state. */
 export interface ScriptedPolicy extends Policy {
@@ -7,7 +24,9 @@ export interface ScriptedPolicy extends Policy {
 }
 
 /** Config schema of both scripted policies (schemas/scripted.config.json): no options. */
-export const SCRIPTED_POLICY_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/scripted.config.json', import.meta.url));
+export const SCRIPTED_POLICY_CONFIG_SCHEMA: JsonSchema = readConfigSchema(
+  new URL('../schemas/scripted.config.json', import.meta.url),
+);
 
 /** Builds a completion of `text` with no tokens (scripted policies have no tokenizer). */
 export function scriptedCompletion(text: string): Completion {
@@ -43,10 +62,13 @@ function makeScripted(
       const out: Completion[][] = [];
       for (const request of requests) {
         options?.signal?.throwIfAborted();
-        if (!Number.isInteger(request.n) || request.n < 1) throw new Error(`Policy '${name}' (${kind}): n must be an integer >= 1, got ${request.n}.`);
+        if (!Number.isInteger(request.n) || request.n < 1)
+          throw new Error(`Policy '${name}' (${kind}): n must be an integer >= 1, got ${request.n}.`);
         const ctx = scriptedContextOf(policy, request);
         const context = renderContext(ctx);
-        out.push(actionsFor(ctx, request, policy).map((a) => scriptedCompletion(ctx.role.render(a, ctx.seat, context))));
+        out.push(
+          actionsFor(ctx, request, policy).map((a) => scriptedCompletion(ctx.role.render(a, ctx.seat, context))),
+        );
       }
       return out;
     },
@@ -56,24 +78,33 @@ function makeScripted(
 
 /** Creates an `oracle` policy: every sample is the environment's optimal action, rendered by the seat's role. */
 export function createOraclePolicy(name: string): ScriptedPolicy {
-  return makeScripted(name, 'oracle', (ctx, request) => {
-    const env: Environment = ctx.environment;
-    if (typeof env.oracle !== 'function') {
-      throw new Error(
-        `Policy '${name}' (oracle): environment '${env.id}' has no oracle, so it cannot be played by an oracle policy. ` +
-          `Use kind: random or a model policy for this seat.`,
-      );
-    }
-    const action = env.oracle(ctx.state, ctx.seat.seat);
-    return Array.from({ length: request.n }, () => action);
-  }, (ctx) => oracleRenderContext(ctx.environment, ctx.state, ctx.seat.seat));
+  return makeScripted(
+    name,
+    'oracle',
+    (ctx, request) => {
+      const env: Environment = ctx.environment;
+      if (typeof env.oracle !== 'function') {
+        throw new Error(
+          `Policy '${name}' (oracle): environment '${env.id}' has no oracle, so it cannot be played by an oracle policy. ` +
+            `Use kind: random or a model policy for this seat.`,
+        );
+      }
+      const action = env.oracle(ctx.state, ctx.seat.seat);
+      return Array.from({ length: request.n }, () => action);
+    },
+    (ctx) => oracleRenderContext(ctx.environment, ctx.state, ctx.seat.seat),
+  );
 }
 
 /**
  * Creates a `random` policy: each sample is `environment.randomAction` drawn with a generator seeded from the request
  * seed (so the same request gives the same K samples), rendered by the seat's role.
  */
-export function createRandomPolicy(name: string, seed = 0, random: RandomStreams = new DerivedRandomStreams()): ScriptedPolicy {
+export function createRandomPolicy(
+  name: string,
+  seed = 0,
+  random: RandomStreams = new DerivedRandomStreams(),
+): ScriptedPolicy {
   return makeScripted(name, 'random', (ctx, request) => {
     const rng = random.stream('random-policy', seed, request.seed);
     return Array.from({ length: request.n }, () => ctx.environment.randomAction(ctx.state, ctx.seat.seat, rng));

@@ -27,7 +27,9 @@ export function counterEnv(): CounterEnv {
   return {
     id: 'counter-v0',
     seats: ['a', 'b'].map((name) => ({ name, actionType: 'delta', description: `player ${name}` })),
-    actionTypes: [{ name: 'delta', schema: { type: 'integer', minimum: LOWEST, maximum: HIGHEST }, description: 'what to add' }],
+    actionTypes: [
+      { name: 'delta', schema: { type: 'integer', minimum: LOWEST, maximum: HIGHEST }, description: 'what to add' },
+    ],
     maxTurns: 4,
     instance: (_split, index) => ({ start: index, target: index + 5 }),
     instanceKey: (instance) => `${instance.start}->${instance.target}`,
@@ -64,7 +66,8 @@ export function counterRole(): Role<number> {
     prompt: (obs) => [{ role: 'user', content: `${obs.task}\n${obs.state}` }],
     parse(text): Move<number> {
       const delta = /^\s*[+-]?\d+\s*$/.test(text) ? Number(text) : NaN;
-      if (!(delta >= LOWEST && delta <= HIGHEST)) return { kind: 'invalid', error: `not a move from ${LOWEST} to +${HIGHEST}: ${JSON.stringify(text)}`, text };
+      if (!(delta >= LOWEST && delta <= HIGHEST))
+        return { kind: 'invalid', error: `not a move from ${LOWEST} to +${HIGHEST}: ${JSON.stringify(text)}`, text };
       return { kind: 'action', action: delta, text };
     },
     render: (delta) => (delta < 0 ? String(delta) : `+${delta}`),

@@ -1,7 +1,14 @@
 /**
  * `signals-v0`: the reward terms `team` and `local`, read from named signals of the environment's step result.
  */
-import type { ConfigProblem, JsonSchema, RewardCheckContext, RewardContribution, RewardFunction, Transition } from '@troupe/kernel';
+import type {
+  ConfigProblem,
+  JsonSchema,
+  RewardCheckContext,
+  RewardContribution,
+  RewardFunction,
+  Transition,
+} from '@troupe/kernel';
 import { injectable, readConfigSchema } from '@troupe/kernel';
 
 /** The contribution id. */
@@ -26,7 +33,10 @@ export interface SignalsConfig {
  */
 export const GAME_TEAM_SIGNALS: SignalsConfig = Object.freeze({
   team: 'executed_reward',
-  seats: Object.freeze({ proposer: Object.freeze({ local: 'proposal_reward' }), executor: Object.freeze({ local: 'executed_reward' }) }),
+  seats: Object.freeze({
+    proposer: Object.freeze({ local: 'proposal_reward' }),
+    executor: Object.freeze({ local: 'executed_reward' }),
+  }),
 });
 
 function bad(key: string, message: string): never {
@@ -40,21 +50,32 @@ function isName(v: unknown): v is string {
 /** Checks a raw config and fills defaults; errors name the key path. */
 export function resolveSignalsConfig(raw: Record<string, unknown>): SignalsConfig {
   for (const key of Object.keys(raw)) {
-    if (!['team', 'local', 'seats'].includes(key)) bad(`config.${key}`, 'is not a known key; known keys: team, local, seats');
+    if (!['team', 'local', 'seats'].includes(key))
+      bad(`config.${key}`, 'is not a known key; known keys: team, local, seats');
   }
-  if (!isName(raw.team)) bad('config.team', `must name a signal (e.g. "executed_reward"), got ${JSON.stringify(raw.team)}`);
-  if (raw.local !== undefined && !isName(raw.local)) bad('config.local', `must name a signal, got ${JSON.stringify(raw.local)}`);
+  if (!isName(raw.team))
+    bad('config.team', `must name a signal (e.g. "executed_reward"), got ${JSON.stringify(raw.team)}`);
+  if (raw.local !== undefined && !isName(raw.local))
+    bad('config.local', `must name a signal, got ${JSON.stringify(raw.local)}`);
   const seatsRaw = raw.seats ?? {};
-  if (typeof seatsRaw !== 'object' || seatsRaw === null || Array.isArray(seatsRaw)) bad('config.seats', 'must be an object { <seat>: { local: <signal> } }');
+  if (typeof seatsRaw !== 'object' || seatsRaw === null || Array.isArray(seatsRaw))
+    bad('config.seats', 'must be an object { <seat>: { local: <signal> } }');
   const seats: Record<string, { local?: string }> = {};
   for (const [seat, c] of Object.entries(seatsRaw as Record<string, unknown>)) {
-    if (typeof c !== 'object' || c === null || Array.isArray(c)) bad(`seats.${seat}.config`, 'must be an object { local: <signal> }');
-    for (const key of Object.keys(c)) if (key !== 'local') bad(`seats.${seat}.config.${key}`, 'is not a known key; the only key is local');
+    if (typeof c !== 'object' || c === null || Array.isArray(c))
+      bad(`seats.${seat}.config`, 'must be an object { local: <signal> }');
+    for (const key of Object.keys(c))
+      if (key !== 'local') bad(`seats.${seat}.config.${key}`, 'is not a known key; the only key is local');
     const local = (c as { local?: unknown }).local;
-    if (local !== undefined && !isName(local)) bad(`seats.${seat}.config.local`, `must name a signal, got ${JSON.stringify(local)}`);
+    if (local !== undefined && !isName(local))
+      bad(`seats.${seat}.config.local`, `must name a signal, got ${JSON.stringify(local)}`);
     seats[seat] = Object.freeze(local === undefined ? {} : { local: local as string });
   }
-  return Object.freeze({ team: raw.team, ...(raw.local === undefined ? {} : { local: raw.local as string }), seats: Object.freeze(seats) });
+  return Object.freeze({
+    team: raw.team,
+    ...(raw.local === undefined ? {} : { local: raw.local as string }),
+    seats: Object.freeze(seats),
+  });
 }
 
 /**
@@ -63,7 +84,10 @@ export function resolveSignalsConfig(raw: Record<string, unknown>): SignalsConfi
  */
 export function checkSignalNames(config: SignalsConfig, available: readonly string[]): string[] {
   return signalProblems(config, { environment: 'the environment', seats: [], signals: available }).map((p) => {
-    const where = p.path[0] === 'seats' ? `seats.${String(p.path[1])}.config.${p.path.slice(2).join('.')}` : `config.${p.path.join('.')}`;
+    const where =
+      p.path[0] === 'seats'
+        ? `seats.${String(p.path[1])}.config.${p.path.slice(2).join('.')}`
+        : `config.${p.path.join('.')}`;
     return `rewards.${where}: ${p.message}; ${p.hint ?? ''}`.replace(/; $/, '');
   });
 }
@@ -89,7 +113,11 @@ export function signalProblems(config: SignalsConfig, context: RewardCheckContex
   checkName(['local'], config.local);
   for (const [seat, c] of Object.entries(config.seats)) {
     if (context.seats.length > 0 && !context.seats.includes(seat)) {
-      out.push({ path: ['seats', seat], message: `${context.environment} has no seat "${seat}"`, hint: `its seats are: ${context.seats.join(', ')}` });
+      out.push({
+        path: ['seats', seat],
+        message: `${context.environment} has no seat "${seat}"`,
+        hint: `its seats are: ${context.seats.join(', ')}`,
+      });
     }
     checkName(['seats', seat, 'local'], c.local);
   }
@@ -118,11 +146,15 @@ export class SignalsReward implements RewardFunction {
     const value = signals[name];
     if (value === undefined) {
       const available = Object.keys(signals);
-      throw new Error(`${SIGNALS_ID}: signal "${name}" (${where}) is not produced by the environment at seat ${transition.seat}, turn ${transition.turn}; `
-        + `available signals: ${available.length ? available.join(', ') : '(none)'}`);
+      throw new Error(
+        `${SIGNALS_ID}: signal "${name}" (${where}) is not produced by the environment at seat ${transition.seat}, turn ${transition.turn}; ` +
+          `available signals: ${available.length ? available.join(', ') : '(none)'}`,
+      );
     }
     if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new Error(`${SIGNALS_ID}: signal "${name}" (${where}) is ${String(value)} at seat ${transition.seat}, turn ${transition.turn}; it must be a finite number`);
+      throw new Error(
+        `${SIGNALS_ID}: signal "${name}" (${where}) is ${String(value)} at seat ${transition.seat}, turn ${transition.turn}; it must be a finite number`,
+      );
     }
     return value;
   }
@@ -131,14 +163,19 @@ export class SignalsReward implements RewardFunction {
   terms(transition: Transition): Record<string, number> {
     const team = this.read(transition, this.config.team, 'rewards.config.team');
     const localName = this.localSignal(transition.seat);
-    const where = this.config.seats[transition.seat]?.local !== undefined ? `rewards.seats.${transition.seat}.config.local` : 'rewards.config.local';
+    const where =
+      this.config.seats[transition.seat]?.local !== undefined
+        ? `rewards.seats.${transition.seat}.config.local`
+        : 'rewards.config.local';
     const local = localName === undefined ? 0 : this.read(transition, localName, where);
     return { team, local };
   }
 }
 
 /** The config schema file, read once. */
-export const SIGNALS_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/signals.config.json', import.meta.url));
+export const SIGNALS_CONFIG_SCHEMA: JsonSchema = readConfigSchema(
+  new URL('../schemas/signals.config.json', import.meta.url),
+);
 
 /** The `signals-v0` contribution. */
 @injectable()

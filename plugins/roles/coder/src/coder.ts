@@ -10,8 +10,29 @@
  * `mode: auto` (default) picks `program` when the seat's action type is `program`, and `program-output-actions`
  * otherwise.
  */
-import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, ProgramLimits, ProgramRunner, RenderContext, Role, RoleContribution, SandboxSettings, SeatContext } from '@troupe/kernel';
-import { ANY_ACTION_TYPE, injectable, injectParameters, Logger, optionalService, readConfigSchema, SandboxPool } from '@troupe/kernel';
+import type {
+  ChatMessage,
+  JsonSchema,
+  Move,
+  Observation,
+  OutputGrammar,
+  ProgramLimits,
+  ProgramRunner,
+  RenderContext,
+  Role,
+  RoleContribution,
+  SandboxSettings,
+  SeatContext,
+} from '@troupe/kernel';
+import {
+  ANY_ACTION_TYPE,
+  injectable,
+  injectParameters,
+  Logger,
+  optionalService,
+  readConfigSchema,
+  SandboxPool,
+} from '@troupe/kernel';
 import { renderUserMessage } from '@troupe/game-kit';
 import { sharedSandboxPool } from '@troupe/sandbox';
 import { extractProgram, type ProgramLanguage } from './extract.js';
@@ -55,7 +76,9 @@ export interface CoderConfig {
 export const DETAIL_CHARS = 2000;
 
 /** JSON schema of the coder's config (also in schemas/coder.config.json). */
-export const CODER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/coder.config.json', import.meta.url));
+export const CODER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(
+  new URL('../schemas/coder.config.json', import.meta.url),
+);
 
 /**
  * Action types the coder produces: `program`, and by running the program `moves`, `answer` and any other type
@@ -85,14 +108,19 @@ function tail(text: string, n: number): string {
 function resolveCoderConfig(raw: Record<string, unknown>): CoderConfig {
   const mode = (raw['mode'] ?? 'auto') as CoderMode;
   if (!['auto', 'program', 'program-output-actions'].includes(mode)) {
-    throw new Error(`coder role config mode: must be auto, program or program-output-actions, got ${JSON.stringify(mode)}`);
+    throw new Error(
+      `coder role config mode: must be auto, program or program-output-actions, got ${JSON.stringify(mode)}`,
+    );
   }
   const language = (raw['language'] ?? 'python') as ProgramLanguage;
-  if (language !== 'python' && language !== 'javascript') throw new Error(`coder role config language: must be python or javascript, got ${JSON.stringify(language)}`);
+  if (language !== 'python' && language !== 'javascript')
+    throw new Error(`coder role config language: must be python or javascript, got ${JSON.stringify(language)}`);
   const terse = raw['terse'] ?? false;
-  if (typeof terse !== 'boolean') throw new Error(`coder role config terse: must be a boolean, got ${JSON.stringify(terse)}`);
+  if (typeof terse !== 'boolean')
+    throw new Error(`coder role config terse: must be a boolean, got ${JSON.stringify(terse)}`);
   const systemPrompt = raw['systemPrompt'];
-  if (systemPrompt !== undefined && typeof systemPrompt !== 'string') throw new Error(`coder role config systemPrompt: must be a string, got ${JSON.stringify(systemPrompt)}`);
+  if (systemPrompt !== undefined && typeof systemPrompt !== 'string')
+    throw new Error(`coder role config systemPrompt: must be a string, got ${JSON.stringify(systemPrompt)}`);
   return {
     mode,
     language,
@@ -127,7 +155,9 @@ export class CoderRole implements Role<unknown> {
 
   /** Whether a seat is played in program-output-actions mode. */
   runsProgram(seat: SeatContext): boolean {
-    return this.config.mode === 'program-output-actions' || (this.config.mode === 'auto' && seat.actionType !== 'program');
+    return (
+      this.config.mode === 'program-output-actions' || (this.config.mode === 'auto' && seat.actionType !== 'program')
+    );
   }
 
   /** @inheritdoc */
@@ -158,8 +188,17 @@ export class CoderRole implements Role<unknown> {
       closing = `Write your complete program in a \`\`\`${f} block.`;
     }
     return [
-      { role: 'system', content: this.config.systemPrompt === undefined ? system : this.config.systemPrompt.replaceAll('{seat}', seat.seat) },
-      { role: 'user', content: this.config.terse ? renderUserMessage(observation, { terse: true, stateLast: true, format: '' }) : `${renderObservation(observation)}\n\n${closing}` },
+      {
+        role: 'system',
+        content:
+          this.config.systemPrompt === undefined ? system : this.config.systemPrompt.replaceAll('{seat}', seat.seat),
+      },
+      {
+        role: 'user',
+        content: this.config.terse
+          ? renderUserMessage(observation, { terse: true, stateLast: true, format: '' })
+          : `${renderObservation(observation)}\n\n${closing}`,
+      },
     ];
   }
 
@@ -170,7 +209,13 @@ export class CoderRole implements Role<unknown> {
     const program: ProgramAction = { language: extracted.language, source: extracted.source };
     if (!this.runsProgram(seat)) return { kind: 'action', action: program, text };
     if (seat.signal?.aborted) throw seat.signal.reason ?? new Error('aborted');
-    const run = await this.sandbox().run({ language: program.language, source: program.source, stdin: '', limits: { ...this.config.limits }, ...(seat.signal ? { signal: seat.signal } : {}) });
+    const run = await this.sandbox().run({
+      language: program.language,
+      source: program.source,
+      stdin: '',
+      limits: { ...this.config.limits },
+      ...(seat.signal ? { signal: seat.signal } : {}),
+    });
     if (run.verdict === 'refused') {
       if (seat.signal?.aborted) throw seat.signal.reason ?? new Error('aborted');
       throw new Error(
@@ -188,7 +233,14 @@ export class CoderRole implements Role<unknown> {
       exitCode: run.exitCode,
     };
     if (run.verdict !== 'ok') {
-      const why = run.verdict === 'timeout' ? 'timed out' : run.verdict === 'memory-limit' ? 'ran out of memory' : run.verdict === 'output-limit' ? 'printed too much' : `crashed (exit code ${run.exitCode ?? 'none'})`;
+      const why =
+        run.verdict === 'timeout'
+          ? 'timed out'
+          : run.verdict === 'memory-limit'
+            ? 'ran out of memory'
+            : run.verdict === 'output-limit'
+              ? 'printed too much'
+              : `crashed (exit code ${run.exitCode ?? 'none'})`;
       const err = run.stderr.trim() ? `: ${tail(run.stderr.trim(), 300)}` : '';
       return { kind: 'invalid', error: `the program ${why}${err}`, text, details };
     }
@@ -203,7 +255,8 @@ export class CoderRole implements Role<unknown> {
    * Python program that prints `action`.
    */
   render(action: unknown, seat: SeatContext, context?: RenderContext): string {
-    const block = (language: ProgramLanguage, source: string): string => `\`\`\`${fence(language)}\n${source.replace(/\s+$/, '')}\n\`\`\``;
+    const block = (language: ProgramLanguage, source: string): string =>
+      `\`\`\`${fence(language)}\n${source.replace(/\s+$/, '')}\n\`\`\``;
     if (!this.runsProgram(seat)) {
       const p = action as ProgramAction;
       return block(p.language, p.source);
@@ -251,7 +304,8 @@ export class CoderRoleContribution extends CoderContributionBase implements Role
   /** @inheritdoc */
   readonly id = 'coder-v0';
   /** @inheritdoc */
-  readonly description = 'Coder: writes a program (a ```python block); for non-program seats it runs the program in the sandbox and its printed output is the action';
+  readonly description =
+    'Coder: writes a program (a ```python block); for non-program seats it runs the program in the sandbox and its printed output is the action';
   /** @inheritdoc */
   readonly produces = CODER_PRODUCES;
   /** @inheritdoc */
@@ -269,7 +323,8 @@ export class CoderProposerRoleContribution extends CoderContributionBase impleme
   /** @inheritdoc */
   readonly id = 'coder-proposer-v0';
   /** @inheritdoc */
-  readonly description = 'Coder as proposer / tool agent: runs its program in the sandbox; the printed output ([U, R, D], an answer, JSON) is the action';
+  readonly description =
+    'Coder as proposer / tool agent: runs its program in the sandbox; the printed output ([U, R, D], an answer, JSON) is the action';
   /** @inheritdoc */
   readonly produces: readonly string[] = Object.freeze(['moves', 'answer', ANY_ACTION_TYPE]);
   /** @inheritdoc */
@@ -277,7 +332,13 @@ export class CoderProposerRoleContribution extends CoderContributionBase impleme
 
   /** @inheritdoc */
   create(config: Record<string, unknown>): CoderRole {
-    return new CoderRole(this.id, { ...config, mode: 'program-output-actions' }, lazySandbox(this.pool, config), this.produces, this.logger?.child(this.id));
+    return new CoderRole(
+      this.id,
+      { ...config, mode: 'program-output-actions' },
+      lazySandbox(this.pool, config),
+      this.produces,
+      this.logger?.child(this.id),
+    );
   }
 }
 injectParameters(CoderContributionBase, [optionalService(SandboxPool), Logger]);

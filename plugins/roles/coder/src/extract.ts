@@ -71,13 +71,18 @@ export function extractProgram(text: string): ExtractResult {
   const chosen = labelled.at(-1) ?? closed.filter((b) => b.label === '').at(-1);
   if (!chosen) {
     if (closed.length > 0) {
-      return { ok: false, error: `no python or javascript code block: the code blocks are labelled ${[...new Set(closed.map((b) => b.label))].map((l) => `\`\`\`${l}`).join(', ')}; write the program in a \`\`\`python block` };
+      return {
+        ok: false,
+        error: `no python or javascript code block: the code blocks are labelled ${[...new Set(closed.map((b) => b.label))].map((l) => `\`\`\`${l}`).join(', ')}; write the program in a \`\`\`python block`,
+      };
     }
-    if (blocks.length > 0) return { ok: false, error: 'the code block is not closed: end the program with a line of three backticks (```)' };
+    if (blocks.length > 0)
+      return { ok: false, error: 'the code block is not closed: end the program with a line of three backticks (```)' };
     return { ok: false, error: 'no fenced code block found: put the whole program between ```python and ``` lines' };
   }
   const source = chosen.content.replace(/\s+$/, '');
   if (source.trim() === '') return { ok: false, error: 'the code block is empty' };
-  if (source.length > MAX_PROGRAM_CHARS) return { ok: false, error: `the program is longer than ${MAX_PROGRAM_CHARS} characters` };
+  if (source.length > MAX_PROGRAM_CHARS)
+    return { ok: false, error: `the program is longer than ${MAX_PROGRAM_CHARS} characters` };
   return { ok: true, language: languageOfLabel(chosen.label)!, source: `${source}\n` };
 }

@@ -21,7 +21,12 @@ const WORDS: Record<string, Direction> = { u: 'U', up: 'U', d: 'D', down: 'D', l
 const SHOWN = 80;
 
 function lastLine(stdout: string): string | undefined {
-  return stdout.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trim()).filter((l) => l !== '').at(-1);
+  return stdout
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .at(-1);
 }
 
 function shown(text: string): string {
@@ -34,12 +39,19 @@ export function parseMovesOutput(stdout: string): OutputParse<Direction[]> {
   if (text === '') return { ok: false, error: 'the program printed nothing; print the moves, e.g. [U, R, D]' };
   const lists = [...text.matchAll(/\[([^[\]]*)\]/g)];
   const candidate = lists.length > 0 ? lists.at(-1)![1]! : lastLine(text)!;
-  let tokens = candidate.split(/[\s,;]+/).map((t) => t.replace(/^["'`]+|["'`]+$/g, '')).filter((t) => t !== '');
+  let tokens = candidate
+    .split(/[\s,;]+/)
+    .map((t) => t.replace(/^["'`]+|["'`]+$/g, ''))
+    .filter((t) => t !== '');
   if (tokens.length === 1 && tokens[0]!.length > 1 && /^[UDLR]+$/.test(tokens[0]!)) tokens = [...tokens[0]!];
   const moves: Direction[] = [];
   for (const token of tokens) {
     const move = WORDS[token.toLowerCase()];
-    if (!move) return { ok: false, error: `cannot read ${shown(token)} as a move (use U, D, L or R) in the printed output ${shown(candidate)}` };
+    if (!move)
+      return {
+        ok: false,
+        error: `cannot read ${shown(token)} as a move (use U, D, L or R) in the printed output ${shown(candidate)}`,
+      };
     moves.push(move);
   }
   return { ok: true, action: moves };
@@ -48,14 +60,16 @@ export function parseMovesOutput(stdout: string): OutputParse<Direction[]> {
 /** Parses an answer: the last non-empty printed line. */
 export function parseAnswerOutput(stdout: string): OutputParse<string> {
   const line = lastLine(stdout);
-  if (line === undefined) return { ok: false, error: 'the program printed nothing; print the final answer on the last line' };
+  if (line === undefined)
+    return { ok: false, error: 'the program printed nothing; print the final answer on the last line' };
   return { ok: true, action: line };
 }
 
 /** Parses a JSON action: the last non-empty line, or else the whole output. */
 export function parseJsonOutput(stdout: string): OutputParse<unknown> {
   const line = lastLine(stdout);
-  if (line === undefined) return { ok: false, error: 'the program printed nothing; print the action as JSON on the last line' };
+  if (line === undefined)
+    return { ok: false, error: 'the program printed nothing; print the action as JSON on the last line' };
   for (const candidate of [line, stdout.trim()]) {
     try {
       return { ok: true, action: JSON.parse(candidate) as unknown };

@@ -11,7 +11,12 @@ const answerer: SeatContext = { seat: 'coder', actionType: 'answer' };
 const obs: Observation = {
   task: 'Print the sum of two integers read from standard input.',
   state: 'Turn 2 of 3.\nProgram: written by the coder in turn 1 (python).',
-  context: [{ label: 'Failing unit tests', text: 'Test 1 failed.\nInput:\n```\n1 2\n```\nExpected output:\n```\n3\n```\nGot:\n```\n4\n```' }],
+  context: [
+    {
+      label: 'Failing unit tests',
+      text: 'Test 1 failed.\nInput:\n```\n1 2\n```\nExpected output:\n```\n3\n```\nGot:\n```\n4\n```',
+    },
+  ],
   turn: 1,
 };
 
@@ -24,15 +29,23 @@ describe('coder-v0 role', () => {
     assert.equal(system!.role, 'system');
     assert.match(system!.content, /reads the input from standard input/);
     assert.match(system!.content, /```python/);
-    for (const part of [obs.task, obs.state, obs.context[0]!.text, '## Failing unit tests']) assert.ok(user!.content.includes(part), part);
+    for (const part of [obs.task, obs.state, obs.context[0]!.text, '## Failing unit tests'])
+      assert.ok(user!.content.includes(part), part);
     assert.deepEqual(role.prompt(obs, program), role.prompt(obs, program));
     const js = contribution.create({ language: 'javascript' }).prompt(obs, program);
     assert.match(js[0]!.content, /JavaScript \(Node\.js\)[\s\S]*```javascript/);
   });
 
   it('parses the last code block into a program action (no sandbox run in program mode)', async () => {
-    const move = await role.parse('Let me think.\n```python\nprint(0)\n```\nFixed:\n```python\na, b = map(int, input().split())\nprint(a + b)\n```', program);
-    assert.deepEqual(move, { kind: 'action', action: { language: 'python', source: 'a, b = map(int, input().split())\nprint(a + b)\n' }, text: move.text });
+    const move = await role.parse(
+      'Let me think.\n```python\nprint(0)\n```\nFixed:\n```python\na, b = map(int, input().split())\nprint(a + b)\n```',
+      program,
+    );
+    assert.deepEqual(move, {
+      kind: 'action',
+      action: { language: 'python', source: 'a, b = map(int, input().split())\nprint(a + b)\n' },
+      text: move.text,
+    });
     const bad = await role.parse('I would write a loop.', program);
     assert.equal(bad.kind, 'invalid');
     assert.match((bad as { error: string }).error, /no fenced code block found/);
@@ -40,7 +53,10 @@ describe('coder-v0 role', () => {
 
   it('renders a program in ```python fences', () => {
     assert.equal(role.render({ language: 'python', source: 'print(1)\n' }, program), '```python\nprint(1)\n```');
-    assert.equal(role.render({ language: 'javascript', source: 'console.log(1)' }, program), '```javascript\nconsole.log(1)\n```');
+    assert.equal(
+      role.render({ language: 'javascript', source: 'console.log(1)' }, program),
+      '```javascript\nconsole.log(1)\n```',
+    );
   });
 
   it('hostile or garbage text is always an invalid move, never a throw', async () => {
@@ -65,7 +81,8 @@ describe('coder-v0 role', () => {
 
   describe('program-output-actions mode (auto for non-program seats)', () => {
     it('runs the program and parses its printed moves; details carry program, stdout and verdict', async () => {
-      const text = '```python\npath = []\nfor step in "RRD":\n    path.append(step)\nprint("searching...")\nprint("[" + ", ".join(path) + "]")\n```';
+      const text =
+        '```python\npath = []\nfor step in "RRD":\n    path.append(step)\nprint("searching...")\nprint("[" + ", ".join(path) + "]")\n```';
       const move = await role.parse(text, proposer);
       assert.equal(move.kind, 'action');
       assert.deepEqual((move as { action: unknown }).action, ['R', 'R', 'D']);
@@ -76,7 +93,10 @@ describe('coder-v0 role', () => {
     });
 
     it('a crashing program or unreadable output is invalid, with the details for the next seat', async () => {
-      const crash = await role.parse('```python\nimport sys\nprint("partial")\nraise RuntimeError("no path")\n```', proposer);
+      const crash = await role.parse(
+        '```python\nimport sys\nprint("partial")\nraise RuntimeError("no path")\n```',
+        proposer,
+      );
       assert.equal(crash.kind, 'invalid');
       assert.match((crash as { error: string }).error, /crashed \(exit code 1\).*RuntimeError: no path/s);
       assert.equal(crash.details!['verdict'], 'runtime-error');
@@ -96,7 +116,10 @@ describe('coder-v0 role', () => {
     });
 
     it('stderr warnings with exit code 0 do not make the run fail', async () => {
-      const move = await role.parse('```python\nimport sys\nprint("warning: slow", file=sys.stderr)\nprint("U U")\n```', proposer);
+      const move = await role.parse(
+        '```python\nimport sys\nprint("warning: slow", file=sys.stderr)\nprint("U U")\n```',
+        proposer,
+      );
       assert.deepEqual((move as { action: unknown }).action, ['U', 'U']);
       assert.equal(move.details!['stderr'], 'warning: slow\n');
     });
@@ -118,7 +141,10 @@ describe('coder-v0 role', () => {
       assert.deepEqual(prop.produces, ['moves', 'answer', '*']);
       const p = prop.create({});
       assert.equal(p.id, 'coder-proposer-v0');
-      assert.match(p.prompt(obs, proposer)[0]!.content, /Print the list of moves on the last line, for example \[U, R, D\]/);
+      assert.match(
+        p.prompt(obs, proposer)[0]!.content,
+        /Print the list of moves on the last line, for example \[U, R, D\]/,
+      );
       const pm = await p.parse('```python\nprint("[U]")\n```', proposer);
       assert.deepEqual((pm as { action: unknown }).action, ['U']);
     });
@@ -126,7 +152,12 @@ describe('coder-v0 role', () => {
     it("renders the environment's oracle program when the render context has one (configured language, then python)", async () => {
       const search = 'print(*"UR")';
       const asked: string[] = [];
-      const context = { oracleProgram: (language: 'python' | 'javascript') => (asked.push(language), language === 'python' ? search : undefined) };
+      const context = {
+        oracleProgram: (language: 'python' | 'javascript') => (
+          asked.push(language),
+          language === 'python' ? search : undefined
+        ),
+      };
       const text = role.render(['U', 'R'], proposer, context);
       assert.equal(text, '```python\nprint(*"UR")\n```');
       assert.deepEqual(asked, ['python']);
@@ -138,7 +169,11 @@ describe('coder-v0 role', () => {
       const none = role.render(['U', 'R'], proposer, { oracleProgram: () => undefined });
       assert.equal(none, role.render(['U', 'R'], proposer), 'no program at all: a program that prints the action');
       assert.deepEqual(((await role.parse(none, proposer)) as { action: unknown }).action, ['U', 'R']);
-      assert.equal(role.render({ language: 'python', source: 'print(1)\n' }, program, context), '```python\nprint(1)\n```', 'program seats render their own program');
+      assert.equal(
+        role.render({ language: 'python', source: 'print(1)\n' }, program, context),
+        '```python\nprint(1)\n```',
+        'program seats render their own program',
+      );
     });
 
     it('terse: the state and the context blocks only; systemPrompt replaces the system message', () => {
@@ -156,17 +191,25 @@ describe('coder-v0 role', () => {
     it('an aborted seat signal stops the run', async () => {
       const ctl = new AbortController();
       ctl.abort(new Error('episode cancelled'));
-      await assert.rejects(async () => role.parse('```python\nprint("[U]")\n```', { ...proposer, signal: ctl.signal }), /episode cancelled/);
+      await assert.rejects(
+        async () => role.parse('```python\nprint("[U]")\n```', { ...proposer, signal: ctl.signal }),
+        /episode cancelled/,
+      );
     });
   });
 });
 
 roleConformance(new CoderRoleContribution(testPool()), {
   observations: [obs, { task: 'Solve it.', state: 'Turn 1 of 3.\nProgram: none yet.', context: [], turn: 0 }],
-  actions: [{ language: 'python', source: 'a, b = map(int, input().split())\nprint(a + b)\n' }, { language: 'javascript', source: 'console.log(1)\n' }],
+  actions: [
+    { language: 'python', source: 'a, b = map(int, input().split())\nprint(a + b)\n' },
+    { language: 'javascript', source: 'console.log(1)\n' },
+  ],
   seats: [program],
   actionSchema: {
-    type: 'object', additionalProperties: false, required: ['language', 'source'],
+    type: 'object',
+    additionalProperties: false,
+    required: ['language', 'source'],
     properties: { language: { enum: ['python', 'javascript'] }, source: { type: 'string', minLength: 1 } },
   },
 });

@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict';
-import { extractProgram, fencedBlocks, languageOfLabel, parseAnswerOutput, parseJsonOutput, parseMovesOutput } from '@troupe/role-coder';
+import {
+  extractProgram,
+  fencedBlocks,
+  languageOfLabel,
+  parseAnswerOutput,
+  parseJsonOutput,
+  parseMovesOutput,
+} from '@troupe/role-coder';
 
 const ok = (text: string) => {
   const r = extractProgram(text);

@@ -1,9 +1,25 @@
 /**
  * `planner-v0`: a role whose seat states an action list `#### [U,R,D]` (the action type `moves`).
  */
-import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import type {
+  ChatMessage,
+  JsonSchema,
+  Move,
+  Observation,
+  OutputGrammar,
+  Role,
+  RoleContribution,
+  SeatContext,
+} from '@troupe/kernel';
 import { injectable, readConfigSchema } from '@troupe/kernel';
-import { MOVE_NOTATIONS, findAnswerLine, formatMoveList, quoteExcerpt as quote, renderUserMessage, type MoveNotation } from '@troupe/game-kit';
+import {
+  MOVE_NOTATIONS,
+  findAnswerLine,
+  formatMoveList,
+  quoteExcerpt as quote,
+  renderUserMessage,
+  type MoveNotation,
+} from '@troupe/game-kit';
 
 /** The contribution id. */
 export const PLANNER_ID = 'planner-v0';
@@ -39,7 +55,13 @@ export interface PlannerConfig {
 }
 
 /** The default config. */
-export const DEFAULT_PLANNER_CONFIG: PlannerConfig = Object.freeze({ maxMoves: 24, acceptWords: true, includeTask: true, terse: false, notation: 'moves' });
+export const DEFAULT_PLANNER_CONFIG: PlannerConfig = Object.freeze({
+  maxMoves: 24,
+  acceptWords: true,
+  includeTask: true,
+  terse: false,
+  notation: 'moves',
+});
 
 /** What a well-formed answer looks like, quoted in every parse error (`moves` notation). */
 export const PLANNER_FORMAT = '#### [U,D,...]';
@@ -76,33 +98,54 @@ const WORDS: Readonly<Record<string, PlannerMove>> = { up: 'U', down: 'D', left:
 function resolveConfig(raw: Record<string, unknown>): PlannerConfig {
   const known = ['maxMoves', 'acceptWords', 'systemPrompt', 'includeTask', 'terse', 'notation'];
   for (const key of Object.keys(raw)) {
-    if (!known.includes(key)) throw new Error(`${PLANNER_ID}: roleConfig.${key} is not a known key; known keys: ${known.join(', ')}`);
+    if (!known.includes(key))
+      throw new Error(`${PLANNER_ID}: roleConfig.${key} is not a known key; known keys: ${known.join(', ')}`);
   }
   const c = { ...DEFAULT_PLANNER_CONFIG, ...raw } as Record<string, unknown>;
   if (typeof c.maxMoves !== 'number' || !Number.isInteger(c.maxMoves) || c.maxMoves < 1 || c.maxMoves > 200) {
-    throw new Error(`${PLANNER_ID}: roleConfig.maxMoves must be an integer from 1 to 200, got ${JSON.stringify(c.maxMoves)}`);
+    throw new Error(
+      `${PLANNER_ID}: roleConfig.maxMoves must be an integer from 1 to 200, got ${JSON.stringify(c.maxMoves)}`,
+    );
   }
-  if (typeof c.acceptWords !== 'boolean') throw new Error(`${PLANNER_ID}: roleConfig.acceptWords must be a boolean, got ${JSON.stringify(c.acceptWords)}`);
-  if (typeof c.includeTask !== 'boolean') throw new Error(`${PLANNER_ID}: roleConfig.includeTask must be a boolean, got ${JSON.stringify(c.includeTask)}`);
-  if (typeof c.terse !== 'boolean') throw new Error(`${PLANNER_ID}: roleConfig.terse must be a boolean, got ${JSON.stringify(c.terse)}`);
+  if (typeof c.acceptWords !== 'boolean')
+    throw new Error(`${PLANNER_ID}: roleConfig.acceptWords must be a boolean, got ${JSON.stringify(c.acceptWords)}`);
+  if (typeof c.includeTask !== 'boolean')
+    throw new Error(`${PLANNER_ID}: roleConfig.includeTask must be a boolean, got ${JSON.stringify(c.includeTask)}`);
+  if (typeof c.terse !== 'boolean')
+    throw new Error(`${PLANNER_ID}: roleConfig.terse must be a boolean, got ${JSON.stringify(c.terse)}`);
   if (!MOVE_NOTATIONS.includes(c.notation as MoveNotation)) {
-    throw new Error(`${PLANNER_ID}: roleConfig.notation must be one of ${MOVE_NOTATIONS.map((n) => JSON.stringify(n)).join(', ')}, got ${JSON.stringify(c.notation)}`);
+    throw new Error(
+      `${PLANNER_ID}: roleConfig.notation must be one of ${MOVE_NOTATIONS.map((n) => JSON.stringify(n)).join(', ')}, got ${JSON.stringify(c.notation)}`,
+    );
   }
   if (c.systemPrompt !== undefined && typeof c.systemPrompt !== 'string') {
     throw new Error(`${PLANNER_ID}: roleConfig.systemPrompt must be a string, got ${JSON.stringify(c.systemPrompt)}`);
   }
-  return Object.freeze({ maxMoves: c.maxMoves, acceptWords: c.acceptWords, includeTask: c.includeTask, terse: c.terse, notation: c.notation as MoveNotation, ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }) });
+  return Object.freeze({
+    maxMoves: c.maxMoves,
+    acceptWords: c.acceptWords,
+    includeTask: c.includeTask,
+    terse: c.terse,
+    notation: c.notation as MoveNotation,
+    ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }),
+  });
 }
 
 /** The result of {@link parseMoveList}: the moves, or a precise error. */
-export type ParsedMoves = { readonly ok: true; readonly moves: PlannerMove[] } | { readonly ok: false; readonly error: string };
+export type ParsedMoves =
+  { readonly ok: true; readonly moves: PlannerMove[] } | { readonly ok: false; readonly error: string };
 
 /**
  * Parses a planner answer: the LAST line starting with `####` must be `#### [m1,m2,...]` (spaces allowed, each move
  * U/D/L/R, optionally quoted; with `acceptWords`, also any case and `up/down/left/right`). In the `runs` notation each
  * item may carry a repeat count (`U2`; no count = 1) and `maxMoves` bounds the steps in all. Never throws.
  */
-export function parseMoveList(text: string, options: Pick<PlannerConfig, 'maxMoves' | 'acceptWords'> & { readonly notation?: MoveNotation } = DEFAULT_PLANNER_CONFIG): ParsedMoves {
+export function parseMoveList(
+  text: string,
+  options: Pick<PlannerConfig, 'maxMoves' | 'acceptWords'> & {
+    readonly notation?: MoveNotation;
+  } = DEFAULT_PLANNER_CONFIG,
+): ParsedMoves {
   const runs = options.notation === 'runs';
   const FORMAT = formatOf(options.notation ?? 'moves');
   const found = findAnswerLine(text, FORMAT);
@@ -115,27 +158,40 @@ export function parseMoveList(text: string, options: Pick<PlannerConfig, 'maxMov
   if (inner === '') return { ok: true, moves: [] };
   const tokens = inner.split(',');
   if (tokens.length > options.maxMoves) {
-    return { ok: false, error: `expected "${FORMAT}" with at most ${options.maxMoves} moves, found ${tokens.length} ${runs ? 'items' : 'moves'}` };
+    return {
+      ok: false,
+      error: `expected "${FORMAT}" with at most ${options.maxMoves} moves, found ${tokens.length} ${runs ? 'items' : 'moves'}`,
+    };
   }
   const moves: PlannerMove[] = [];
   for (const [i, raw] of tokens.entries()) {
-    let token = raw.trim().replace(/^(['"`])(.*)\1$/, '$2').trim();
+    let token = raw
+      .trim()
+      .replace(/^(['"`])(.*)\1$/, '$2')
+      .trim();
     let count = 1;
     const counted = runs ? /^(.*?)\s*(\d+)$/.exec(token) : null;
     if (counted) {
       token = counted[1]!;
       count = Number(counted[2]);
-      if (count < 1) return { ok: false, error: `expected "${FORMAT}", found a count of 0 in item ${i + 1} (counts are 1-9)` };
+      if (count < 1)
+        return { ok: false, error: `expected "${FORMAT}", found a count of 0 in item ${i + 1} (counts are 1-9)` };
     }
     let move: PlannerMove | undefined;
     if (/^[UDLR]$/.test(token)) move = token as PlannerMove;
     else if (options.acceptWords && /^[udlr]$/i.test(token)) move = token.toUpperCase() as PlannerMove;
     else if (options.acceptWords) move = WORDS[token.toLowerCase()];
     if (!move) {
-      return { ok: false, error: `expected "${FORMAT}", found ${quote(raw.trim())} as ${runs ? 'item' : 'move'} ${i + 1} (moves are U, D, L, R${runs ? ', each with a count' : ''})` };
+      return {
+        ok: false,
+        error: `expected "${FORMAT}", found ${quote(raw.trim())} as ${runs ? 'item' : 'move'} ${i + 1} (moves are U, D, L, R${runs ? ', each with a count' : ''})`,
+      };
     }
     if (moves.length + count > options.maxMoves) {
-      return { ok: false, error: `expected "${FORMAT}" with at most ${options.maxMoves} moves in all, found more (item ${i + 1} brings the total to ${moves.length + count})` };
+      return {
+        ok: false,
+        error: `expected "${FORMAT}" with at most ${options.maxMoves} moves in all, found more (item ${i + 1} brings the total to ${moves.length + count})`,
+      };
     }
     for (let k = 0; k < count; k++) moves.push(move);
   }
@@ -160,7 +216,10 @@ export function moveListPattern(maxMoves: number, notation: MoveNotation = 'move
  * Joins the observation into the user message: task, current state, then each context block under a heading, then
  * the answer format. `terse`: only the state and `label: text` lines.
  */
-export function renderObservation(observation: Observation, options: { includeTask?: boolean; terse?: boolean; notation?: MoveNotation } = {}): string {
+export function renderObservation(
+  observation: Observation,
+  options: { includeTask?: boolean; terse?: boolean; notation?: MoveNotation } = {},
+): string {
   return renderUserMessage(observation, { ...options, format: formatOf(options.notation ?? 'moves') });
 }
 
@@ -180,7 +239,9 @@ export class PlannerRole implements Role<PlannerMove[]> {
 
   /** The system prompt for a seat. */
   systemPrompt(seat: SeatContext): string {
-    return (this.config.systemPrompt ?? (this.config.notation === 'runs' ? PLANNER_RUNS_SYSTEM_PROMPT : PLANNER_SYSTEM_PROMPT))
+    return (
+      this.config.systemPrompt ?? (this.config.notation === 'runs' ? PLANNER_RUNS_SYSTEM_PROMPT : PLANNER_SYSTEM_PROMPT)
+    )
       .replaceAll('{seat}', seat.seat)
       .replaceAll('{maxMoves}', String(this.config.maxMoves));
   }
@@ -189,7 +250,14 @@ export class PlannerRole implements Role<PlannerMove[]> {
   prompt(observation: Observation, seat: SeatContext): ChatMessage[] {
     return [
       { role: 'system', content: this.systemPrompt(seat) },
-      { role: 'user', content: renderObservation(observation, { includeTask: this.config.includeTask, terse: this.config.terse, notation: this.config.notation }) },
+      {
+        role: 'user',
+        content: renderObservation(observation, {
+          includeTask: this.config.includeTask,
+          terse: this.config.terse,
+          notation: this.config.notation,
+        }),
+      },
     ];
   }
 
@@ -211,7 +279,9 @@ export class PlannerRole implements Role<PlannerMove[]> {
 }
 
 /** The config schema file, read once. */
-export const PLANNER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/planner.config.json', import.meta.url));
+export const PLANNER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(
+  new URL('../schemas/planner.config.json', import.meta.url),
+);
 
 /** The `planner-v0` contribution. */
 @injectable()

@@ -16,7 +16,8 @@ describe('planner fixtures', () => {
     it(name, () => {
       const text = readFileSync(join(dir, name, 'output.txt'), 'utf8');
       const move = role.parse(text, { seat: 'executor', actionType: 'moves' });
-      const actual = move.kind === 'action' ? { kind: 'action', action: move.action } : { kind: 'invalid', error: move.error };
+      const actual =
+        move.kind === 'action' ? { kind: 'action', action: move.action } : { kind: 'invalid', error: move.error };
       const file = join(dir, name, 'expected.json');
       if (process.env.UPDATE_FIXTURES === '1' || !existsSync(file)) {
         if (process.env.CI) assert.fail(`${file} is missing; run UPDATE_FIXTURES=1 npx mocha locally and review it`);

@@ -10,7 +10,9 @@ const role = new PlannerRole({});
 const observation: Observation = {
   task: 'Plan-Path: move the walker A to the goal G.',
   state: 'Walker A at (1, 1).\n   0 1 2\n0  . . G\n1  . A .\n2  # . .',
-  context: [{ label: 'proposal', text: 'Proposed moves: [U,R]\nSimulated from (1, 1): ends at (0, 2), reaches the goal.' }],
+  context: [
+    { label: 'proposal', text: 'Proposed moves: [U,R]\nSimulated from (1, 1): ends at (0, 2), reaches the goal.' },
+  ],
   turn: 0,
 };
 
@@ -44,12 +46,18 @@ describe('planner parsing', () => {
     const strict = new PlannerRole({ acceptWords: false });
     const m = strict.parse('#### [up]', seat);
     assert.equal(m.kind, 'invalid');
-    assert.equal(m.kind === 'invalid' && m.error, 'expected "#### [U,D,...]", found "up" as move 1 (moves are U, D, L, R)');
+    assert.equal(
+      m.kind === 'invalid' && m.error,
+      'expected "#### [U,D,...]", found "up" as move 1 (moves are U, D, L, R)',
+    );
     assert.equal(strict.parse('#### [u]', seat).kind, 'invalid');
   });
   it('gives precise errors', () => {
     invalid('', 'expected "#### [U,D,...]", found an empty answer');
-    invalid('I would go up then right', 'expected "#### [U,D,...]", found no "####" line (last line "I would go up then right")');
+    invalid(
+      'I would go up then right',
+      'expected "#### [U,D,...]", found no "####" line (last line "I would go up then right")',
+    );
     invalid('#### U,R', 'expected "#### [U,D,...]", found "#### U,R"');
     invalid('#### [U,R] done', 'expected "#### [U,D,...]", found "#### [U,R] done"');
     invalid('#### [U,X]', 'expected "#### [U,D,...]", found "X" as move 2 (moves are U, D, L, R)');
@@ -79,12 +87,15 @@ describe('planner rendering, prompt and grammar', () => {
     assert.match(messages[0]!.content, /You are the executor of a team/);
     assert.match(messages[0]!.content, /At most 24 moves/);
     assert.equal(messages[1]!.role, 'user');
-    assert.equal(messages[1]!.content, [
-      observation.task,
-      `Current state:\n${observation.state}`,
-      `### proposal\n${observation.context[0]!.text}`,
-      'Answer with one final line: #### [U,D,...]',
-    ].join('\n\n'));
+    assert.equal(
+      messages[1]!.content,
+      [
+        observation.task,
+        `Current state:\n${observation.state}`,
+        `### proposal\n${observation.context[0]!.text}`,
+        'Answer with one final line: #### [U,D,...]',
+      ].join('\n\n'),
+    );
   });
   it('terse: the state and `label: text` context lines only', () => {
     const terse = new PlannerRole({ terse: true, systemPrompt: '{seat}' });
@@ -131,11 +142,17 @@ describe('planner runs notation', () => {
   it('bounds the steps in all by maxMoves and rejects zero counts and unknown items with the runs format in the error', () => {
     const tooMany = parse('#### [U9,R4]');
     assert.equal(tooMany.kind, 'invalid');
-    assert.match(tooMany.kind === 'invalid' ? tooMany.error : '', /expected "#### \[U2,R1,\.\.\.\]" with at most 12 moves in all, found more \(item 2 brings the total to 13\)/);
+    assert.match(
+      tooMany.kind === 'invalid' ? tooMany.error : '',
+      /expected "#### \[U2,R1,\.\.\.\]" with at most 12 moves in all, found more \(item 2 brings the total to 13\)/,
+    );
     const zero = parse('#### [U0]');
     assert.match(zero.kind === 'invalid' ? zero.error : '', /a count of 0 in item 1/);
     const bad = parse('#### [U2,X1]');
-    assert.match(bad.kind === 'invalid' ? bad.error : '', /found "X1" as item 2 \(moves are U, D, L, R, each with a count\)/);
+    assert.match(
+      bad.kind === 'invalid' ? bad.error : '',
+      /found "X1" as item 2 \(moves are U, D, L, R, each with a count\)/,
+    );
   });
   it('the grammar admits canonical runs only, and the default system prompt explains counts', () => {
     const g = runs.grammar(seat);
@@ -148,7 +165,10 @@ describe('planner runs notation', () => {
   it('the moves notation is unchanged and rejects counts; a bad notation is named', () => {
     assert.equal(role.render(['U', 'U'], seat), '#### [U,U]');
     assert.equal(role.parse('#### [U2]', seat).kind, 'invalid');
-    assert.throws(() => new PlannerRole({ notation: 'rle' }), /roleConfig\.notation must be one of "moves", "runs", got "rle"/);
+    assert.throws(
+      () => new PlannerRole({ notation: 'rle' }),
+      /roleConfig\.notation must be one of "moves", "runs", got "rle"/,
+    );
   });
 });
 

@@ -1,7 +1,16 @@
 /**
  * `solver-v0`: a role whose seat reasons and gives its final answer in `\boxed{}` (the action type `answer`).
  */
-import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import type {
+  ChatMessage,
+  JsonSchema,
+  Move,
+  Observation,
+  OutputGrammar,
+  Role,
+  RoleContribution,
+  SeatContext,
+} from '@troupe/kernel';
 import { injectable, readConfigSchema } from '@troupe/kernel';
 
 /** The contribution id. */
@@ -48,7 +57,10 @@ function matchBrace(text: string, open: number): number {
   let depth = 0;
   for (let i = open; i < text.length; i++) {
     const ch = text[i];
-    if (ch === '\\') { i++; continue; }
+    if (ch === '\\') {
+      i++;
+      continue;
+    }
     if (ch === '{') depth++;
     else if (ch === '}' && --depth === 0) return i;
   }
@@ -64,7 +76,10 @@ export function lastBoxed(text: string): string | undefined {
   const re = /\\(boxed|fbox)(?![A-Za-z])/g;
   const starts: number[] = [];
   const lengths: number[] = [];
-  for (let m = re.exec(text); m; m = re.exec(text)) { starts.push(m.index); lengths.push(m[0].length); }
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    starts.push(m.index);
+    lengths.push(m[0].length);
+  }
   for (let k = starts.length - 1; k >= 0; k--) {
     let i = starts[k]! + lengths[k]!;
     const afterCommand = i;
@@ -90,20 +105,26 @@ function quote(text: string, max = 40): string {
 function resolveConfig(raw: Record<string, unknown>): SolverConfig {
   const known = ['maxAnswerChars', 'grammar', 'systemPrompt'];
   for (const key of Object.keys(raw)) {
-    if (!known.includes(key)) throw new Error(`${SOLVER_ID}: roleConfig.${key} is not a known key; known keys: ${known.join(', ')}`);
+    if (!known.includes(key))
+      throw new Error(`${SOLVER_ID}: roleConfig.${key} is not a known key; known keys: ${known.join(', ')}`);
   }
   const c = { ...DEFAULT_SOLVER_CONFIG, ...raw } as Record<string, unknown>;
   if (typeof c.maxAnswerChars !== 'number' || !Number.isInteger(c.maxAnswerChars) || c.maxAnswerChars < 1) {
-    throw new Error(`${SOLVER_ID}: roleConfig.maxAnswerChars must be a positive integer, got ${JSON.stringify(c.maxAnswerChars)}`);
+    throw new Error(
+      `${SOLVER_ID}: roleConfig.maxAnswerChars must be a positive integer, got ${JSON.stringify(c.maxAnswerChars)}`,
+    );
   }
   if (c.grammar !== 'none' && c.grammar !== 'integer' && c.grammar !== 'number') {
-    throw new Error(`${SOLVER_ID}: roleConfig.grammar must be "none", "integer" or "number", got ${JSON.stringify(c.grammar)}`);
+    throw new Error(
+      `${SOLVER_ID}: roleConfig.grammar must be "none", "integer" or "number", got ${JSON.stringify(c.grammar)}`,
+    );
   }
   if (c.systemPrompt !== undefined && typeof c.systemPrompt !== 'string') {
     throw new Error(`${SOLVER_ID}: roleConfig.systemPrompt must be a string, got ${JSON.stringify(c.systemPrompt)}`);
   }
   return Object.freeze({
-    maxAnswerChars: c.maxAnswerChars, grammar: c.grammar as SolverGrammar,
+    maxAnswerChars: c.maxAnswerChars,
+    grammar: c.grammar as SolverGrammar,
     ...(c.systemPrompt === undefined ? {} : { systemPrompt: c.systemPrompt as string }),
   });
 }
@@ -149,9 +170,14 @@ export class SolverRole implements Role<SolverAnswer> {
     const answer = lastBoxed(s);
     if (answer === undefined) {
       const unclosed = /\\(boxed|fbox)\s*\{/.test(s);
-      const last = s.trim().split(/\r?\n/).filter((l) => l.trim()).at(-1);
+      const last = s
+        .trim()
+        .split(/\r?\n/)
+        .filter((l) => l.trim())
+        .at(-1);
       return {
-        kind: 'invalid', text: s,
+        kind: 'invalid',
+        text: s,
         error: unclosed
           ? 'the \\boxed{ answer is never closed: write \\boxed{ANSWER} with balanced braces'
           : `no \\boxed{} answer found${last === undefined ? ' (empty reply)' : ` (reply ends ${quote(last.trim())})`}: end the reply with \\boxed{ANSWER}`,
@@ -159,7 +185,11 @@ export class SolverRole implements Role<SolverAnswer> {
     }
     if (answer === '') return { kind: 'invalid', text: s, error: 'the \\boxed{} answer is empty' };
     if (answer.length > this.config.maxAnswerChars) {
-      return { kind: 'invalid', text: s, error: `the \\boxed{} answer has ${answer.length} characters, more than maxAnswerChars ${this.config.maxAnswerChars}` };
+      return {
+        kind: 'invalid',
+        text: s,
+        error: `the \\boxed{} answer has ${answer.length} characters, more than maxAnswerChars ${this.config.maxAnswerChars}`,
+      };
     }
     return { kind: 'action', action: { answer }, text: s };
   }
@@ -172,13 +202,16 @@ export class SolverRole implements Role<SolverAnswer> {
   /** {@inheritDoc Role.grammar} Only with `grammar: integer | number`: the whole completion is one `\boxed{}`. */
   grammar(_seat: SeatContext): OutputGrammar | undefined {
     if (this.config.grammar === 'integer') return { kind: 'regex', pattern: '\\\\boxed\\{-?\\d{1,12}\\}' };
-    if (this.config.grammar === 'number') return { kind: 'regex', pattern: '\\\\boxed\\{-?\\d{1,12}(?:/\\d{1,12}|\\.\\d{1,12})?\\}' };
+    if (this.config.grammar === 'number')
+      return { kind: 'regex', pattern: '\\\\boxed\\{-?\\d{1,12}(?:/\\d{1,12}|\\.\\d{1,12})?\\}' };
     return undefined;
   }
 }
 
 /** The config schema (schemas/solver.config.json). */
-export const SOLVER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/solver.config.json', import.meta.url));
+export const SOLVER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(
+  new URL('../schemas/solver.config.json', import.meta.url),
+);
 
 /** The `solver-v0` contribution. */
 @injectable()

@@ -12,7 +12,10 @@ const observation: Observation = {
   state: 'Turn 1 of 3. You are the solver.',
   context: [
     { label: "Coder's program (turn 1)", text: '```python\nprint(6 * 7)\n```' },
-    { label: 'Program output (turn 1)', text: "Verdict: ok, exit code 0.\nOutput:\n42\nProgram's answer (last printed line): 42" },
+    {
+      label: 'Program output (turn 1)',
+      text: "Verdict: ok, exit code 0.\nOutput:\n42\nProgram's answer (last printed line): 42",
+    },
   ],
   turn: 0,
 };
@@ -30,7 +33,11 @@ describe('solver-v0', () => {
 
   it('parses the LAST \\boxed{} with balanced braces', () => {
     const move = role.parse('First guess \\boxed{41}. Wait, 6*7 = 42, so \\boxed{\\frac{84}{2}}', seat);
-    assert.deepEqual(move, { kind: 'action', action: { answer: '\\frac{84}{2}' }, text: 'First guess \\boxed{41}. Wait, 6*7 = 42, so \\boxed{\\frac{84}{2}}' });
+    assert.deepEqual(move, {
+      kind: 'action',
+      action: { answer: '\\frac{84}{2}' },
+      text: 'First guess \\boxed{41}. Wait, 6*7 = 42, so \\boxed{\\frac{84}{2}}',
+    });
     assert.equal(lastBoxed('so $\\boxed 7$.'), '7');
     assert.equal(lastBoxed('\\fbox{x^{2}}'), 'x^{2}');
     assert.equal(lastBoxed('\\boxed{\\{1,2\\}}'), '\\{1,2\\}');
@@ -40,7 +47,10 @@ describe('solver-v0', () => {
   it('returns an invalid move with a clear error when there is no usable \\boxed{}', () => {
     const none = role.parse('The answer is 42.', seat);
     assert.equal(none.kind, 'invalid');
-    assert.match((none as { error: string }).error, /no \\boxed\{\} answer found .*end the reply with \\boxed\{ANSWER\}/);
+    assert.match(
+      (none as { error: string }).error,
+      /no \\boxed\{\} answer found .*end the reply with \\boxed\{ANSWER\}/,
+    );
     const unclosed = role.parse('\\boxed{42', seat);
     assert.equal(unclosed.kind, 'invalid');
     assert.match((unclosed as { error: string }).error, /never closed/);
@@ -64,7 +74,9 @@ describe('solver-v0', () => {
     const re = new RegExp(`^(?:${(g as { pattern: string }).pattern})$`);
     assert.ok(re.test('\\boxed{-17}'));
     assert.ok(!re.test('\\boxed{1/2}'));
-    const n = new RegExp(`^(?:${(new SolverRole({ grammar: 'number' }).grammar(seat) as { pattern: string }).pattern})$`);
+    const n = new RegExp(
+      `^(?:${(new SolverRole({ grammar: 'number' }).grammar(seat) as { pattern: string }).pattern})$`,
+    );
     assert.ok(n.test('\\boxed{1/2}') && n.test('\\boxed{0.25}') && !n.test('\\boxed{x}'));
   });
 
@@ -78,7 +90,12 @@ roleConformance(new SolverContribution(), {
   observations: [observation, { ...observation, context: [], turn: 2 }],
   actions: [{ answer: '42' }, { answer: '\\frac{1}{2}' }, { answer: '(-\\infty, 3]' }],
   seats: [seat],
-  actionSchema: { type: 'object', required: ['answer'], additionalProperties: false, properties: { answer: { type: 'string' } } },
+  actionSchema: {
+    type: 'object',
+    required: ['answer'],
+    additionalProperties: false,
+    properties: { answer: { type: 'string' } },
+  },
   garbage: ['\\boxed{', '\\boxed{}', 'boxed{42}', '\\boxedx'],
 });
 moduleConformance(fileURLToPath(new URL('..', import.meta.url)));

@@ -22,7 +22,16 @@
  * input and output with exactly one trailing newline. Empty replies, replies without a complete pair, and garbage are
  * invalid moves with an error that states the format.
  */
-import type { ChatMessage, JsonSchema, Move, Observation, OutputGrammar, Role, RoleContribution, SeatContext } from '@troupe/kernel';
+import type {
+  ChatMessage,
+  JsonSchema,
+  Move,
+  Observation,
+  OutputGrammar,
+  Role,
+  RoleContribution,
+  SeatContext,
+} from '@troupe/kernel';
 import { injectable, readConfigSchema } from '@troupe/kernel';
 
 /** One unit test. */
@@ -51,17 +60,27 @@ export interface TesterConfig {
 export const MAX_TEST_CHARS = 20_000;
 
 /** JSON schema of the tester's config (also in schemas/tester.config.json). */
-export const TESTER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(new URL('../schemas/tester.config.json', import.meta.url));
+export const TESTER_CONFIG_SCHEMA: JsonSchema = readConfigSchema(
+  new URL('../schemas/tester.config.json', import.meta.url),
+);
 
-const FORMAT_HELP = 'write each test as a line **Test Input:** followed by a fenced ``` block, then a line **Test Output:** followed by a fenced ``` block';
+const FORMAT_HELP =
+  'write each test as a line **Test Input:** followed by a fenced ``` block, then a line **Test Output:** followed by a fenced ``` block';
 
 type Token = { kind: 'header'; which: 'input' | 'output' } | { kind: 'block'; content: string; closed: boolean };
 
 /** Classifies a line as an input/output header, or returns undefined. */
 export function headerKind(line: string): 'input' | 'output' | undefined {
-  const bare = line.replace(/[*_#>`]/g, ' ').replace(/\s+/g, ' ').trim().toLowerCase();
+  const bare = line
+    .replace(/[*_#>`]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
   if (bare.length > 40) return undefined;
-  const m = /^(?:(?:unit )?test(?: case)?(?: #?\d+)? )?(?:#?\d+[.)]? )?(input|expected output|output)(?: #?\d+)? ?:?$/.exec(bare);
+  const m =
+    /^(?:(?:unit )?test(?: case)?(?: #?\d+)? )?(?:#?\d+[.)]? )?(input|expected output|output)(?: #?\d+)? ?:?$/.exec(
+      bare,
+    );
   if (!m) return undefined;
   return m[1] === 'input' ? 'input' : 'output';
 }
@@ -71,7 +90,10 @@ export function headerKind(line: string): 'input' | 'output' | undefined {
  * colon is a one-line block. Returns undefined for anything else.
  */
 export function inlineHeader(line: string): { which: 'input' | 'output'; value: string } | undefined {
-  const m = /^\s*(?:#+\s*)?(?:[*_]{1,2})?\s*((?:unit\s+)?test(?:\s+case)?(?:\s*#?\d+)?\s+)?(input|expected\s+output|output)(?:\s*#?\d+)?\s*:\s*(?:[*_]{1,2}(?=\s|$))?\s*(.*?)\s*$/i.exec(line);
+  const m =
+    /^\s*(?:#+\s*)?(?:[*_]{1,2})?\s*((?:unit\s+)?test(?:\s+case)?(?:\s*#?\d+)?\s+)?(input|expected\s+output|output)(?:\s*#?\d+)?\s*:\s*(?:[*_]{1,2}(?=\s|$))?\s*(.*?)\s*$/i.exec(
+      line,
+    );
   if (!m || m[3] === undefined || m[3] === '' || m[3].startsWith('```') || m[3].startsWith('~~~')) return undefined;
   const value = m[3].replace(/^`([^`]*)`$/, '$1');
   if (value.trim() === '') return undefined;
@@ -104,7 +126,8 @@ function tokenize(text: string): Token[] {
       continue;
     }
     const inline = inlineHeader(line);
-    if (inline) tokens.push({ kind: 'header', which: inline.which }, { kind: 'block', content: inline.value, closed: true });
+    if (inline)
+      tokens.push({ kind: 'header', which: inline.which }, { kind: 'block', content: inline.value, closed: true });
   }
   if (open) tokens.push({ kind: 'block', content: open.body.join('\n'), closed: false });
   return tokens;
@@ -118,7 +141,10 @@ function withNewline(content: string): string {
  * Parses unit tests from a reply (see the module comment).
  * @returns the tests, or an error when there is no complete test
  */
-export function parseUnitTests(text: string, maxTests = 16): { ok: true; tests: UnitTest[]; dropped: number } | { ok: false; error: string } {
+export function parseUnitTests(
+  text: string,
+  maxTests = 16,
+): { ok: true; tests: UnitTest[]; dropped: number } | { ok: false; error: string } {
   if (typeof text !== 'string' || text.trim() === '') return { ok: false, error: `the reply is empty; ${FORMAT_HELP}` };
   const tokens = tokenize(text);
   const tests: UnitTest[] = [];
@@ -133,7 +159,10 @@ export function parseUnitTests(text: string, maxTests = 16): { ok: true; tests: 
       expect = t.which;
       continue;
     }
-    if (!t.closed) { unclosed = true; continue; }
+    if (!t.closed) {
+      unclosed = true;
+      continue;
+    }
     if (expect === 'input') {
       input = withNewline(t.content);
     } else if (expect === 'output' && input !== null) {
@@ -146,7 +175,11 @@ export function parseUnitTests(text: string, maxTests = 16): { ok: true; tests: 
   }
   if (input !== null) dropped++;
   if (tests.length === 0) {
-    const why = unclosed ? 'a code block is not closed' : tokens.some((t) => t.kind === 'header') ? 'no test has both an input block and an output block' : 'no test found';
+    const why = unclosed
+      ? 'a code block is not closed'
+      : tokens.some((t) => t.kind === 'header')
+        ? 'no test has both an input block and an output block'
+        : 'no test found';
     return { ok: false, error: `${why}; ${FORMAT_HELP}` };
   }
   if (tests.length > maxTests) dropped += tests.length - maxTests;
@@ -156,7 +189,11 @@ export function parseUnitTests(text: string, maxTests = 16): { ok: true; tests: 
 /** Renders tests in the exact output format. */
 export function renderUnitTests(tests: readonly UnitTest[]): string {
   const strip = (s: string): string => (s.endsWith('\n') ? s.slice(0, -1) : s);
-  return tests.map((t) => `**Test Input:**\n\`\`\`\n${strip(t.input)}\n\`\`\`\n**Test Output:**\n\`\`\`\n${strip(t.output)}\n\`\`\``).join('\n\n');
+  return tests
+    .map(
+      (t) => `**Test Input:**\n\`\`\`\n${strip(t.input)}\n\`\`\`\n**Test Output:**\n\`\`\`\n${strip(t.output)}\n\`\`\``,
+    )
+    .join('\n\n');
 }
 
 /** Renders an observation as the user message: task, current state, then each context block under its label. */
@@ -202,7 +239,12 @@ export class TesterRole implements Role<UnitTestsAction> {
   parse(text: string, _seat: SeatContext): Move<UnitTestsAction> {
     const parsed = parseUnitTests(text, this.config.maxTests);
     if (!parsed.ok) return { kind: 'invalid', error: parsed.error, text };
-    return { kind: 'action', action: { tests: parsed.tests }, text, ...(parsed.dropped > 0 ? { details: { droppedTests: parsed.dropped } } : {}) };
+    return {
+      kind: 'action',
+      action: { tests: parsed.tests },
+      text,
+      ...(parsed.dropped > 0 ? { details: { droppedTests: parsed.dropped } } : {}),
+    };
   }
 
   /** @inheritdoc */

@@ -22,8 +22,17 @@ import { parseRational, Rational } from './rational.js';
 import { latexToMathjs } from './latex.js';
 import { parseStructure, type AnswerStructure } from './structure.js';
 import {
-  Budget, budgetMsOf, guardItems, guardText, longestDigitRun, Undecided,
-  MAX_EXACT_DIGITS, MAX_EXPANDED_EXPONENT, MAX_EXPANDED_SUM_EXPONENT, MAX_LOG10_MAGNITUDE, MAX_SYMBOLIC_CHARS,
+  Budget,
+  budgetMsOf,
+  guardItems,
+  guardText,
+  longestDigitRun,
+  Undecided,
+  MAX_EXACT_DIGITS,
+  MAX_EXPANDED_EXPONENT,
+  MAX_EXPANDED_SUM_EXPONENT,
+  MAX_LOG10_MAGNITUDE,
+  MAX_SYMBOLIC_CHARS,
 } from './guards.js';
 
 /** Which layer decided. `none` when the answers are not equivalent (or could not be compared). */
@@ -88,7 +97,13 @@ interface Run extends EquivalenceOptions {
 }
 
 /** Order of layers, weakest (cheapest) first. */
-const LAYER_RANK: Readonly<Record<EquivalenceLayer, number>> = { 'normalized-string': 0, rational: 1, symbolic: 2, numeric: 3, none: 4 };
+const LAYER_RANK: Readonly<Record<EquivalenceLayer, number>> = {
+  'normalized-string': 0,
+  rational: 1,
+  symbolic: 2,
+  numeric: 3,
+  none: 4,
+};
 
 let mathInstance: MathJsInstance | undefined;
 /** The shared mathjs instance (created on first use). */
@@ -98,19 +113,41 @@ function math(): MathJsInstance {
 }
 
 /** Names mathjs treats as constants (never sampled as variables). */
-const CONSTANTS = new Set(['pi', 'e', 'i', 'Infinity', 'E', 'PI', 'NaN', 'tau', 'phi', 'LN2', 'LN10', 'SQRT2', 'SQRT1_2']);
+const CONSTANTS = new Set([
+  'pi',
+  'e',
+  'i',
+  'Infinity',
+  'E',
+  'PI',
+  'NaN',
+  'tau',
+  'phi',
+  'LN2',
+  'LN10',
+  'SQRT2',
+  'SQRT1_2',
+]);
 
 /**
  * Whether `answer` is equivalent to `reference`. Never throws: anything it cannot compare is `equivalent: false`
  * with the reason in `details`.
  */
-export function checkEquivalence(answer: string, reference: string, options: EquivalenceOptions = {}): EquivalenceResult {
+export function checkEquivalence(
+  answer: string,
+  reference: string,
+  options: EquivalenceOptions = {},
+): EquivalenceResult {
   const run: Run = { ...options, budget: new Budget(budgetMsOf(options.budgetMs)) };
   try {
     return checkUnguarded(String(answer), String(reference), run);
   } catch (err) {
     if (err instanceof Undecided) return undecided(err.message);
-    return withVerdict({ equivalent: false, layer: 'none', details: `could not compare the answers (${err instanceof Error ? err.message : String(err)})` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `could not compare the answers (${err instanceof Error ? err.message : String(err)})`,
+    });
   }
 }
 
@@ -119,14 +156,22 @@ export function checkEquivalence(answer: string, reference: string, options: Equ
  * expressions the parse, the magnitude guards and structural equality, under the same size guards. Undefined when only the symbolic or numeric layers could decide (the caller then runs the full check,
  * off the main thread). Bounded by the size guards, so it is safe to call on the training thread.
  */
-export function checkExact(answer: string, reference: string, options: EquivalenceOptions = {}): EquivalenceResult | undefined {
+export function checkExact(
+  answer: string,
+  reference: string,
+  options: EquivalenceOptions = {},
+): EquivalenceResult | undefined {
   const run: Run = { ...options, budget: new Budget(budgetMsOf(options.budgetMs)), exactOnly: true };
   try {
     return checkUnguarded(String(answer), String(reference), run);
   } catch (err) {
     if (err instanceof NeedsSymbolic) return undefined;
     if (err instanceof Undecided) return undecided(err.message);
-    return withVerdict({ equivalent: false, layer: 'none', details: `could not compare the answers (${err instanceof Error ? err.message : String(err)})` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `could not compare the answers (${err instanceof Error ? err.message : String(err)})`,
+    });
   }
 }
 
@@ -140,13 +185,24 @@ function checkUnguarded(answer: string, reference: string, run: Run): Equivalenc
   const [exact, approximate] = splitApproximation(answer);
   const b = normalizeAnswer(reference);
   const a = normalizeAnswer(dropCountNoun(exact, b));
-  if (a === '') return withVerdict({ equivalent: false, layer: 'none', details: 'the answer is empty after normalisation' });
-  if (b === '') return withVerdict({ equivalent: false, layer: 'none', details: 'the reference is empty after normalisation' });
-  if (a === b) return withVerdict({ equivalent: true, layer: 'normalized-string', details: `normalised forms are identical: ${a}` });
+  if (a === '')
+    return withVerdict({ equivalent: false, layer: 'none', details: 'the answer is empty after normalisation' });
+  if (b === '')
+    return withVerdict({ equivalent: false, layer: 'none', details: 'the reference is empty after normalisation' });
+  if (a === b)
+    return withVerdict({
+      equivalent: true,
+      layer: 'normalized-string',
+      details: `normalised forms are identical: ${a}`,
+    });
   const sa = parseStructure(a);
   const sb = parseStructure(b);
   // A provisional verdict only stands for the whole pair when both are single values.
-  const result = compareStructures(sa, sb, sa.kind === 'scalar' && sb.kind === 'scalar' ? run : { ...run, onProvisional: undefined });
+  const result = compareStructures(
+    sa,
+    sb,
+    sa.kind === 'scalar' && sb.kind === 'scalar' ? run : { ...run, onProvisional: undefined },
+  );
   if (result.equivalent || approximate === undefined) return result;
   // `\frac13 \approx 0.33` against a reference written as the decimal: the annotation is the answer's own rounding.
   const approx = normalizeAnswer(approximate);
@@ -176,27 +232,43 @@ function compareStructures(sa: AnswerStructure, sb: AnswerStructure, options: Ru
   if (comma) return comma;
   if (sa.kind === 'scalar' && sb.kind === 'scalar') return compareScalars(sa.text, sb.text, options);
   // A one-element set against a scalar: compare the element.
-  if (sa.kind === 'set' && sa.items.length === 1 && sb.kind === 'scalar') return compareScalars(sa.items[0]!, sb.text, options);
-  if (sb.kind === 'set' && sb.items.length === 1 && sa.kind === 'scalar') return compareScalars(sa.text, sb.items[0]!, options);
+  if (sa.kind === 'set' && sa.items.length === 1 && sb.kind === 'scalar')
+    return compareScalars(sa.items[0]!, sb.text, options);
+  if (sb.kind === 'set' && sb.items.length === 1 && sa.kind === 'scalar')
+    return compareScalars(sa.text, sb.items[0]!, options);
   if (sa.kind === 'tuple' || sb.kind === 'tuple') {
     // A parenthesised tuple against a bare list compares in order (the answer forgot the parentheses).
     const bare = (s: AnswerStructure): boolean => s.kind === 'list';
     if (sa.kind === 'tuple' && sb.kind === 'tuple') {
       if (sa.open !== sb.open || sa.close !== sb.close) {
-        return withVerdict({ equivalent: false, layer: 'none', details: `brackets differ: ${sa.open}…${sa.close} vs ${sb.open}…${sb.close}` });
+        return withVerdict({
+          equivalent: false,
+          layer: 'none',
+          details: `brackets differ: ${sa.open}…${sa.close} vs ${sb.open}…${sb.close}`,
+        });
       }
       return compareOrdered(sa.items, sb.items, options, 'tuple');
     }
     if ((sa.kind === 'tuple' && sa.open === '(' && bare(sb)) || (sb.kind === 'tuple' && sb.open === '(' && bare(sa))) {
-      const itemsOf = (s: AnswerStructure): readonly string[] => (s.kind === 'scalar' ? [s.text] : s.kind === 'matrix' ? s.rows.flat() : s.items);
+      const itemsOf = (s: AnswerStructure): readonly string[] =>
+        s.kind === 'scalar' ? [s.text] : s.kind === 'matrix' ? s.rows.flat() : s.items;
       return compareOrdered(itemsOf(sa), itemsOf(sb), options, 'tuple');
     }
-    return withVerdict({ equivalent: false, layer: 'none', details: `different structure: ${describeKind(sa)} vs ${describeKind(sb)}` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `different structure: ${describeKind(sa)} vs ${describeKind(sb)}`,
+    });
   }
   if (sa.kind === 'scalar' || sb.kind === 'scalar') {
-    return withVerdict({ equivalent: false, layer: 'none', details: `different structure: ${describeKind(sa)} vs ${describeKind(sb)}` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `different structure: ${describeKind(sa)} vs ${describeKind(sb)}`,
+    });
   }
-  if (options.orderedLists && sa.kind === 'list' && sb.kind === 'list') return compareOrdered(sa.items, sb.items, options, 'list');
+  if (options.orderedLists && sa.kind === 'list' && sb.kind === 'list')
+    return compareOrdered(sa.items, sb.items, options, 'list');
   return compareUnordered(sa.items, sb.items, options);
 }
 
@@ -211,17 +283,29 @@ function decimalComma(list: AnswerStructure, other: AnswerStructure): Equivalenc
   const value = parseRational(`${whole}.${frac}`);
   const ref = parseRational(other.text);
   if (!value || !ref || ref.percent || ref.value.d === 1n || !value.value.equals(ref.value)) return undefined;
-  return withVerdict({ equivalent: true, layer: 'rational', details: `decimal comma: ${whole},${frac} = ${ref.value}` });
+  return withVerdict({
+    equivalent: true,
+    layer: 'rational',
+    details: `decimal comma: ${whole},${frac} = ${ref.value}`,
+  });
 }
 
 /** Matrices compare cell by cell (same shape); a matrix never equals a non-matrix. */
 function compareMatrices(sa: AnswerStructure, sb: AnswerStructure, options: Run): EquivalenceResult {
   if (sa.kind !== 'matrix' || sb.kind !== 'matrix') {
-    return withVerdict({ equivalent: false, layer: 'none', details: `different structure: ${describeKind(sa)} vs ${describeKind(sb)}` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `different structure: ${describeKind(sa)} vs ${describeKind(sb)}`,
+    });
   }
   const shape = (rows: readonly (readonly string[])[]): string => `${rows.length}×${rows[0]?.length ?? 0}`;
   if (shape(sa.rows) !== shape(sb.rows) || sa.rows.some((r, k) => r.length !== sb.rows[k]!.length)) {
-    return withVerdict({ equivalent: false, layer: 'none', details: `matrix shapes differ: ${shape(sa.rows)} vs ${shape(sb.rows)}` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `matrix shapes differ: ${shape(sa.rows)} vs ${shape(sb.rows)}`,
+    });
   }
   const r = compareOrdered(sa.rows.flat(), sb.rows.flat(), options, 'matrix');
   return r;
@@ -245,8 +329,18 @@ function strongest(results: readonly EquivalenceResult[]): EquivalenceLayer {
 
 /** Element-wise comparison in order. */
 function compareOrdered(xs: readonly string[], ys: readonly string[], options: Run, what: string): EquivalenceResult {
-  if (xs.length !== ys.length) return withVerdict({ equivalent: false, layer: 'none', details: `${what} lengths differ: ${xs.length} vs ${ys.length}` });
-  if (xs.every((x, k) => x === ys[k])) return withVerdict({ equivalent: true, layer: 'normalized-string', details: `all ${xs.length} ${what} elements are identical` });
+  if (xs.length !== ys.length)
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `${what} lengths differ: ${xs.length} vs ${ys.length}`,
+    });
+  if (xs.every((x, k) => x === ys[k]))
+    return withVerdict({
+      equivalent: true,
+      layer: 'normalized-string',
+      details: `all ${xs.length} ${what} elements are identical`,
+    });
   guardItems(xs.length, what);
   const results: EquivalenceResult[] = [];
   for (let k = 0; k < xs.length; k++) {
@@ -254,14 +348,24 @@ function compareOrdered(xs: readonly string[], ys: readonly string[], options: R
     if (!r.equivalent) return { ...r, details: `${what} element ${k + 1} differs: ${r.details}` };
     results.push(r);
   }
-  return withVerdict({ equivalent: true, layer: strongest(results), details: `all ${xs.length} ${what} elements are equivalent` });
+  return withVerdict({
+    equivalent: true,
+    layer: strongest(results),
+    details: `all ${xs.length} ${what} elements are equivalent`,
+  });
 }
 
 /** Multiset comparison: every element of one matches a distinct element of the other. */
 function compareUnordered(xs: readonly string[], ys: readonly string[], options: Run): EquivalenceResult {
-  if (xs.length !== ys.length) return withVerdict({ equivalent: false, layer: 'none', details: `set sizes differ: ${xs.length} vs ${ys.length}` });
+  if (xs.length !== ys.length)
+    return withVerdict({ equivalent: false, layer: 'none', details: `set sizes differ: ${xs.length} vs ${ys.length}` });
   const sorted = (list: readonly string[]): string => JSON.stringify([...list].sort());
-  if (sorted(xs) === sorted(ys)) return withVerdict({ equivalent: true, layer: 'normalized-string', details: `the same ${xs.length} elements (order ignored)` });
+  if (sorted(xs) === sorted(ys))
+    return withVerdict({
+      equivalent: true,
+      layer: 'normalized-string',
+      details: `the same ${xs.length} elements (order ignored)`,
+    });
   guardItems(xs.length, 'set or list');
   const used = new Array<boolean>(ys.length).fill(false);
   const results: EquivalenceResult[] = [];
@@ -270,11 +374,24 @@ function compareUnordered(xs: readonly string[], ys: readonly string[], options:
     for (let k = 0; k < ys.length && !found; k++) {
       if (used[k]) continue;
       const r = compareElement(x, ys[k]!, options);
-      if (r.equivalent) { used[k] = true; results.push(r); found = true; }
+      if (r.equivalent) {
+        used[k] = true;
+        results.push(r);
+        found = true;
+      }
     }
-    if (!found) return withVerdict({ equivalent: false, layer: 'none', details: `element ${x} has no equivalent in the reference` });
+    if (!found)
+      return withVerdict({
+        equivalent: false,
+        layer: 'none',
+        details: `element ${x} has no equivalent in the reference`,
+      });
   }
-  return withVerdict({ equivalent: true, layer: strongest(results), details: `all ${xs.length} elements match (order ignored)` });
+  return withVerdict({
+    equivalent: true,
+    layer: strongest(results),
+    details: `all ${xs.length} elements match (order ignored)`,
+  });
 }
 
 /** Compares two elements of a structure (each may itself be structured). */
@@ -306,7 +423,12 @@ function splitRelation(s: string): { parts: string[]; ops: string[] } {
 /** Compares two scalar answers through the relation, rational, symbolic and numeric layers. */
 function compareScalars(a: string, b: string, options: Run): EquivalenceResult {
   options.budget.check();
-  if (a === b) return withVerdict({ equivalent: true, layer: 'normalized-string', details: `normalised forms are identical: ${a}` });
+  if (a === b)
+    return withVerdict({
+      equivalent: true,
+      layer: 'normalized-string',
+      details: `normalised forms are identical: ${a}`,
+    });
   if (isText(a) && isText(b)) {
     return a.toLowerCase() === b.toLowerCase()
       ? withVerdict({ equivalent: true, layer: 'normalized-string', details: `equal text ignoring case: ${a}` })
@@ -322,27 +444,48 @@ function compareScalars(a: string, b: string, options: Run): EquivalenceResult {
   const qa = parseRational(a);
   const qb = parseRational(b);
   if (qa && qb) {
-    if (qa.value.equals(qb.value)) return withVerdict({ equivalent: true, layer: 'rational', details: `equal as rationals: ${qa.value}` });
+    if (qa.value.equals(qb.value))
+      return withVerdict({ equivalent: true, layer: 'rational', details: `equal as rationals: ${qa.value}` });
     if (qa.percent !== qb.percent) {
       const [pct, plain] = qa.percent ? [qa, qb] : [qb, qa];
       const scaled = pct.value.mul(new Rational(1n, 100n));
-      if (scaled.equals(plain.value)) return withVerdict({ equivalent: true, layer: 'rational', details: `percentage ${pct.value}% equals ${plain.value}` });
+      if (scaled.equals(plain.value))
+        return withVerdict({
+          equivalent: true,
+          layer: 'rational',
+          details: `percentage ${pct.value}% equals ${plain.value}`,
+        });
     }
-    return withVerdict({ equivalent: false, layer: 'none', details: `different numbers: ${qa.value}${qa.percent ? '%' : ''} vs ${qb.value}${qb.percent ? '%' : ''}` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `different numbers: ${qa.value}${qa.percent ? '%' : ''} vs ${qb.value}${qb.percent ? '%' : ''}`,
+    });
   }
   return compareExpressions(a, b, options);
 }
 
 /** Relations: equations as equations, `x = v` against a value, `x \neq 5` against `k \neq 5`, chains `a = b = 0`. */
-function compareRelations(ra: { parts: string[]; ops: string[] }, rb: { parts: string[]; ops: string[] }, options: Run): EquivalenceResult {
+function compareRelations(
+  ra: { parts: string[]; ops: string[] },
+  rb: { parts: string[]; ops: string[] },
+  options: Run,
+): EquivalenceResult {
   const last = (r: { parts: string[] }): string => r.parts[r.parts.length - 1]!;
   const assigns = (r: { parts: string[]; ops: string[] }): boolean =>
-    r.ops.length > 0 && r.ops.every((op) => op === '=') && r.parts.slice(0, -1).every((p) => SIMPLE_LHS.test(p)) && last(r) !== '';
+    r.ops.length > 0 &&
+    r.ops.every((op) => op === '=') &&
+    r.parts.slice(0, -1).every((p) => SIMPLE_LHS.test(p)) &&
+    last(r) !== '';
   // A value against `x = v` or a chain `a = b = v`: compare the value.
   if (ra.ops.length === 0 && assigns(rb)) return compareScalars(ra.parts[0]!, last(rb), options);
   if (rb.ops.length === 0 && assigns(ra)) return compareScalars(last(ra), rb.parts[0]!, options);
   if (ra.ops.length === 0 || rb.ops.length === 0) {
-    return withVerdict({ equivalent: false, layer: 'none', details: 'one answer is an equation or inequality and the other is not' });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: 'one answer is an equation or inequality and the other is not',
+    });
   }
   if (ra.ops.length !== 1 || rb.ops.length !== 1 || ra.parts.some((p) => p === '') || rb.parts.some((p) => p === '')) {
     return withVerdict({ equivalent: false, layer: 'none', details: 'relations of different shapes' });
@@ -351,7 +494,8 @@ function compareRelations(ra: { parts: string[]; ops: string[] }, rb: { parts: s
   const [la, xa] = ra.parts as [string, string];
   const [lb, xb] = rb.parts as [string, string];
   if (opA === '=' && opB === '=') return compareEquations(la, xa, lb, xb, options);
-  if (opA !== opB) return withVerdict({ equivalent: false, layer: 'none', details: `different relations: ${opA} vs ${opB}` });
+  if (opA !== opB)
+    return withVerdict({ equivalent: false, layer: 'none', details: `different relations: ${opA} vs ${opB}` });
   // `x \neq 5` vs `k \neq 5`, `x < 3` vs `y < 3`: one variable on the left of each, the same relation: compare the right.
   if (SIMPLE_LHS.test(la) && SIMPLE_LHS.test(lb)) {
     const right = compareScalars(xa, xb, options);
@@ -360,7 +504,9 @@ function compareRelations(ra: { parts: string[]; ops: string[] }, rb: { parts: s
   const left = compareScalars(la, lb, options);
   if (!left.equivalent) return left;
   const right = compareScalars(xa, xb, options);
-  return right.equivalent ? withVerdict({ equivalent: true, layer: strongest([left, right]), details: `both sides of ${opA} are equivalent` }) : right;
+  return right.equivalent
+    ? withVerdict({ equivalent: true, layer: strongest([left, right]), details: `both sides of ${opA} are equivalent` })
+    : right;
 }
 
 /** Equations `La = Ra` and `Lb = Rb`: the same when La − Ra is a non-zero constant multiple of Lb − Rb. */
@@ -378,9 +524,14 @@ function compareEquations(la: string, xa: string, lb: string, xb: string, option
 
 /** Parses a normalised LaTeX expression for the symbolic layers, guarding magnitudes; a verdict when it cannot. */
 function parseGuarded(text: string, side: string): MathNode | EquivalenceResult {
-  if (text.length > MAX_SYMBOLIC_CHARS) throw new Undecided(`the ${side} is too long (over ${MAX_SYMBOLIC_CHARS} characters) to compare symbolically`);
+  if (text.length > MAX_SYMBOLIC_CHARS)
+    throw new Undecided(`the ${side} is too long (over ${MAX_SYMBOLIC_CHARS} characters) to compare symbolically`);
   let node: MathNode;
-  try { node = math().parse(latexToMathjs(text)); } catch (err) { return unparsable(side, text, err); }
+  try {
+    node = math().parse(latexToMathjs(text));
+  } catch (err) {
+    return unparsable(side, text, err);
+  }
   guardMagnitudes(node, side);
   return node;
 }
@@ -394,7 +545,8 @@ function compareExpressions(a: string, b: string, options: Run): EquivalenceResu
   const nb = parseGuarded(b, 'reference');
   if (!isNode(nb)) return nb;
   // Structural equality first: the same expression up to the order of sums and products (never expands).
-  if (canonical(na) === canonical(nb)) return withVerdict({ equivalent: true, layer: 'symbolic', details: `the same expression up to order: ${na}` });
+  if (canonical(na) === canonical(nb))
+    return withVerdict({ equivalent: true, layer: 'symbolic', details: `the same expression up to order: ${na}` });
   if (options.exactOnly) throw new NeedsSymbolic();
   const vars = [...new Set([...freeSymbols(na), ...freeSymbols(nb)])].sort();
   // Values that differ numerically at some point are not equivalent: no simplification needed (the expensive part).
@@ -407,14 +559,20 @@ function compareExpressions(a: string, b: string, options: Run): EquivalenceResu
     options.budget.check();
     try {
       const simplified = math().simplify(diff);
-      if (isZero(simplified)) return withVerdict({ equivalent: true, layer: 'symbolic', details: `simplify(${na} - (${nb})) = 0` });
-    } catch { /* fall through to the next method */ }
+      if (isZero(simplified))
+        return withVerdict({ equivalent: true, layer: 'symbolic', details: `simplify(${na} - (${nb})) = 0` });
+    } catch {
+      /* fall through to the next method */
+    }
     if (quick.equivalent && options.budget.spent()) return quick;
     options.budget.check();
     try {
       const rationalized = math().rationalize(diff);
-      if (isZero(rationalized)) return withVerdict({ equivalent: true, layer: 'symbolic', details: `rationalize(${na} - (${nb})) = 0` });
-    } catch { /* not a rational function; fall through */ }
+      if (isZero(rationalized))
+        return withVerdict({ equivalent: true, layer: 'symbolic', details: `rationalize(${na} - (${nb})) = 0` });
+    } catch {
+      /* not a rational function; fall through */
+    }
   }
   // (d) numeric sampling
   return quick;
@@ -437,7 +595,8 @@ function expandable(node: MathNode): boolean {
     // `(x+y+z)^3`. Powers of sums of several variables are left to numeric sampling; of one variable, up to the 4th.
     const sumVariables = variablesOfSum(base);
     const limit = sumVariables > 1 ? 1 : sumVariables === 1 ? MAX_EXPANDED_SUM_EXPONENT : MAX_EXPANDED_EXPONENT;
-    if (value === undefined || !Number.isFinite(value) || Math.abs(value) > limit || !Number.isInteger(value)) ok = false;
+    if (value === undefined || !Number.isFinite(value) || Math.abs(value) > limit || !Number.isInteger(value))
+      ok = false;
   });
   return ok;
 }
@@ -458,7 +617,9 @@ function constantValue(node: MathNode): number | undefined {
     const v = asComplex(node.compile().evaluate({}));
     if (!v || v.im !== 0) return v ? Math.hypot(v.re, v.im) : undefined;
     return v.re;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** Largest magnitude of a sampled variable (see compareNumerically). */
@@ -472,7 +633,9 @@ const SAMPLE_MAGNITUDE = 3;
  */
 function guardMagnitudes(node: MathNode, side: string): void {
   node.forEach((child) => guardMagnitudes(child, side));
-  const tooLarge = (what: string): never => { throw new Undecided(`the ${side} has ${what}, beyond the range of exact comparison`); };
+  const tooLarge = (what: string): never => {
+    throw new Undecided(`the ${side} has ${what}, beyond the range of exact comparison`);
+  };
   if (node.type === 'OperatorNode') {
     const op = node as unknown as { fn: string; args: MathNode[] };
     if (op.fn === 'pow') {
@@ -480,8 +643,14 @@ function guardMagnitudes(node: MathNode, side: string): void {
       if (exponent === undefined) return;
       if (!Number.isFinite(exponent)) tooLarge('an infinite exponent');
       const base = constantValue(op.args[0]!);
-      const log10Base = base === undefined ? Math.log10(SAMPLE_MAGNITUDE) : Math.abs(base) === 0 || Math.abs(base) === 1 ? 0 : Math.abs(Math.log10(Math.abs(base)));
-      if (!Number.isFinite(log10Base) || Math.abs(exponent) * log10Base > MAX_LOG10_MAGNITUDE) tooLarge(`a power ${node.toString().slice(0, 40)}`);
+      const log10Base =
+        base === undefined
+          ? Math.log10(SAMPLE_MAGNITUDE)
+          : Math.abs(base) === 0 || Math.abs(base) === 1
+            ? 0
+            : Math.abs(Math.log10(Math.abs(base)));
+      if (!Number.isFinite(log10Base) || Math.abs(exponent) * log10Base > MAX_LOG10_MAGNITUDE)
+        tooLarge(`a power ${node.toString().slice(0, 40)}`);
     } else if (op.fn === 'factorial') {
       const n = constantValue(op.args[0]!);
       if (n !== undefined && !(Math.abs(n) <= 170)) tooLarge('a factorial over 170!');
@@ -490,11 +659,13 @@ function guardMagnitudes(node: MathNode, side: string): void {
     const fn = node as unknown as { fn: { name?: string }; args: MathNode[] };
     const arg = fn.args[0] ? constantValue(fn.args[0]) : undefined;
     if (arg === undefined) return;
-    if (fn.fn.name === 'exp' && !(Math.abs(arg) <= MAX_LOG10_MAGNITUDE * Math.LN10)) tooLarge('an exponential beyond 10^300');
+    if (fn.fn.name === 'exp' && !(Math.abs(arg) <= MAX_LOG10_MAGNITUDE * Math.LN10))
+      tooLarge('an exponential beyond 10^300');
     if (fn.fn.name === 'gamma' && !(Math.abs(arg) <= 171)) tooLarge('a gamma function over 171');
   } else if (node.type === 'ConstantNode') {
     const v = Number((node as unknown as { value: unknown }).value);
-    if (!Number.isFinite(v)) tooLarge(`the number ${String((node as unknown as { value: unknown }).value).slice(0, 20)}`);
+    if (!Number.isFinite(v))
+      tooLarge(`the number ${String((node as unknown as { value: unknown }).value).slice(0, 20)}`);
   }
 }
 
@@ -507,7 +678,8 @@ function canonical(node: MathNode): string {
       const flat: string[] = [];
       const collect = (n: MathNode): void => {
         const inner = n.type === 'ParenthesisNode' ? (n as unknown as { content: MathNode }).content : n;
-        if (inner.type === 'OperatorNode' && (inner as unknown as { fn: string }).fn === op.fn) (inner as unknown as { args: MathNode[] }).args.forEach(collect);
+        if (inner.type === 'OperatorNode' && (inner as unknown as { fn: string }).fn === op.fn)
+          (inner as unknown as { args: MathNode[] }).args.forEach(collect);
         else flat.push(canonical(inner));
       };
       op.args.forEach(collect);
@@ -525,7 +697,11 @@ function canonical(node: MathNode): string {
 /** The verdict for an answer that is neither equal text nor a math expression. */
 function unparsable(side: string, text: string, err: unknown): EquivalenceResult {
   const reason = err instanceof Error ? err.message : String(err);
-  return withVerdict({ equivalent: false, layer: 'none', details: `not equal as text, and the ${side} ${text} is not a math expression (${reason})` });
+  return withVerdict({
+    equivalent: false,
+    layer: 'none',
+    details: `not equal as text, and the ${side} ${text} is not a math expression (${reason})`,
+  });
 }
 
 /** Whether a node is the constant 0. */
@@ -572,7 +748,11 @@ function finite(v: { re: number; im: number } | undefined): v is { re: number; i
 }
 
 /** One sample: the point and both values, or undefined when either side could not be evaluated to a finite number. */
-interface Sample { readonly scope: Record<string, number>; readonly va: { re: number; im: number }; readonly vb: { re: number; im: number } }
+interface Sample {
+  readonly scope: Record<string, number>;
+  readonly va: { re: number; im: number };
+  readonly vb: { re: number; im: number };
+}
 
 /**
  * The seeded generator of sample points (mulberry32 seeded from SHA-256 of the seed). The checker keeps its own, so
@@ -591,7 +771,13 @@ function sampleRng(seed: number): { next(): number } {
 }
 
 /** Evaluates both expressions at `samples` seeded random points for `vars` (see the comment inside). */
-function* samplePairs(na: MathNode, nb: MathNode, vars: readonly string[], samples: number, options: Run): Generator<Sample | undefined> {
+function* samplePairs(
+  na: MathNode,
+  nb: MathNode,
+  vars: readonly string[],
+  samples: number,
+  options: Run,
+): Generator<Sample | undefined> {
   const rng = sampleRng(options.seed ?? 0);
   const fa = na.compile();
   const fb = nb.compile();
@@ -607,7 +793,13 @@ function* samplePairs(na: MathNode, nb: MathNode, vars: readonly string[], sampl
     }
     let va: { re: number; im: number } | undefined;
     let vb: { re: number; im: number } | undefined;
-    try { va = asComplex(fa.evaluate({ ...scope })); vb = asComplex(fb.evaluate({ ...scope })); } catch { yield undefined; continue; }
+    try {
+      va = asComplex(fa.evaluate({ ...scope }));
+      vb = asComplex(fb.evaluate({ ...scope }));
+    } catch {
+      yield undefined;
+      continue;
+    }
     yield finite(va) && finite(vb) ? { scope, va, vb } : undefined;
   }
 }
@@ -624,21 +816,41 @@ function compareNumerically(na: MathNode, nb: MathNode, vars: readonly string[],
       const { va, vb, scope } = sample;
       if (!close(va.re, vb.re, tol) || !close(va.im, vb.im, tol)) {
         const at = vars.length === 0 ? '' : ` at ${vars.map((v) => `${v}=${scope[v]!.toPrecision(4)}`).join(', ')}`;
-        return withVerdict({ equivalent: false, layer: 'none', details: `differ numerically${at}: ${fmt(va)} vs ${fmt(vb)}` });
+        return withVerdict({
+          equivalent: false,
+          layer: 'none',
+          details: `differ numerically${at}: ${fmt(va)} vs ${fmt(vb)}`,
+        });
       }
-      maxError = Math.max(maxError, Math.abs(va.re - vb.re) / Math.max(1, Math.abs(va.re)), Math.abs(va.im - vb.im) / Math.max(1, Math.abs(va.im)));
+      maxError = Math.max(
+        maxError,
+        Math.abs(va.re - vb.re) / Math.max(1, Math.abs(va.re)),
+        Math.abs(va.im - vb.im) / Math.max(1, Math.abs(va.im)),
+      );
       compared++;
     }
   } catch (err) {
     if (err instanceof Undecided) throw err;
-    return withVerdict({ equivalent: false, layer: 'none', details: `could not compile for evaluation: ${err instanceof Error ? err.message : String(err)}` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `could not compile for evaluation: ${err instanceof Error ? err.message : String(err)}`,
+    });
   }
   const needed = vars.length === 0 ? 1 : Math.min(3, samples);
   if (compared < needed) {
-    return withVerdict({ equivalent: false, layer: 'none', details: `could not evaluate both to finite numbers at enough points (${compared} of ${samples})` });
+    return withVerdict({
+      equivalent: false,
+      layer: 'none',
+      details: `could not evaluate both to finite numbers at enough points (${compared} of ${samples})`,
+    });
   }
   const where = vars.length === 0 ? 'as numbers' : `at ${compared} random points for ${vars.join(', ')}`;
-  return withVerdict({ equivalent: true, layer: 'numeric', details: `equal ${where} (max relative error ${maxError.toExponential(1)}, tolerance ${tol})` });
+  return withVerdict({
+    equivalent: true,
+    layer: 'numeric',
+    details: `equal ${where} (max relative error ${maxError.toExponential(1)}, tolerance ${tol})`,
+  });
 }
 
 /**
@@ -666,7 +878,11 @@ function compareProportional(a: string, b: string, options: Run): EquivalenceRes
     compared++;
   }
   if (!ratio || compared < 3) return undefined;
-  return withVerdict({ equivalent: true, layer: 'numeric', details: `equations: one side difference is ${fmt(ratio)} times the other at ${compared} random points` });
+  return withVerdict({
+    equivalent: true,
+    layer: 'numeric',
+    details: `equations: one side difference is ${fmt(ratio)} times the other at ${compared} random points`,
+  });
 }
 
 /** Formats a complex value for details. */

@@ -14,7 +14,10 @@ export function matchBrace(text: string, open: number): number {
   let depth = 0;
   for (let i = open; i < text.length; i++) {
     const ch = text[i];
-    if (ch === '\\') { i++; continue; }
+    if (ch === '\\') {
+      i++;
+      continue;
+    }
     if (ch === '{') depth++;
     else if (ch === '}') {
       depth--;
@@ -71,7 +74,10 @@ export function extractLastBoxed(text: string): string | undefined {
  * Undefined when the program printed nothing but whitespace.
  */
 export function lastPrintedLine(stdout: string): string | undefined {
-  const lines = stdout.split(/\r?\n|\r/).map((l) => l.trim()).filter((l) => l.length > 0);
+  const lines = stdout
+    .split(/\r?\n|\r/)
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   return lines.length > 0 ? lines[lines.length - 1] : undefined;
 }
 

@@ -62,7 +62,8 @@ export function budgetMsOf(value: number | undefined): number {
  * Throws {@link Undecided} naming the side and the limit.
  */
 export function guardText(text: string, side: string): void {
-  if (text.length > MAX_ANSWER_CHARS) throw new Undecided(`the ${side} has ${text.length} characters (more than ${MAX_ANSWER_CHARS})`);
+  if (text.length > MAX_ANSWER_CHARS)
+    throw new Undecided(`the ${side} has ${text.length} characters (more than ${MAX_ANSWER_CHARS})`);
   const depth = nestingDepth(text);
   if (depth > MAX_NESTING) throw new Undecided(`the ${side} nests brackets ${depth} deep (more than ${MAX_NESTING})`);
 }
@@ -73,8 +74,10 @@ export function nestingDepth(text: string): number {
   let max = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 40 || c === 91 || c === 123) { depth++; if (depth > max) max = depth; }
-    else if ((c === 41 || c === 93 || c === 125) && depth > 0) depth--;
+    if (c === 40 || c === 91 || c === 123) {
+      depth++;
+      if (depth > max) max = depth;
+    } else if ((c === 41 || c === 93 || c === 125) && depth > 0) depth--;
   }
   return max;
 }
@@ -85,12 +88,16 @@ export function longestDigitRun(text: string): number {
   let run = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) { run++; if (run > best) best = run; } else run = 0;
+    if (c >= 48 && c <= 57) {
+      run++;
+      if (run > best) best = run;
+    } else run = 0;
   }
   return best;
 }
 
 /** Throws {@link Undecided} when a collection has more elements than {@link MAX_ITEMS}. */
 export function guardItems(count: number, what: string): void {
-  if (count > MAX_ITEMS) throw new Undecided(`the ${what} has ${count} elements (more than ${MAX_ITEMS} are not compared one by one)`);
+  if (count > MAX_ITEMS)
+    throw new Undecided(`the ${what} has ${count} elements (more than ${MAX_ITEMS} are not compared one by one)`);
 }

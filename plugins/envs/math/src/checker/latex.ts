@@ -12,20 +12,68 @@ export class LatexTranslationError extends Error {
 
 /** Functions that take one argument. LaTeX name → mathjs name. */
 const FUNCTIONS: Readonly<Record<string, string>> = {
-  sin: 'sin', cos: 'cos', tan: 'tan', sec: 'sec', csc: 'csc', cot: 'cot',
-  arcsin: 'asin', arccos: 'acos', arctan: 'atan', sinh: 'sinh', cosh: 'cosh', tanh: 'tanh',
-  ln: 'log', log: 'log10', exp: 'exp',
+  sin: 'sin',
+  cos: 'cos',
+  tan: 'tan',
+  sec: 'sec',
+  csc: 'csc',
+  cot: 'cot',
+  arcsin: 'asin',
+  arccos: 'acos',
+  arctan: 'atan',
+  sinh: 'sinh',
+  cosh: 'cosh',
+  tanh: 'tanh',
+  ln: 'log',
+  log: 'log10',
+  exp: 'exp',
 };
 
 /** Greek letters and other named symbols that are variables. */
-const GREEK = new Set(['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'varepsilon', 'zeta', 'eta', 'theta', 'vartheta', 'iota',
-  'kappa', 'lambda', 'mu', 'nu', 'xi', 'rho', 'sigma', 'tau', 'upsilon', 'phi', 'varphi', 'chi', 'psi', 'omega',
-  'Gamma', 'Delta', 'Theta', 'Lambda', 'Xi', 'Sigma', 'Phi', 'Psi', 'Omega']);
+const GREEK = new Set([
+  'alpha',
+  'beta',
+  'gamma',
+  'delta',
+  'epsilon',
+  'varepsilon',
+  'zeta',
+  'eta',
+  'theta',
+  'vartheta',
+  'iota',
+  'kappa',
+  'lambda',
+  'mu',
+  'nu',
+  'xi',
+  'rho',
+  'sigma',
+  'tau',
+  'upsilon',
+  'phi',
+  'varphi',
+  'chi',
+  'psi',
+  'omega',
+  'Gamma',
+  'Delta',
+  'Theta',
+  'Lambda',
+  'Xi',
+  'Sigma',
+  'Phi',
+  'Psi',
+  'Omega',
+]);
 
 /** Token kinds: what may precede or follow an implicit multiplication. */
 type Kind = 'operand' | 'open' | 'close' | 'operator' | 'function' | 'postfix';
 
-interface Token { readonly text: string; readonly kind: Kind }
+interface Token {
+  readonly text: string;
+  readonly kind: Kind;
+}
 
 /** Translates a LaTeX answer to a mathjs expression string. Throws {@link LatexTranslationError} when unsupported. */
 export function latexToMathjs(latex: string): string {
@@ -70,15 +118,27 @@ function translate(s: string): Token[] {
       return inner;
     }
     const cmd = /^\\[A-Za-z]+/.exec(s.slice(i));
-    if (cmd) { i += cmd[0].length; return cmd[0]; }
+    if (cmd) {
+      i += cmd[0].length;
+      return cmd[0];
+    }
     const num = /^\d/.exec(s.slice(i));
-    if (num) { i += 1; return num[0]; }
-    if (i < s.length && /[A-Za-z]/.test(s[i]!)) { i += 1; return s[i - 1]!; }
+    if (num) {
+      i += 1;
+      return num[0];
+    }
+    if (i < s.length && /[A-Za-z]/.test(s[i]!)) {
+      i += 1;
+      return s[i - 1]!;
+    }
     throw new LatexTranslationError(`missing argument after ${what}`);
   };
   while (i < s.length) {
     const ch = s[i]!;
-    if (ch === ' ') { i++; continue; }
+    if (ch === ' ') {
+      i++;
+      continue;
+    }
     if (/[\d.]/.test(ch)) {
       // Scientific notation is one number: `1e309` is 10^309 (out of range), never 1·e·309.
       const m = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/.exec(s.slice(i))!;
@@ -96,7 +156,8 @@ function translate(s: string): Token[] {
       const sub = readArg('_').replace(/[{}\s]/g, '');
       if (!/^[A-Za-z0-9]+$/.test(sub)) throw new LatexTranslationError(`unsupported subscript _${sub}`);
       const last = out[out.length - 1];
-      if (!last || last.kind !== 'operand' || !/^[A-Za-z]/.test(last.text)) throw new LatexTranslationError('subscript without a variable');
+      if (!last || last.kind !== 'operand' || !/^[A-Za-z]/.test(last.text))
+        throw new LatexTranslationError('subscript without a variable');
       out[out.length - 1] = { text: `${last.text}_${sub}`, kind: 'operand' };
       continue;
     }
@@ -113,17 +174,42 @@ function translate(s: string): Token[] {
       i = close + 1;
       continue;
     }
-    if (ch === '(' || ch === '[') { out.push({ text: '(', kind: 'open' }); i++; continue; }
-    if (ch === ')' || ch === ']') { out.push({ text: ')', kind: 'close' }); i++; continue; }
-    if (ch === '|') {
-      if (!absOpen) { out.push({ text: 'abs(', kind: 'function' }); absOpen = true; }
-      else { out.push({ text: ')', kind: 'close' }); absOpen = false; }
+    if (ch === '(' || ch === '[') {
+      out.push({ text: '(', kind: 'open' });
       i++;
       continue;
     }
-    if (ch === '!') { out.push({ text: '!', kind: 'postfix' }); i++; continue; }
-    if (ch === '%') { out.push({ text: '/ 100', kind: 'postfix' }); i++; continue; }
-    if ('+-*/'.includes(ch)) { out.push({ text: ch, kind: 'operator' }); i++; continue; }
+    if (ch === ')' || ch === ']') {
+      out.push({ text: ')', kind: 'close' });
+      i++;
+      continue;
+    }
+    if (ch === '|') {
+      if (!absOpen) {
+        out.push({ text: 'abs(', kind: 'function' });
+        absOpen = true;
+      } else {
+        out.push({ text: ')', kind: 'close' });
+        absOpen = false;
+      }
+      i++;
+      continue;
+    }
+    if (ch === '!') {
+      out.push({ text: '!', kind: 'postfix' });
+      i++;
+      continue;
+    }
+    if (ch === '%') {
+      out.push({ text: '/ 100', kind: 'postfix' });
+      i++;
+      continue;
+    }
+    if ('+-*/'.includes(ch)) {
+      out.push({ text: ch, kind: 'operator' });
+      i++;
+      continue;
+    }
     if (ch === '\\') {
       const m = /^\\([A-Za-z]+)/.exec(s.slice(i));
       if (!m) throw new LatexTranslationError(`unsupported symbol ${s.slice(i, i + 2)}`);
@@ -143,7 +229,10 @@ function translate(s: string): Token[] {
           i = close + 1;
         }
         const arg = latexToMathjs(readArg('\\sqrt'));
-        out.push({ text: index === undefined ? `sqrt(${arg})` : `nthRoot(${arg}, ${latexToMathjs(index)})`, kind: 'operand' });
+        out.push({
+          text: index === undefined ? `sqrt(${arg})` : `nthRoot(${arg}, ${latexToMathjs(index)})`,
+          kind: 'operand',
+        });
       } else if (name === 'binom' || name === 'dbinom' || name === 'tbinom' || name === 'choose') {
         const a = latexToMathjs(readArg('\\binom'));
         const b = latexToMathjs(readArg('\\binom'));
@@ -158,8 +247,13 @@ function translate(s: string): Token[] {
       } else if (name === 'infty') {
         out.push({ text: 'Infinity', kind: 'operand' });
       } else if (name === 'lvert' || name === 'rvert' || name === 'vert') {
-        if (!absOpen) { out.push({ text: 'abs(', kind: 'function' }); absOpen = true; }
-        else { out.push({ text: ')', kind: 'close' }); absOpen = false; }
+        if (!absOpen) {
+          out.push({ text: 'abs(', kind: 'function' });
+          absOpen = true;
+        } else {
+          out.push({ text: ')', kind: 'close' });
+          absOpen = false;
+        }
       } else if (name === 'log' && s[i] === '_') {
         i++;
         const base = latexToMathjs(readArg('\\log_'));
@@ -177,7 +271,10 @@ function translate(s: string): Token[] {
           if (s[i] === '(') {
             let depth = 0;
             let j = i;
-            for (; j < s.length; j++) { if (s[j] === '(') depth++; else if (s[j] === ')' && --depth === 0) break; }
+            for (; j < s.length; j++) {
+              if (s[j] === '(') depth++;
+              else if (s[j] === ')' && --depth === 0) break;
+            }
             if (j >= s.length) throw new LatexTranslationError(`unclosed ( after \\${name}`);
             arg = s.slice(i + 1, j);
             i = j + 1;

@@ -7,23 +7,157 @@ import { extractLastBoxed, matchBrace } from './extract.js';
 
 /** Unit words removed after a number (lower case, matched whole). */
 export const UNIT_WORDS: ReadonlySet<string> = new Set([
-  'unit', 'units', 'squareunits', 'sq', 'squnits', 'cubicunits',
-  'mm', 'cm', 'm', 'km', 'in', 'inch', 'inches', 'ft', 'foot', 'feet', 'yd', 'yard', 'yards', 'mi', 'mile', 'miles',
-  'meter', 'meters', 'metre', 'metres', 'centimeter', 'centimeters', 'kilometer', 'kilometers', 'millimeter', 'millimeters',
-  'cm^2', 'cm^3', 'm^2', 'm^3', 'in^2', 'ft^2', 'inches^2', 'feet^2', 'meters^2', 'squarefeet', 'squaremeters',
-  'squareinches', 'squarecentimeters', 'cubicfeet', 'cubicinches', 'cubiccentimeters', 'cubicmeters',
-  'g', 'gram', 'grams', 'kg', 'kilogram', 'kilograms', 'lb', 'lbs', 'pound', 'pounds', 'oz', 'ounce', 'ounces', 'ton', 'tons',
-  's', 'sec', 'second', 'seconds', 'min', 'minute', 'minutes', 'h', 'hr', 'hrs', 'hour', 'hours', 'day', 'days',
-  'week', 'weeks', 'month', 'months', 'year', 'years',
-  'degree', 'degrees', 'deg', 'dollar', 'dollars', 'cent', 'cents', 'euro', 'euros',
-  'mph', 'kmh', 'km/h', 'l', 'liter', 'liters', 'litre', 'litres', 'ml', 'gallon', 'gallons',
-  'people', 'students', 'apples', 'marbles', 'items', 'points', 'times', 'ways',
-  'usd', 'eur', 'gbp', 'rupees', 'rupee', 'yen', 'pesos', 'pence', 'm/s', 'km/hr', 'cm/s', 'ft/s', 'm/s^2', 'n', 'j', 'w', 'kw',
-  'v', 'pa', 'hz', 'k', 'mol', 'rad', 'radians', 'j/k',
+  'unit',
+  'units',
+  'squareunits',
+  'sq',
+  'squnits',
+  'cubicunits',
+  'mm',
+  'cm',
+  'm',
+  'km',
+  'in',
+  'inch',
+  'inches',
+  'ft',
+  'foot',
+  'feet',
+  'yd',
+  'yard',
+  'yards',
+  'mi',
+  'mile',
+  'miles',
+  'meter',
+  'meters',
+  'metre',
+  'metres',
+  'centimeter',
+  'centimeters',
+  'kilometer',
+  'kilometers',
+  'millimeter',
+  'millimeters',
+  'cm^2',
+  'cm^3',
+  'm^2',
+  'm^3',
+  'in^2',
+  'ft^2',
+  'inches^2',
+  'feet^2',
+  'meters^2',
+  'squarefeet',
+  'squaremeters',
+  'squareinches',
+  'squarecentimeters',
+  'cubicfeet',
+  'cubicinches',
+  'cubiccentimeters',
+  'cubicmeters',
+  'g',
+  'gram',
+  'grams',
+  'kg',
+  'kilogram',
+  'kilograms',
+  'lb',
+  'lbs',
+  'pound',
+  'pounds',
+  'oz',
+  'ounce',
+  'ounces',
+  'ton',
+  'tons',
+  's',
+  'sec',
+  'second',
+  'seconds',
+  'min',
+  'minute',
+  'minutes',
+  'h',
+  'hr',
+  'hrs',
+  'hour',
+  'hours',
+  'day',
+  'days',
+  'week',
+  'weeks',
+  'month',
+  'months',
+  'year',
+  'years',
+  'degree',
+  'degrees',
+  'deg',
+  'dollar',
+  'dollars',
+  'cent',
+  'cents',
+  'euro',
+  'euros',
+  'mph',
+  'kmh',
+  'km/h',
+  'l',
+  'liter',
+  'liters',
+  'litre',
+  'litres',
+  'ml',
+  'gallon',
+  'gallons',
+  'people',
+  'students',
+  'apples',
+  'marbles',
+  'items',
+  'points',
+  'times',
+  'ways',
+  'usd',
+  'eur',
+  'gbp',
+  'rupees',
+  'rupee',
+  'yen',
+  'pesos',
+  'pence',
+  'm/s',
+  'km/hr',
+  'cm/s',
+  'ft/s',
+  'm/s^2',
+  'n',
+  'j',
+  'w',
+  'kw',
+  'v',
+  'pa',
+  'hz',
+  'k',
+  'mol',
+  'rad',
+  'radians',
+  'j/k',
 ]);
 
 /** Commands whose braced argument is plain text: the wrapper is removed (units inside are dropped). */
-const TEXT_COMMANDS = ['\\text', '\\textbf', '\\textit', '\\textrm', '\\mathrm', '\\mathbf', '\\mathit', '\\mbox', '\\operatorname'];
+const TEXT_COMMANDS = [
+  '\\text',
+  '\\textbf',
+  '\\textit',
+  '\\textrm',
+  '\\mathrm',
+  '\\mathbf',
+  '\\mathit',
+  '\\mbox',
+  '\\operatorname',
+];
 
 /** Whether `word` (already without spaces) is a unit word. */
 function isUnit(word: string): boolean {
@@ -39,12 +173,21 @@ function unwrapTextCommands(s: string): string {
       const at = s.indexOf(command, from);
       if (at < 0) break;
       const after = at + command.length;
-      if (/[A-Za-z]/.test(s[after] ?? '')) { from = after; continue; }
+      if (/[A-Za-z]/.test(s[after] ?? '')) {
+        from = after;
+        continue;
+      }
       let open = after;
       while (s[open] === ' ') open++;
-      if (s[open] !== '{') { from = after; continue; }
+      if (s[open] !== '{') {
+        from = after;
+        continue;
+      }
       const close = matchBrace(s, open);
-      if (close < 0) { from = after; continue; }
+      if (close < 0) {
+        from = after;
+        continue;
+      }
       const inner = s.slice(open + 1, close).trim();
       let replacement: string;
       let end = close + 1;
@@ -52,8 +195,7 @@ function unwrapTextCommands(s: string): string {
         replacement = '';
         const power = /^\s*\^\s*(\{\s*[23]\s*\}|[23])/.exec(s.slice(end));
         if (power) end += power[0].length;
-      }
-      else if (/^(percent|\\?%)$/i.test(inner)) replacement = '%';
+      } else if (/^(percent|\\?%)$/i.test(inner)) replacement = '%';
       else replacement = inner;
       s = s.slice(0, at) + replacement + s.slice(end);
       from = at;
@@ -90,7 +232,11 @@ export function fixShorthandArguments(s: string): string {
   };
   while (i < s.length) {
     const m = /^\\(frac|sqrt)(?![A-Za-z])/.exec(s.slice(i));
-    if (!m) { out.push(s[i]!); i++; continue; }
+    if (!m) {
+      out.push(s[i]!);
+      i++;
+      continue;
+    }
     i += m[0].length;
     if (m[1] === 'frac') {
       const a = takeArg();
@@ -101,7 +247,10 @@ export function fixShorthandArguments(s: string): string {
       while (s[i] === ' ') i++;
       if (s[i] === '[') {
         const close = s.indexOf(']', i);
-        if (close > 0) { index = s.slice(i, close + 1); i = close + 1; }
+        if (close > 0) {
+          index = s.slice(i, close + 1);
+          i = close + 1;
+        }
       }
       out.push('\\sqrt', index, takeArg() ?? '');
     }
@@ -149,14 +298,22 @@ export function normalizeAnswer(raw: string): string {
   s = s.replace(/\\[!,;:> ]/g, ' ').replace(/~/g, ' ');
   s = s.replace(/\\[dtc]frac(?![A-Za-z])/g, '\\frac');
   // Thousands separated by spaces: `1 000`, `12 345 678.5` (after `\,` and `\ ` became spaces).
-  s = s.replace(/^([+-]?\d{1,3})((?:[ \u00a0\u202f]\d{3})+)(?![\d/])/, (_m, head: string, groups: string) => head + groups.replace(/\D/g, ''));
+  s = s.replace(
+    /^([+-]?\d{1,3})((?:[ \u00a0\u202f]\d{3})+)(?![\d/])/,
+    (_m, head: string, groups: string) => head + groups.replace(/\D/g, ''),
+  );
   s = s.replace(/\\%/g, '%');
   s = unwrapTextCommands(s);
   s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree(?![A-Za-z])/g, '');
   s = s.replace(/(\d)\s*(?:percent|per cent)\.?$/i, '$1%');
   s = s.replace(/\\emptyset|\\varnothing/g, '\\emptyset');
-  s = s.replace(/\\(?:le|leq|leqslant)(?![A-Za-z])|<=|≤/g, '\\le ').replace(/\\(?:ge|geq|geqslant)(?![A-Za-z])|>=|≥/g, '\\ge ');
-  s = s.replace(/\\(?:ne|neq)(?![A-Za-z])|!=|≠/g, '\\neq ').replace(/\\lt(?![A-Za-z])/g, '<').replace(/\\gt(?![A-Za-z])/g, '>');
+  s = s
+    .replace(/\\(?:le|leq|leqslant)(?![A-Za-z])|<=|≤/g, '\\le ')
+    .replace(/\\(?:ge|geq|geqslant)(?![A-Za-z])|>=|≥/g, '\\ge ');
+  s = s
+    .replace(/\\(?:ne|neq)(?![A-Za-z])|!=|≠/g, '\\neq ')
+    .replace(/\\lt(?![A-Za-z])/g, '<')
+    .replace(/\\gt(?![A-Za-z])/g, '>');
   // A unit word (or two) after a number: `5 cm`, `12 square units`, `30 degrees`, `5cm` (not `2x`, `5m`).
   for (;;) {
     const m = /^(.*?\d[}%)]?)(\s*)([A-Za-z][A-Za-z/]*(?:\^\{?[23]\}?)?(?:\s+[A-Za-z]+)?)\.?$/.exec(s);
@@ -168,8 +325,11 @@ export function normalizeAnswer(raw: string): string {
   s = s.replace(/(^|[^\d.])(\d+)\s+(\d+)\s*\/\s*(\d+)(?![\d.])/g, '$1$2\\frac{$3}{$4}');
   s = fixShorthandArguments(s);
   // Remove whitespace, except one space that ends a command before a letter (`\cdot e` must not become `\cdote`).
-  // eslint-disable-next-line no-control-regex -- U+0000 marks the kept spaces: it cannot occur in an answer's text
-  s = s.replace(/(\\[A-Za-z]+)\s+(?=[A-Za-z])/g, '$1\u0000').replace(/\s+/g, '').replace(/\u0000/g, ' ');
+  s = s
+    .replace(/(\\[A-Za-z]+)\s+(?=[A-Za-z])/g, '$1\u0000')
+    .replace(/\s+/g, '')
+    // eslint-disable-next-line no-control-regex -- U+0000 marks the kept spaces: it cannot occur in an answer's text
+    .replace(/\u0000/g, ' ');
   s = s.replace(/\.+$/, '');
   s = s.replace(/\{,\}/g, ',');
   if (/^[+-]?\d{1,3}(,\d{3})+(\.\d+)?%?$/.test(s)) s = s.replace(/,/g, '');

@@ -13,24 +13,39 @@ export class Rational {
   /** Builds n/d in lowest terms. Throws a RangeError when d is 0. */
   constructor(n: bigint, d: bigint = 1n) {
     if (d === 0n) throw new RangeError('Rational: zero denominator');
-    if (d < 0n) { n = -n; d = -d; }
+    if (d < 0n) {
+      n = -n;
+      d = -d;
+    }
     const g = gcd(n < 0n ? -n : n, d);
     this.n = g > 1n ? n / g : n;
     this.d = g > 1n ? d / g : d;
   }
 
   /** Exact equality. */
-  equals(other: Rational): boolean { return this.n === other.n && this.d === other.d; }
+  equals(other: Rational): boolean {
+    return this.n === other.n && this.d === other.d;
+  }
   /** this · other. */
-  mul(other: Rational): Rational { return new Rational(this.n * other.n, this.d * other.d); }
+  mul(other: Rational): Rational {
+    return new Rational(this.n * other.n, this.d * other.d);
+  }
   /** this + other. */
-  add(other: Rational): Rational { return new Rational(this.n * other.d + other.n * this.d, this.d * other.d); }
+  add(other: Rational): Rational {
+    return new Rational(this.n * other.d + other.n * this.d, this.d * other.d);
+  }
   /** −this. */
-  neg(): Rational { return new Rational(-this.n, this.d); }
+  neg(): Rational {
+    return new Rational(-this.n, this.d);
+  }
   /** A JavaScript number (possibly rounded). */
-  toNumber(): number { return Number(this.n) / Number(this.d); }
+  toNumber(): number {
+    return Number(this.n) / Number(this.d);
+  }
   /** `n` or `n/d`. */
-  toString(): string { return this.d === 1n ? this.n.toString() : `${this.n}/${this.d}`; }
+  toString(): string {
+    return this.d === 1n ? this.n.toString() : `${this.n}/${this.d}`;
+  }
 }
 
 /** Greatest common divisor of two non-negative BigInts. */
@@ -40,7 +55,9 @@ export function gcd(a: bigint, b: bigint): bigint {
 }
 
 /** 10^k as a BigInt. */
-function pow10(k: number): bigint { return 10n ** BigInt(k); }
+function pow10(k: number): bigint {
+  return 10n ** BigInt(k);
+}
 
 /** Parses an unsigned decimal such as `12`, `12.5`, `.5`, `12.` exactly; undefined otherwise. */
 export function parseDecimal(text: string): Rational | undefined {
@@ -79,16 +96,23 @@ const NUM = String.raw`[+-]?(?:\d+(?:\.\d*)?|\.\d+)`;
 export function parseRational(text: string): ParsedRational | undefined {
   let s = text;
   let percent = false;
-  if (s.endsWith('%')) { percent = true; s = s.slice(0, -1); }
+  if (s.endsWith('%')) {
+    percent = true;
+    s = s.slice(0, -1);
+  }
   let sign = 1n;
-  if (s.startsWith('-')) { sign = -1n; s = s.slice(1); }
-  else if (s.startsWith('+')) s = s.slice(1);
+  if (s.startsWith('-')) {
+    sign = -1n;
+    s = s.slice(1);
+  } else if (s.startsWith('+')) s = s.slice(1);
   const signed = (v: Rational): Rational => (sign < 0n ? v.neg() : v);
   try {
     if (/^\d+$/.test(s)) return { value: signed(new Rational(BigInt(s))), percent, form: 'integer' };
     const dec = parseDecimal(s);
     if (dec) return { value: signed(dec), percent, form: 'decimal' };
-    let m = new RegExp(String.raw`^\\frac\{(${NUM})\}\{(${NUM})\}$`).exec(s) ?? new RegExp(String.raw`^(${NUM})/(${NUM})$`).exec(s);
+    let m =
+      new RegExp(String.raw`^\\frac\{(${NUM})\}\{(${NUM})\}$`).exec(s) ??
+      new RegExp(String.raw`^(${NUM})/(${NUM})$`).exec(s);
     if (m) {
       const a = parseSignedDecimal(m[1]!);
       const b = parseSignedDecimal(m[2]!);
@@ -102,9 +126,10 @@ export function parseRational(text: string): ParsedRational | undefined {
       if (den === 0n) return undefined;
       return { value: signed(new Rational(whole * den + BigInt(m[2]!), den)), percent, form: 'mixed' };
     }
-    m = /^(\d+(?:\.\d*)?|\.\d+)[eE]([+-]?\d+)$/.exec(s)
-      ?? /^(\d+(?:\.\d*)?|\.\d+)(?:\\times|\\cdot|\*|x)10\^(?:\{([+-]?\d+)\}|([+-]?\d))$/.exec(s)
-      ?? /^()10\^(?:\{([+-]?\d+)\}|([+-]?\d))$/.exec(s);
+    m =
+      /^(\d+(?:\.\d*)?|\.\d+)[eE]([+-]?\d+)$/.exec(s) ??
+      /^(\d+(?:\.\d*)?|\.\d+)(?:\\times|\\cdot|\*|x)10\^(?:\{([+-]?\d+)\}|([+-]?\d))$/.exec(s) ??
+      /^()10\^(?:\{([+-]?\d+)\}|([+-]?\d))$/.exec(s);
     if (m) {
       const mant = m[1] === '' ? new Rational(1n) : parseDecimal(m[1]!);
       const exp = Number(m[2] ?? m[3]);

@@ -52,10 +52,17 @@ export function stripThinking(text: string): string {
 
 /** Trims markdown emphasis, surrounding math delimiters and a final period from a phrase-extracted answer. */
 function cleanPhrase(raw: string): string {
-  let s = raw.trim().replace(/^\*+|\*+$/g, '').trim();
+  let s = raw
+    .trim()
+    .replace(/^\*+|\*+$/g, '')
+    .trim();
   const span = lastMathSpan(s);
   if (span !== undefined && s.replace(/\s/g, '').length <= span.length + 6) return span.trim();
-  s = s.replace(/^[:\s]+/, '').replace(/[.;,!]+\s*$/, '').replace(/^\*+|\*+$/g, '').trim();
+  s = s
+    .replace(/^[:\s]+/, '')
+    .replace(/[.;,!]+\s*$/, '')
+    .replace(/^\*+|\*+$/g, '')
+    .trim();
   return s;
 }
 
@@ -105,7 +112,10 @@ export function isBareAnswer(text: string): boolean {
   if (/[.!?]\s+[A-Z]/.test(s)) return false;
   const wordsOf = (t: string): string[] => t.replace(/\\[A-Za-z]+(\{[^}]*\})?/g, ' ').match(/[A-Za-z]{2,}/g) ?? [];
   // Math written inside delimiters with words around it ("Therefore $x = 5$.") is a sentence: its span is the answer.
-  const outside = s.replace(/\$\$[\s\S]*?\$\$|\\\[[\s\S]*?\\\]|\\\([\s\S]*?\\\)|(?<!\\)\$(?:[^$\\]|\\[\s\S])*?\$/g, ' ');
+  const outside = s.replace(
+    /\$\$[\s\S]*?\$\$|\\\[[\s\S]*?\\\]|\\\([\s\S]*?\\\)|(?<!\\)\$(?:[^$\\]|\\[\s\S])*?\$/g,
+    ' ',
+  );
   if (outside !== s && wordsOf(outside).length > 0) return false;
   // `28 percent`, `12 square units`, `no solution`, `Monday`; not `The total is 5` (a sentence starts with a word).
   return wordsOf(s).length <= (/^[A-Za-z]/.test(s) ? 2 : 3);
@@ -148,7 +158,8 @@ export function extractReference(reference: string | readonly unknown[]): string
     try {
       const list: unknown = JSON.parse(text);
       // A list of strings; `[0, 1]` (numbers) is an interval, not a list of answers.
-      if (Array.isArray(list) && list.length > 0 && list.every((x) => typeof x === 'string')) return referenceList(list);
+      if (Array.isArray(list) && list.length > 0 && list.every((x) => typeof x === 'string'))
+        return referenceList(list);
     } catch {
       // Not JSON (an interval such as [0,1], or a list typed with raw LaTeX backslashes: ["$\frac{1}{2}$"]).
       const quoted = /^\[\s*"([\s\S]*)"\s*\]$/.exec(text);
@@ -165,13 +176,24 @@ export function extractReference(reference: string | readonly unknown[]): string
 export function gsm8kFinalAnswer(answer: string): string | undefined {
   const at = answer.lastIndexOf('####');
   if (at < 0) return undefined;
-  const final = answer.slice(at + 4).trim().replace(/(\d),(?=\d{3}\b)/g, '$1');
+  const final = answer
+    .slice(at + 4)
+    .trim()
+    .replace(/(\d),(?=\d{3}\b)/g, '$1');
   return final === '' ? undefined : final;
 }
 
 /** An OlympiadBench-style list of answers as one comma-separated answer (math delimiters dropped). */
 function referenceList(list: readonly unknown[]): string {
-  return list.map((x) => String(x).trim().replace(/^\$+|\$+$/g, '').trim()).filter((x) => x !== '').join(', ');
+  return list
+    .map((x) =>
+      String(x)
+        .trim()
+        .replace(/^\$+|\$+$/g, '')
+        .trim(),
+    )
+    .filter((x) => x !== '')
+    .join(', ');
 }
 
 /**
@@ -179,10 +201,16 @@ function referenceList(list: readonly unknown[]): string {
  * `3 \mathrm{m/s}` → `3`. Unchanged when it does not end with the unit.
  */
 export function stripUnit(answer: string, unit: string): string {
-  const u = unit.trim().replace(/^\$+|\$+$/g, '').replace(/^\\(?:text|mathrm)\{(.*)\}$/, '$1').trim();
+  const u = unit
+    .trim()
+    .replace(/^\$+|\$+$/g, '')
+    .replace(/^\\(?:text|mathrm)\{(.*)\}$/, '$1')
+    .trim();
   if (u === '') return answer;
   const escaped = u.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const re = new RegExp(String.raw`(?:\s|\\[,;: ]|~)*(?:\\(?:text|mathrm|mbox)\{\s*${escaped}\s*\}|${escaped})\s*\$?\s*$`);
+  const re = new RegExp(
+    String.raw`(?:\s|\\[,;: ]|~)*(?:\\(?:text|mathrm|mbox)\{\s*${escaped}\s*\}|${escaped})\s*\$?\s*$`,
+  );
   const stripped = answer.replace(re, '');
   return stripped.trim() === '' ? answer : stripped;
 }

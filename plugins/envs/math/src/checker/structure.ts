@@ -6,10 +6,22 @@
 /** The structure of a normalised answer. */
 export type AnswerStructure =
   | { readonly kind: 'scalar'; /** The answer. */ readonly text: string }
-  | { readonly kind: 'tuple'; /** `(` or `[`. */ readonly open: string; /** `)` or `]`. */ readonly close: string; /** Elements in order. */ readonly items: readonly string[] }
-  | { readonly kind: 'set'; /** Where the set came from. */ readonly source: 'braces' | 'pm' | 'union' | 'empty'; /** Elements (order irrelevant). */ readonly items: readonly string[] }
+  | {
+      readonly kind: 'tuple';
+      /** `(` or `[`. */ readonly open: string;
+      /** `)` or `]`. */ readonly close: string;
+      /** Elements in order. */ readonly items: readonly string[];
+    }
+  | {
+      readonly kind: 'set';
+      /** Where the set came from. */ readonly source: 'braces' | 'pm' | 'union' | 'empty';
+      /** Elements (order irrelevant). */ readonly items: readonly string[];
+    }
   | { readonly kind: 'list'; /** Elements, as written. */ readonly items: readonly string[] }
-  | { readonly kind: 'matrix'; /** Cells, row by row (`\begin{pmatrix}` or `bmatrix`). */ readonly rows: readonly (readonly string[])[] };
+  | {
+      readonly kind: 'matrix';
+      /** Cells, row by row (`\begin{pmatrix}` or `bmatrix`). */ readonly rows: readonly (readonly string[])[];
+    };
 
 /** Opening and closing delimiters, as tokens (LaTeX escaped braces count). */
 const OPENERS = ['\\{', '(', '[', '{'];
@@ -22,8 +34,10 @@ function scan(s: string, visit: (index: number, depth: number, token: string) =>
     const two = s.slice(i, i + 2);
     let token: string | undefined;
     if (two === '\\{' || two === '\\}') token = two;
-    else if (s[i] === '\\') { const m = /^\\[A-Za-z]+/.exec(s.slice(i)); token = m ? m[0] : two; }
-    else token = s[i]!;
+    else if (s[i] === '\\') {
+      const m = /^\\[A-Za-z]+/.exec(s.slice(i));
+      token = m ? m[0] : two;
+    } else token = s[i]!;
     if (visit(i, depth, token) === false) return;
     if (OPENERS.includes(token)) depth++;
     else if (CLOSERS.includes(token)) depth--;
@@ -36,7 +50,10 @@ export function splitTopLevel(s: string, separator: string): string[] {
   const parts: string[] = [];
   let last = 0;
   scan(s, (index, depth, token) => {
-    if (depth === 0 && token === separator) { parts.push(s.slice(last, index)); last = index + token.length; }
+    if (depth === 0 && token === separator) {
+      parts.push(s.slice(last, index));
+      last = index + token.length;
+    }
   });
   parts.push(s.slice(last));
   return parts;
@@ -46,7 +63,10 @@ export function splitTopLevel(s: string, separator: string): string[] {
 function wrapsWhole(s: string): boolean {
   let closesAt = -1;
   scan(s, (index, depth, token) => {
-    if (CLOSERS.includes(token) && depth === 1) { closesAt = index + token.length; return false; }
+    if (CLOSERS.includes(token) && depth === 1) {
+      closesAt = index + token.length;
+      return false;
+    }
     return undefined;
   });
   return closesAt === s.length;

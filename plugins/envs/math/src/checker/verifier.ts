@@ -127,7 +127,12 @@ export class MathVerifier {
       return { ...undecided(this.startFailure), elapsedMs: performance.now() - started, thread: 'worker' };
     }
     const result = await new Promise<EquivalenceResult>((resolve) => {
-      const job: VerifyJob = { id: this.nextId++, answer: String(answer), reference: String(reference), options: { ...options, budgetMs: budgetMs * COOPERATIVE_SHARE } };
+      const job: VerifyJob = {
+        id: this.nextId++,
+        answer: String(answer),
+        reference: String(reference),
+        options: { ...options, budgetMs: budgetMs * COOPERATIVE_SHARE },
+      };
       this.queue.push({ job, budgetMs, started, resolve });
       this.pump();
     });
@@ -141,14 +146,22 @@ export class MathVerifier {
     for (const pending of this.queue.splice(0)) pending.resolve(undecided('the verifier was closed'));
     const slots = this.slots.splice(0);
     for (const slot of slots) {
-      if (slot.running) { clearTimeout(slot.running.timer); slot.running.resolve(undecided('the verifier was closed')); }
+      if (slot.running) {
+        clearTimeout(slot.running.timer);
+        slot.running.resolve(undecided('the verifier was closed'));
+      }
     }
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
   /** Starts workers as needed and hands queued jobs to idle ready ones. */
   private pump(): void {
-    while (this.startFailure === undefined && this.slots.length < this.threads && this.slots.length < this.queue.length + this.busy()) this.slots.push(this.spawn());
+    while (
+      this.startFailure === undefined &&
+      this.slots.length < this.threads &&
+      this.slots.length < this.queue.length + this.busy()
+    )
+      this.slots.push(this.spawn());
     for (const slot of this.slots) {
       if (!slot.ready || slot.running) continue;
       const pending = this.queue.shift();
@@ -181,10 +194,17 @@ export class MathVerifier {
   private spawn(): Slot {
     const slot: Slot = { worker: startWorker(), ready: false };
     slot.worker.on('message', (m: VerifyReply | { ready: true }) => {
-      if ('ready' in m) { slot.ready = true; this.pump(); return; }
+      if ('ready' in m) {
+        slot.ready = true;
+        this.pump();
+        return;
+      }
       const pending = slot.running;
       if (!pending || pending.job.id !== m.id) return;
-      if (m.provisional) { pending.provisional = m.result; return; }
+      if (m.provisional) {
+        pending.provisional = m.result;
+        return;
+      }
       clearTimeout(pending.timer);
       slot.running = undefined;
       pending.resolve(m.result);
@@ -201,7 +221,10 @@ export class MathVerifier {
       }
       const pending = slot.running;
       this.replace(slot);
-      if (pending) { clearTimeout(pending.timer); pending.resolve(undecided(`the verifier's worker failed (${why})`)); }
+      if (pending) {
+        clearTimeout(pending.timer);
+        pending.resolve(undecided(`the verifier's worker failed (${why})`));
+      }
     };
     slot.worker.on('error', (err) => fail(err.message));
     slot.worker.on('exit', (code) => fail(`exit code ${code}`));
@@ -215,7 +238,11 @@ export class MathVerifier {
     this.stats.replaced++;
     this.replace(slot);
     const late = `the symbolic layer ran past the ${pending.budgetMs} ms budget`;
-    pending.resolve(pending.provisional ? { ...pending.provisional, details: `${pending.provisional.details}; ${late}` } : undecided(`the ${pending.budgetMs} ms budget ran out`));
+    pending.resolve(
+      pending.provisional
+        ? { ...pending.provisional, details: `${pending.provisional.details}; ${late}` }
+        : undecided(`the ${pending.budgetMs} ms budget ran out`),
+    );
   }
 
   /** Terminates a slot's worker and puts a fresh one in its place (when jobs remain). */
@@ -225,7 +252,9 @@ export class MathVerifier {
     this.slots.splice(at, 1);
     slot.running = undefined;
     slot.worker.removeAllListeners();
-    slot.worker.on('error', () => { /* terminating */ });
+    slot.worker.on('error', () => {
+      /* terminating */
+    });
     void slot.worker.terminate();
     if (!this.closed) this.pump();
   }

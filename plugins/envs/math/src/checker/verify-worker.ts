@@ -11,8 +11,12 @@ const port = parentPort!;
 // Warm up mathjs (its instance and simplify rules) before saying ready, so the first job's budget is spent on the job.
 checkEquivalence('(x+1)^2', 'x^2+2x+1');
 port.on('message', (job: VerifyJob) => {
-  const onProvisional = (result: EquivalenceResult): void => port.postMessage({ id: job.id, result, provisional: true } satisfies VerifyReply);
-  const reply: VerifyReply = { id: job.id, result: checkEquivalence(job.answer, job.reference, { ...job.options, onProvisional }) };
+  const onProvisional = (result: EquivalenceResult): void =>
+    port.postMessage({ id: job.id, result, provisional: true } satisfies VerifyReply);
+  const reply: VerifyReply = {
+    id: job.id,
+    result: checkEquivalence(job.answer, job.reference, { ...job.options, onProvisional }),
+  };
   port.postMessage(reply);
 });
 port.postMessage({ ready: true });

@@ -39,7 +39,8 @@ export class GeneratedProblemSet {
   constructor(private readonly options: GeneratedSetOptions = {}) {
     this.families = options.families && options.families.length > 0 ? options.families : FAMILIES;
     for (const f of this.families) {
-      if (!(FAMILIES as readonly string[]).includes(f)) throw new Error(`math-v0: unknown problem family "${f}" (known: ${FAMILIES.join(', ')})`);
+      if (!(FAMILIES as readonly string[]).includes(f))
+        throw new Error(`math-v0: unknown problem family "${f}" (known: ${FAMILIES.join(', ')})`);
     }
   }
 
@@ -52,7 +53,8 @@ export class GeneratedProblemSet {
 
   /** The `index`-th problem of `split` for `seed`. */
   get(split: Split, index: number, seed: number): MathProblem {
-    if (!Number.isInteger(index) || index < 0) throw new RangeError(`math-v0: instance index must be a non-negative integer, got ${index}`);
+    if (!Number.isInteger(index) || index < 0)
+      throw new RangeError(`math-v0: instance index must be a non-negative integer, got ${index}`);
     let cache = this.caches.get(seed);
     if (!cache) {
       cache = { scanned: 0, bySplit: { train: [], validation: [], test: [] }, seen: new Set() };
@@ -61,8 +63,10 @@ export class GeneratedProblemSet {
     const max = this.options.maxCandidates ?? 200_000;
     while (cache.bySplit[split].length <= index) {
       if (cache.scanned >= max) {
-        throw new Error(`math-v0: could not generate ${index + 1} distinct ${split} problems from ${max} candidates `
-          + `(families: ${this.families.join(', ')}); use more families or fewer instances`);
+        throw new Error(
+          `math-v0: could not generate ${index + 1} distinct ${split} problems from ${max} candidates ` +
+            `(families: ${this.families.join(', ')}); use more families or fewer instances`,
+        );
       }
       const problem = this.candidate(seed, cache.scanned++);
       const key = problemKey(problem);

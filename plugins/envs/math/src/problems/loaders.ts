@@ -59,46 +59,70 @@ function detectFormat(row: Record<string, unknown>): Exclude<DatasetFormat, 'aut
 
 /** Converts one raw row into a problem, or throws a {@link MathDatasetError} naming `where`. */
 export function rowToProblem(row: unknown, options: DatasetOptions, where: string): MathProblem {
-  if (!row || typeof row !== 'object' || Array.isArray(row)) throw new MathDatasetError(`${where}: expected a JSON object, got ${JSON.stringify(row)?.slice(0, 60)}`);
+  if (!row || typeof row !== 'object' || Array.isArray(row))
+    throw new MathDatasetError(`${where}: expected a JSON object, got ${JSON.stringify(row)?.slice(0, 60)}`);
   const record = row as Record<string, unknown>;
   const requested = options.format ?? 'auto';
-  const format = requested === 'auto' ? detectFormat(record) ?? (options.fields ? 'polaris' : undefined) : requested;
+  const format = requested === 'auto' ? (detectFormat(record) ?? (options.fields ? 'polaris' : undefined)) : requested;
   if (!format) {
-    throw new MathDatasetError(`${where}: cannot tell the format from the fields ${JSON.stringify(Object.keys(record))}; `
-      + 'expected question/answer (GSM8K), problem/answer (AIME, Polaris), problem/solution (MATH) or question/final_answer (OlympiadBench); '
-      + 'set dataset.format or dataset.fields');
+    throw new MathDatasetError(
+      `${where}: cannot tell the format from the fields ${JSON.stringify(Object.keys(record))}; ` +
+        'expected question/answer (GSM8K), problem/answer (AIME, Polaris), problem/solution (MATH) or question/final_answer (OlympiadBench); ' +
+        'set dataset.format or dataset.fields',
+    );
   }
   const questionField = options.fields?.question ?? FORMAT_FIELDS[format].question;
   const answerField = options.fields?.answer ?? FORMAT_FIELDS[format].answer;
-  const missing = (field: string, role: string): MathDatasetError => new MathDatasetError(
-    `${where}: missing field "${field}" (the ${role}; format ${format}; fields present: ${Object.keys(record).join(', ') || 'none'}). `
-    + `Map another field with dataset.fields.${role === 'question' ? 'question' : 'answer'}.`);
+  const missing = (field: string, role: string): MathDatasetError =>
+    new MathDatasetError(
+      `${where}: missing field "${field}" (the ${role}; format ${format}; fields present: ${Object.keys(record).join(', ') || 'none'}). ` +
+        `Map another field with dataset.fields.${role === 'question' ? 'question' : 'answer'}.`,
+    );
   const q = record[questionField];
   if (q === undefined || q === null || String(q).trim() === '') throw missing(questionField, 'question');
   const a = record[answerField];
   if (a === undefined || a === null || String(a).trim() === '') throw missing(answerField, 'answer');
   // A list of answers (OlympiadBench's final_answer, or any format's answer field) is read by extractReference.
-  let answer = Array.isArray(a) ? extractReference(a)
-    : typeof a === 'string' ? a : typeof a === 'bigint' ? a.toString() : typeof a === 'number' ? String(a) : JSON.stringify(a);
-  if (Array.isArray(a) && answer === '') throw new MathDatasetError(`${where}: field "${answerField}" holds no answer (a list such as ["$4$"])`);
+  let answer = Array.isArray(a)
+    ? extractReference(a)
+    : typeof a === 'string'
+      ? a
+      : typeof a === 'bigint'
+        ? a.toString()
+        : typeof a === 'number'
+          ? String(a)
+          : JSON.stringify(a);
+  if (Array.isArray(a) && answer === '')
+    throw new MathDatasetError(`${where}: field "${answerField}" holds no answer (a list such as ["$4$"])`);
   let unit: string | undefined;
   if (format === 'olympiadbench') {
     answer = extractReference(answer);
-    if (answer === '') throw new MathDatasetError(`${where}: field "${answerField}" holds no answer (OlympiadBench format: a list such as ["$4$"])`);
+    if (answer === '')
+      throw new MathDatasetError(
+        `${where}: field "${answerField}" holds no answer (OlympiadBench format: a list such as ["$4$"])`,
+      );
     const u = record.unit;
     if (typeof u === 'string' && u.trim() !== '') unit = u.trim();
   } else if (Array.isArray(a)) {
     // A list is its answers already; the text formats below read a final answer out of a solution.
   } else if (format === 'gsm8k') {
     const final = gsm8kFinalAnswer(answer);
-    if (final === undefined) throw new MathDatasetError(`${where}: field "${answerField}" has no "#### <final answer>" line (GSM8K format)`);
+    if (final === undefined)
+      throw new MathDatasetError(`${where}: field "${answerField}" has no "#### <final answer>" line (GSM8K format)`);
     answer = final;
   } else if (format === 'math') {
     const boxed = extractLastBoxed(answer);
-    if (boxed === undefined) throw new MathDatasetError(`${where}: field "${answerField}" has no \\boxed{} final answer (MATH format)`);
+    if (boxed === undefined)
+      throw new MathDatasetError(`${where}: field "${answerField}" has no \\boxed{} final answer (MATH format)`);
     answer = boxed;
   }
-  return { question: String(q).trim(), answer: answer.trim(), source: format, origin: where, ...(unit ? { unit } : {}) };
+  return {
+    question: String(q).trim(),
+    answer: answer.trim(),
+    source: format,
+    origin: where,
+    ...(unit ? { unit } : {}),
+  };
 }
 
 /**
@@ -109,7 +133,9 @@ export function parseJsonl(text: string, options: DatasetOptions, file: string):
   const out: MathProblem[] = [];
   if (text.trimStart().startsWith('[')) {
     let rows: unknown;
-    try { rows = JSON.parse(text); } catch (err) {
+    try {
+      rows = JSON.parse(text);
+    } catch (err) {
       throw new MathDatasetError(`${file}: invalid JSON array (${err instanceof Error ? err.message : String(err)})`);
     }
     for (const [k, row] of (rows as unknown[]).entries()) {
@@ -123,8 +149,12 @@ export function parseJsonl(text: string, options: DatasetOptions, file: string):
     const line = lines[k]!.trim();
     if (line === '') continue;
     let row: unknown;
-    try { row = JSON.parse(line); } catch (err) {
-      throw new MathDatasetError(`${file}:${k + 1}: invalid JSON (${err instanceof Error ? err.message : String(err)})`);
+    try {
+      row = JSON.parse(line);
+    } catch (err) {
+      throw new MathDatasetError(
+        `${file}:${k + 1}: invalid JSON (${err instanceof Error ? err.message : String(err)})`,
+      );
     }
     out.push(rowToProblem(row, options, `${file}:${k + 1}`));
     if (options.limit !== undefined && out.length >= options.limit) break;
@@ -157,16 +187,31 @@ process.stdout.write(JSON.stringify(rows, (_k, v) => (typeof v === 'bigint' ? v.
 export function readParquetRowsSync(path: string): Record<string, unknown>[] {
   // The child resolves hyparquet from this package's directory (its dependency), like this module would.
   const packageDir = fileURLToPath(new URL('../..', import.meta.url));
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', PARQUET_CHILD, resolve(path)], { cwd: packageDir, encoding: 'utf8', maxBuffer: 1 << 30 });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', PARQUET_CHILD, resolve(path)], {
+    cwd: packageDir,
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+  });
   if (run.error || run.status !== 0) {
-    const why = run.error?.message ?? run.stderr.trim().split('\n').filter((l) => /Error/.test(l)).pop() ?? run.stderr.trim();
+    const why =
+      run.error?.message ??
+      run.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => /Error/.test(l))
+        .pop() ??
+      run.stderr.trim();
     throw new MathDatasetError(`${path}: could not read the Parquet file (${why})`);
   }
   return JSON.parse(run.stdout) as Record<string, unknown>[];
 }
 
 /** Converts Parquet rows to problems (`file#row` in errors, rows counted from 1). */
-function parquetToProblems(rows: readonly Record<string, unknown>[], options: DatasetOptions, file: string): MathProblem[] {
+function parquetToProblems(
+  rows: readonly Record<string, unknown>[],
+  options: DatasetOptions,
+  file: string,
+): MathProblem[] {
   const out: MathProblem[] = [];
   for (let k = 0; k < rows.length; k++) {
     out.push(rowToProblem(rows[k], options, `${file} row ${k + 1}`));
@@ -178,17 +223,22 @@ function parquetToProblems(rows: readonly Record<string, unknown>[], options: Da
 /** Resolves the dataset path and checks that the file exists. */
 function locate(options: DatasetOptions): string {
   const file = resolve(options.baseDir ?? process.cwd(), options.path);
-  if (!existsSync(file)) throw new MathDatasetError(`${file}: dataset file not found (environment.config.dataset.path)`);
+  if (!existsSync(file))
+    throw new MathDatasetError(`${file}: dataset file not found (environment.config.dataset.path)`);
   return file;
 }
 
 /** Whether a path names a Parquet file. */
-function isParquet(file: string): boolean { return extname(file).toLowerCase() === '.parquet'; }
+function isParquet(file: string): boolean {
+  return extname(file).toLowerCase() === '.parquet';
+}
 
 /** Loads a dataset file synchronously (JSONL directly, Parquet through a child process). */
 export function loadDatasetSync(options: DatasetOptions): MathProblem[] {
   const file = locate(options);
-  const problems = isParquet(file) ? parquetToProblems(readParquetRowsSync(file), options, file) : parseJsonl(readFileSync(file, 'utf8'), options, file);
+  const problems = isParquet(file)
+    ? parquetToProblems(readParquetRowsSync(file), options, file)
+    : parseJsonl(readFileSync(file, 'utf8'), options, file);
   if (problems.length === 0) throw new MathDatasetError(`${file}: the dataset has no rows`);
   return problems;
 }
@@ -196,7 +246,9 @@ export function loadDatasetSync(options: DatasetOptions): MathProblem[] {
 /** Loads a dataset file asynchronously (in-process for Parquet). */
 export async function loadDataset(options: DatasetOptions): Promise<MathProblem[]> {
   const file = locate(options);
-  const problems = isParquet(file) ? parquetToProblems(await readParquetRows(file), options, file) : parseJsonl(await readFile(file, 'utf8'), options, file);
+  const problems = isParquet(file)
+    ? parquetToProblems(await readParquetRows(file), options, file)
+    : parseJsonl(await readFile(file, 'utf8'), options, file);
   if (problems.length === 0) throw new MathDatasetError(`${file}: the dataset has no rows`);
   return problems;
 }

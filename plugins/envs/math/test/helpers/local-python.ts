@@ -17,12 +17,21 @@ export class LocalPythonSandbox implements SandboxLike {
     const command = request.language === 'python' ? python3Executable() : process.execPath;
     const args = request.language === 'python' ? ['-c', request.source] : ['-e', request.source];
     const started = Date.now();
-    const r = spawnSync(command, args, { input: request.stdin ?? '', encoding: 'utf8', timeout: request.limits?.wallMs ?? 5000 });
+    const r = spawnSync(command, args, {
+      input: request.stdin ?? '',
+      encoding: 'utf8',
+      timeout: request.limits?.wallMs ?? 5000,
+    });
     const timedOut = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
     return {
       verdict: timedOut ? 'timeout' : r.status === 0 ? 'ok' : 'runtime-error',
-      exitCode: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr ?? '',
-      wallMs: Date.now() - started, truncated: false, isolation: 'none',
+      exitCode: r.status,
+      signal: r.signal,
+      stdout: r.stdout ?? '',
+      stderr: r.stderr ?? '',
+      wallMs: Date.now() - started,
+      truncated: false,
+      isolation: 'none',
     };
   }
 }
@@ -35,7 +44,17 @@ export class ScriptedSandbox implements SandboxLike {
   /** {@inheritDoc SandboxLike.run} */
   async run(request: SandboxRunRequest): Promise<SandboxRunResult> {
     this.requests.push(request);
-    return { verdict: 'ok', exitCode: 0, signal: null, stdout: '', stderr: '', wallMs: 1, truncated: false, isolation: 'none', ...this.respond(request) };
+    return {
+      verdict: 'ok',
+      exitCode: 0,
+      signal: null,
+      stdout: '',
+      stderr: '',
+      wallMs: 1,
+      truncated: false,
+      isolation: 'none',
+      ...this.respond(request),
+    };
   }
 }
 
@@ -47,16 +66,40 @@ export class PrintSandbox implements SandboxLike {
   /** {@inheritDoc SandboxLike.run} */
   async run(request: SandboxRunRequest): Promise<SandboxRunResult> {
     let stdout = '';
-    for (const line of request.source.split('\n').map((l) => l.trim()).filter(Boolean)) {
+    for (const line of request.source
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)) {
       const m = /^print\((.*)\)$/.exec(line);
-      if (m) { stdout += `${String(JSON.parse(m[1]!))}\n`; continue; }
+      if (m) {
+        stdout += `${String(JSON.parse(m[1]!))}\n`;
+        continue;
+      }
       if (line.startsWith('raise')) {
-        return { verdict: 'runtime-error', exitCode: 1, signal: null, stdout, stderr: `Traceback (most recent call last):\n${line}\n`, wallMs: 1, truncated: false, isolation: 'none' };
+        return {
+          verdict: 'runtime-error',
+          exitCode: 1,
+          signal: null,
+          stdout,
+          stderr: `Traceback (most recent call last):\n${line}\n`,
+          wallMs: 1,
+          truncated: false,
+          isolation: 'none',
+        };
       }
       if (line.startsWith('x =') || line.startsWith('#')) continue;
       throw new Error(`PrintSandbox cannot run: ${line}`);
     }
-    return { verdict: 'ok', exitCode: 0, signal: null, stdout, stderr: '', wallMs: 1, truncated: false, isolation: 'none' };
+    return {
+      verdict: 'ok',
+      exitCode: 0,
+      signal: null,
+      stdout,
+      stderr: '',
+      wallMs: 1,
+      truncated: false,
+      isolation: 'none',
+    };
   }
 }
 
