@@ -18,19 +18,9 @@ import {
   tinyTokenizerDir,
   peftTensorName,
 } from '@troupe/lm';
+import { TINY_QWEN3 } from './helpers/tiny-config.js';
 
-const cfg = {
-  model_type: 'qwen3',
-  vocab_size: 300,
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 8,
-  eos_token_id: 2,
-  bos_token_id: 1,
-};
+const cfg = TINY_QWEN3;
 
 function logits(m: CausalLM): Float32Array {
   return tf.tidy(() => m.forward(tf.tensor2d([[1, 5, 7, 9]], [1, 4], 'int32')).logits.dataSync() as Float32Array);

@@ -21,19 +21,9 @@ import {
   MAX_SAFETENSORS_HEADER_BYTES,
   type SafeTensor,
 } from '@troupe/lm';
+import { TINY_QWEN3 } from './helpers/tiny-config.js';
 
-const cfg = {
-  model_type: 'qwen3',
-  vocab_size: 300,
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 8,
-  eos_token_id: 2,
-  bos_token_id: 1,
-};
+const cfg = TINY_QWEN3;
 
 /** Safetensors bytes with a header given as is (offsets, shapes and dtypes unchecked) and `dataBytes` of data. */
 function rawFile(header: Record<string, unknown>, dataBytes: number, headerLength?: bigint): Uint8Array {
