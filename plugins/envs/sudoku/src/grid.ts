@@ -32,9 +32,7 @@ export function emptyCells(puzzle: Grid): [number, number][] {
 
 /** Number of filled (non-zero) cells. */
 export function filledCount(grid: Grid): number {
-  let n = 0;
-  for (const row of grid) for (const v of row) if (v !== 0) n++;
-  return n;
+  return grid.flat().filter((v) => v !== 0).length;
 }
 
 /**
@@ -66,75 +64,46 @@ export function isSolvedGrid(grid: Grid): boolean {
  */
 export function countSolutions(grid: Grid, limit = 2, first?: number[][]): number {
   const size = grid.length;
-  const full = (1 << (size + 1)) - 2;
-  const rows = new Int32Array(size);
-  const cols = new Int32Array(size);
-  const boxes = new Int32Array(size);
-  const cells = copyGrid(grid);
-  const empty: number[] = [];
-  for (let r = 0; r < size; r++) {
-    for (let c = 0; c < size; c++) {
-      const v = cells[r]![c]!;
-      if (v === 0) {
-        empty.push(r * size + c);
-        continue;
-      }
-      const bit = 1 << v;
-      const b = boxIndex(size, r, c);
-      if (rows[r]! & bit || cols[c]! & bit || boxes[b]! & bit) return 0;
-      rows[r]! |= bit;
-      cols[c]! |= bit;
-      boxes[b]! |= bit;
-    }
+  const cells = grid.flat();
+  // used[u]: the values unit u holds as bits (units: rows 0..size-1, then columns, then boxes); units[i]: cell i's three
+  const used = new Int32Array(3 * size);
+  const units = cells.map((_, i) => {
+    const [r, c] = [Math.floor(i / size), i % size];
+    return [r, size + c, 2 * size + boxIndex(size, r, c)];
+  });
+  const toggle = (i: number, bit: number): void => units[i]!.forEach((u) => (used[u]! ^= bit));
+  const free = (i: number): number => ((1 << (size + 1)) - 2) & ~units[i]!.reduce((m, u) => m | used[u]!, 0);
+  for (const [i, v] of cells.entries()) {
+    if (v === 0) continue;
+    if (!(free(i) & (1 << v))) return 0;
+    toggle(i, 1 << v);
   }
-  const boxOf = Int32Array.from({ length: size * size }, (_, i) => boxIndex(size, Math.floor(i / size), i % size));
+  const empty = [...cells.keys()].filter((i) => cells[i] === 0);
   let found = 0;
-  const search = (remaining: number): void => {
-    if (remaining === 0) {
-      found++;
-      if (found === 1 && first) for (let r = 0; r < size; r++) first[r] = cells[r]!.slice();
-      return;
-    }
-    let bestI = -1;
-    let bestMask = 0;
-    let bestCount = 99;
-    for (let k = 0; k < remaining; k++) {
-      const i = empty[k]!;
-      const r = Math.floor(i / size);
-      const c = i % size;
-      const mask = full & ~(rows[r]! | cols[c]! | boxes[boxOf[i]!]!);
+  const search = (): void => {
+    let [best, bestMask, bestCount] = [-1, 0, size + 1];
+    for (const i of empty) {
+      if (cells[i] !== 0) continue;
+      const mask = free(i);
       let n = 0;
       for (let m = mask; m; m &= m - 1) n++;
-      if (n < bestCount) {
-        bestCount = n;
-        bestI = k;
-        bestMask = mask;
-        if (n <= 1) break;
-      }
+      if (n < bestCount) [best, bestMask, bestCount] = [i, mask, n];
+      if (n <= 1) break;
     }
-    if (bestCount === 0) return;
-    const i = empty[bestI]!;
-    empty[bestI] = empty[remaining - 1]!;
-    empty[remaining - 1] = i;
-    const r = Math.floor(i / size);
-    const c = i % size;
-    const b = boxOf[i]!;
+    if (best < 0) {
+      if (++found === 1 && first) for (let r = 0; r < size; r++) first[r] = cells.slice(r * size, r * size + size);
+      return;
+    }
     for (let m = bestMask; m && found < limit; m &= m - 1) {
       const bit = m & -m;
-      rows[r]! |= bit;
-      cols[c]! |= bit;
-      boxes[b]! |= bit;
-      cells[r]![c] = 31 - Math.clz32(bit);
-      search(remaining - 1);
-      rows[r]! &= ~bit;
-      cols[c]! &= ~bit;
-      boxes[b]! &= ~bit;
-      cells[r]![c] = 0;
+      toggle(best, bit);
+      cells[best] = 31 - Math.clz32(bit);
+      search();
+      toggle(best, bit);
     }
-    empty[remaining - 1] = empty[bestI]!;
-    empty[bestI] = i;
+    cells[best] = 0;
   };
-  search(empty.length);
+  search();
   return found;
 }
 
@@ -183,11 +152,7 @@ export function randomSolution(size: number, rng: Rng): number[][] {
 export function removeClues(solution: Grid, rng: Rng): number[][] {
   const size = solution.length;
   const puzzle = copyGrid(solution);
-  const order = shuffle(
-    Array.from({ length: size * size }, (_, i) => i),
-    rng,
-  );
-  for (const i of order) {
+  for (const i of shuffle([...Array(size * size).keys()], rng)) {
     const r = Math.floor(i / size);
     const c = i % size;
     const v = puzzle[r]![c]!;
@@ -209,33 +174,16 @@ export function removeClues(solution: Grid, rng: Rng): number[][] {
  * ```
  */
 export function renderGrid(grid: Grid): string {
-  const size = grid.length;
-  const b = boxShape(size);
-  const group = <T>(items: readonly T[], n: number): T[][] =>
-    Array.from({ length: items.length / n }, (_, k) => items.slice(k * n, k * n + n));
-  const header = group(
-    Array.from({ length: size }, (_, c) => String(c + 1)),
-    b.cols,
-  )
-    .map((g) => g.join(' '))
-    .join('   ');
-  const sep = group(
-    Array.from({ length: size }, () => '-'),
-    b.cols,
-  )
-    .map((g) => '-'.repeat(g.length * 2 - 1))
-    .join('-+-');
-  const lines = [`    ${header}`];
+  const { rows, cols } = boxShape(grid.length);
+  // a line's items in box groups: one space within a group, `between` across groups
+  const boxed = (items: readonly string[], between: string): string =>
+    items.map((s, c) => (c === 0 ? s : (c % cols === 0 ? between : ' ') + s)).join('');
+  const numbers = grid.map((_, c) => String(c + 1));
+  const rule = boxed([...'-'.repeat(grid.length)], '-+-').replaceAll(' ', '-');
+  const lines = [`    ${boxed(numbers, '   ')}`];
   grid.forEach((row, r) => {
-    if (r > 0 && r % b.rows === 0) lines.push(`    ${sep}`);
-    lines.push(
-      `${String(r + 1).padEnd(4)}${group(
-        row.map((v) => (v === 0 ? '.' : String(v))),
-        b.cols,
-      )
-        .map((g) => g.join(' '))
-        .join(' | ')}`,
-    );
+    if (r > 0 && r % rows === 0) lines.push(`    ${rule}`);
+    lines.push(`${String(r + 1).padEnd(4)}${boxed(row.map(cellText), ' | ')}`);
   });
   return lines.join('\n');
 }
@@ -245,9 +193,12 @@ export function formatFills(fills: readonly (readonly number[])[]): string {
   return `[${fills.map((f) => `[${f.join(',')}]`).join(',')}]`;
 }
 
+/** A cell as text: its value, `.` when empty. */
+const cellText = (v: number): string => (v === 0 ? '.' : String(v));
+
 /** A grid's rows as text, `.` for an empty cell. */
 function rowTexts(grid: Grid): string[] {
-  return grid.map((row) => row.map((v) => (v === 0 ? '.' : String(v))).join(''));
+  return grid.map((row) => row.map(cellText).join(''));
 }
 
 /** A grid on one line: its rows top to bottom, separated by spaces, `.` for an empty cell (`1.3. ..2. .... 4...`). */
