@@ -35,19 +35,25 @@ export function filledCount(grid: Grid): number {
   return grid.flat().filter((v) => v !== 0).length;
 }
 
+/** Each cell's three units `[row, size + col, 2·size + box]`, cell i = row·size + col: rows, columns, then boxes. */
+function cellUnits(size: number): number[][] {
+  return Array.from({ length: size * size }, (_, i) => {
+    const [r, c] = [Math.floor(i / size), i % size];
+    return [r, size + c, 2 * size + boxIndex(size, r, c)];
+  });
+}
+
 /**
  * Conflicting pairs: two filled cells with the same value in the same row, column or box (a pair sharing two units,
  * e.g. a row and a box, counts once per unit).
  */
 export function conflictCount(grid: Grid): number {
-  const size = grid.length;
-  const filled = grid
-    .flatMap((row, r) => row.map((v, c) => ({ v, r, c, box: boxIndex(size, r, c) })))
-    .filter((x) => x.v !== 0);
+  const cells = grid.flat();
+  // seen[u·(size+1) + v]: the cells of unit u holding v so far; a new one pairs with each of them
+  const seen = new Int32Array(3 * grid.length * (grid.length + 1));
   let pairs = 0;
-  filled.forEach((a, i) => {
-    for (const b of filled.slice(i + 1))
-      if (a.v === b.v) pairs += Number(a.r === b.r) + Number(a.c === b.c) + Number(a.box === b.box);
+  cellUnits(grid.length).forEach((units, i) => {
+    if (cells[i] !== 0) for (const u of units) pairs += seen[u * (grid.length + 1) + cells[i]!]!++;
   });
   return pairs;
 }
@@ -65,19 +71,13 @@ export function isSolvedGrid(grid: Grid): boolean {
 export function countSolutions(grid: Grid, limit = 2, first?: number[][]): number {
   const size = grid.length;
   const cells = grid.flat();
-  // used[u]: the values unit u holds as bits (units: rows 0..size-1, then columns, then boxes); units[i]: cell i's three
+  if (conflictCount(grid) > 0) return 0;
+  // used[u]: the values unit u holds, as bits
   const used = new Int32Array(3 * size);
-  const units = cells.map((_, i) => {
-    const [r, c] = [Math.floor(i / size), i % size];
-    return [r, size + c, 2 * size + boxIndex(size, r, c)];
-  });
+  const units = cellUnits(size);
   const toggle = (i: number, bit: number): void => units[i]!.forEach((u) => (used[u]! ^= bit));
   const free = (i: number): number => ((1 << (size + 1)) - 2) & ~units[i]!.reduce((m, u) => m | used[u]!, 0);
-  for (const [i, v] of cells.entries()) {
-    if (v === 0) continue;
-    if (!(free(i) & (1 << v))) return 0;
-    toggle(i, 1 << v);
-  }
+  cells.forEach((v, i) => v !== 0 && toggle(i, 1 << v));
   const empty = [...cells.keys()].filter((i) => cells[i] === 0);
   let found = 0;
   const search = (): void => {
