@@ -3,6 +3,7 @@
  * a limit), a seeded random full-solution generator, conflict counting and ASCII rendering.
  */
 import type { Rng } from '@troupe/kernel';
+import { shuffled } from '@troupe/kernel';
 
 /** A grid: `size` rows of `size` numbers, 0 for an empty cell, 1..size otherwise. */
 export type Grid = readonly (readonly number[])[];
@@ -64,85 +65,80 @@ export function isSolvedGrid(grid: Grid): boolean {
 }
 
 /**
+ * A grid being filled by backtracking, from a grid without conflicts: its cells (i = row·size + col), the values
+ * still free at a cell (as bits: v free when bit v is set), writing a cell, and the rows as they are now.
+ */
+function fillable(grid: Grid) {
+  const size = grid.length;
+  const cells = grid.flat();
+  const units = cellUnits(size);
+  const used = new Int32Array(3 * size); // the values each unit holds, as bits
+  const toggle = (i: number, v: number): void => units[i]!.forEach((u) => (used[u]! ^= 1 << v));
+  cells.forEach((v, i) => v !== 0 && toggle(i, v));
+  return {
+    cells,
+    free: (i: number): number => ((1 << (size + 1)) - 2) & ~units[i]!.reduce((m, u) => m | used[u]!, 0),
+    /** Writes v (0: empties) into cell i. */
+    set(i: number, v: number): void {
+      if (cells[i] !== 0) toggle(i, cells[i]!);
+      if (v !== 0) toggle(i, v);
+      cells[i] = v;
+    },
+    rows: (): number[][] => Array.from({ length: size }, (_, r) => cells.slice(r * size, r * size + size)),
+  };
+}
+
+/**
  * Counts the solutions of `grid` (a partial grid), stopping at `limit`. Backtracking with bitmasks, always branching
  * on the empty cell with the fewest candidates. A grid whose clues already conflict has 0 solutions. When `first`
  * is given, the first solution found is copied into it.
  */
 export function countSolutions(grid: Grid, limit = 2, first?: number[][]): number {
-  const size = grid.length;
-  const cells = grid.flat();
   if (conflictCount(grid) > 0) return 0;
-  // used[u]: the values unit u holds, as bits
-  const used = new Int32Array(3 * size);
-  const units = cellUnits(size);
-  const toggle = (i: number, bit: number): void => units[i]!.forEach((u) => (used[u]! ^= bit));
-  const free = (i: number): number => ((1 << (size + 1)) - 2) & ~units[i]!.reduce((m, u) => m | used[u]!, 0);
-  cells.forEach((v, i) => v !== 0 && toggle(i, 1 << v));
-  const empty = [...cells.keys()].filter((i) => cells[i] === 0);
+  const g = fillable(grid);
+  const empty = [...g.cells.keys()].filter((i) => g.cells[i] === 0);
   let found = 0;
   const search = (): void => {
-    let [best, bestMask, bestCount] = [-1, 0, size + 1];
+    let [best, bestMask, bestCount] = [-1, 0, grid.length + 1];
     for (const i of empty) {
-      if (cells[i] !== 0) continue;
-      const mask = free(i);
+      if (g.cells[i] !== 0) continue;
+      const mask = g.free(i);
       let n = 0;
       for (let m = mask; m; m &= m - 1) n++;
       if (n < bestCount) [best, bestMask, bestCount] = [i, mask, n];
       if (n <= 1) break;
     }
     if (best < 0) {
-      if (++found === 1 && first) for (let r = 0; r < size; r++) first[r] = cells.slice(r * size, r * size + size);
+      if (++found === 1 && first) first.splice(0, first.length, ...g.rows());
       return;
     }
     for (let m = bestMask; m && found < limit; m &= m - 1) {
-      const bit = m & -m;
-      toggle(best, bit);
-      cells[best] = 31 - Math.clz32(bit);
+      g.set(best, 31 - Math.clz32(m & -m));
       search();
-      toggle(best, bit);
     }
-    cells[best] = 0;
+    g.set(best, 0);
   };
   search();
   return found;
 }
 
-/** A uniformly shuffled copy. */
-function shuffle<T>(items: readonly T[], rng: Rng): T[] {
-  const out = items.slice();
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
-
 /** A seeded random complete solution: randomised backtracking, cells in order, values tried in a random order. */
 export function randomSolution(size: number, rng: Rng): number[][] {
-  const box = boxShape(size);
-  const grid = Array.from({ length: size }, () => Array.from({ length: size }, () => 0));
-  // v fits (r, c) when no cell k of its row, its column or its box holds it
-  const inBox = (r: number, c: number, k: number): number =>
-    grid[r - (r % box.rows) + Math.floor(k / box.cols)]![c - (c % box.cols) + (k % box.cols)]!;
-  const ok = (r: number, c: number, v: number): boolean => {
-    for (let k = 0; k < size; k++) if (grid[r]![k] === v || grid[k]![c] === v || inBox(r, c, k) === v) return false;
-    return true;
-  };
+  boxShape(size);
+  const g = fillable(Array.from({ length: size }, () => Array<number>(size).fill(0)));
   const values = Array.from({ length: size }, (_, i) => i + 1);
   const fill = (i: number): boolean => {
     if (i === size * size) return true;
-    const r = Math.floor(i / size);
-    const c = i % size;
-    for (const v of shuffle(values, rng)) {
-      if (!ok(r, c, v)) continue;
-      grid[r]![c] = v;
+    for (const v of shuffled(values, rng)) {
+      if (!(g.free(i) & (1 << v))) continue;
+      g.set(i, v);
       if (fill(i + 1)) return true;
-      grid[r]![c] = 0;
+      g.set(i, 0);
     }
     return false;
   };
   if (!fill(0)) throw new Error('sudoku: no solution found (cannot happen)');
-  return grid;
+  return g.rows();
 }
 
 /**
@@ -152,7 +148,7 @@ export function randomSolution(size: number, rng: Rng): number[][] {
 export function removeClues(solution: Grid, rng: Rng): number[][] {
   const size = solution.length;
   const puzzle = copyGrid(solution);
-  for (const i of shuffle([...Array(size * size).keys()], rng)) {
+  for (const i of shuffled([...Array(size * size).keys()], rng)) {
     const r = Math.floor(i / size);
     const c = i % size;
     const v = puzzle[r]![c]!;
