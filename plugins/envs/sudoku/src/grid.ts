@@ -36,12 +36,18 @@ export function filledCount(grid: Grid): number {
   return grid.flat().filter((v) => v !== 0).length;
 }
 
-/** Each cell's three units `[row, size + col, 2·size + box]`, cell i = row·size + col: rows, columns, then boxes. */
-function cellUnits(size: number): number[][] {
-  return Array.from({ length: size * size }, (_, i) => {
-    const [r, c] = [Math.floor(i / size), i % size];
-    return [r, size + c, 2 * size + boxIndex(size, r, c)];
-  });
+const unitTables = new Map<number, Int32Array>();
+
+/** The three units of each cell i = row·size + col at 3i..3i+2: its row, `size` + its column, `2·size` + its box. */
+function cellUnits(size: number): Int32Array {
+  const table =
+    unitTables.get(size) ??
+    Int32Array.from({ length: 3 * size * size }, (_, k) => {
+      const [r, c] = [Math.floor(k / 3 / size), Math.floor(k / 3) % size];
+      return [r, size + c, 2 * size + boxIndex(size, r, c)][k % 3]!;
+    });
+  unitTables.set(size, table);
+  return table;
 }
 
 /**
@@ -53,9 +59,11 @@ export function conflictCount(grid: Grid): number {
   // seen[u·(size+1) + v]: the cells of unit u holding v so far; a new one pairs with each of them
   const seen = new Int32Array(3 * grid.length * (grid.length + 1));
   let pairs = 0;
-  cellUnits(grid.length).forEach((units, i) => {
-    if (cells[i] !== 0) for (const u of units) pairs += seen[u * (grid.length + 1) + cells[i]!]!++;
-  });
+  const units = cellUnits(grid.length);
+  for (let k = 0; k < units.length; k++) {
+    const v = cells[Math.floor(k / 3)]!;
+    if (v !== 0) pairs += seen[units[k]! * (grid.length + 1) + v]!++;
+  }
   return pairs;
 }
 
@@ -73,11 +81,14 @@ function fillable(grid: Grid) {
   const cells = grid.flat();
   const units = cellUnits(size);
   const used = new Int32Array(3 * size); // the values each unit holds, as bits
-  const toggle = (i: number, v: number): void => units[i]!.forEach((u) => (used[u]! ^= 1 << v));
+  const toggle = (i: number, v: number): void => {
+    for (let k = 3 * i; k < 3 * i + 3; k++) used[units[k]!]! ^= 1 << v;
+  };
   cells.forEach((v, i) => v !== 0 && toggle(i, v));
   return {
     cells,
-    free: (i: number): number => ((1 << (size + 1)) - 2) & ~units[i]!.reduce((m, u) => m | used[u]!, 0),
+    free: (i: number): number =>
+      ((1 << (size + 1)) - 2) & ~(used[units[3 * i]!]! | used[units[3 * i + 1]!]! | used[units[3 * i + 2]!]!),
     /** Writes v (0: empties) into cell i. */
     set(i: number, v: number): void {
       if (cells[i] !== 0) toggle(i, cells[i]!);
