@@ -7,7 +7,7 @@ import { contentHash, splitOfContent } from '@troupe/kernel';
 import { InstanceStreams, deepFreeze } from '@troupe/game-kit';
 import type { SudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
-import { boxShape, conflictCount, countSolutions, filledCount, randomSolution, removeClues } from './grid.js';
+import { boxShape, conflictCount, copyGrid, countSolutions, filledCount, randomSolution, removeClues } from './grid.js';
 
 /** One Sudoku puzzle. Plain, deeply frozen data. */
 export interface SudokuInstance {
@@ -46,12 +46,12 @@ export function makeInstance(puzzle: readonly (readonly number[])[]): SudokuInst
   const n = countSolutions(puzzle, 2, solution);
   if (n !== 1)
     throw new Error(`sudoku: the puzzle must have exactly one solution, it has ${n === 0 ? 'none' : 'several'}`);
-  return deepFreeze<SudokuInstance>({
-    size,
-    puzzle: puzzle.map((r) => r.slice()),
-    solution,
-    clues: filledCount(puzzle),
-  });
+  return frozenInstance(copyGrid(puzzle), solution);
+}
+
+/** An instance of a puzzle and its solution, deeply frozen. */
+function frozenInstance(puzzle: Grid, solution: Grid): SudokuInstance {
+  return deepFreeze({ size: puzzle.length, puzzle, solution, clues: filledCount(puzzle) });
 }
 
 /** Most consecutive rejected or duplicate candidates before generation gives up with an error. */
@@ -75,8 +75,7 @@ export function sudokuStreams(config: SudokuConfig): InstanceStreams<SudokuInsta
       draw: (rng, split) => {
         const solution = randomSolution(size, rng);
         if (sudokuSplitOf(size, solution, config) !== split) return null;
-        const puzzle = removeClues(solution, rng);
-        return deepFreeze<SudokuInstance>({ size, puzzle, solution, clues: filledCount(puzzle) });
+        return frozenInstance(removeClues(solution, rng), solution);
       },
     },
     sudokuInstanceKey,
