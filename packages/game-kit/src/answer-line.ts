@@ -8,6 +8,11 @@ export function quoteExcerpt(text: string, max = 40): string {
   return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
 }
 
+/** A parse error of an answer: the `format` it should have, and what was `found` instead. */
+export function answerMismatch(format: string, found: string): { readonly ok: false; readonly error: string } {
+  return { ok: false, error: `expected "${format}", found ${found}` };
+}
+
 /** The result of {@link findAnswerLine}. */
 export type AnswerLine = { readonly ok: true; readonly line: string } | { readonly ok: false; readonly error: string };
 
@@ -25,8 +30,8 @@ export function findAnswerLine(text: string, format: string): AnswerLine {
     .map((l) => l.trim())
     .filter((l) => l.length > 0)
     .at(-1);
-  return {
-    ok: false,
-    error: `expected "${format}", found ${last === undefined ? 'an empty answer' : `no "####" line (last line ${quoteExcerpt(last)})`}`,
-  };
+  return answerMismatch(
+    format,
+    last === undefined ? 'an empty answer' : `no "####" line (last line ${quoteExcerpt(last)})`,
+  );
 }

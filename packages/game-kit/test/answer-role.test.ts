@@ -3,7 +3,9 @@ import type { Observation, SeatContext } from '@troupe/kernel';
 import {
   ANSWER_ROLE_DEFAULTS,
   AnswerLineRole,
+  answerMismatch,
   findAnswerLine,
+  quoteExcerpt,
   readAnswerRoleConfig,
   roleConfigReader,
   type AnswerRoleConfig,
@@ -26,7 +28,9 @@ class WordRole extends AnswerLineRole<string, AnswerRoleConfig & { readonly max:
   }
   protected read(text: string): { ok: true; action: string } | { ok: false; error: string } {
     const found = findAnswerLine(text, this.format());
-    return found.ok ? { ok: true, action: found.line.slice(4).trim() } : found;
+    if (!found.ok) return found;
+    const word = found.line.slice(4).trim();
+    return /^[a-z]+$/.test(word) ? { ok: true, action: word } : answerMismatch(this.format(), quoteExcerpt(word));
   }
   protected pattern(): string {
     return `#### [a-z]{1,${this.config.max}}`;
@@ -64,6 +68,11 @@ describe('AnswerLineRole', () => {
     const bad = new WordRole().parse('no answer', seat);
     assert.equal(bad.kind, 'invalid');
     assert.match((bad as { error: string }).error, /expected "#### <word>", found no "####" line/);
+    assert.deepEqual(new WordRole().parse('#### two words', seat), {
+      kind: 'invalid',
+      error: 'expected "#### <word>", found "two words"',
+      text: '#### two words',
+    });
     assert.deepEqual(new WordRole({ max: 2 }).grammar(seat), { kind: 'regex', pattern: '#### [a-z]{1,2}' });
   });
 

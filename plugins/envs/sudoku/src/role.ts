@@ -9,6 +9,7 @@ import { injectable, readConfigSchema } from '@troupe/kernel';
 import type { AnswerRoleConfig } from '@troupe/game-kit';
 import {
   AnswerLineRole,
+  answerMismatch,
   findAnswerLine,
   quoteExcerpt as quote,
   readAnswerRoleConfig,
@@ -89,13 +90,9 @@ export function parseGridAnswer(text: string, size: number): ParsedGrid {
   const body = found.line.slice(4).trim();
   const rows = body === '' ? [] : body.split(/\s+/);
   if (rows.length !== size)
-    return {
-      ok: false,
-      error: `expected "${format}", found ${rows.length} row${rows.length === 1 ? '' : 's'} in ${quote(found.line)}`,
-    };
+    return answerMismatch(format, `${rows.length} row${rows.length === 1 ? '' : 's'} in ${quote(found.line)}`);
   for (const [r, row] of rows.entries()) {
-    if (!/^\d+$/.test(row) || row.length !== size)
-      return { ok: false, error: `expected "${format}", found row ${r + 1} ${quote(row)}` };
+    if (!/^\d+$/.test(row) || row.length !== size) return answerMismatch(format, `row ${r + 1} ${quote(row)}`);
   }
   return { ok: true, grid: rows.map((row) => [...row].map(Number)) };
 }
@@ -112,10 +109,10 @@ export type ParsedFills =
 export function parseFills(text: string): ParsedFills {
   const found = findAnswerLine(text, SUDOKU_FILLER_FORMAT);
   if (!found.ok) return found;
+  const expected = (what: string): ParsedFills => answerMismatch(SUDOKU_FILLER_FORMAT, what);
   const line = found.line;
   const rest = line.slice(4).trim();
-  if (!/^\[[\d\s,[\]]*\]$/.test(rest))
-    return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found ${quote(line)}` };
+  if (!/^\[[\d\s,[\]]*\]$/.test(rest)) return expected(quote(line));
   const inner = rest.slice(1, -1).trim();
   if (inner === '') return { ok: true, fills: [] };
   const fills: Fill[] = [];
@@ -124,16 +121,11 @@ export function parseFills(text: string): ParsedFills {
   while (at < inner.length) {
     re.lastIndex = at;
     const m = re.exec(inner);
-    if (!m)
-      return {
-        ok: false,
-        error: `expected "${SUDOKU_FILLER_FORMAT}", found ${quote(inner.slice(at))} as fill ${fills.length + 1} (each fill is [row,col,value])`,
-      };
+    if (!m) return expected(`${quote(inner.slice(at))} as fill ${fills.length + 1} (each fill is [row,col,value])`);
     fills.push([Number(m[1]), Number(m[2]), Number(m[3])]);
     if (fills.length > MAX_PARSED_FILLS) return { ok: false, error: `more than ${MAX_PARSED_FILLS} fills` };
     at = re.lastIndex;
-    if (m[4] === ',' && at >= inner.length)
-      return { ok: false, error: `expected "${SUDOKU_FILLER_FORMAT}", found a trailing comma` };
+    if (m[4] === ',' && at >= inner.length) return expected('a trailing comma');
   }
   return { ok: true, fills };
 }
