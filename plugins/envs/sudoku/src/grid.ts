@@ -160,8 +160,7 @@ export function removeClues(solution: Grid, rng: Rng): number[][] {
   const size = solution.length;
   const puzzle = copyGrid(solution);
   for (const i of shuffled([...Array(size * size).keys()], rng)) {
-    const r = Math.floor(i / size);
-    const c = i % size;
+    const [r, c] = [Math.floor(i / size), i % size];
     const v = puzzle[r]![c]!;
     puzzle[r]![c] = 0;
     if (countSolutions(puzzle, 2) !== 1) puzzle[r]![c] = v;

@@ -91,9 +91,8 @@ export function parseGridAnswer(text: string, size: number): ParsedGrid {
   const rows = body === '' ? [] : body.split(/\s+/);
   if (rows.length !== size)
     return answerMismatch(format, `${rows.length} row${rows.length === 1 ? '' : 's'} in ${quote(found.line)}`);
-  for (const [r, row] of rows.entries()) {
-    if (!/^\d+$/.test(row) || row.length !== size) return answerMismatch(format, `row ${r + 1} ${quote(row)}`);
-  }
+  const bad = rows.findIndex((row) => !/^\d+$/.test(row) || row.length !== size);
+  if (bad >= 0) return answerMismatch(format, `row ${bad + 1} ${quote(rows[bad]!)}`);
   return { ok: true, grid: rows.map((row) => [...row].map(Number)) };
 }
 
