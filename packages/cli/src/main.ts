@@ -23,21 +23,27 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** Messages of errors thrown by kernel and plugins that are meant for users (they carry their own context). */
-function isUserFacing(err: unknown): err is Error {
-  return (
-    err instanceof Error &&
-    [
-      'SpecError',
-      'PluginError',
-      'CliError',
-      'UsageError',
-      'ConfigError',
-      'CheckpointError',
-      'DatasetError',
-      'FolderLockError',
-    ].includes(err.name)
-  );
+const USER_FACING = [
+  'SpecError',
+  'PluginError',
+  'CliError',
+  'UsageError',
+  'ConfigError',
+  'CheckpointError',
+  'DatasetError',
+  'FolderLockError',
+];
+
+/**
+ * Messages of errors thrown by kernel and plugins that are meant for users (they carry their own context), also when
+ * the turn loop wrapped one with where it happened (a policy's PluginError inside "episode …, seat …: failed to
+ * generate: …" is the user's server or config, not a bug of Troupe).
+ */
+export function isUserFacing(err: unknown): err is Error {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (USER_FACING.includes(e.name)) return true;
+  }
+  return false;
 }
 
 /** Runs the CLI with `argv` (as in process.argv) and resolves with the exit code: 0 ok, 1 failure, 2 usage. */
