@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CausalLM, Tokenizer } from '@troupe/lm';
 import { CliError, UsageError } from './errors.js';
@@ -19,6 +19,21 @@ export async function startBackend(
 }
 
 /**
+ * The error for a `--model` folder without config.json; a run's checkpoint (one folder per policy) names the
+ * policy folders to pick from.
+ */
+function noCheckpointHere(dir: string): CliError {
+  const policies = existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'config.json')))
+        .map((e) => e.name)
+    : [];
+  const pick =
+    policies.length > 0 ? `; it holds one per policy: use ${policies.map((p) => join(dir, p)).join(' or ')}` : '';
+  return new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)${pick}`);
+}
+
+/**
  * Loads the checkpoint folder a command was given (`--model DIR`, with an optional `--adapter DIR`): a folder without
  * config.json, or one that does not load, is a {@link CliError} naming it.
  */
@@ -28,8 +43,7 @@ export async function loadModelFolder(
   adapter?: string,
 ): Promise<{ dir: string; model: CausalLM }> {
   const dir = resolve(model);
-  if (!existsSync(join(dir, 'config.json')))
-    throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
+  if (!existsSync(join(dir, 'config.json'))) throw noCheckpointHere(dir);
   let loaded: CausalLM | undefined;
   try {
     loaded = await lm.loadCheckpoint(dir);
@@ -64,8 +78,7 @@ export async function loadOnnxModelFolder(
     throw new UsageError(
       '--adapter is not supported with --runtime onnx; merge the adapter into the checkpoint, or use --runtime tfjs',
     );
-  if (!existsSync(join(dir, 'config.json')))
-    throw new CliError(`--model ${dir}: no config.json there (expected a Hugging Face-layout checkpoint folder)`);
+  if (!existsSync(join(dir, 'config.json'))) throw noCheckpointHere(dir);
   const { OnnxCausalLM } = await importOptional(
     '@troupe/onnx',
     'troupe serve --runtime onnx',
