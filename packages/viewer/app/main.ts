@@ -5,7 +5,7 @@
 import { html } from 'htm/preact';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { Overview } from '../src/shared/types.js';
+import type { Overview } from '../src/common/types.js';
 import { useLoad } from './format.js';
 import { href, navigate, useRoute, type ViewName } from './route.js';
 import { pageSource, type DataSource } from './source.js';

@@ -2,8 +2,8 @@
  * Where the app's data comes from: the viewer's HTTP API (`troupe view`), or the snapshot an exported page inlines
  * (`troupe view --export`), answered in the page by the same query functions the server runs.
  */
-import { compareOutcomes, creditCells, queryGroups, stepSummaries } from '../src/shared/queries.js';
-import { episodeKey, type Snapshot } from '../src/shared/snapshot.js';
+import { compareOutcomes, creditCells, queryGroups, stepSummaries } from '../src/common/queries.js';
+import { episodeKey, type Snapshot } from '../src/common/snapshot.js';
 import type {
   Comparison,
   CreditCell,
@@ -12,7 +12,7 @@ import type {
   Overview,
   StepSummary,
   TraceLine,
-} from '../src/shared/types.js';
+} from '../src/common/types.js';
 
 /** The queries the views make. */
 export interface DataSource {

@@ -7,6 +7,6 @@ export { exportRun, snapshotRun, type ExportOptions, type ExportResult } from '.
 export { RunFolder, RunFolderError } from './server/run-folder.js';
 export { TraceIndex, TraceFileError } from './server/trace-index.js';
 export { readAppAssets, renderPage, AppNotBuiltError, APP_DIR, type AppAssets } from './server/assets.js';
-export * from './shared/types.js';
-export * from './shared/queries.js';
-export * from './shared/snapshot.js';
+export * from './common/types.js';
+export * from './common/queries.js';
+export * from './common/snapshot.js';

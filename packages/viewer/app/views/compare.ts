@@ -4,7 +4,7 @@
  * (turn, seat) where the two selected paths part; a pair opens side by side.
  */
 import { html } from 'htm/preact';
-import type { PairedEpisode, TraceLine } from '../../src/shared/types.js';
+import type { PairedEpisode, TraceLine } from '../../src/common/types.js';
 import type { DataSource } from '../source.js';
 import { fmt, shortId, useLoad } from '../format.js';
 import { href, navigate, type Route } from '../route.js';

@@ -4,7 +4,7 @@
  */
 import { html } from 'htm/preact';
 import { useMemo } from 'preact/hooks';
-import type { CreditCell } from '../../src/shared/types.js';
+import type { CreditCell } from '../../src/common/types.js';
 import type { DataSource } from '../source.js';
 import { Plot } from '../charts.js';
 import { fmt, pct, useLoad } from '../format.js';

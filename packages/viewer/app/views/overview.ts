@@ -1,7 +1,7 @@
 /** The run overview: traces, metric plots, evaluations with the paired comparison, checkpoints, the spec as run. */
 import { html } from 'htm/preact';
 import { useMemo } from 'preact/hooks';
-import type { Overview } from '../../src/shared/types.js';
+import type { Overview } from '../../src/common/types.js';
 import { metricCharts, Plot } from '../charts.js';
 import { bytes, fmt, pct } from '../format.js';
 import { href } from '../route.js';

@@ -4,9 +4,9 @@
  * episodes, malformed completions, zero variance). The filters live in the location, so a filtered table is a link.
  */
 import { html } from 'htm/preact';
-import type { GroupQuery, GroupSummary, StepSummary } from '../../src/shared/types.js';
+import type { GroupQuery, GroupSummary, StepSummary } from '../../src/common/types.js';
 import type { DataSource } from '../source.js';
-import { maxAbsAdvantage, meanReward } from '../../src/shared/queries.js';
+import { maxAbsAdvantage, meanReward } from '../../src/common/queries.js';
 import { fmt, pct, shortId, signed, useLoad } from '../format.js';
 import { boolParam, href, intParam, navigate, type Route } from '../route.js';
 

@@ -6,7 +6,7 @@
  */
 import { html } from 'htm/preact';
 import { useEffect } from 'preact/hooks';
-import type { ChatMessage, Overview, TraceLine } from '../../src/shared/types.js';
+import type { ChatMessage, Overview, TraceLine } from '../../src/common/types.js';
 import type { DataSource } from '../source.js';
 import { fmt, signed, useLoad } from '../format.js';
 import { href, intParam, type Route } from '../route.js';

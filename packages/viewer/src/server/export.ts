@@ -1,8 +1,8 @@
 /** `troupe view RUN --export FILE.html`: one self-contained page (the app, its styles and the run's data inlined). */
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { episodeKey, type Snapshot, type TraceSnapshot } from '../shared/snapshot.js';
-import type { TraceLine } from '../shared/types.js';
+import { episodeKey, type Snapshot, type TraceSnapshot } from '../common/snapshot.js';
+import type { TraceLine } from '../common/types.js';
 import { readAppAssets, renderPage, type AppAssets } from './assets.js';
 import { RunFolder } from './run-folder.js';
 

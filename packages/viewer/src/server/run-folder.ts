@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { loadTeamSpec } from '@troupe/kernel';
-import type { CheckpointInfo, Overview } from '../shared/types.js';
+import type { CheckpointInfo, Overview } from '../common/types.js';
 import { TraceIndex, TraceFileError } from './trace-index.js';
 
 /** A run folder that cannot be viewed; the message names the path and what to do. */

@@ -3,8 +3,8 @@
  * first indexes what the run appended since the last one, so a page polling it follows a run that is still writing.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { compareOutcomes, creditCells, queryGroups, stepSummaries } from '../shared/queries.js';
-import type { GroupQuery } from '../shared/types.js';
+import { compareOutcomes, creditCells, queryGroups, stepSummaries } from '../common/queries.js';
+import type { GroupQuery } from '../common/types.js';
 import { readAppAssets, renderPage, type AppAssets } from './assets.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
 import { TraceFileError } from './trace-index.js';

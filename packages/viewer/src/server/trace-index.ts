@@ -5,8 +5,8 @@
  * No record text stays in memory: an episode's tree is read back from its groups' byte ranges on demand.
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import type { EpisodeOutcome, GroupSummary, TraceLine } from '../shared/types.js';
-import { hashText } from '../shared/queries.js';
+import type { EpisodeOutcome, GroupSummary, TraceLine } from '../common/types.js';
+import { hashText } from '../common/queries.js';
 
 /** Bytes read per scan chunk (the server answers other requests between chunks). */
 const CHUNK = 1 << 20;
