@@ -32,6 +32,7 @@ import {
   findPackageJson,
   isPathLike,
   KIND_TO_CONTRIBUTION,
+  OFFICIAL_PROVIDERS,
   resolvePlugin,
   stripVersion,
   type PluginKind,
@@ -358,15 +359,20 @@ export class PluginHost {
     if (found) return found;
     const pluginKind = Object.entries(KIND_TO_CONTRIBUTION).find(([, v]) => v === kind)![0] as PluginKind;
     const packageName = isPathLike(name) ? name : stripVersion(name);
-    let plugin: LoadedPlugin;
-    try {
-      plugin = await this.load(packageName, { kind: pluginKind, baseDirs });
-    } catch (error) {
-      // No package of that name: a package may still contribute the id under another name (`coder-proposer-v0`
-      // comes from @troupe/role-coder). Find it from the installed manifests (no plugin code runs for that).
-      const declaring = isPathLike(name) ? undefined : this.findDeclaringPlugin(kind, name, baseDirs);
-      if (!declaring) throw error;
-      plugin = await this.load(declaring, { baseDirs });
+    // An official contribution not named after its package (`oracle` is @troupe/policy-scripted's): load that package
+    // directly rather than scanning every installed manifest for it; when it is not installed, the search below runs.
+    const provider = isPathLike(name) ? undefined : OFFICIAL_PROVIDERS[pluginKind]?.[packageName];
+    let plugin = provider ? await this.load(provider, { baseDirs }).catch(() => undefined) : undefined;
+    if (!plugin) {
+      try {
+        plugin = await this.load(packageName, { kind: pluginKind, baseDirs });
+      } catch (error) {
+        // No package of that name: a package may still contribute the id under another name (`coder-proposer-v0`
+        // comes from @troupe/role-coder). Find it from the installed manifests (no plugin code runs for that).
+        const declaring = isPathLike(name) ? undefined : this.findDeclaringPlugin(kind, name, baseDirs);
+        if (!declaring) throw error;
+        plugin = await this.load(declaring, { baseDirs });
+      }
     }
     const offered = plugin.contributions.filter((c) => c.kind === kind).map((c) => c.id);
     // `@acme/troupe-role-mover` and `@acme/mover` stand for `mover` (highest -vN); a single contribution is meant.

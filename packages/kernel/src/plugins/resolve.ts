@@ -24,9 +24,9 @@ export const KIND_TO_CONTRIBUTION = {
 } as const;
 
 /**
- * Official packages whose contributions are not named after them, by plugin kind: contribution → package. Used only
- * to say which package to install when none installed declares the contribution (installed manifests are searched
- * first, see `PluginHost.ensure`).
+ * Official packages whose contributions are not named after them, by plugin kind: contribution → package.
+ * `PluginHost.ensure` loads the package directly when it is installed (no scan of the installed manifests), and the
+ * missing-plugin hint names it when it is not.
  */
 export const OFFICIAL_PROVIDERS: Readonly<Partial<Record<PluginKind, Readonly<Record<string, string>>>>> = {
   policy: {
