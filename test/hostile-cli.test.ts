@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CausalLM, initBackend, writeCheckpoint } from '@troupe/lm';
 import { json, ROOT, troupe, type CliResult } from '../packages/cli/test/helpers/cli.js';
+import { TINY_QWEN3 } from '../packages/lm/test/helpers/tiny-config.js';
 
 const example = join(ROOT, 'examples', 'plan-path.yaml');
 
@@ -83,18 +84,7 @@ describe('hostile inputs through the CLI', function () {
 
   it('a hostile checkpoint named by a spec or by --model is refused naming the file', async () => {
     await initBackend();
-    const cfg = {
-      model_type: 'qwen3',
-      vocab_size: 300,
-      hidden_size: 16,
-      intermediate_size: 24,
-      num_hidden_layers: 2,
-      num_attention_heads: 2,
-      num_key_value_heads: 1,
-      head_dim: 8,
-      eos_token_id: 2,
-      bos_token_id: 1,
-    };
+    const cfg = TINY_QWEN3;
     const model = CausalLM.random(cfg, 1);
     const sharded = join(dir, 'sharded');
     const layers = join(dir, 'layers');
