@@ -14,6 +14,9 @@ command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 # Debian's chromium: the viewer's tests drive it headless through playwright-core (no browser download);
 # `troupe view` itself needs no browser on the machine that serves it.
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need_apt+=(chromium)
+# Debian's Redis: the distributed engine (BullMQ) queues rollouts on it; its tests start their own redis-server on a
+# free port, so no service needs to run.
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 # Optional: Debian's PyTorch, the yardstick for numerical parity and speed (tests and `troupe bench model` use it
 # when present). CI sets TROUPE_WITH_TORCH=1.
 if [ "${TROUPE_WITH_TORCH:-0}" = 1 ] && ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
@@ -21,10 +24,10 @@ if [ "${TROUPE_WITH_TORCH:-0}" = 1 ] && ! /usr/bin/python3 -c 'import torch' >/d
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing ${need_apt[*]} (sandbox isolation, the viewer's browser tests)"
+    echo "setup: installing ${need_apt[*]} (sandbox isolation, the viewer's browser tests, Redis for the distributed engine)"
     apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
   else
-    echo "setup: please install ${need_apt[*]} for sandbox isolation and the viewer's browser tests (sudo apt-get install ${need_apt[*]})" >&2
+    echo "setup: please install ${need_apt[*]} for sandbox isolation, the viewer's browser tests and the distributed engine (sudo apt-get install ${need_apt[*]})" >&2
   fi
 fi
 
