@@ -193,6 +193,11 @@ export interface GenerationItem {
   readonly promptIds: readonly number[];
   /** Sampling options of this prompt (`tokenizer` and `signal` come from the batch). */
   readonly options: Omit<GenerateOptions, 'tokenizer' | 'signal'>;
+  /**
+   * The model whose LoRA adapters this prompt decodes with: one sharing the batch model's base (`CausalLM.shareBase`),
+   * so prompts of several adapters decode in one batch over one base. Default: the batch model itself.
+   */
+  readonly adapter?: CausalLM;
 }
 
 interface RowState {
@@ -244,10 +249,15 @@ export interface StepDecoder {
   dispose(): void;
 }
 
-/** A tfjs `CausalLM` as a {@link StepDecoder}: every op in `tf.tidy`, the cache kept between steps. */
-function tfjsDecoder(model: CausalLM): StepDecoder {
+/**
+ * A tfjs `CausalLM` as a {@link StepDecoder}: every op in `tf.tidy`, the cache kept between steps. With
+ * `itemAdapters` (one model sharing `model`'s base per prompt), each row runs through its prompt's adapters.
+ */
+function tfjsDecoder(model: CausalLM, itemAdapters?: readonly CausalLM[]): StepDecoder {
   const V = model.config.vocabSize;
   let cache: KvCache | undefined;
+  /** Each current row's adapter model (with `itemAdapters`). */
+  let rowAdapters: CausalLM[] | undefined;
   const read = async (logits: tf.Tensor): Promise<Float32Array> => {
     try {
       return (await logits.data()) as Float32Array;
@@ -264,7 +274,13 @@ function tfjsDecoder(model: CausalLM): StepDecoder {
             [ids.length, ids[0]!.length],
             'int32',
           ),
-          { cache: [], lastOnly: true, differentiableEmbedding: false, padLeft: [...pads] },
+          {
+            cache: [],
+            lastOnly: true,
+            differentiableEmbedding: false,
+            padLeft: [...pads],
+            ...(itemAdapters ? { rowAdapters: itemAdapters } : {}),
+          },
         );
         const idx = tf.tensor1d([...rowItems], 'int32');
         const trivial = ids.length === 1 && rowItems.length === 1;
@@ -275,10 +291,12 @@ function tfjsDecoder(model: CausalLM): StepDecoder {
         };
       });
       cache = pre.cache;
+      if (itemAdapters) rowAdapters = rowItems.map((i) => itemAdapters[i]!);
       return read(pre.logits);
     },
     async step(tokens, keep, pos, pads) {
       const prev = cache!;
+      if (rowAdapters && keep) rowAdapters = keep.map((s) => rowAdapters![s]!);
       const next = tf.tidy(() => {
         let c: KvCache = prev;
         if (keep) {
@@ -290,6 +308,7 @@ function tfjsDecoder(model: CausalLM): StepDecoder {
           start: pos,
           differentiableEmbedding: false,
           padLeft: [...pads],
+          ...(rowAdapters ? { rowAdapters } : {}),
         });
         return {
           logits: tf.keep(out.logits.reshape([tokens.length, V])),
@@ -312,7 +331,8 @@ function tfjsDecoder(model: CausalLM): StepDecoder {
  * positions count from each prompt's first token), each prompt is prefilled once and its cache tiled to its `n`
  * rows, and finished rows leave the batch. Row j of item i samples from `createRng(deriveSeed(seed_i, 'row', j))`,
  * so an item's samples do not depend on which other items share the batch (up to float rounding of the padded
- * matmuls). Every tensor op runs in `tf.tidy`; the KV cache is disposed on every exit path (finish, abort, error).
+ * matmuls). Prompts with an `adapter` decode through that model's LoRA adapters on the shared base, in the same
+ * batch as the others. Every tensor op runs in `tf.tidy`; the KV cache is disposed on every exit path (finish, abort, error).
  * Yields to the event loop between tokens so an abort signal can fire; rejects with an `AbortError` then.
  */
 export async function generateBatch(
@@ -320,7 +340,13 @@ export async function generateBatch(
   items: readonly GenerationItem[],
   shared: GenerationShared = {},
 ): Promise<GeneratedSample[][]> {
-  return decodeBatch(tfjsDecoder(model), model.config, items, shared);
+  const own = items.every((it) => !it.adapter || it.adapter === model);
+  return decodeBatch(
+    tfjsDecoder(model, own ? undefined : items.map((it) => it.adapter ?? model)),
+    model.config,
+    items,
+    shared,
+  );
 }
 
 /**

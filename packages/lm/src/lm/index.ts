@@ -7,5 +7,6 @@ export { mm, linear, rmsNorm, embed, oneHotF32, silu, ropeInvFreq } from './ops.
 export * from './model.js';
 export * from './grammar.js';
 export * from './generate.js';
+export * from './adapters.js';
 export * from './train.js';
 export * from './hf-checkpoint.js';

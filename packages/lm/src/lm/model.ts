@@ -48,6 +48,13 @@ export interface ForwardOptions {
    * masked as keys, and its positions count from its first real token. Constant over a cached generation.
    */
   readonly padLeft?: readonly number[];
+  /**
+   * The model whose LoRA adapters each row runs through (`B` entries; models sharing this model's base, see
+   * {@link CausalLM.shareBase}): the base matmuls run once for the whole batch, each row's low-rank update from its
+   * own adapter (rows of one adapter in a run are multiplied together). A model without adapters leaves its rows on
+   * the base. Default: every row uses this model's own adapters.
+   */
+  readonly rowAdapters?: readonly CausalLM[];
 }
 
 /** One LoRA adapter on a linear module: `y += (x @ A) @ B * scale` with A `[in, r]`, B `[r, out]` (stored transposed). */
@@ -78,6 +85,36 @@ function transpose2d(data: Float32Array, rows: number, cols: number): Float32Arr
   return out;
 }
 
+/**
+ * The frozen base weights, shared by every model made from one by {@link CausalLM.shareBase} and freed when the last
+ * of them is disposed.
+ */
+class BaseWeights {
+  /** Parameters by Hugging Face name (linear weights transposed to `[in, out]`). */
+  readonly params = new Map<string, tf.Variable>();
+  /** The models holding it (not yet disposed). */
+  holders = 1;
+  /** The tied head on wasm: the embedding transposed, and the embedding data it was taken from (`CausalLM.head`). */
+  tiedHead: { readonly source: object; readonly t: tf.Tensor } | undefined;
+
+  constructor(readonly rot: tf.Tensor2D) {}
+
+  dispose(): void {
+    for (const v of this.params.values()) v.dispose();
+    this.params.clear();
+    this.tiedHead?.t.dispose();
+    this.tiedHead = undefined;
+    this.rot.dispose();
+  }
+}
+
+/** A run of consecutive batch rows that use one model's adapters. */
+interface AdapterRun {
+  readonly start: number;
+  readonly count: number;
+  readonly model: CausalLM;
+}
+
 /** tfjs treats seed 0 as "no seed" (a fresh random stream per process), so 0 maps to 2^32. */
 function tfSeed(s: number): number {
   return s === 0 ? 2 ** 32 : s;
@@ -89,21 +126,58 @@ export class CausalLM {
   readonly config: LmConfig;
   /** The Hugging Face config it came from (written back on save). */
   readonly hfConfig: Record<string, unknown>;
-  /** Parameters by Hugging Face name (linear weights transposed to `[in, out]`). */
-  readonly params = new Map<string, tf.Variable>();
+  /**
+   * Parameters by Hugging Face name (linear weights transposed to `[in, out]`): the base, the same Map (and
+   * variables) in every model that shares it ({@link shareBase}).
+   */
+  readonly params: Map<string, tf.Variable>;
   /** LoRA adapters by module path (e.g. `model.layers.0.self_attn.q_proj`), when attached. */
   readonly lora = new Map<string, LoraPair>();
   /** The LoRA settings, when attached. */
   loraConfig: LoraConfig | undefined;
-  private rot: tf.Tensor2D;
+  private readonly base: BaseWeights;
   private disposed = false;
-  /** The tied head on wasm: the embedding transposed, and the embedding data it was taken from ({@link head}). */
-  private tiedHead: { readonly source: object; readonly t: tf.Tensor } | undefined;
 
-  private constructor(hfConfig: Record<string, unknown>, where: string) {
+  private constructor(hfConfig: Record<string, unknown>, where: string, base?: BaseWeights) {
     this.hfConfig = { ...hfConfig };
     this.config = parseHfConfig(hfConfig, where);
-    this.rot = tf.keep(rotateHalfMatrix(this.config.headDim));
+    this.base = base ?? new BaseWeights(tf.keep(rotateHalfMatrix(this.config.headDim)));
+    this.params = this.base.params;
+  }
+
+  /**
+   * A model over THIS model's base weights (the same tensors, not a copy) with no LoRA adapters of its own: attach
+   * its own with {@link addLora} or a saved adapter. Each model's adapters, optimizer and checkpoint stay its own; the
+   * base is frozen for all of them ({@link trainableVariables} refuses to train it) and freed when the last model
+   * sharing it is disposed. Rows of several such models decode together in one forward pass
+   * (`ForwardOptions.rowAdapters`).
+   */
+  shareBase(): CausalLM {
+    if (this.disposed) throw new Error('CausalLM.shareBase: the model was disposed');
+    this.base.holders++;
+    return new CausalLM(this.hfConfig, 'config', this.base);
+  }
+
+  /** Whether `other` runs on the same base weights (one made from the other by {@link shareBase}, or itself). */
+  sharesBaseWith(other: CausalLM): boolean {
+    return other.base === this.base;
+  }
+
+  /** Whether another live model shares this model's base ({@link shareBase}). */
+  get baseShared(): boolean {
+    return this.base.holders > 1;
+  }
+
+  /** Bytes of the base weights (float32), held once however many models share them. */
+  baseBytes(): number {
+    return this.numParams() * 4;
+  }
+
+  /** Bytes of this model's own LoRA adapters (float32); 0 without adapters. */
+  adapterBytes(): number {
+    let n = 0;
+    for (const { a, b } of this.lora.values()) n += a.size + b.size;
+    return n * 4;
   }
 
   /**
@@ -151,7 +225,9 @@ export class CausalLM {
         }
         const data = isLinear(name) ? transpose2d(t.data, shape[0]!, shape[1]!) : t.data;
         const s = isLinear(name) ? [shape[1]!, shape[0]!] : shape;
-        m.params.set(name, tf.variable(tf.tensor(data, s, 'float32'), true));
+        const init = tf.tensor(data, s, 'float32');
+        m.params.set(name, tf.variable(init, true));
+        init.dispose(); // the variable holds the data
         t = undefined;
       }
     } catch (err) {
@@ -178,6 +254,7 @@ export class CausalLM {
    * tensor or a wrong shape, before changing anything.
    */
   assignTensors(tensors: ReadonlyMap<string, HostTensor>, where = 'tensors'): void {
+    if (this.baseShared) throw new Error(`${where}: this model shares its base weights with other models; they stay`);
     const shapes = parameterShapes(this.config);
     for (const [name, shape] of shapes) {
       const t = tensors.get(name);
@@ -201,9 +278,14 @@ export class CausalLM {
     return n;
   }
 
-  /** The variables an optimizer should update: the LoRA adapters when attached, else every base parameter. */
+  /**
+   * The variables an optimizer should update: the LoRA adapters when attached, else every base parameter. A model
+   * sharing its base with another ({@link shareBase}) trains only adapters: without them this throws.
+   */
   trainableVariables(): tf.Variable[] {
     if (this.lora.size > 0) return [...this.lora.values()].flatMap((p) => [p.a, p.b]);
+    if (this.baseShared)
+      throw new Error('this model shares its base weights with other models: only LoRA adapters train; attach some');
     return [...this.params.values()];
   }
 
@@ -221,11 +303,12 @@ export class CausalLM {
       if (!cfg.targetModules.includes(mod.split('.').pop()!)) continue;
       const [inDim, outDim] = v.shape as [number, number];
       const bound = 1 / Math.sqrt(inDim); // kaiming_uniform_(a=sqrt(5)) on [r, in] gives U(-1/sqrt(in), 1/sqrt(in))
-      const a = tf.variable(
-        tf.tidy(() => tf.randomUniform([inDim, cfg.r], -bound, bound, 'float32', tfSeed(s++))),
-        true,
-      );
-      const b = tf.variable(tf.zeros([cfg.r, outDim]), true);
+      const initA = tf.randomUniform([inDim, cfg.r], -bound, bound, 'float32', tfSeed(s++));
+      const initB = tf.zeros([cfg.r, outDim]);
+      const a = tf.variable(initA, true);
+      const b = tf.variable(initB, true);
+      initA.dispose(); // the variables hold the data
+      initB.dispose();
       this.lora.set(mod, { a, b });
     }
     if (this.lora.size === 0) {
@@ -282,15 +365,45 @@ export class CausalLM {
     return v;
   }
 
-  private proj(x: tf.Tensor, mod: string, bias: boolean): tf.Tensor {
-    let y = linear(x, this.p(mod + '.weight'), bias ? this.p(mod + '.bias') : undefined);
-    const l = this.lora.get(mod);
-    if (l && this.loraConfig) {
-      const inDim = x.shape[x.rank - 1]!;
-      const delta = mm(mm(x.reshape([-1, inDim]), l.a), l.b).mul(this.loraConfig.alpha / this.loraConfig.r);
-      y = y.add(delta.reshape(y.shape));
-    }
-    return y;
+  /**
+   * A linear module: the base matmul once for the whole batch, plus each run's low-rank update `(x @ A) @ B · α/r`
+   * from its model's adapter on this module (none: the base alone). `x` is `[B, T, in]`.
+   */
+  private proj(x: tf.Tensor, mod: string, bias: boolean, runs: readonly AdapterRun[]): tf.Tensor {
+    const y = linear(x, this.p(mod + '.weight'), bias ? this.p(mod + '.bias') : undefined);
+    const adapted = runs.map((r) => {
+      const l = r.model.lora.get(mod);
+      return l && r.model.loraConfig ? { l, scale: r.model.loraConfig.alpha / r.model.loraConfig.r } : undefined;
+    });
+    if (adapted.every((a) => !a)) return y;
+    const inDim = x.shape[x.rank - 1]!;
+    const outDim = y.shape[y.rank - 1]!;
+    const rest = y.shape.slice(1, -1);
+    const deltas = runs.map((r, i) => {
+      const a = adapted[i];
+      const rowShape = [r.count, ...rest, outDim];
+      if (!a) return tf.zeros(rowShape);
+      const xs = runs.length === 1 ? x : x.slice(r.start, r.count);
+      return mm(mm(xs.reshape([-1, inDim]), a.l.a), a.l.b)
+        .mul(a.scale)
+        .reshape(rowShape);
+    });
+    return y.add(deltas.length === 1 ? deltas[0]! : tf.concat(deltas, 0));
+  }
+
+  /** The rows' adapter runs: consecutive rows of one model together; every row this model's own without `rows`. */
+  private adapterRuns(B: number, rows: readonly CausalLM[] | undefined): AdapterRun[] {
+    if (!rows) return [{ start: 0, count: B, model: this }];
+    if (rows.length !== B) throw new Error(`CausalLM.forward: rowAdapters has ${rows.length} rows for a batch of ${B}`);
+    const runs: AdapterRun[] = [];
+    rows.forEach((m, b) => {
+      if (!this.sharesBaseWith(m))
+        throw new Error(`CausalLM.forward: rowAdapters[${b}] does not share this model's base weights`);
+      const last = runs.at(-1);
+      if (last && last.model === m) runs[runs.length - 1] = { ...last, count: last.count + 1 };
+      else runs.push({ start: b, count: 1, model: m });
+    });
+    return runs;
   }
 
   /**
@@ -310,7 +423,8 @@ export class CausalLM {
     const pastLen = past && past.length > 0 ? past[0]!.k.shape[2]! : 0;
     const start = opts.start ?? pastLen;
     const wantCache = opts.returnCache ?? past !== undefined;
-    const diffEmbed = opts.differentiableEmbedding ?? this.lora.size === 0;
+    const runs = this.adapterRuns(B, opts.rowAdapters);
+    const diffEmbed = opts.differentiableEmbedding ?? runs.every((r) => r.model.lora.size === 0);
     const pads = opts.padLeft && opts.padLeft.some((p) => p > 0) ? opts.padLeft : undefined;
     if (pads && pads.length !== B)
       throw new Error(`CausalLM.forward: padLeft has ${pads.length} rows for a batch of ${B}`);
@@ -330,9 +444,9 @@ export class CausalLM {
     for (let i = 0; i < c.numLayers; i++) {
       const pre = `model.layers.${i}.`;
       const h = rmsNorm(x, this.p(pre + 'input_layernorm.weight'), eps);
-      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias).reshape([B, T, H, hd]);
-      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias).reshape([B, T, KV, hd]);
-      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias).reshape([B, T, KV, hd]);
+      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias, runs).reshape([B, T, H, hd]);
+      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias, runs).reshape([B, T, KV, hd]);
+      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias, runs).reshape([B, T, KV, hd]);
       if (c.qkNorm) {
         q = rmsNorm(q, this.p(pre + 'self_attn.q_norm.weight'), eps);
         k = rmsNorm(k, this.p(pre + 'self_attn.k_norm.weight'), eps);
@@ -342,8 +456,8 @@ export class CausalLM {
         k = mm(k.reshape([-1, hd]), ropeK!).reshape([B, KV, 1, hd]);
         v = v.reshape([B, KV, 1, hd]);
       } else {
-        q = applyRope(q, cos!, sin!, this.rot).mul(scale).transpose([0, 2, 1, 3]); // [B, H, T, hd]
-        k = applyRope(k, cos!, sin!, this.rot).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
+        q = applyRope(q, cos!, sin!, this.base.rot).mul(scale).transpose([0, 2, 1, 3]); // [B, H, T, hd]
+        k = applyRope(k, cos!, sin!, this.base.rot).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
         v = v.transpose([0, 2, 1, 3]);
       }
       if (past && past[i]) {
@@ -364,11 +478,11 @@ export class CausalLM {
             .reshape([B, H, T, hd])
             .transpose([0, 2, 1, 3])
             .reshape([B, T, H * hd]);
-      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false));
+      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false, runs));
       const h2 = rmsNorm(x, this.p(pre + 'post_attention_layernorm.weight'), eps);
-      const g = this.proj(h2, pre + 'mlp.gate_proj', false);
-      const u = this.proj(h2, pre + 'mlp.up_proj', false);
-      x = x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false));
+      const g = this.proj(h2, pre + 'mlp.gate_proj', false, runs);
+      const u = this.proj(h2, pre + 'mlp.up_proj', false, runs);
+      x = x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false, runs));
     }
     if (opts.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, c.hiddenSize]);
     x = rmsNorm(x, this.p('model.norm.weight'), eps);
@@ -393,22 +507,19 @@ export class CausalLM {
         .matMul(x.reshape([-1, emb.shape[1]!]) as tf.Tensor2D, emb as tf.Tensor2D, false, true)
         .reshape([...lead, emb.shape[0]!]);
     }
-    if (this.tiedHead?.source !== emb.dataId) {
-      this.tiedHead?.t.dispose();
-      this.tiedHead = { source: emb.dataId, t: tf.keep(tf.tidy(() => emb.transpose())) };
+    const base = this.base;
+    if (base.tiedHead?.source !== emb.dataId) {
+      base.tiedHead?.t.dispose();
+      base.tiedHead = { source: emb.dataId, t: tf.keep(tf.tidy(() => emb.transpose())) };
     }
-    return linear(x, this.tiedHead.t);
+    return linear(x, base.tiedHead.t);
   }
 
-  /** Frees every tensor of the model. */
+  /** Frees the model's adapters, and its base weights unless another model still shares them ({@link shareBase}). */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    for (const v of this.params.values()) v.dispose();
-    this.params.clear();
-    this.tiedHead?.t.dispose();
-    this.tiedHead = undefined;
     this.removeLora();
-    this.rot.dispose();
+    if (--this.base.holders === 0) this.base.dispose();
   }
 }

@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import {
+  AdamW,
+  CausalLM,
+  SharedBaseBatcher,
+  generateBatch,
+  initBackend,
+  packBatch,
+  tf,
+  tokenLogprobs,
+  trainStep,
+  type GenerationItem,
+} from '@troupe/lm';
+import { TINY_QWEN3 } from './helpers/tiny-config.js';
+
+const LORA = { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'down_proj'] };
+
+/** A model sharing `root`'s base with its own adapters, B moved off zero so that each adapter changes the output. */
+function adapterOn(root: CausalLM, seed: number): CausalLM {
+  const m = root.shareBase();
+  m.addLora(LORA, seed);
+  let s = seed * 100;
+  for (const { b } of m.lora.values()) tf.tidy(() => b.assign(tf.randomNormal(b.shape, 0, 0.5, 'float32', ++s)));
+  return m;
+}
+
+function values(x: tf.Variable): Float32Array {
+  return (x.dataSync() as Float32Array).slice();
+}
+
+function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+describe('LoRA adapters on one shared base', () => {
+  before(async () => {
+    await initBackend();
+  });
+
+  it('shares the base tensors, keeps adapters apart, and frees the base with the last model', () => {
+    const before = tf.memory().numTensors;
+    const root = CausalLM.random(TINY_QWEN3, 5);
+    const a = adapterOn(root, 1);
+    const b = adapterOn(root, 2);
+    assert.equal(a.params, root.params, 'one Map of base variables');
+    assert.equal(a.params.get('model.norm.weight'), b.params.get('model.norm.weight'));
+    assert.ok(a.sharesBaseWith(b) && a.baseShared);
+    assert.notEqual(a.lora.get('model.layers.0.self_attn.q_proj'), b.lora.get('model.layers.0.self_attn.q_proj'));
+    assert.equal(a.baseBytes(), root.numParams() * 4);
+    assert.equal(
+      a.adapterBytes(),
+      a.trainableVariables().reduce((n, v) => n + v.size * 4, 0),
+    );
+    const bare = root.shareBase();
+    assert.throws(() => bare.trainableVariables(), /only LoRA adapters train/);
+    assert.throws(() => bare.assignTensors(root.exportTensors(), 'x'), /x: this model shares its base weights/);
+    bare.dispose();
+    root.dispose();
+    a.dispose();
+    const norm = b.params.get('model.norm.weight')!;
+    assert.equal(norm.isDisposed, false, 'the base lives while a model holds it');
+    b.dispose();
+    assert.equal(norm.isDisposed, true);
+    assert.equal(tf.memory().numTensors, before, 'no tensor left behind');
+  });
+
+  it('one forward pass over rows of different adapters equals each adapter alone', () => {
+    const root = CausalLM.random(TINY_QWEN3, 5);
+    const a = adapterOn(root, 1);
+    const b = adapterOn(root, 2);
+    try {
+      const ids = [
+        [3, 9, 27, 81],
+        [4, 8, 15, 16],
+        [23, 42, 5, 6],
+      ];
+      const V = TINY_QWEN3.vocab_size;
+      const alone = (m: CausalLM, row: number[]): Float32Array =>
+        tf.tidy(() => m.forward(tf.tensor2d([row], [1, 4], 'int32')).logits.dataSync() as Float32Array);
+      const mixed = tf.tidy(
+        () =>
+          root
+            .forward(tf.tensor2d(ids, [3, 4], 'int32'), { rowAdapters: [a, b, root] })
+            .logits.dataSync() as Float32Array,
+      );
+      const want = [alone(a, ids[0]!), alone(b, ids[1]!), alone(root, ids[2]!)];
+      want.forEach((w, r) => assert.ok(maxAbsDiff(mixed.subarray(r * 4 * V, (r + 1) * 4 * V), w) < 1e-5, `row ${r}`));
+      assert.ok(maxAbsDiff(want[0]!, alone(b, ids[0]!)) > 1e-3, 'the adapters differ');
+      const stranger = CausalLM.random(TINY_QWEN3, 5);
+      assert.throws(
+        () => tf.tidy(() => root.forward(tf.tensor2d([ids[0]!], [1, 4], 'int32'), { rowAdapters: [stranger] })),
+        /rowAdapters\[0\] does not share this model's base/,
+      );
+      stranger.dispose();
+    } finally {
+      for (const m of [a, b, root]) m.dispose();
+    }
+  });
+
+  it('decodes prompts of two adapters in one batch with the tokens and log-probs of each alone', async () => {
+    const root = CausalLM.random(TINY_QWEN3, 5);
+    const a = adapterOn(root, 1);
+    const b = adapterOn(root, 2);
+    try {
+      const item = (promptIds: number[], seed: number): GenerationItem => ({
+        promptIds,
+        options: { maxNewTokens: 6, n: 3, seed, temperature: 1.3, eosTokenIds: [] },
+      });
+      const ia = [item([1, 5, 9], 11), item([1, 7], 12)];
+      const ib = [item([1, 5, 9, 13, 2], 21), item([1, 6, 6], 22)];
+      const aloneA = await generateBatch(a, ia);
+      const aloneB = await generateBatch(b, ib);
+      const together = await generateBatch(root, [
+        ...ia.map((it) => ({ ...it, adapter: a })),
+        ...ib.map((it) => ({ ...it, adapter: b })),
+      ]);
+      const want = [...aloneA, ...aloneB];
+      let worst = 0;
+      together.forEach((samples, i) =>
+        samples.forEach((s, j) => {
+          assert.deepEqual(s.tokenIds, want[i]![j]!.tokenIds, `item ${i} sample ${j}`);
+          worst = Math.max(worst, maxAbsDiff(s.logprobs, want[i]![j]!.logprobs));
+        }),
+      );
+      assert.ok(worst < 1e-4, `log-probs within 1e-4 (max gap ${worst})`);
+      const otherA = await generateBatch(b, ia);
+      assert.notDeepEqual(
+        otherA.map((g) => g.map((s) => s.tokenIds)),
+        aloneA.map((g) => g.map((s) => s.tokenIds)),
+        'adapter b samples other tokens',
+      );
+    } finally {
+      for (const m of [a, b, root]) m.dispose();
+    }
+  });
+
+  it('merges the calls of one event-loop turn into one decode, one call per adapter per batch', async () => {
+    const root = CausalLM.random(TINY_QWEN3, 5);
+    const a = adapterOn(root, 1);
+    const b = adapterOn(root, 2);
+    try {
+      const batcher = new SharedBaseBatcher(root);
+      const items = (seed: number): GenerationItem[] => [
+        { promptIds: [1, 4, seed], options: { maxNewTokens: 4, n: 2, seed, eosTokenIds: [] } },
+      ];
+      const [ra, rb, ra2] = await Promise.all([
+        batcher.generate(a, items(3)),
+        batcher.generate(b, items(4)),
+        batcher.generate(a, items(5)),
+      ]);
+      assert.deepEqual(batcher.stats, { batches: 2, calls: 3 }, 'a and b together, a’s second call after');
+      assert.deepEqual(ra, await generateBatch(a, items(3)));
+      assert.deepEqual(
+        rb!.map((g) => g.map((s) => s.tokenIds)),
+        (await generateBatch(b, items(4))).map((g) => g.map((s) => s.tokenIds)),
+      );
+      assert.deepEqual(ra2![0]!.length, 2);
+      // an aborted caller is answered at once; the other's decode goes on
+      const ctl = new AbortController();
+      const pa = batcher.generate(a, items(3), { signal: ctl.signal });
+      const pb = batcher.generate(b, items(4));
+      ctl.abort();
+      await assert.rejects(pa, { name: 'AbortError' });
+      assert.deepEqual(
+        (await pb).map((g) => g.map((s) => s.tokenIds)),
+        rb!.map((g) => g.map((s) => s.tokenIds)),
+      );
+    } finally {
+      for (const m of [a, b, root]) m.dispose();
+    }
+  });
+
+  it('a gradient step of one adapter leaves the other adapter and the base bitwise unchanged', () => {
+    const root = CausalLM.random(TINY_QWEN3, 5);
+    const a = adapterOn(root, 1);
+    const b = adapterOn(root, 2);
+    try {
+      const baseBefore = [...root.params.values()].map(values);
+      const bBefore = b.trainableVariables().map(values);
+      const aBefore = a.trainableVariables().map(values);
+      const opt = new AdamW(a.trainableVariables(), { lr: 1e-2 });
+      const packed = packBatch([{ promptIds: [1, 4], completionIds: [9, 16, 25] }]);
+      trainStep(opt, () => {
+        const mask = tf.tensor2d(packed.mask, [packed.B, packed.L - 1]);
+        return tokenLogprobs(a, packed).mul(mask).sum().neg() as tf.Scalar;
+      });
+      opt.dispose();
+      [...root.params.values()].forEach((v, i) => assert.deepEqual(values(v), baseBefore[i], `base ${v.name}`));
+      b.trainableVariables().forEach((v, i) => assert.deepEqual(values(v), bBefore[i], 'adapter b'));
+      assert.ok(
+        a.trainableVariables().some((v, i) => maxAbsDiff(values(v), aBefore[i]!) > 0),
+        'adapter a moved',
+      );
+    } finally {
+      for (const m of [a, b, root]) m.dispose();
+    }
+  });
+});
