@@ -11,6 +11,8 @@ import {
   trainStep,
   type GenerationItem,
 } from '@troupe/lm';
+import { CausalLmPolicy, createCausalLmPolicy } from '@troupe/lm';
+import { LockstepBatcher, type GenerationRequest } from '@troupe/kernel';
 import { TINY_QWEN3 } from './helpers/tiny-config.js';
 
 const LORA = { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'down_proj'] };
@@ -197,4 +199,64 @@ describe('LoRA adapters on one shared base', () => {
       for (const m of [a, b, root]) m.dispose();
     }
   });
+
+  it('LoRA policies of one base hold it once and answer a lockstep step in one batched decode', async () => {
+    const ctx = { baseDir: process.cwd(), seed: 0 };
+    const cfg = { preset: 'tiny' as const, seed: 3, lora: { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj'] } };
+    const req = (seed: number): GenerationRequest => ({
+      messages: [{ role: 'user', content: `plan ${seed}` }],
+      sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 5 },
+      n: 2,
+      seed,
+    });
+    const make = async (name: string, lr: number, c: object = cfg): Promise<CausalLmPolicy> => {
+      const p = await createCausalLmPolicy(name, c, ctx);
+      for (const { b } of p.model.lora.values()) tf.tidy(() => b.assign(tf.randomNormal(b.shape, 0, lr, 'float32', 7)));
+      return p;
+    };
+    const planner = await make('planner', 0.3);
+    const coder = await make('coder', 0.6);
+    const full = await createCausalLmPolicy('full', { preset: 'tiny', seed: 3 }, ctx);
+    try {
+      assert.ok(planner.model.sharesBaseWith(coder.model), 'one base for both LoRA policies');
+      assert.ok(!full.model.sharesBaseWith(planner.model), 'a full-model policy keeps its own weights');
+      assert.deepEqual(planner.memory().sharedWith, ['planner', 'coder']);
+      assert.equal(planner.memory().base, planner.model.numParams() * 4);
+      // a lockstep step where one episode waits on each role: both calls in one decode
+      const lockstep = new LockstepBatcher(2, 2);
+      const batcher = planner.settings.sharedBase!.batcher;
+      const before = { ...batcher.stats };
+      const [outP, outC] = await Promise.all([
+        lockstep.wrap(0, planner).generate([req(1), req(2)]),
+        lockstep.wrap(1, coder).generate([req(3)]),
+      ]);
+      assert.deepEqual(batcher.stats, { batches: before.batches + 1, calls: before.calls + 2 });
+      // the same tokens as each policy's own batched call, log-probs within float rounding
+      const ownP = await generateBatchOf(planner, [req(1), req(2)]);
+      const ownC = await generateBatchOf(coder, [req(3)]);
+      for (const [got, want] of [
+        [outP, ownP],
+        [outC, ownC],
+      ] as const) {
+        assert.deepEqual(
+          got.map((g) => g.map((c) => c.tokenIds)),
+          want.map((g) => g.map((c) => c.tokenIds)),
+        );
+        got.forEach((g, i) => g.forEach((c, j) => assert.ok(maxAbsDiff(c.logprobs, want[i]![j]!.logprobs) < 1e-4)));
+      }
+    } finally {
+      planner.dispose();
+      coder.dispose();
+      full.dispose();
+    }
+    // the last policy gave the base back: a new one loads it afresh
+    const again = await make('again', 0.1);
+    assert.deepEqual(again.memory().sharedWith, ['again']);
+    again.dispose();
+  });
 });
+
+/** A policy's own batched decode of `requests`: the same model and tokenizer in a policy without the shared base. */
+function generateBatchOf(p: CausalLmPolicy, requests: GenerationRequest[]): ReturnType<CausalLmPolicy['generate']> {
+  return new CausalLmPolicy(p.name, p.model, p.tokenizer).generate(requests, { batch: true });
+}

@@ -24,6 +24,7 @@ import { loadCheckpoint, loadLoraAdapter, saveCheckpoint, saveLoraAdapter } from
 import { CausalLM, type LoraConfig } from '../lm/model.js';
 import { presetHfConfig, type PresetName } from '../lm/config.js';
 import { generateBatch } from '../lm/generate.js';
+import { SharedBaseBatcher } from '../lm/adapters.js';
 import { compileGrammar, GrammarError } from '../lm/grammar.js';
 import { recomputeLogprobs, type AdamWOptions, type SequencePair } from '../lm/train.js';
 
@@ -112,6 +113,73 @@ export const causalLmPolicyConfigSchema: JsonSchema = {
 
 const warnedPatterns = new Set<string>();
 
+/** The base a LoRA policy runs on when other LoRA policies of the same base share it (see {@link sharedBase}). */
+export interface SharedBaseLease {
+  /** What identifies the base: the checkpoint folder or the preset, its seed, and the backend. */
+  readonly key: string;
+  /** Decodes the lockstep calls of every policy on this base as one batch. */
+  readonly batcher: SharedBaseBatcher;
+  /** The policies on this base now (names, in creation order). */
+  readonly policies: readonly string[];
+  /** Gives the base back; the last policy to do so frees it. */
+  release(): void;
+}
+
+/** One shared base: its loading (once), the batcher over it, the policies on it. */
+interface SharedBaseEntry {
+  readonly ready: Promise<{ root: CausalLM; batcher: SharedBaseBatcher }>;
+  readonly policies: string[];
+}
+
+/**
+ * The bases of the process's LoRA policies (`lora:` or `adapter:`), by {@link SharedBaseLease.key}: every LoRA policy
+ * of one base (the same checkpoint folder, or the same preset, model type and seed, on the same backend) runs on ONE
+ * copy of its frozen weights (`CausalLM.shareBase`), with its own adapters, and their lockstep calls decode together.
+ */
+const sharedBases = new Map<string, SharedBaseEntry>();
+
+/**
+ * A model for policy `name` on the shared base `key` (loaded with `load` by its first policy), with no adapters yet,
+ * and the lease the policy gives back when it is disposed.
+ */
+async function sharedBase(
+  key: string,
+  name: string,
+  load: () => Promise<CausalLM>,
+): Promise<{ model: CausalLM; lease: SharedBaseLease }> {
+  let entry = sharedBases.get(key);
+  if (!entry) {
+    const ready = load().then((root) => ({ root, batcher: new SharedBaseBatcher(root) }));
+    entry = { ready, policies: [] };
+    sharedBases.set(key, entry);
+    const mine = entry;
+    ready.catch(() => {
+      if (sharedBases.get(key) === mine) sharedBases.delete(key);
+    });
+  }
+  const e = entry;
+  e.policies.push(name);
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    e.policies.splice(e.policies.indexOf(name), 1);
+    if (e.policies.length > 0) return;
+    if (sharedBases.get(key) === e) sharedBases.delete(key);
+    void e.ready.then(
+      ({ root }) => root.dispose(),
+      () => undefined,
+    );
+  };
+  try {
+    const { root, batcher } = await e.ready;
+    return { model: root.shareBase(), lease: { key, batcher, policies: e.policies, release } };
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
 /** The trainable tfjs causal-LM policy. */
 /**
  * Brand of every {@link CausalLmPolicy}, registered globally so that it holds across copies of this module: the
@@ -145,14 +213,34 @@ export class CausalLmPolicy implements Policy {
     readonly model: CausalLM,
     /** The tokenizer. */
     readonly tokenizer: Tokenizer,
-    /** The trainer's optimizer settings of this policy, the backend it runs on, batched decoding. */
-    readonly settings: { optimizer?: AdamWOptions; backend?: BackendReport; batchPrompts?: boolean } = {},
+    /**
+     * The trainer's optimizer settings of this policy, the backend it runs on, batched decoding, and the base it
+     * shares with other LoRA policies (released on dispose).
+     */
+    readonly settings: {
+      optimizer?: AdamWOptions;
+      backend?: BackendReport;
+      batchPrompts?: boolean;
+      sharedBase?: SharedBaseLease;
+    } = {},
   ) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
       throw new Error(
         `policy '${name}': the tokenizer (${tokenizer.dir}) has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${model.config.vocabSize}`,
       );
     }
+  }
+
+  /**
+   * Memory its weights hold, in bytes: the base (float32; held once for all the policies in `sharedWith`, itself
+   * included) and its own LoRA adapters.
+   */
+  memory(): { base: number; adapters: number; sharedWith: readonly string[] } {
+    return {
+      base: this.model.baseBytes(),
+      adapters: this.model.adapterBytes(),
+      sharedWith: [...(this.settings.sharedBase?.policies ?? [this.name])],
+    };
   }
 
   /** Prompt token ids for chat messages (chat template + generation prompt). */
@@ -203,7 +291,10 @@ export class CausalLmPolicy implements Policy {
     });
     const shared = { tokenizer: this.tokenizer, ...(options.signal ? { signal: options.signal } : {}) };
     let samples: Awaited<ReturnType<typeof generateBatch>>;
-    if (this.settings.batchPrompts || options.batch) samples = await generateBatch(this.model, items, shared);
+    const lease = this.settings.sharedBase;
+    // lockstep calls of the LoRA policies on one base decode together, each row through its policy's adapters
+    if (options.batch && lease) samples = await lease.batcher.generate(this.model, items, shared);
+    else if (this.settings.batchPrompts || options.batch) samples = await generateBatch(this.model, items, shared);
     else {
       samples = [];
       for (const it of items) samples.push((await generateBatch(this.model, [it], shared))[0]!);
@@ -230,9 +321,10 @@ export class CausalLmPolicy implements Policy {
     else await saveCheckpoint(dir, this.model, { tokenizerDir: this.tokenizer.dir });
   }
 
-  /** Frees the model's tensors. */
+  /** Frees the model's tensors (a shared base once no policy holds it). */
   dispose(): void {
     this.model.dispose();
+    this.settings.sharedBase?.release();
   }
 }
 
@@ -252,38 +344,50 @@ export async function createCausalLmPolicy(
     throw new Error(`${where}: give exactly one of 'model' (a checkpoint folder) or 'preset' (tiny, small)`);
   const backend = await initBackend(config.backend ? { backend: config.backend } : {});
   const seed = config.seed ?? context.seed;
-  let model: CausalLM;
+  let load: () => Promise<CausalLM>;
+  let baseKey: string;
   let tokDir: string;
   if (config.model) {
     const dir = abs(config.model);
     if (!existsSync(dir)) throw new Error(`${where}.model: checkpoint folder ${dir} does not exist`);
-    model = await loadCheckpoint(dir);
+    load = () => loadCheckpoint(dir);
+    baseKey = `model ${dir}`;
     tokDir = config.tokenizer
       ? config.tokenizer === 'tiny' || config.tokenizer === 'qwen3'
         ? config.tokenizer
         : abs(config.tokenizer)
       : dir;
   } else {
-    model = CausalLM.random(presetHfConfig(config.preset!, { model_type: config.modelType ?? 'qwen3' }), seed);
+    const modelType = config.modelType ?? 'qwen3';
+    load = () => Promise.resolve(CausalLM.random(presetHfConfig(config.preset!, { model_type: modelType }), seed));
+    baseKey = `preset ${config.preset} ${modelType} seed ${seed}`;
     tokDir = config.tokenizer
       ? config.tokenizer === 'tiny' || config.tokenizer === 'qwen3'
         ? config.tokenizer
         : abs(config.tokenizer)
       : 'tiny';
   }
+  if (config.lora && config.adapter)
+    throw new Error(`${where}: give at most one of 'lora' (fresh adapters) and 'adapter' (a saved one)`);
+  // A LoRA policy never changes its base: it runs on the one copy every LoRA policy of that base shares.
+  let model: CausalLM;
+  let lease: SharedBaseLease | undefined;
+  if (config.lora || config.adapter)
+    ({ model, lease } = await sharedBase(`${baseKey} on ${backend.backend}`, name, load));
+  else model = await load();
   try {
     const tokenizer = await tokenizers.load(tokDir);
-    if (config.lora && config.adapter)
-      throw new Error(`${where}: give at most one of 'lora' (fresh adapters) and 'adapter' (a saved one)`);
     if (config.lora) model.addLora(config.lora as LoraConfig, seed);
     if (config.adapter) await loadLoraAdapter(abs(config.adapter), model);
     return new CausalLmPolicy(name, model, tokenizer, {
       ...(config.optimizer ? { optimizer: config.optimizer } : {}),
       ...(config.batchPrompts ? { batchPrompts: true } : {}),
+      ...(lease ? { sharedBase: lease } : {}),
       backend,
     });
   } catch (err) {
     model.dispose();
+    lease?.release();
     throw err;
   }
 }
