@@ -60,6 +60,7 @@ const LAYERS = [
     devWhy: "its toy game shows a tool-using proposer's program the way the game kit's games do",
   },
   { folder: 'packages/viewer', imports: ['packages/kernel'] },
+  { folder: 'packages/scale-out', imports: ['packages/kernel'] },
   {
     folder: 'plugins/policies/*',
     imports: ['packages/kernel', 'packages/game-kit', 'packages/sandbox', 'packages/lm'],
