@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, type OutputGrammar, type Rng } from '@troupe/kernel';
 import type { CausalLM, KvCache } from './model.js';
 import type { Tokenizer } from '../tokenizer/index.js';
-import { compileGrammar, GrammarCursor, type Nfa } from './grammar.js';
+import { cachedGrammar, GrammarCursor, type Nfa } from './grammar.js';
 
 /** Options of `generateIds`. */
 export interface GenerateOptions {
@@ -381,13 +381,13 @@ export async function decodeBatch(
     eosSets.push(
       new Set(o.eosTokenIds ?? [...config.eosTokenIds, ...(tok?.eosTokenId !== undefined ? [tok.eosTokenId] : [])]),
     );
-    const nfa: Nfa | undefined = o.grammar && tok ? compileGrammar(o.grammar) : undefined;
+    const nfa: Nfa | undefined = o.grammar && tok ? cachedGrammar(o.grammar) : undefined;
     for (let j = 0; j < n; j++) {
       rows.push({
         item: i,
         sample: j,
         rng: createRng(deriveSeed(o.seed ?? 0, 'row', j)),
-        cursor: nfa ? new GrammarCursor(nfa, tok!.tokenTexts()) : undefined,
+        cursor: nfa ? new GrammarCursor(nfa, tok!.tokenTexts(), V) : undefined,
         tokenIds: [],
         logprobs: [],
         text: '',
@@ -424,11 +424,12 @@ export async function decodeBatch(
         const o = items[row.item]!.options;
         const eos = eosSets[row.item]!;
         const lg = data!.subarray(slot * V, (slot + 1) * V);
-        let allowed: number[] | undefined;
+        let allowed: readonly number[] | undefined;
         const cur = row.cursor;
         if (cur) {
-          allowed = cur.allowed().filter((id) => id < V);
-          if (cur.complete) for (const e of eos) if (e < V) allowed.push(e);
+          // the budget rule: only tokens after which the grammar can still complete in the tokens left (grammar.ts)
+          allowed = cur.allowed(o.maxNewTokens - row.tokenIds.length);
+          if (cur.complete) allowed = [...allowed, ...[...eos].filter((e) => e < V)];
           if (allowed.length === 0) {
             row.done = true;
             row.finishReason = 'stop';

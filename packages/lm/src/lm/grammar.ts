@@ -1,11 +1,26 @@
 /**
  * Constrained decoding for role grammars (`OutputGrammar`): a small regex → NFA compiler (Thompson construction)
- * and a token mask computed by walking a trie of the vocabulary's token texts with the NFA's state set, so each
- * step allows exactly the tokens that keep the completion a feasible prefix of a match. `choices` compile to an
- * alternation of literals. Supported regex syntax: literals, escapes (`\d \w \s \D \W \S \n \t \r` and escaped
- * punctuation), `.`, character classes with ranges and negation, groups `( )` / `(?: )`, `|`, and the quantifiers
- * `* + ? {n} {n,} {n,m}` (lazy `?` suffixes are accepted and ignored); `^`/`$` at the ends are accepted (the match is
- * anchored anyway). Look-arounds and back-references are not supported and throw `GrammarError`.
+ * and token masks. `choices` compile to an alternation of literals. Supported regex syntax: literals, escapes
+ * (`\d \w \s \D \W \S \n \t \r` and escaped punctuation), `.`, character classes with ranges and negation, groups
+ * `( )` / `(?: )`, `|`, and the quantifiers `* + ? {n} {n,} {n,m}` (lazy `?` suffixes are accepted and ignored);
+ * `^`/`$` at the ends are accepted (the match is anchored anyway). Look-arounds and back-references are not supported
+ * and throw `GrammarError`.
+ *
+ * Masks. The NFA's state sets are interned as the states of a lazily built DFA. A state's mask — the tokens whose
+ * text keeps the completion a feasible prefix of a match — is found once, by walking a trie of the vocabulary's token
+ * texts (only the branches the grammar lets through), and kept per (grammar, token texts, vocabulary size)
+ * ({@link GrammarTable}); every later visit is a map lookup, so a step's cost does not grow with the vocabulary
+ * (Qwen3's 151,669 texts) once its state has been seen. Grammars visit few distinct states.
+ *
+ * Budget. With `b` tokens left (the one being chosen included), a token is allowed only when, after it, a complete
+ * match is reachable within `b - 1` more tokens. The distance is exact: the fewest vocabulary tokens whose texts take
+ * the state to a match, by a breadth-first search over DFA states at token boundaries (memoised; never searched past
+ * the budget). The guarantee: when the empty completion can be completed within `maxNewTokens` tokens, every step
+ * keeps that true, so a sample that runs out of budget (`length`) ends on a complete match — never on an unfinishable
+ * prefix; it may also end earlier on EOS (allowed once the text matches), a stop string, or an abort. When it cannot
+ * (the budget is shorter than the shortest completion), the mask is the plain feasibility mask, as without a budget,
+ * and the sample ends with `length` on a prefix. Token texts are each token decoded alone (as before: a tokenizer
+ * whose texts change in context can still break a match).
  */
 import type { OutputGrammar } from '@troupe/kernel';
 
@@ -49,13 +64,19 @@ const isSpace: Pred = (c) =>
   c === 0x205f ||
   c === 0x3000;
 
-/** A compiled NFA over UTF-16 code units. */
+/**
+ * A compiled NFA over UTF-16 code units. The state sets it reaches are interned as the states of a lazily built DFA
+ * (id 0 is the dead, empty set), so a walk over many token texts steps by a map lookup per character.
+ */
 export class Nfa {
   /** States; index 0.. */
   readonly states: NState[] = [];
   /** Start state. */
   start = 0;
-  private readonly stepMemo = new Map<string, Map<number, number[]>>();
+  private readonly setIds = new Map<string, number>([['', 0]]);
+  private readonly sets: number[][] = [[]];
+  private readonly trans: Map<number, number>[] = [new Map()];
+  private readonly acc: boolean[] = [false];
 
   /** Epsilon-closure of `ids`, sorted. */
   closure(ids: readonly number[]): number[] {
@@ -76,31 +97,59 @@ export class Nfa {
     return this.closure([this.start]);
   }
 
-  /** The state set after reading code unit `c` (empty: dead). Memoised. */
-  step(set: readonly number[], c: number): number[] {
+  /** The DFA id of a (closed, sorted) state set; 0 for the empty set. */
+  idOf(set: readonly number[]): number {
     const key = set.join(',');
-    let m = this.stepMemo.get(key);
-    if (!m) {
-      m = new Map();
-      this.stepMemo.set(key, m);
+    let id = this.setIds.get(key);
+    if (id === undefined) {
+      id = this.sets.length;
+      this.setIds.set(key, id);
+      this.sets.push([...set]);
+      this.trans.push(new Map());
+      this.acc.push(set.some((s) => this.states[s]!.kind === 'match'));
     }
+    return id;
+  }
+
+  /** The state set of DFA id `id`. */
+  setOf(id: number): readonly number[] {
+    return this.sets[id]!;
+  }
+
+  /** The DFA id after reading code unit `c` from DFA id `id` (0: dead). Memoised. */
+  next(id: number, c: number): number {
+    const m = this.trans[id]!;
     const hit = m.get(c);
-    if (hit) return hit;
-    const next: number[] = [];
-    for (const s of set) {
+    if (hit !== undefined) return hit;
+    const out: number[] = [];
+    for (const s of this.sets[id]!) {
       const st = this.states[s]!;
-      if (st.kind === 'char' && st.pred(c)) next.push(st.out);
+      if (st.kind === 'char' && st.pred(c)) out.push(st.out);
     }
-    const out = next.length ? this.closure(next) : [];
-    m.set(c, out);
-    return out;
+    const to = out.length ? this.idOf(this.closure(out)) : 0;
+    m.set(c, to);
+    return to;
+  }
+
+  /** The DFA id after reading `text` from DFA id `id`. */
+  nextText(id: number, text: string): number {
+    for (let i = 0; i < text.length && id !== 0; i++) id = this.next(id, text.charCodeAt(i));
+    return id;
+  }
+
+  /** Whether DFA id `id`'s set contains the match state. */
+  acceptsId(id: number): boolean {
+    return this.acc[id]!;
+  }
+
+  /** The state set after reading code unit `c` (empty: dead). */
+  step(set: readonly number[], c: number): number[] {
+    return [...this.sets[this.next(this.idOf(set), c)]!];
   }
 
   /** The state set after reading `text` from `set`. */
   run(set: readonly number[], text: string): number[] {
-    let cur = set as number[];
-    for (let i = 0; i < text.length && cur.length; i++) cur = this.step(cur, text.charCodeAt(i));
-    return cur;
+    return [...this.sets[this.nextText(this.idOf(set), text)]!];
   }
 
   /** Whether the set contains the match state. */
@@ -435,6 +484,29 @@ export function compileGrammar(g: OutputGrammar): Nfa {
   return nfa;
 }
 
+const compiled = new Map<string, Nfa>();
+const COMPILED_MAX = 256;
+
+/**
+ * {@link compileGrammar}, cached by the grammar's content (the last {@link COMPILED_MAX} grammars), so repeated
+ * generations with one grammar share its NFA and, through it, its token masks.
+ */
+export function cachedGrammar(g: OutputGrammar): Nfa {
+  const key = JSON.stringify(
+    g.kind === 'choices' ? ['choices', g.choices] : [g.kind, (g as { pattern?: unknown }).pattern],
+  );
+  let nfa = compiled.get(key);
+  if (nfa) {
+    compiled.delete(key);
+    compiled.set(key, nfa);
+    return nfa;
+  }
+  nfa = compileGrammar(g);
+  compiled.set(key, nfa);
+  if (compiled.size > COMPILED_MAX) compiled.delete(compiled.keys().next().value!);
+  return nfa;
+}
+
 interface TrieNode {
   children: Map<number, TrieNode>;
   ids: number[];
@@ -466,47 +538,191 @@ export function tokenTrie(texts: readonly string[]): TrieNode {
   return root;
 }
 
+/** The tokens allowed from one DFA state, as the trie walk lists them, and where each leads. */
+interface Expansion {
+  /** Allowed token ids (below the table's limit), in trie-walk order. */
+  readonly ids: readonly number[];
+  /** The DFA id after each of `ids`. */
+  readonly succ: Int32Array;
+  /** The distinct values of `succ`. */
+  readonly next: readonly number[];
+  /** Masks under a binding budget, by the largest distance-to-finish they allow. */
+  readonly masks: Map<number, readonly number[]>;
+}
+
 /**
- * The constrained decoder's state for one sample: the NFA state set after the text so far. `allowed()` lists the
- * tokens whose text keeps it feasible, and whether the text so far is a complete match (then EOS is allowed).
+ * The token masks of one grammar over one vocabulary (token texts, ids below `limit`), built lazily per DFA state
+ * and kept: a state's first visit walks the vocabulary trie once; later visits are a map lookup. Also the distance
+ * to finish of each state: the fewest tokens whose texts take it to a complete match.
+ */
+export class GrammarTable {
+  private readonly trie: TrieNode;
+  private readonly expansions = new Map<number, Expansion>();
+  /** Exact distances (`Infinity`: no sequence of tokens finishes). */
+  private readonly exact = new Map<number, number>();
+  /** Lower bounds of distances not known exactly. */
+  private readonly atLeast = new Map<number, number>();
+
+  constructor(
+    /** The grammar's NFA. */
+    readonly nfa: Nfa,
+    /** Token texts by id. */
+    readonly texts: readonly string[],
+    /** Ids at or above this are never allowed (the model's vocabulary size). */
+    readonly limit: number,
+  ) {
+    this.trie = tokenTrie(texts);
+  }
+
+  /** The tokens allowed from DFA state `id` (walks the trie on the first visit). */
+  expand(id: number): Expansion {
+    let e = this.expansions.get(id);
+    if (e) return e;
+    const ids: number[] = [];
+    const succ: number[] = [];
+    const nfa = this.nfa,
+      limit = this.limit;
+    const walk = (node: TrieNode, from: number): void => {
+      for (const [c, child] of node.children) {
+        const to = nfa.next(from, c);
+        if (to === 0) continue;
+        for (const t of child.ids)
+          if (t < limit) {
+            ids.push(t);
+            succ.push(to);
+          }
+        if (child.children.size) walk(child, to);
+      }
+    };
+    if (id !== 0) walk(this.trie, id);
+    e = { ids, succ: Int32Array.from(succ), next: [...new Set(succ)], masks: new Map() };
+    this.expansions.set(id, e);
+    return e;
+  }
+
+  /**
+   * The fewest tokens that take DFA state `id` to a complete match, when that is at most `cap`; `Infinity`
+   * otherwise. A breadth-first search over token steps (states that already match, or whose distance is known, are
+   * not searched past), memoised.
+   */
+  distance(id: number, cap: number): number {
+    if (this.nfa.acceptsId(id)) return 0;
+    if (id === 0) return Infinity;
+    const known = this.exact.get(id);
+    if (known !== undefined) return known <= cap ? known : Infinity;
+    if ((this.atLeast.get(id) ?? 0) > cap) return Infinity;
+    let frontier = [id];
+    const seen = new Set(frontier);
+    let level = 0,
+      best = Infinity;
+    while (frontier.length && level + 1 < best && level < cap) {
+      level++;
+      const next: number[] = [];
+      for (const x of frontier)
+        for (const z of this.expand(x).next) {
+          if (seen.has(z)) continue;
+          seen.add(z);
+          if (this.nfa.acceptsId(z)) best = Math.min(best, level);
+          else {
+            const e = this.exact.get(z);
+            if (e !== undefined) best = Math.min(best, level + e);
+            else next.push(z);
+          }
+        }
+      frontier = next;
+    }
+    if (frontier.length && level + 1 < best) {
+      // stopped at the cap: every path within it was searched
+      this.atLeast.set(id, cap + 1);
+      return Infinity;
+    }
+    this.exact.set(id, best);
+    return best <= cap ? best : Infinity;
+  }
+
+  /**
+   * The tokens allowed from DFA state `id` with `budget` tokens left (this one included): those after which a
+   * complete match is still reachable within `budget - 1` more tokens — unless no token (and no end of sequence
+   * when `id` already matches) keeps that possible, then every token that keeps a match reachable at all.
+   */
+  allowed(id: number, budget: number = Infinity): readonly number[] {
+    const e = this.expand(id);
+    if (!(budget < Infinity) || e.next.length === 0) return e.ids;
+    const k = budget - 1;
+    let key = -1;
+    let all = true;
+    const dist = new Map<number, number>();
+    for (const z of e.next) {
+      const d = this.distance(z, k);
+      dist.set(z, d);
+      if (d <= k) key = Math.max(key, d);
+      else all = false;
+    }
+    if (all) return e.ids;
+    if (key < 0) return this.nfa.acceptsId(id) ? [] : e.ids;
+    let mask = e.masks.get(key);
+    if (!mask) {
+      const m: number[] = [];
+      for (let i = 0; i < e.ids.length; i++) if (dist.get(e.succ[i]!)! <= key) m.push(e.ids[i]!);
+      mask = m;
+      e.masks.set(key, mask);
+    }
+    return mask;
+  }
+}
+
+const tables = new WeakMap<Nfa, WeakMap<readonly string[], Map<number, GrammarTable>>>();
+
+/** The {@link GrammarTable} of `nfa` over `texts` below `limit`, shared by every cursor that asks for the same. */
+export function grammarTable(nfa: Nfa, texts: readonly string[], limit: number = texts.length): GrammarTable {
+  let byTexts = tables.get(nfa);
+  if (!byTexts) tables.set(nfa, (byTexts = new WeakMap()));
+  let byLimit = byTexts.get(texts);
+  if (!byLimit) byTexts.set(texts, (byLimit = new Map()));
+  let t = byLimit.get(limit);
+  if (!t) byLimit.set(limit, (t = new GrammarTable(nfa, texts, limit)));
+  return t;
+}
+
+/**
+ * The constrained decoder's state for one sample: the grammar's DFA state after the text so far. `allowed(budget)`
+ * lists the tokens that keep it feasible (within the budget when it can), and `complete` says whether the text so
+ * far is a complete match (then EOS is allowed).
  */
 export class GrammarCursor {
-  private set: number[];
+  private state: number;
   /** The grammar's NFA. */
   readonly nfa: Nfa;
-  private readonly trie: TrieNode;
-  private readonly texts: readonly string[];
+  private readonly table: GrammarTable;
 
-  /** A cursor at the empty completion. */
-  constructor(nfa: Nfa, texts: readonly string[]) {
+  /** A cursor at the empty completion; token ids at or above `limit` (default: all texts) are never allowed. */
+  constructor(nfa: Nfa, texts: readonly string[], limit: number = texts.length) {
     this.nfa = nfa;
-    this.texts = texts;
-    this.trie = tokenTrie(texts);
-    this.set = nfa.initial();
+    this.table = grammarTable(nfa, texts, limit);
+    this.state = nfa.idOf(nfa.initial());
   }
 
   /** Whether the text so far matches the whole grammar. */
   get complete(): boolean {
-    return this.nfa.accepts(this.set);
+    return this.nfa.acceptsId(this.state);
   }
 
-  /** Token ids that keep the completion a feasible prefix. */
-  allowed(): number[] {
-    const out: number[] = [];
-    const walk = (node: TrieNode, set: number[]): void => {
-      for (const [c, child] of node.children) {
-        const next = this.nfa.step(set, c);
-        if (next.length === 0) continue;
-        for (const id of child.ids) out.push(id);
-        if (child.children.size) walk(child, next);
-      }
-    };
-    walk(this.trie, this.set);
-    return out;
+  /** The fewest tokens that complete the match from here (`Infinity` when none do). */
+  get distance(): number {
+    return this.table.distance(this.state, Infinity);
+  }
+
+  /**
+   * Token ids that keep the completion a feasible prefix, in the vocabulary trie's order; with `budget` (tokens
+   * left, this one included) only those that still let it complete within the budget, when any do (see the module
+   * comment). The array is shared: do not change it.
+   */
+  allowed(budget: number = Infinity): readonly number[] {
+    return this.table.allowed(this.state, budget);
   }
 
   /** Advances over token `id`'s text. */
   advance(id: number): void {
-    this.set = this.nfa.run(this.set, this.texts[id] ?? '');
+    this.state = this.nfa.nextText(this.state, this.table.texts[id] ?? '');
   }
 }
