@@ -39,7 +39,7 @@ const LAYERS = [
   { folder: 'packages/kernel', imports: [], why: 'the light core imports no other workspace package' },
   { folder: 'packages/sandbox', imports: [], why: 'the sandbox stands alone' },
   { folder: 'packages/lm', imports: ['packages/kernel'] },
-  { folder: 'packages/trainer', imports: ['packages/kernel', 'packages/lm'] },
+  { folder: 'packages/trainer', imports: ['packages/kernel', 'packages/lm', 'packages/scale-out'] },
   {
     folder: 'packages/onnx',
     imports: ['packages/kernel', 'packages/lm'],

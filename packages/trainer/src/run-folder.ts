@@ -31,6 +31,9 @@ import {
   type TrainerState,
 } from './state.js';
 
+/** The log of planned instances a distributed step dropped (their jobs failed). */
+export const FAILURES_FILE = 'failures.jsonl';
+
 /** Where a resumed run continues: its checkpoint's state, and the rollout samples its steps generated. */
 export interface ResumePoint {
   /** The checkpoint folder. */
@@ -83,6 +86,7 @@ export class RunFolder {
       this.best = this.config.keepBest ? state.best : undefined;
       await truncateJsonl(metrics, state.step, ['final']); // a final eval is redone at the end
       await truncateJsonl(this.path('trace.jsonl'), state.step);
+      await truncateJsonl(this.path(FAILURES_FILE), state.step);
       return { dir, state, samplesGenerated: state.samplesGenerated ?? generatedSamples(readMetrics(this.dir)) };
     }
     if (!resume && existsSync(metrics)) {
@@ -90,7 +94,8 @@ export class RunFolder {
         `${this.dir} already holds a training run (metrics.jsonl); pass --resume to continue it or choose another --out.`,
       );
     }
-    for (const f of ['metrics.jsonl', 'trace.jsonl', BASELINE_FILE]) rmSync(this.path(f), { force: true });
+    for (const f of ['metrics.jsonl', 'trace.jsonl', FAILURES_FILE, BASELINE_FILE])
+      rmSync(this.path(f), { force: true });
     return undefined;
   }
 
@@ -126,6 +131,14 @@ export class RunFolder {
   /** Appends records to trace.jsonl. */
   appendTrace(records: readonly unknown[]): void {
     this.appendJsonl('trace.jsonl', records);
+  }
+
+  /**
+   * Appends to failures.jsonl the planned instances a distributed step dropped: `{step, index, replays, error,
+   * attempts}` each (the step's `rollout/failed_instances` counts them).
+   */
+  appendFailures(records: readonly { readonly step: number }[]): void {
+    if (records.length > 0) this.appendJsonl(FAILURES_FILE, records);
   }
 
   /**

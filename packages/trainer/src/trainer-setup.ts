@@ -6,6 +6,8 @@
 import {
   createRng,
   deriveSeed,
+  resolveExecution,
+  type ExecutionSettings,
   type Environment,
   type Rng,
   type SeatBinding,
@@ -14,7 +16,7 @@ import {
   type TrainerConfig,
 } from '@troupe/kernel';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
-import { InstanceSchedule } from './instances.js';
+import { InstanceSchedule, instanceKeyAt } from './instances.js';
 import {
   disposeHandles,
   mappingLevel,
@@ -23,6 +25,7 @@ import {
   type MappingLevel,
   type PolicyHandle,
 } from './policies.js';
+import type { DistributedRollouts } from './distributed/engine.js';
 import { PolicyUpdates } from './policy-updates.js';
 import { treeSeats, type RolloutSetup } from './rollouts.js';
 import { RunFolder } from './run-folder.js';
@@ -57,6 +60,10 @@ export abstract class TrainerSetup {
   readonly folder: RunFolder;
   /** The policies' RL updates (in the main thread or in worker threads) and their reference models. */
   readonly updates: PolicyUpdates;
+  /** Where rollouts run: the spec's `execution` section with the command line's overrides. */
+  readonly execution: ExecutionSettings;
+  /** The distributed engine (started by {@link prepare} when `execution.engine` is bullmq). */
+  protected engine: DistributedRollouts | undefined;
   /** Warnings of {@link prepare}, told with the 'start' event. */
   protected readonly warnings: string[] = [];
 
@@ -72,6 +79,7 @@ export abstract class TrainerSetup {
       policy: timedPolicy(s.policy, this.timer),
       role: timedRole(s.role, this.timer),
     }));
+    this.execution = resolveExecution(spec, options.execution);
     this.rollouts = {
       environment: this.environment,
       seats: this.seats,
@@ -79,6 +87,7 @@ export abstract class TrainerSetup {
       reward: team.reward,
       seed: spec.seed,
       config,
+      batching: this.execution.batching,
     };
     this.handles = policyHandles(
       spec,
@@ -89,7 +98,7 @@ export abstract class TrainerSetup {
     refuseUntrainable(this.handles, config);
     this.level = mappingLevel(this.handles, team.seats.length);
     this.rng = createRng(deriveSeed(spec.seed, 'trainer'));
-    this.schedule = new InstanceSchedule(config.replay);
+    this.schedule = new InstanceSchedule(config.replay, undefined, instanceKeyAt(team.environment, 'train', spec.seed));
     this.folder = new RunFolder(options.outDir, spec, config, options.sampleBudget);
     this.updates = new PolicyUpdates(this.handles, config, spec, options.sampleBudget);
   }
@@ -101,6 +110,13 @@ export abstract class TrainerSetup {
   /** Locks and prepares the run folder; with `resume`, restores the newest complete checkpoint. Returns the step resumed from, if any. */
   async prepare(): Promise<number | undefined> {
     const at = await this.folder.open(this.options.resume === true);
+    if (this.execution.engine === 'bullmq' && !this.engine) {
+      const { startDistributedRollouts } = await import('./distributed/start.js'); // loaded only for this engine
+      this.engine = await startDistributedRollouts(this.spec, this.config, this.handles, this.execution, {
+        runDir: this.folder.dir,
+        ...(this.options.queue ? { queue: this.options.queue } : {}),
+      });
+    }
     if (!at) return undefined;
     this.rng = await this.folder.restore(at, this.handles);
     await this.updates.loadReference(this.folder.dir);
@@ -108,6 +124,7 @@ export abstract class TrainerSetup {
     this.schedule = new InstanceSchedule(
       this.config.replay,
       at.state.instances ?? { nextIndex: at.state.step * this.config.batchSize, queue: [] },
+      instanceKeyAt(this.team.environment, 'train', this.spec.seed),
     );
     this.warmStarted = at.state.warmStarted;
     this.samplesGenerated = at.samplesGenerated;
@@ -143,6 +160,7 @@ export abstract class TrainerSetup {
   /** Ends the update worker threads, frees the trainer's tensors and the team's policies, and unlocks the output folder. */
   async dispose(): Promise<void> {
     try {
+      await this.engine?.close();
       await this.updates.stop();
       disposeHandles(this.handles);
       if (!this.options.team) await this.team.dispose();

@@ -1,5 +1,6 @@
 /** What a training run takes (its options), tells as it goes (its events) and gives back (its result). */
-import type { TeamRuntime } from '@troupe/kernel';
+import type { ExecutionOverrides, TeamRuntime } from '@troupe/kernel';
+import type { RolloutQueue } from './distributed/engine.js';
 import type { BaselineEval, PairedComparison } from './compare.js';
 import type { EvaluationResult } from './evaluate.js';
 import type { MappingLevel } from './policies.js';
@@ -53,6 +54,10 @@ export interface TrainerOptions {
   readonly onEvent?: (event: TrainerEvent) => void;
   /** A composed team to train (tests); default: composed from the spec, its policy plugins resolved by kind. */
   readonly team?: TeamRuntime;
+  /** Command-line overrides of the spec's `execution` section (`--redis`, `--shared`). */
+  readonly execution?: ExecutionOverrides;
+  /** The queue of the distributed engine (tests); default: @troupe/scale-out's dispatcher on the execution's Redis. */
+  readonly queue?: RolloutQueue;
 }
 
 /** Summary returned by {@link Trainer.run}. */

@@ -166,7 +166,12 @@ export class Trainer extends TrainerSetup {
     this.updates.boot(); // the update workers (if any) boot while the rollouts run
 
     // 1. Rollouts: B train instances, AT-GRPO's K-branch trees (or grpo-naive's K episodes each), as step records.
-    const { records, summary, replayed } = await playStepRollouts(step, this.schedule, this.rollouts);
+    const { records, summary, replayed, failed } = await playStepRollouts(
+      step,
+      this.schedule,
+      this.rollouts,
+      this.engine,
+    );
     const rollout = performance.now();
 
     // 2. Advantages: per (instance, turn, seat) group, or per instance over last-turn records (grpo-naive).
@@ -187,8 +192,12 @@ export class Trainer extends TrainerSetup {
     this.stepsDone = step;
     const end = performance.now();
 
-    // 5. Metrics.
+    // 5. Metrics (and the instances whose jobs failed on the distributed engine: dropped from the step, logged).
     this.samplesGenerated += records.length;
+    if (this.engine) {
+      this.folder.appendFailures(failed.map((f) => ({ step, ...f })));
+      Object.assign(metrics, { 'rollout/failed_instances': failed.length }, await this.engine.metrics());
+    }
     const rolloutPart = rolloutMetrics({
       replayed,
       replayQueue: this.schedule.queued,

@@ -20,3 +20,4 @@ export {
 export { checkTeamAgainstPlugins, rewardConfigOf, validateTeamFile } from './check.js';
 export { YAML_LIMITS, type Loc } from './located.js';
 export * from './algorithm.js';
+export * from './execution.js';

@@ -152,6 +152,7 @@ export function parseTeamSpec(text: string, file: string = EMBEDDED): TeamSpec {
   const ordered: Record<string, unknown> = { name: plain.name, file: abs };
   for (const key of ['seed', 'environment', 'seats', 'policies', 'rewards', 'algorithm', 'evaluation'])
     ordered[key] = plain[key];
+  if (plain.execution !== undefined) ordered.execution = plain.execution;
   const spec = ordered as unknown as TeamSpec;
   trees.set(spec, tree);
   return spec;
@@ -258,6 +259,21 @@ function crossReferenceIssues(tree: LNode, plain: Record<string, unknown>): Spec
             ['rewards', 'seats', seat],
             `unknown seat "${seat}"`,
             didYouMean(seat, names) ?? `the seats are: ${names.join(', ')}`,
+            true,
+          ),
+        );
+      }
+    }
+  }
+  const execution = isObj(plain.execution) ? plain.execution : {};
+  if (isObj(execution.pools)) {
+    for (const policy of Object.keys(execution.pools)) {
+      if (!policies.includes(policy)) {
+        issues.push(
+          at(
+            ['execution', 'pools', policy],
+            `unknown policy "${policy}"`,
+            didYouMean(policy, policies) ?? `the policies are: ${policies.join(', ')}`,
             true,
           ),
         );

@@ -47,6 +47,21 @@ export interface TeamSpec {
   readonly algorithm: AlgorithmSpec;
   /** Evaluation settings. */
   readonly evaluation: EvaluationSpec;
+  /** Where rollouts run (absent: in this process); see `resolveExecution`. */
+  readonly execution?: ExecutionSpec;
+}
+
+/** The `execution` section as written (see `schemas/team.schema.json`); `resolveExecution` fills the defaults. */
+export interface ExecutionSpec {
+  readonly engine?: 'in-process' | 'bullmq';
+  readonly redis?: string;
+  readonly queue?: string;
+  readonly pools?: Readonly<Record<string, string>>;
+  readonly attempts?: number;
+  readonly deadlineMs?: number;
+  readonly redisTimeoutMs?: number;
+  readonly checkpoints?: string;
+  readonly batching?: 'step' | 'instance';
 }
 
 /** One seat of the team. */

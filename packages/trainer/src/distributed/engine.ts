@@ -1,0 +1,156 @@
+/**
+ * The trainer side of the distributed engine: each step's planned instances become jobs on a queue (BullMQ on Redis,
+ * @troupe/scale-out), one per instance, played by `troupe worker` processes; the outcomes come back in any order and
+ * are put back in plan order, so the step builds the same groups, in the same order, as in one process. Before a
+ * step's jobs go out, the weights they play with are published (versions.ts).
+ */
+import { createHash } from 'node:crypto';
+import type { TeamSpec, TrainerConfig } from '@troupe/kernel';
+import type { ScheduledInstance } from '../instances.js';
+import type { PolicyHandle } from '../policies.js';
+import type { InstanceOutcome, RolloutEngine } from '../rollouts.js';
+import { jobKey, type RolloutJob, type RolloutJobResult } from './job.js';
+import { VersionPublisher } from './versions.js';
+
+/** A job as the queue takes it (@troupe/scale-out `DispatchJob`). */
+export interface QueueJob<P> {
+  key: string;
+  payload: P;
+  pool?: string;
+}
+
+/** A job's end as the queue gives it (@troupe/scale-out `JobOutcome`). */
+export type QueueOutcome<R> =
+  | { key: string; ok: true; result: R; worker: string; attempts: number; ms: number }
+  | { key: string; ok: false; error: string; attempts: number; worker?: string };
+
+/** What the engine needs of a queue (@troupe/scale-out's `Dispatcher`). */
+export interface RolloutQueue {
+  dispatch(
+    batch: string,
+    jobs: QueueJob<RolloutJob>[],
+    options: { attempts?: number; deadlineMs?: number },
+  ): AsyncIterable<QueueOutcome<RolloutJobResult>>;
+  /** Queue depth, retries and per-worker rates (JSON). */
+  stats(): Promise<ScaleOutStats>;
+  close(): Promise<void>;
+}
+
+/** The part of @troupe/scale-out's `QueueStats` the metrics read. */
+export interface ScaleOutStats {
+  depth: { waiting: number; active: number; delayed: number };
+  jobs: { dispatched: number; succeeded: number; failed: number; retries: number; stalls: number; requeued: number };
+  workers: { name: string; pool: string; episodesPerSec: number; busyFraction: number; completed: number }[];
+}
+
+/** How the engine runs the jobs. */
+export interface DistributedOptions {
+  /** Tries per job before it fails (a worker's death counts as one). */
+  readonly attempts: number;
+  /** A step's jobs not done this long after they went out fail (undefined: no deadline). */
+  readonly deadlineMs?: number;
+  /** Pool of each policy (`execution.pools`); a job goes to the pool of the first seat's policy that has one. */
+  readonly pools: Readonly<Record<string, string>>;
+  /** The shared folder of policy versions (default `<run>/policies`). */
+  readonly versionsDir: string;
+}
+
+/** The distributed engine of one run (see the module comment). */
+export class DistributedRollouts implements RolloutEngine {
+  /** Unique per trainer process: a restarted trainer never takes the old process's results for its own. */
+  readonly runId: string;
+  private readonly publisher: VersionPublisher;
+  /** Outcomes of the last step (workers, attempts), for the metrics. */
+  lastStep: { jobs: number; failed: number; attempts: number; workers: Record<string, number>; seconds: number } = {
+    jobs: 0,
+    failed: 0,
+    attempts: 0,
+    workers: {},
+    seconds: 0,
+  };
+
+  constructor(
+    private readonly queue: RolloutQueue,
+    private readonly spec: TeamSpec,
+    private readonly config: TrainerConfig,
+    handles: readonly PolicyHandle[],
+    private readonly options: DistributedOptions,
+  ) {
+    const nonce = createHash('sha256')
+      .update(`${options.versionsDir}\0${process.pid}\0${Date.now()}\0${Math.random()}`)
+      .digest('hex')
+      .slice(0, 10);
+    this.runId = `${spec.name.replace(/[^A-Za-z0-9_.-]/g, '_')}-${nonce}`;
+    this.publisher = new VersionPublisher(options.versionsDir, handles);
+  }
+
+  /** The pool a job goes to (see {@link DistributedOptions.pools}). */
+  get pool(): string | undefined {
+    for (const seat of Object.values(this.spec.seats)) {
+      const pool = this.options.pools[seat.policy];
+      if (pool !== undefined) return pool;
+    }
+    return undefined;
+  }
+
+  async playInstances(step: number, planned: readonly ScheduledInstance[]): Promise<InstanceOutcome[]> {
+    const started = performance.now();
+    const policies = await this.publisher.publish(step - 1);
+    const pool = this.pool;
+    const jobs: QueueJob<RolloutJob>[] = planned.map((instance) => ({
+      key: jobKey(this.runId, step, instance),
+      payload: { format: 1, runId: this.runId, step, instance, spec: this.spec, config: this.config, policies },
+      ...(pool !== undefined ? { pool } : {}),
+    }));
+    const got = new Map<string, QueueOutcome<RolloutJobResult>>();
+    for await (const o of this.queue.dispatch(`${this.runId}/step-${step}`, jobs, {
+      attempts: this.options.attempts,
+      ...(this.options.deadlineMs !== undefined ? { deadlineMs: this.options.deadlineMs } : {}),
+    }))
+      got.set(o.key, o);
+    const workers: Record<string, number> = {};
+    let attempts = 0;
+    const out = jobs.map((j): InstanceOutcome => {
+      const o = got.get(j.key);
+      if (!o) return { ok: false, error: 'the queue gave no outcome for this job', attempts: 0 };
+      attempts += o.attempts;
+      if (!o.ok) return { ok: false, error: o.error, attempts: o.attempts };
+      workers[o.worker] = (workers[o.worker] ?? 0) + 1;
+      return { ok: true, records: o.result.records, solved: o.result.solved, events: o.result.events };
+    });
+    this.lastStep = {
+      jobs: jobs.length,
+      failed: out.filter((o) => !o.ok).length,
+      attempts,
+      workers,
+      seconds: (performance.now() - started) / 1000,
+    };
+    return out;
+  }
+
+  /** `scale/*` metrics of the last step: jobs, failures, retries, queue depth and each worker's episodes/s. */
+  async metrics(): Promise<Record<string, number>> {
+    const m: Record<string, number> = {
+      'scale/jobs': this.lastStep.jobs,
+      'scale/failed_jobs': this.lastStep.failed,
+      'scale/retries': Math.max(0, this.lastStep.attempts - this.lastStep.jobs + this.lastStep.failed * 0),
+      'scale/workers_used': Object.keys(this.lastStep.workers).length,
+    };
+    try {
+      const s = await this.queue.stats();
+      m['scale/queue_depth'] = s.depth.waiting + s.depth.active + s.depth.delayed;
+      m['scale/total_retries'] = s.jobs.retries;
+      m['scale/stalls'] = s.jobs.stalls;
+      m['scale/workers'] = s.workers.length;
+      for (const w of s.workers) m[`scale/episodes_per_s/${w.name}`] = w.episodesPerSec;
+    } catch {
+      // stats are best effort: a step's outcome never depends on them
+    }
+    return m;
+  }
+
+  /** Closes the queue connection. */
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * A rollout job of the distributed engine: one planned instance's whole tree (AT-GRPO) or its K episodes
+ * (grpo-naive) for one training step, with everything a worker needs to rebuild the team and play it exactly as the
+ * trainer would in its own process, and what the worker sends back.
+ */
+import type { EpisodeEvent, StepRecord, TeamSpec, TrainerConfig } from '@troupe/kernel';
+import type { ScheduledInstance } from '../instances.js';
+
+/** The policy weights a job plays with: the folder of a published version (versions.ts) and each policy's version. */
+export interface PolicyVersions {
+  /** The published folder (`<shared>/step-<n>`), holding one sub-folder per trainable policy; absent: the spec's weights. */
+  readonly dir?: string;
+  /** The trainer's version counter of each trainable policy (traced as `policyVersion`). */
+  readonly versions: Readonly<Record<string, number>>;
+}
+
+/** The payload of a rollout job (JSON). */
+export interface RolloutJob {
+  /** Format of this payload; a worker refuses another. */
+  readonly format: 1;
+  /** The run (one trainer process): part of the idempotency key. */
+  readonly runId: string;
+  /** The training step (1-based). */
+  readonly step: number;
+  /** The planned instance: its index in the train split and its replay count. */
+  readonly instance: ScheduledInstance;
+  /** The resolved team spec; `file` is where it was read from (relative paths in it resolve from its folder). */
+  readonly spec: TeamSpec;
+  /** The resolved training settings (K, the tree's seats, grammar, concurrency, ...). */
+  readonly config: TrainerConfig;
+  /** The weights to play with. */
+  readonly policies: PolicyVersions;
+}
+
+/** What a worker sends back for a {@link RolloutJob}. */
+export interface RolloutJobResult {
+  /** The instance's step records, in the order the trainer would trace them. */
+  readonly records: StepRecord[];
+  /** Whether any of its episodes succeeded. */
+  readonly solved: boolean;
+  /** Its episodes' events as the rollout summary reads them (rollouts.ts `summaryEvent`). */
+  readonly events: EpisodeEvent[];
+  /** Wall seconds the worker played it. */
+  readonly seconds: number;
+}
+
+/** The instance uid of a planned instance without its content key: `step-n/[replay-r/]train/<index>`. */
+export function plannedUid(step: number, p: ScheduledInstance): string {
+  return `step-${step}/${p.replays > 0 ? `replay-${p.replays}/` : ''}train/${p.index}`;
+}
+
+/** The idempotency key of a job: (run id, step, instance uid). */
+export function jobKey(runId: string, step: number, p: ScheduledInstance): string {
+  return `${runId}/${plannedUid(step, p)}`;
+}

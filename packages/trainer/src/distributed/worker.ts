@@ -1,0 +1,77 @@
+/**
+ * A rollout worker (`troupe worker`): takes rollout jobs from the queue (one pool), plays each with a
+ * {@link JobPlayer} and sends back its step records. A job it refuses (a spec plugin not installed here, a version it
+ * cannot read) fails at once, without retries, with the reason.
+ */
+import type { RolloutJob, RolloutJobResult } from './job.js';
+import { JobPlayer } from './play-job.js';
+
+/** Options of {@link startRolloutWorker}. */
+export interface RolloutWorkerOptions {
+  /** Redis URL. */
+  readonly redis: string;
+  /** Queue name (the trainer's `execution.queue`). */
+  readonly queue: string;
+  /** Pool (default: the default pool). */
+  readonly pool?: string;
+  /** Jobs played at once. Default 1. */
+  readonly concurrency?: number;
+  /** Told after each job: its key and whether it went well. */
+  readonly onJob?: (e: { key: string; ok: boolean; error?: string; seconds: number; episodes: number }) => void;
+}
+
+/** A running rollout worker. */
+export interface RolloutWorker {
+  readonly name: string;
+  /** Jobs and episodes played so far. */
+  readonly player: JobPlayer;
+  /** Stops taking jobs and lets running ones finish (`force`: releases them to other workers). */
+  close(force?: boolean): Promise<void>;
+}
+
+/** Starts a rollout worker on @troupe/scale-out (loaded here only). */
+export async function startRolloutWorker(o: RolloutWorkerOptions): Promise<RolloutWorker> {
+  const { startWorker } = await import('@troupe/scale-out');
+  const player = new JobPlayer({ teams: Math.max(2, (o.concurrency ?? 1) + 1) });
+  const handle = startWorker<RolloutJob, RolloutJobResult>({
+    url: o.redis,
+    queue: o.queue,
+    ...(o.pool !== undefined ? { pool: o.pool } : {}),
+    concurrency: o.concurrency ?? 1,
+    process: async (payload, job) => {
+      const started = performance.now();
+      try {
+        const result = await player.play(payload);
+        o.onJob?.({ key: job.key, ok: true, seconds: result.seconds, episodes: result.records.length });
+        return result;
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err));
+        o.onJob?.({
+          key: job.key,
+          ok: false,
+          error: error.message,
+          seconds: (performance.now() - started) / 1000,
+          episodes: 0,
+        });
+        if ('unrecoverable' in error) {
+          // BullMQ fails a job whose error is named UnrecoverableError at once, without its other attempts
+          const refused = new Error(error.message);
+          refused.name = 'UnrecoverableError';
+          throw refused;
+        }
+        throw error;
+      }
+    },
+  });
+  return {
+    name: handle.name,
+    player,
+    async close(force = false) {
+      try {
+        await handle.close(force);
+      } finally {
+        await player.dispose();
+      }
+    },
+  };
+}
