@@ -6,8 +6,10 @@ describe('backend selection', () => {
     const p = probeBackends({});
     assert.deepEqual(
       p.probes.map((x) => x.backend),
-      ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'],
+      ['tensorflow-gpu', 'tensorflow', 'webgpu', 'wasm', 'cpu'],
     );
+    // without an adapter probe, webgpu is never counted for auto (a software adapter must not win over wasm)
+    assert.equal(p.probes.find((x) => x.backend === 'webgpu')!.available, false);
     assert.ok(p.wouldUse, 'cpu is always available');
     assert.equal(p.probes.find((x) => x.backend === 'cpu')!.available, true);
     assert.equal(probeBackends({ TROUPE_BACKEND: 'cpu' }).wouldUse, 'cpu');
@@ -28,7 +30,7 @@ describe('backend selection', () => {
     const r = await initBackend({ backend: 'auto', env: {}, fresh: true });
     assert.equal(currentBackend(), r);
     assert.equal(tf.getBackend(), r.tfBackend);
-    const order = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+    const order = ['tensorflow-gpu', 'tensorflow', 'webgpu', 'wasm', 'cpu'];
     assert.deepEqual(
       r.skipped.map((s) => s.backend),
       order.slice(0, order.indexOf(r.backend)),

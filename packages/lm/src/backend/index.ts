@@ -1,20 +1,24 @@
 /**
  * tfjs backend selection. The order tried is `tensorflow-gpu` (`@tensorflow/tfjs-node-gpu`), `tensorflow`
- * (`@tensorflow/tfjs-node`), `wasm` (`@tensorflow/tfjs-backend-wasm`), then `cpu`. The native packages are
- * optionalDependencies whose install downloads libtensorflow; npm drops them silently where that fails, so every
- * probe catches ANY error and records why the backend was skipped.
+ * (`@tensorflow/tfjs-node`), `webgpu` (`@tensorflow/tfjs-backend-webgpu` on Dawn, npm `webgpu`; see ./webgpu.ts),
+ * `wasm` (`@tensorflow/tfjs-backend-wasm`), then `cpu`. The native and GPU packages are optional peers that a user
+ * installs; where they are absent or fail to load (no libtensorflow, no Vulkan driver) every probe catches ANY error
+ * and records why the backend was skipped. `auto` skips a webgpu fallback (software) adapter.
  *
  * Override with `initBackend({ backend })` or the `TROUPE_BACKEND` environment variable
- * (`tensorflow-gpu | tensorflow | wasm | cpu | auto`).
+ * (`tensorflow-gpu | tensorflow | webgpu | wasm | cpu | auto`).
  */
 import * as tf from '@tensorflow/tfjs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { installWasmKernels } from './wasm-kernels.js';
+import { activateWebGpu, type WebGpuAdapterInfo, type WebGpuProbe } from './webgpu.js';
+
+export { probeWebGpu, type WebGpuAdapterInfo, type WebGpuProbe } from './webgpu.js';
 
 /** The backends Troupe knows, in preference order. */
-export const BACKEND_ORDER = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;
+export const BACKEND_ORDER = ['tensorflow-gpu', 'tensorflow', 'webgpu', 'wasm', 'cpu'] as const;
 
 /** A backend name as written in options and `TROUPE_BACKEND`. */
 export type BackendName = (typeof BACKEND_ORDER)[number];
@@ -23,8 +27,10 @@ export type BackendName = (typeof BACKEND_ORDER)[number];
 export interface BackendReport {
   /** The backend now active. */
   readonly backend: BackendName;
-  /** The tfjs engine's own name for it (`tensorflow`, `wasm`, `cpu`). */
+  /** The tfjs engine's own name for it (`tensorflow`, `webgpu`, `wasm`, `cpu`). */
   readonly tfBackend: string;
+  /** For `webgpu`: the adapter in use. */
+  readonly adapter?: WebGpuAdapterInfo;
   /** Where the choice came from. */
   readonly source: 'option' | 'env' | 'auto';
   /** Each backend tried before the chosen one, with the reason it was skipped. */
@@ -62,7 +68,11 @@ export function wasmDistDir(): string {
   return join(dirname(pkg), 'dist') + '/';
 }
 
-async function tryActivate(name: BackendName, env: Readonly<Record<string, string | undefined>>): Promise<string> {
+async function tryActivate(
+  name: BackendName,
+  env: Readonly<Record<string, string | undefined>>,
+  auto: boolean,
+): Promise<{ tfBackend: string; adapter?: WebGpuAdapterInfo }> {
   switch (name) {
     case 'tensorflow-gpu':
     case 'tensorflow': {
@@ -70,8 +80,10 @@ async function tryActivate(name: BackendName, env: Readonly<Record<string, strin
       await import(pkg);
       if (!tf.findBackend('tensorflow')) throw new Error(`${pkg} loaded but registered no 'tensorflow' backend`);
       if (!(await tf.setBackend('tensorflow'))) throw new Error(`tf.setBackend('tensorflow') failed`);
-      return 'tensorflow';
+      return { tfBackend: 'tensorflow' };
     }
+    case 'webgpu':
+      return { tfBackend: 'webgpu', adapter: await activateWebGpu(auto, env) };
     case 'wasm': {
       const wasm = await import('@tensorflow/tfjs-backend-wasm');
       const dir = wasmDistDir();
@@ -79,11 +91,11 @@ async function tryActivate(name: BackendName, env: Readonly<Record<string, strin
       wasm.setWasmPaths(dir);
       if (!(await tf.setBackend('wasm'))) throw new Error(`tf.setBackend('wasm') failed`);
       if (env.TROUPE_WASM_KERNELS !== '0') installWasmKernels();
-      return 'wasm';
+      return { tfBackend: 'wasm' };
     }
     case 'cpu':
       if (!(await tf.setBackend('cpu'))) throw new Error(`tf.setBackend('cpu') failed`);
-      return 'cpu';
+      return { tfBackend: 'cpu' };
   }
 }
 
@@ -107,9 +119,9 @@ export async function initBackend(options: BackendOptions = {}): Promise<Backend
   const candidates: readonly BackendName[] = wanted === 'auto' ? BACKEND_ORDER : [wanted];
   for (const name of candidates) {
     try {
-      const tfBackend = await tryActivate(name, env);
+      const { tfBackend, adapter } = await tryActivate(name, env, wanted === 'auto');
       await tf.ready();
-      current = { backend: name, tfBackend, source, skipped };
+      current = { backend: name, tfBackend, source, skipped, ...(adapter ? { adapter } : {}) };
       return current;
     } catch (err) {
       skipped.push({ backend: name, reason: errorText(err) });
@@ -141,9 +153,14 @@ export interface BackendProbe {
 
 /**
  * A light check for `troupe doctor`: says which backend `initBackend()` would pick without loading native code
- * (it only resolves packages and looks for files). `TROUPE_BACKEND` is honoured in `wouldUse`.
+ * (it only resolves packages and looks for files). `TROUPE_BACKEND` is honoured in `wouldUse`. Whether `auto` picks
+ * webgpu depends on the adapter, which only loading Dawn tells: pass `probeWebGpu()`'s result as `webgpu` to count it
+ * (without it, webgpu is listed as not picked).
  */
-export function probeBackends(env: Readonly<Record<string, string | undefined>> = process.env): {
+export function probeBackends(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  webgpu?: WebGpuProbe,
+): {
   readonly wouldUse: BackendName | undefined;
   readonly override?: string;
   readonly probes: readonly BackendProbe[];
@@ -159,6 +176,15 @@ export function probeBackends(env: Readonly<Record<string, string | undefined>> 
         const dir = wasmDistDir();
         const ok = existsSync(join(dir, 'tfjs-backend-wasm.wasm'));
         probes.push({ backend: name, available: ok, detail: ok ? dir : `no tfjs-backend-wasm.wasm in ${dir}` });
+        continue;
+      }
+      if (name === 'webgpu') {
+        for (const pkg of ['webgpu', '@tensorflow/tfjs-backend-webgpu']) require.resolve(`${pkg}/package.json`);
+        probes.push({
+          backend: name,
+          available: webgpu?.autoPick ?? false,
+          detail: webgpu?.detail ?? 'installed; whether auto picks it depends on the adapter (troupe doctor checks it)',
+        });
         continue;
       }
       const pkg = name === 'tensorflow-gpu' ? '@tensorflow/tfjs-node-gpu' : '@tensorflow/tfjs-node';

@@ -77,7 +77,11 @@ export function embed(table: tf.Tensor, ids: tf.Tensor, differentiable: boolean)
     save([flat]); // kept by the engine until the gradient runs (a closure reference would be disposed by then)
     return {
       value: tf.gather(tb, flat),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.matMul(oneHotT(saved[0]!, V), dy as tf.Tensor2D),
+      // webgpu in Node cannot read ids back synchronously: its one-hot is built on the device
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+        tf.getBackend() === 'webgpu'
+          ? tf.matMul(oneHotF32(saved[0]!, V), dy as tf.Tensor2D, true, false)
+          : tf.matMul(oneHotT(saved[0]!, V), dy as tf.Tensor2D),
     };
   }) as never) as (tb: tf.Tensor) => tf.Tensor;
   return lookup(table).reshape([B, T, D]);

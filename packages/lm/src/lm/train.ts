@@ -200,6 +200,19 @@ export class AdamW {
    * without a gradient are left alone. Returns the pre-clip global gradient norm and the learning rate used.
    */
   apply(grads: tf.NamedTensorMap): { gradNorm: number; lr: number } {
+    const { gradNorm, lr } = this.applyOnDevice(grads);
+    try {
+      return { gradNorm: gradNorm.dataSync()[0]!, lr };
+    } finally {
+      gradNorm.dispose();
+    }
+  }
+
+  /**
+   * {@link apply} without reading anything back (the clipping factor is computed on the device): for backends that
+   * cannot read synchronously (webgpu in Node). The caller owns the returned gradient-norm scalar.
+   */
+  applyOnDevice(grads: tf.NamedTensorMap): { gradNorm: tf.Scalar; lr: number } {
     const lr = this.currentLr();
     const b1 = this.options.beta1 ?? 0.9,
       b2 = this.options.beta2 ?? 0.999,
@@ -211,15 +224,16 @@ export class AdamW {
         .map((x) => grads[x.name])
         .filter((g): g is tf.Tensor => !!g)
         .map((g) => g.square().sum());
-      return sq.length ? tf.addN(sq).sqrt().dataSync()[0]! : 0;
+      return (sq.length ? tf.addN(sq).sqrt() : tf.scalar(0)) as tf.Scalar;
     });
     const max = this.options.maxGradNorm ?? 0;
-    const scale = max > 0 && gradNorm > max ? max / (gradNorm + 1e-6) : 1;
     tf.tidy(() => {
+      // max / (norm + 1e-6) where the norm exceeds max, else 1
+      const scale = max > 0 ? tf.where(gradNorm.greater(max), tf.scalar(max).div(gradNorm.add(1e-6)), 1) : undefined;
       this.vars.forEach((x, i) => {
         let g = grads[x.name];
         if (!g) return;
-        if (scale !== 1) g = g.mul(scale);
+        if (scale) g = g.mul(scale);
         const m = this.m[i]!.mul(b1).add(g.mul(1 - b1));
         const v = this.v[i]!.mul(b2).add(g.square().mul(1 - b2));
         this.m[i]!.assign(m);
@@ -268,6 +282,14 @@ export function trainStep(optimizer: AdamW, lossFn: () => tf.Scalar): { loss: nu
   return accumulatedTrainStep(optimizer, [lossFn]);
 }
 
+/** {@link trainStep} reading its numbers asynchronously: the form that also runs on webgpu in Node. */
+export function trainStepAsync(
+  optimizer: AdamW,
+  lossFn: () => tf.Scalar,
+): Promise<{ loss: number; gradNorm: number; lr: number }> {
+  return accumulatedTrainStepAsync(optimizer, [lossFn]);
+}
+
 /**
  * One optimizer step on the SUM of several losses (gradient accumulation): each part builds its graph, its gradients
  * are added to the running sum and its tensors are freed before the next part runs, so peak memory is that of the
@@ -279,14 +301,40 @@ export function accumulatedTrainStep(
   optimizer: AdamW,
   parts: readonly (() => tf.Scalar)[],
 ): { loss: number; gradNorm: number; lr: number } {
+  const { values, gradNorm, lr } = stepOnDevice(optimizer, parts);
+  try {
+    return { loss: values.reduce((a, v) => a + v.dataSync()[0]!, 0), gradNorm: gradNorm.dataSync()[0]!, lr };
+  } finally {
+    tf.dispose([...values, gradNorm]);
+  }
+}
+
+/** {@link accumulatedTrainStep} reading its numbers asynchronously: the form that also runs on webgpu in Node. */
+export async function accumulatedTrainStepAsync(
+  optimizer: AdamW,
+  parts: readonly (() => tf.Scalar)[],
+): Promise<{ loss: number; gradNorm: number; lr: number }> {
+  const { values, gradNorm, lr } = stepOnDevice(optimizer, parts);
+  try {
+    const read = await Promise.all([...values, gradNorm].map((v) => v.data()));
+    return { loss: read.slice(0, -1).reduce((a, d) => a + d[0]!, 0), gradNorm: read.at(-1)![0]!, lr };
+  } finally {
+    tf.dispose([...values, gradNorm]);
+  }
+}
+
+/** The step itself, reading nothing back: each part's loss and the gradient norm stay on the device (caller owns). */
+function stepOnDevice(
+  optimizer: AdamW,
+  parts: readonly (() => tf.Scalar)[],
+): { values: tf.Scalar[]; gradNorm: tf.Scalar; lr: number } {
   if (parts.length === 0) throw new Error('accumulatedTrainStep: no loss parts');
-  let loss = 0;
+  const values: tf.Scalar[] = [];
   const sum: tf.NamedTensorMap = {};
   try {
     for (const part of parts) {
       const { value, grads } = tf.variableGrads(() => tf.tidy(part), optimizer.vars as tf.Variable[]);
-      loss += value.dataSync()[0]!;
-      value.dispose();
+      values.push(value);
       for (const [name, g] of Object.entries(grads)) {
         const prev = sum[name];
         if (!prev) {
@@ -298,8 +346,10 @@ export function accumulatedTrainStep(
         g.dispose();
       }
     }
-    const { gradNorm, lr } = optimizer.apply(sum);
-    return { loss, gradNorm, lr };
+    return { values, ...optimizer.applyOnDevice(sum) };
+  } catch (err) {
+    tf.dispose(values);
+    throw err;
   } finally {
     for (const g of Object.values(sum)) g.dispose();
   }

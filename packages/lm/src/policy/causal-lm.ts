@@ -65,7 +65,7 @@ export const causalLmPolicyConfigSchema: JsonSchema = {
     preset: { enum: ['tiny', 'small'] },
     modelType: { enum: ['qwen3', 'qwen2', 'llama'], default: 'qwen3' },
     tokenizer: { type: 'string' },
-    backend: { enum: ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] },
+    backend: { enum: ['auto', 'tensorflow-gpu', 'tensorflow', 'webgpu', 'wasm', 'cpu'] },
     seed: { type: 'integer', minimum: 0, maximum: 4294967295 },
     lora: {
       type: 'object',
