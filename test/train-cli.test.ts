@@ -22,7 +22,9 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
   it('train writes trace, metrics, atomic checkpoints and a report', async () => {
     const r = await troupe(['train', spec, '--out', out, '--json', '--no-progress']);
     assert.equal(r.code, 0, r.stderr);
-    json(r);
+    const doc = json<{ memory: { bases: { policies: string[]; bytes: number }[] } }>(r);
+    const bases = doc.memory.bases.reduce((n, b) => n + b.bytes, 0);
+    assert.ok(doc.memory.bases.length > 0 && bases > 0, 'the memory its bases hold');
     const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
       .trim()
       .split('\n')
@@ -36,6 +38,10 @@ describe('troupe train / eval / sft (end to end, from source)', function () {
     assert.ok(
       metrics.some((m) => Object.keys(m).some((k) => k.startsWith('loss/'))),
       'loss/* metrics',
+    );
+    assert.ok(
+      steps.filter((m) => m.kind === 'train').every((m) => m['memory/bases_mb'] === bases / 2 ** 20),
+      'memory/* metrics',
     );
     const trace = readFileSync(join(out, 'trace.jsonl'), 'utf8')
       .trim()

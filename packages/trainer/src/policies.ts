@@ -184,6 +184,45 @@ export function mappingLevel(handles: readonly PolicyHandle[], seatCount: number
   return trainable.every((h) => h.lora) ? 'L2' : 'L3';
 }
 
+/** The memory the weights of a team's trainable policies hold (float32 bytes). */
+export interface WeightMemory {
+  /** Each base model held, once, with the policies that run on it (a LoRA base shared by several, a full model by one). */
+  readonly bases: readonly { readonly policies: readonly string[]; readonly bytes: number }[];
+  /** Each LoRA policy's own adapters. */
+  readonly adapters: Readonly<Record<string, number>>;
+}
+
+/** What the weights of the trainable policies hold: the bases once each (shared LoRA bases once for all), the adapters. */
+export function weightMemory(handles: readonly PolicyHandle[]): WeightMemory {
+  const bases: { model: CausalLM; policies: string[]; bytes: number }[] = [];
+  const adapters: Record<string, number> = {};
+  for (const h of handles) {
+    const lm = h.trainable;
+    if (!lm) continue;
+    const held = bases.find((b) => b.model.sharesBaseWith(lm.model));
+    if (held) held.policies.push(h.name);
+    else bases.push({ model: lm.model, policies: [h.name], bytes: lm.model.baseBytes() });
+    if (lm.model.lora.size > 0) adapters[h.name] = lm.model.adapterBytes();
+  }
+  return { bases: bases.map(({ policies, bytes }) => ({ policies, bytes })), adapters };
+}
+
+const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+
+/** One line: `weights: base 2272.3 MB (planner, coder); adapters planner 4.4 MB, coder 4.4 MB`. */
+export function describeWeightMemory(m: WeightMemory): string {
+  const bases = m.bases.map((b) => `${mb(b.bytes)} (${b.policies.join(', ')})`).join(', ');
+  const adapters = Object.entries(m.adapters).map(([name, bytes]) => `${name} ${mb(bytes)}`);
+  return `weights: base${m.bases.length === 1 ? '' : 's'} ${bases || 'none'}${adapters.length ? `; adapters ${adapters.join(', ')}` : ''}`;
+}
+
+/** The run's `memory/*` metrics: `memory/bases_mb` (every base once) and `memory/adapters/<policy>_mb`. */
+export function weightMemoryMetrics(m: WeightMemory): Record<string, number> {
+  const out: Record<string, number> = { 'memory/bases_mb': m.bases.reduce((n, b) => n + b.bytes, 0) / 2 ** 20 };
+  for (const [name, bytes] of Object.entries(m.adapters)) out[`memory/adapters/${name}_mb`] = bytes / 2 ** 20;
+  return out;
+}
+
 /** Frees the trainer-owned tensors of the handles (optimizers, references); the policies are disposed by the team. */
 export function disposeHandles(handles: readonly PolicyHandle[]): void {
   for (const h of handles) {

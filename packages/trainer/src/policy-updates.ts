@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { type Rng, type StepRecord, type TeamSpec, type TrainerConfig, TrainingSettingError } from '@troupe/kernel';
 import { CausalLM, currentBackend, loadCheckpoint, saveCheckpoint } from '@troupe/lm';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
-import { ensureOptimizer, scheduleLr, type PolicyHandle } from './policies.js';
+import { ensureOptimizer, scheduleLr, weightMemory, weightMemoryMetrics, type PolicyHandle } from './policies.js';
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
 import { UpdateWorker, type UpdateJob, type UpdateOptimizerOptions } from './update-thread.js';
 
@@ -63,8 +63,8 @@ export class PolicyUpdates {
    * Updates every trainable policy on its records. Every policy's mini-batch order is drawn first, in policy order,
    * so the RNG stream does not depend on where the updates run. With `algorithm.workers` ≥ 2 and at least two
    * full-model policies (wasm / cpu backend), the full models update at the same time, each in its own worker
-   * thread, while any other policy updates in the main thread. Returns `loss/<policy>/*` metrics and
-   * `update/workers` (the threads used; 0: all in the main thread).
+   * thread, while any other policy updates in the main thread. Returns `loss/<policy>/*` metrics,
+   * `update/workers` (the threads used; 0: all in the main thread) and the weights' `memory/*` ({@link weightMemory}).
    */
   async update(
     step: number,
@@ -107,6 +107,7 @@ export class PolicyUpdates {
     const metrics: Record<string, number> = {};
     for (const u of updates) for (const [k, v] of Object.entries(u.out)) metrics[`loss/${u.handle.name}/${k}`] = v;
     metrics['update/workers'] = inWorker.length;
+    Object.assign(metrics, weightMemoryMetrics(weightMemory(this.handles)));
     return metrics;
   }
 

@@ -23,6 +23,7 @@ import {
   samplerGap,
   saveTrainerCheckpoint,
   Trainer,
+  weightMemory,
   wilsonInterval,
   type BaselineEval,
   type MetricsRecord,
@@ -876,6 +877,12 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       const prop = trainer.team.policies.get('proposer') as CausalLmPolicy;
       const exec = trainer.team.policies.get('executor') as CausalLmPolicy;
       const base0 = [paramsOf(prop), paramsOf(exec)];
+      // one base in memory for both adapters, the same variables
+      assert.ok(prop.model.sharesBaseWith(exec.model));
+      const memory = weightMemory(trainer.handles);
+      assert.deepEqual(memory.bases, [{ policies: ['proposer', 'executor'], bytes: prop.model.numParams() * 4 }]);
+      assert.deepEqual(Object.keys(memory.adapters), ['proposer', 'executor']);
+      assert.ok(memory.adapters.proposer! > 0 && memory.adapters.proposer! < memory.bases[0]!.bytes / 10);
       const p0 = loraOf(prop),
         e0 = loraOf(exec);
       // collect one step's samples without training (algorithm 'none' path: step() with updates skipped)
@@ -892,6 +899,7 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       const adv = proposerOnly.map((_, i) => (i % 2 === 0 ? 1 : -1));
       const metrics = await trainer.update(2, proposerOnly, adv);
       assert.equal(metrics['loss/executor/samples'], 0, 'the executor adapter got no samples');
+      assert.equal(metrics['memory/bases_mb'], memory.bases[0]!.bytes / 2 ** 20, 'the base counted once');
       assert.equal(metrics['loss/executor/optimizer_steps'], undefined, 'and took no optimizer step');
       assert.ok((metrics['loss/proposer/samples'] ?? 0) > 0);
       assert.ok(same(e1, loraOf(exec)), 'the executor adapter did not change on proposer samples');

@@ -1,11 +1,18 @@
 import type { Command } from 'commander';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadTeamSpec, PRESETS_DIR, teamNumberRange, type TeamSpec } from '@troupe/kernel';
+import {
+  loadTeamSpec,
+  PRESETS_DIR,
+  resolveExecution,
+  teamNumberRange,
+  type ExecutionOverrides,
+  type TeamSpec,
+} from '@troupe/kernel';
 // The model entry (tfjs, transformers) loads only when a command needs it: `troupe --version` and the light commands
 // start in a fraction of the time.
 import type { TrainerEvent, ReportChart } from '@troupe/trainer';
-import { positiveInt, printJson } from '../errors.js';
+import { CliError, positiveInt, printJson } from '../errors.js';
 import { importOptional } from '../optional.js';
 
 interface TrainOptions {
@@ -16,6 +23,50 @@ interface TrainOptions {
   json?: boolean;
   progress: boolean;
   finalEval: boolean;
+  redis?: string;
+  shared?: string;
+}
+
+/**
+ * The command line's overrides of the spec's `execution` (`--redis`, `--shared`), after checking that the Redis of a
+ * distributed run answers (a clear error, not a hang, when it does not).
+ */
+export async function checkExecution(
+  spec: TeamSpec,
+  opts: { readonly redis?: string; readonly shared?: string },
+): Promise<ExecutionOverrides> {
+  const overrides: ExecutionOverrides = {
+    ...(opts.redis !== undefined ? { redis: opts.redis } : {}),
+    ...(opts.shared !== undefined ? { shared: opts.shared } : {}),
+  };
+  const execution = resolveExecution(spec, overrides);
+  if (execution.engine === 'bullmq') {
+    const { redisProblem, START_REDIS_HINT } = await importOptional('@troupe/trainer', 'troupe train', () =>
+      import('@troupe/trainer'),
+    );
+    const problem = await redisProblem(execution.redis!);
+    if (problem) throw new CliError(`${problem}; ${START_REDIS_HINT} (execution.redis or --redis)`);
+  }
+  return overrides;
+}
+
+/**
+ * Runs the trainer; Redis lost for longer than `execution.redisTimeoutMs` stops the run with a clear error (the
+ * checkpoints so far stay; `--resume` continues from the newest).
+ */
+export async function runStoppingOnQueueLoss<R>(
+  trainer: { run(): Promise<R>; stepsDone: number; folder: { checkpointedStep: number } },
+  out: string,
+): Promise<R> {
+  try {
+    return await trainer.run();
+  } catch (err) {
+    if (err instanceof Error && err.name === 'QueueUnavailableError')
+      throw new CliError(
+        `the run stopped in step ${trainer.stepsDone + 1}: ${err.message}. Its newest checkpoint is step ${trainer.folder.checkpointedStep} in ${out}; once Redis is back, rerun the same command with --resume to continue.`,
+      );
+    throw err;
+  }
 }
 
 /** Loads SPEC, or the embedded default team when none is given. */
@@ -47,19 +98,29 @@ export function register(program: Command): void {
     )
     .option('--resume', 'continue from the newest checkpoint in --out (optimizer, RNG, step counter restored)')
     .option('--no-final-eval', 'skip the final evaluation on the held-out split')
+    .option(
+      '--redis <url>',
+      "play the rollouts as jobs on this Redis, with `troupe worker` processes (overrides the spec's execution; docs/scale-out.md)",
+    )
+    .option(
+      '--shared <dir>',
+      "the folder of policy versions the workers load (execution.checkpoints; default <out>/policies): on other machines, a shared folder at the same path",
+    )
     .option('--json', 'print one JSON document (the run summary) on stdout')
     .option('--no-progress', 'no progress display on stderr')
     .action(async (file: string | undefined, opts: TrainOptions) => {
       const spec = loadSpecOrDefault(file);
       const out = resolve(opts.out ?? join('runs', spec.name));
       const progress = new TrainProgress(opts.progress && !opts.json);
-      const { formatPairedComparison, Trainer } = await importOptional(
+      const { describeWeightMemory, formatPairedComparison, Trainer, weightMemory } = await importOptional(
         '@troupe/trainer',
         'troupe train',
         () => import('@troupe/trainer'),
       );
+      const execution = await checkExecution(spec, opts);
       const trainer = await Trainer.create(spec, {
         outDir: out,
+        execution,
         ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
         ...(opts.sampleBudget !== undefined ? { sampleBudget: opts.sampleBudget } : {}),
         ...(opts.resume ? { resume: true } : {}),
@@ -70,8 +131,12 @@ export function register(program: Command): void {
           progress.next(e);
         },
       });
+      // what the weights hold: each base once (LoRA policies of one base share it), each policy's adapters
+      const memory = weightMemory(trainer.handles);
+      if (!opts.json && memory.bases.length > 0)
+        process.stderr.write(`troupe train: ${describeWeightMemory(memory)}\n`);
       try {
-        const result = await trainer.run();
+        const result = await runStoppingOnQueueLoss(trainer, out);
         progress.done();
         const plots = await writeReport(out, spec.name);
         if (opts.json) {
@@ -83,6 +148,7 @@ export function register(program: Command): void {
             samples_generated: result.samplesGenerated,
             stopped_by: result.stoppedBy,
             resumed_from: result.resumedFrom ?? null,
+            memory,
             seconds: result.seconds,
             plots,
             final_eval: result.finalEval
@@ -215,8 +281,13 @@ class TrainProgress {
           .map((k) => `${k.slice(15)} ${(m[k] as number).toFixed(2)}`)
           .join(' ');
         const tps = m['perf/generated_tokens_per_s'] as number;
+        // distributed: the workers, the failed jobs and retries of the step, and what waits in the queue
+        const scale =
+          m['scale/jobs'] !== undefined
+            ? `  workers ${m['scale/workers_used']}/${m['scale/workers'] ?? '?'} failed ${m['scale/failed_jobs']} retries ${m['scale/retries']} queue ${m['scale/queue_depth'] ?? '?'}`
+            : '';
         this.line(
-          `step ${e.step}/${e.steps}  success ${(m['rollout/success_rate'] as number).toFixed(2)}  reward ${rewards}  ${tps.toFixed(0)} tok/s  ${(m['time/step'] as number).toFixed(1)} s/step  eta ${formatEta(eta)}`,
+          `step ${e.step}/${e.steps}  success ${(m['rollout/success_rate'] as number).toFixed(2)}  reward ${rewards}  ${tps.toFixed(0)} tok/s  ${(m['time/step'] as number).toFixed(1)} s/step${scale}  eta ${formatEta(eta)}`,
           !this.tty,
         );
         return;
