@@ -22,3 +22,4 @@ export * from './rollouts.js';
 export * from './metrics.js';
 export * from './defaults.js';
 export * from './report.js';
+export * from './distributed/index.js';

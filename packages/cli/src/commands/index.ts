@@ -17,12 +17,14 @@ import { register as train } from './train.js';
 import { register as validate } from './validate.js';
 import { register as verify } from './verify.js';
 import { register as view } from './view.js';
+import { register as worker } from './worker.js';
 
 /** Every command module of the CLI, in the order `troupe --help` lists them. */
 export const COMMANDS: readonly ((program: Command) => void)[] = [
   validate,
   run,
   train,
+  worker,
   sft,
   evaluate,
   experiment,

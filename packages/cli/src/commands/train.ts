@@ -41,8 +41,10 @@ export async function checkExecution(
   };
   const execution = resolveExecution(spec, overrides);
   if (execution.engine === 'bullmq') {
-    const { redisProblem, START_REDIS_HINT } = await importOptional('@troupe/trainer', 'troupe train', () =>
-      import('@troupe/trainer'),
+    const { redisProblem, START_REDIS_HINT } = await importOptional(
+      '@troupe/trainer',
+      'troupe train',
+      () => import('@troupe/trainer'),
     );
     const problem = await redisProblem(execution.redis!);
     if (problem) throw new CliError(`${problem}; ${START_REDIS_HINT} (execution.redis or --redis)`);
@@ -104,7 +106,7 @@ export function register(program: Command): void {
     )
     .option(
       '--shared <dir>',
-      "the folder of policy versions the workers load (execution.checkpoints; default <out>/policies): on other machines, a shared folder at the same path",
+      'the folder of policy versions the workers load (execution.checkpoints; default <out>/policies): on other machines, a shared folder at the same path',
     )
     .option('--json', 'print one JSON document (the run summary) on stdout')
     .option('--no-progress', 'no progress display on stderr')

@@ -133,7 +133,7 @@ export class DistributedRollouts implements RolloutEngine {
     const m: Record<string, number> = {
       'scale/jobs': this.lastStep.jobs,
       'scale/failed_jobs': this.lastStep.failed,
-      'scale/retries': Math.max(0, this.lastStep.attempts - this.lastStep.jobs + this.lastStep.failed * 0),
+      'scale/retries': Math.max(0, this.lastStep.attempts - this.lastStep.jobs),
       'scale/workers_used': Object.keys(this.lastStep.workers).length,
     };
     try {
