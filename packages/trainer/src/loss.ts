@@ -8,8 +8,9 @@ import {
   type CausalLM,
   oneHotF32,
   accumulatedTrainStep,
+  accumulatedTrainStepAsync,
   packBatch,
-  trainStep,
+  trainStepAsync,
   type AdamW,
   type PackedBatch,
   type SequencePair,
@@ -281,6 +282,53 @@ export interface PpoStepResult {
  * step equals the one-pass step up to float rounding).
  */
 export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: PpoSettings): PpoStepResult {
+  const { parts, scalars, finish } = ppoParts(model, batch, s);
+  try {
+    // Nothing to score: the step's gradient is 0, and AdamW still takes its step (its moments decay and carry on).
+    const res =
+      parts.length > 0 ? accumulatedTrainStep(optimizer, parts) : { loss: 0, ...optimizer.applyZeroGradient() };
+    return finish(
+      res,
+      scalars().map((x) => x.dataSync()[0]!),
+    );
+  } finally {
+    tf.dispose(scalars());
+  }
+}
+
+/** {@link ppoStep} reading its numbers asynchronously: the form the trainer uses (it also runs on webgpu in Node). */
+export async function ppoStepAsync(
+  model: CausalLM,
+  optimizer: AdamW,
+  batch: PpoBatch,
+  s: PpoSettings,
+): Promise<PpoStepResult> {
+  const { parts, scalars, finish } = ppoParts(model, batch, s);
+  try {
+    const res =
+      parts.length > 0
+        ? await accumulatedTrainStepAsync(optimizer, parts)
+        : { loss: 0, ...optimizer.applyZeroGradient() };
+    return finish(
+      res,
+      (await Promise.all(scalars().map((x) => x.data()))).map((d) => d[0]!),
+    );
+  } finally {
+    tf.dispose(scalars());
+  }
+}
+
+/** The loss parts of one PPO step, the metric scalars they keep (filled as the parts run) and the result builder. */
+function ppoParts(
+  model: CausalLM,
+  batch: PpoBatch,
+  s: PpoSettings,
+): {
+  parts: (() => tf.Scalar)[];
+  /** The kept scalars so far (all of them once the parts ran), in the order `finish` reads them. */
+  scalars: () => tf.Scalar[];
+  finish: (res: { loss: number; gradNorm: number; lr: number }, values: readonly number[]) => PpoStepResult;
+} {
   const rowStart: number[] = [];
   const rowCount = batch.groups.reduce((n, g) => (rowStart.push(n), n + g.completions.length), 0);
   const countTokens = (gs: readonly PromptGroup[]): number =>
@@ -294,11 +342,10 @@ export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: P
   const tokenDenom = Math.max(1, tokens);
   const scoredDenom = Math.max(1, scoredTokens);
   const divisor = s.aggregation === 'token-mean' ? tokenDenom : Math.max(1, rowCount);
-  let policyLoss = 0,
-    kl = 0,
-    entropy = 0,
-    clipFraction = 0,
-    approxKl = 0;
+  // the metrics' scalars, kept past each part's tidy and read after the step (no synchronous read inside it)
+  const kept = { policyLoss: [] as tf.Scalar[], clip: [] as tf.Scalar[], approxKl: [] as tf.Scalar[] };
+  const keptKl: tf.Scalar[] = [],
+    keptEntropy: tf.Scalar[] = [];
   const parts = chunkGroups(indexed, s.microBatchSize ?? Infinity).map((chunk) => () => {
     const layout = groupLayout(chunk);
     const shape: [number, number] = [layout.rows, layout.cmax];
@@ -315,50 +362,55 @@ export function ppoStep(model: CausalLM, optimizer: AdamW, batch: PpoBatch, s: P
     const agg = (x: tf.Tensor): tf.Scalar => aggregate(x, mask, s.aggregation, s.maxTokens, divisor);
     const pl = agg(obj.neg().mul(mask));
     let total: tf.Scalar = pl;
-    policyLoss += pl.dataSync()[0]!;
-    clipFraction += tf.notEqual(unclipped, obj).cast('float32').mul(mask).sum().dataSync()[0]! / scoredDenom;
-    approxKl += diff.neg().mul(mask).sum().dataSync()[0]! / scoredDenom;
+    kept.policyLoss.push(tf.keep(pl.clone())); // a clone: `pl` may be the part's loss, which the step disposes
+    kept.clip.push(tf.keep(tf.notEqual(unclipped, obj).cast('float32').mul(mask).sum()));
+    kept.approxKl.push(tf.keep(diff.neg().mul(mask).sum()));
     if (s.klCoef > 0 && batch.refLogprobs) {
       const d = tf.tensor2d(layout.scatter(pick(batch.refLogprobs)), shape).sub(logp); // log(ref / new)
       const k3 = d.exp().sub(d).sub(1).mul(mask);
       const klTerm = agg(k3);
-      kl += klTerm.dataSync()[0]!;
+      keptKl.push(tf.keep(klTerm));
       total = total.add(klTerm.mul(s.klCoef));
     }
     if (ent) {
       const e = agg(ent.mul(mask));
-      entropy += ent.mul(mask).sum().dataSync()[0]! / tokenDenom;
+      keptEntropy.push(tf.keep(ent.mul(mask).sum()));
       total = total.sub(e.mul(s.entropyCoef));
     }
     return total;
   });
-  // Nothing to score: the step's gradient is 0, and AdamW still takes its step (its moments decay and carry on).
-  const res = parts.length > 0 ? accumulatedTrainStep(optimizer, parts) : { loss: 0, ...optimizer.applyZeroGradient() };
-  return {
-    loss: res.loss,
-    policyLoss,
-    kl,
-    entropy: s.entropyCoef > 0 ? entropy : NaN,
-    clipFraction,
-    approxKl,
-    gradNorm: res.gradNorm,
-    lr: res.lr,
-    tokens,
-    scoredTokens,
+  const scalars = (): tf.Scalar[] => [...kept.policyLoss, ...kept.clip, ...kept.approxKl, ...keptKl, ...keptEntropy];
+  const finish = (res: { loss: number; gradNorm: number; lr: number }, values: readonly number[]): PpoStepResult => {
+    const n = kept.policyLoss.length;
+    const at = (from: number, count: number): number[] => values.slice(from, from + count);
+    const sum = (xs: readonly number[], denom = 1): number => xs.reduce((a, x) => a + x / denom, 0);
+    return {
+      loss: res.loss,
+      policyLoss: sum(at(0, n)),
+      kl: sum(at(3 * n, keptKl.length)),
+      entropy: s.entropyCoef > 0 ? sum(at(3 * n + keptKl.length, keptEntropy.length), tokenDenom) : NaN,
+      clipFraction: sum(at(n, n), scoredDenom),
+      approxKl: sum(at(2 * n, n), scoredDenom),
+      gradNorm: res.gradNorm,
+      lr: res.lr,
+      tokens,
+      scoredTokens,
+    };
   };
+  return { parts, scalars, finish };
 }
 
 /** One AdamW step on the token-mean negative log-likelihood of the completions (warm-start SFT). */
-export function sftStep(
+export async function sftStep(
   model: CausalLM,
   optimizer: AdamW,
   pairs: readonly SequencePair[],
   padId: number,
-): { loss: number; gradNorm: number; lr: number; tokens: number } {
+): Promise<{ loss: number; gradNorm: number; lr: number; tokens: number }> {
   const packed = packBatch(pairs, padId);
   const shape: [number, number] = [packed.B, packed.L - 1];
   const tokens = packed.lengths.reduce((a, b) => a + b, 0);
-  const r = trainStep(optimizer, () => {
+  const r = await trainStepAsync(optimizer, () => {
     const { logp } = scoreTokens(model, packed, false);
     const mask = tf.tensor2d(packed.mask, shape);
     return logp.mul(mask).sum().div(mask.sum().maximum(1)).neg() as tf.Scalar;

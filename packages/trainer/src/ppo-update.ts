@@ -13,7 +13,7 @@
 import { type Rng, shuffled } from '@troupe/kernel';
 import type { CausalLM, AdamW } from '@troupe/lm/model';
 import {
-  ppoStep,
+  ppoStepAsync,
   recomputeGroupLogprobs,
   skipsGroup,
   type PpoSettings,
@@ -140,7 +140,7 @@ export async function ppoUpdate(
       if (bad !== undefined)
         throw new Error(`PPO update: the plan names group ${bad}, but there are ${groups.length} groups`);
       const rowIdx = mb.flatMap((gi) => groups[gi]!.completions.map((_, j) => rowStart[gi]! + j));
-      const r: PpoStepResult = ppoStep(
+      const r: PpoStepResult = await ppoStepAsync(
         model,
         optimizer,
         {

@@ -86,11 +86,13 @@ export async function sftRun(
       let sum = 0,
         n = 0;
       for (const ids of epochBatches(lengths, config.miniBatchSize, rng, config.groupByLength === true)) {
-        sum += sftStep(
-          model,
-          opt,
-          ids.map((i) => pairs[i]!),
-          settings.padId,
+        sum += (
+          await sftStep(
+            model,
+            opt,
+            ids.map((i) => pairs[i]!),
+            settings.padId,
+          )
         ).loss;
         n++;
         steps++;

@@ -115,12 +115,13 @@ export async function saveTrainerCheckpoint(
       if (h.optimizer) {
         const { m, v } = optimizerMoments(h.optimizer);
         const tensors = new Map<string, SafeTensor>();
-        m.forEach((x, i) =>
-          tensors.set(`m.${i}`, { shape: x.shape, data: new Float32Array(x.dataSync() as Float32Array) }),
-        );
-        v.forEach((x, i) =>
-          tensors.set(`v.${i}`, { shape: x.shape, data: new Float32Array(x.dataSync() as Float32Array) }),
-        );
+        // read asynchronously (webgpu in Node has no synchronous readback)
+        for (const [k, xs] of [
+          ['m', m],
+          ['v', v],
+        ] as const)
+          for (const [i, x] of xs.entries())
+            tensors.set(`${k}.${i}`, { shape: x.shape, data: new Float32Array((await x.data()) as Float32Array) });
         await writeSafetensors(join(tmp, 'trainer', `${h.name}.optimizer.safetensors`), tensors, {
           step: String(h.optimizer.stepCount),
         });

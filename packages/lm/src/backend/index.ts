@@ -207,5 +207,15 @@ export function probeBackends(
   return override ? { wouldUse, override, probes } : { wouldUse, probes };
 }
 
+/**
+ * Makes a following synchronous read (`dataSync`, `arraySync`) of these tensors work on every backend: webgpu in
+ * Node cannot read the GPU synchronously, so there their values are read asynchronously first and stay cached on the
+ * CPU while the tensors live (a variable's `assign` points it at new data). Elsewhere it does nothing.
+ */
+export async function syncReadable(tensors: readonly tf.Tensor[]): Promise<void> {
+  if (tf.getBackend() !== 'webgpu') return;
+  await Promise.all(tensors.map((t) => t.data()));
+}
+
 /** Re-export of the tfjs namespace this package uses, so callers share one copy. */
 export { tf };

@@ -22,6 +22,7 @@ import {
   type StoredDtype,
 } from '../checkpoint/safetensors.js';
 import { CausalLM } from './model.js';
+import { syncReadable } from '../backend/index.js';
 import { checkConfigAgainstTensors, parseHfConfig } from './config.js';
 
 /** Tokenizer and generation files copied along with a checkpoint when present. */
@@ -319,6 +320,7 @@ export async function writeCheckpoint(
 export async function saveCheckpoint(dir: string, model: CausalLM, options: SaveCheckpointOptions = {}): Promise<void> {
   const stored = storedDtypesOf(model);
   const tensors = new Map<string, SafeTensor>();
+  await syncReadable([...model.params.values()]);
   for (const [name, t] of model.exportTensors()) tensors.set(name, { ...t, dtype: stored.get(name) ?? 'F32' });
   await writeCheckpoint(dir, model.hfConfig, tensors, options);
 }
@@ -349,6 +351,7 @@ export async function saveLoraAdapter(
   if (!cfg || model.lora.size === 0)
     throw new Error('saveLoraAdapter: the model has no LoRA adapters (call addLora first)');
   const tensors = new Map<string, SafeTensor>();
+  await syncReadable([...model.lora.values()].flatMap((p) => [p.a, p.b]));
   for (const [mod, { a, b }] of model.exportLora()) {
     tensors.set(peftTensorName(mod, 'A'), a);
     tensors.set(peftTensorName(mod, 'B'), b);

@@ -257,7 +257,10 @@ export class AdamW {
     const zeros: tf.NamedTensorMap = {};
     try {
       for (const x of this.vars) zeros[x.name] = tf.zerosLike(x);
-      return this.apply(zeros);
+      // the norm of zero gradients is 0: nothing to read back
+      const { gradNorm, lr } = this.applyOnDevice(zeros);
+      gradNorm.dispose();
+      return { gradNorm: 0, lr };
     } finally {
       for (const z of Object.values(zeros)) z.dispose();
     }
