@@ -188,3 +188,56 @@ describe('troupe bench model --model', function () {
     }
   });
 });
+
+describe('troupe bench model (a preset)', function () {
+  this.timeout(120_000);
+  const small = ['--batch', '2', '--seq', '16', '--steps', '1', '--gen-batch', '2', '--gen-tokens', '4'];
+  const keys = ['train_tokens_per_s', 'forward_tokens_per_s', 'gen_tokens_per_s'];
+
+  it('measures PyTorch at 1 and 2 threads and compares against the faster of each figure, saying which', async function () {
+    const found = await findTorchPython();
+    if (!found.python) {
+      console.log(`      bench model (preset) vs PyTorch NOT RUN: ${found.reason}`);
+      this.skip();
+    }
+    const r = await troupe('model', '--json', ...small);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Record<string, Record<string, unknown>>;
+    assert.equal(out.torch_skipped, undefined);
+    const torch = out.torch!;
+    assertPositive(out.tfjs!, keys, 'tfjs');
+    assert.equal(torch.params, out.tfjs!.params, 'the same preset on both sides');
+    assert.deepEqual([torch.batch, torch.seq, torch.gen_batch], [2, 16, 2]);
+    const by = torch.by_threads as Record<string, Record<string, number>>;
+    assert.deepEqual(Object.keys(by), ['1', '2']);
+    for (const k of keys) {
+      assertPositive(by['1']!, [k], 'torch 1 thread');
+      assertPositive(by['2']!, [k], 'torch 2 threads');
+      assert.equal(torch[k], Math.max(by['1']![k]!, by['2']![k]!), `${k}: the faster thread count`);
+      assert.equal((torch.threads as Record<string, number>)[k], by['1']![k]! >= by['2']![k]! ? 1 : 2);
+      assert.equal(
+        out.tfjs_over_torch![k],
+        Math.round(((out.tfjs![k] as number) / (torch[k] as number)) * 1000) / 1000,
+      );
+    }
+
+    // the table: one row per thread count (one here, to keep the test short), the ratios, and which count they use
+    const text = await troupe('model', ...small, '--torch-threads', '1');
+    assert.equal(text.code, 0, text.stderr);
+    const lines = text.stdout.trim().split('\n');
+    assert.match(lines[0]!, /^model preset tiny \(\d+ params\), batch 2 × seq 16, generation 2 rows × 4 tokens$/);
+    assert.match(lines[3]!, /^torch \S+ \(1 thread\)\s+[\d.]+\s+[\d.]+\s+[\d.]+$/);
+    assert.match(lines[4]!, /^tfjs \/ fastest torch\s+[\d.]+\s+[\d.]+\s+[\d.]+$/);
+    assert.equal(lines[5], 'fastest torch: train 1 thread, forward 1 thread, gen 1 thread');
+    assert.equal(lines.length, 6);
+  });
+
+  it('says why torch was not measured with --no-torch', async () => {
+    const r = await troupe('model', '--json', '--no-torch', ...small);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Record<string, unknown>;
+    assert.equal(out.torch, null);
+    assert.equal(out.tfjs_over_torch, null);
+    assert.equal(out.torch_skipped, '--no-torch');
+  });
+});

@@ -34,6 +34,33 @@ async function torchPython(lm: Lm, wanted: boolean): Promise<{ python?: string; 
   return found.python ? { python: found.python } : { skipped: found.reason! };
 }
 
+/** Thread counts of `--torch-threads`, each once, in the order given. */
+function threadCounts(opts: BenchModelCliOptions): number[] {
+  return [...new Set(opts.torchThreads)];
+}
+
+/**
+ * The fastest of the thread counts for each of `keys` (`byThreads`: thread count → figures): its figure under the
+ * key, and which thread count gave it under `threads`.
+ */
+function fastestTorch(
+  byThreads: Record<string, Record<string, number>>,
+  keys: readonly string[],
+): Record<string, unknown> & { threads: Record<string, number> } {
+  const best = (k: string): string =>
+    Object.keys(byThreads).reduce((a, b) => (byThreads[b]![k]! > byThreads[a]![k]! ? b : a));
+  return {
+    ...Object.fromEntries(keys.map((k) => [k, byThreads[best(k)]![k]])),
+    threads: Object.fromEntries(keys.map((k) => [k, Number(best(k))])),
+  };
+}
+
+/** `fastest torch: gen tok/s b1 1 thread, ...`: which thread count each ratio is against. */
+function fastestLine(threads: Record<string, number>, labels: readonly string[]): string {
+  const keys = Object.keys(threads);
+  return `fastest torch: ${keys.map((k, i) => `${labels[i]} ${threads[k]} thread${threads[k] === 1 ? '' : 's'}`).join(', ')}`;
+}
+
 /**
  * `troupe bench model --model DIR`: load time, peak RSS and KV-cached sampling tokens/s of a saved checkpoint (measured
  * in a fresh process), and the same from PyTorch (`torch_ref.py gen-bench`) at each `--torch-threads` count, the
@@ -56,7 +83,8 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
   let torch: Record<string, unknown> | null = null;
   let torchSkipped = skipped;
   if (python) {
-    const commands = opts.torchThreads.flatMap((t) =>
+    const threads = threadCounts(opts);
+    const commands = threads.flatMap((t) =>
       batches.map((b) => [
         'gen-bench',
         '--model',
@@ -74,7 +102,7 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
     try {
       const runs = await lm.runTorchRefBatch(python, commands, 3_600_000);
       const byThreads: Record<string, Record<string, number>> = {};
-      opts.torchThreads.forEach((t, i) => {
+      threads.forEach((t, i) => {
         const mine = runs.slice(i * batches.length, (i + 1) * batches.length);
         byThreads[t] = {
           load_s: Number(mine[0]!.load_s),
@@ -83,16 +111,13 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
           ...Object.fromEntries(speedKeys.map((k, j) => [k, Number(mine[j]!.gen_tokens_per_s)])),
         };
       });
-      const best = (k: string): string =>
-        opts.torchThreads.map(String).reduce((a, b) => (byThreads[b]![k]! > byThreads[a]![k]! ? b : a));
-      const first = byThreads[opts.torchThreads[0]!]!;
+      const first = byThreads[threads[0]!]!;
       torch = {
         impl: runs[0]!.impl,
         params: runs[0]!.params,
         load_s: first.load_s,
         peak_rss_mb: first.peak_rss_mb,
-        ...Object.fromEntries(speedKeys.map((k) => [k, byThreads[best(k)]![k]])),
-        threads: Object.fromEntries(speedKeys.map((k) => [k, Number(best(k))])),
+        ...fastestTorch(byThreads, speedKeys),
         by_threads: byThreads,
       };
     } catch (err) {
@@ -126,14 +151,21 @@ async function benchCheckpointCommand(lm: Lm, dir: string, opts: BenchModelCliOp
     for (const [t, r] of Object.entries(torch.by_threads as Record<string, Record<string, number>>))
       lines.push(row(`${String(torch.impl)} (${t} thread${t === '1' ? '' : 's'})`, r));
     lines.push(row(`${opts.runtime} / fastest torch`, ratios!));
+    lines.push(
+      fastestLine(
+        torch.threads as Record<string, number>,
+        batches.map((b) => `gen b${b}`),
+      ),
+    );
   } else lines.push(`torch: not measured (${torchSkipped})`);
   process.stdout.write(lines.join('\n') + '\n');
 }
 
 /**
  * `troupe bench model`: train / forward / generation tokens per second of the tfjs model, and — when a Python with
- * torch is available — the same workload from `torch_ref.py bench` and the tfjs/torch ratios. With `--model DIR`,
- * the checkpoint benchmark above instead.
+ * torch is available — the same workload from `torch_ref.py bench` at each `--torch-threads` count (one Python
+ * process), the tfjs/torch ratios being against the fastest count of each figure. With `--model DIR`, the checkpoint
+ * benchmark above instead.
  */
 export function register(program: Command): void {
   const bench = program.command('bench').description('benchmarks');
@@ -163,11 +195,11 @@ export function register(program: Command): void {
     .option('--prompt-len <n>', 'prompt tokens (with --model)', positiveInt('--prompt-len'), 16)
     .option(
       '--torch-threads <n,...>',
-      'PyTorch thread counts to measure (with --model)',
+      'PyTorch thread counts to measure; the ratios are against the fastest',
       positiveIntList('--torch-threads'),
       [1, 2],
     )
-    .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, webgpu, wasm, cpu')
     .option('--runtime <name>', 'with --model: tfjs, or onnx (ONNX Runtime on every CPU core)', runtimeOption, 'tfjs')
     .option('--no-torch', 'skip the PyTorch comparison')
     .option('--json', 'print one JSON document')
@@ -191,31 +223,47 @@ export function register(program: Command): void {
         genTokens,
         ...(opts.backend ? { backend: opts.backend as 'auto' } : {}),
       });
+      const keys = ['train_tokens_per_s', 'forward_tokens_per_s', 'gen_tokens_per_s'] as const;
       let torch: Record<string, unknown> | null = null;
       const { python, skipped } = await torchPython(lm, opts.torch);
       let torchSkipped = skipped;
       if (python) {
+        const threads = threadCounts(opts);
+        const command = (t: number): string[] => [
+          'bench',
+          '--preset',
+          opts.preset,
+          '--batch',
+          String(opts.batch),
+          '--seq',
+          String(opts.seq),
+          '--steps',
+          String(opts.steps),
+          '--gen-batch',
+          String(genBatch),
+          '--gen-tokens',
+          String(genTokens),
+          '--threads',
+          String(t),
+        ];
         try {
-          torch = await lm.runTorchRef(python, [
-            'bench',
-            '--preset',
-            opts.preset,
-            '--batch',
-            String(opts.batch),
-            '--seq',
-            String(opts.seq),
-            '--steps',
-            String(opts.steps),
-            '--gen-batch',
-            String(genBatch),
-            '--gen-tokens',
-            String(genTokens),
-          ]);
+          const runs = await lm.runTorchRefBatch(python, threads.map(command), 3_600_000);
+          const byThreads = Object.fromEntries(
+            threads.map((t, i) => [t, Object.fromEntries(keys.map((k) => [k, Number(runs[i]![k])]))]),
+          );
+          torch = {
+            impl: runs[0]!.impl,
+            params: runs[0]!.params,
+            batch: runs[0]!.batch,
+            seq: runs[0]!.seq,
+            gen_batch: runs[0]!.gen_batch,
+            ...fastestTorch(byThreads, keys),
+            by_threads: byThreads,
+          };
         } catch (err) {
           torchSkipped = (err as Error).message;
         }
       }
-      const keys = ['train_tokens_per_s', 'forward_tokens_per_s', 'gen_tokens_per_s'] as const;
       const ratios = torch
         ? Object.fromEntries(keys.map((k) => [k, Math.round((tfjs[k] / Number(torch![k])) * 1000) / 1000]))
         : null;
@@ -232,8 +280,10 @@ export function register(program: Command): void {
         row(tfjs.impl, tfjs as unknown as Record<string, unknown>),
       ];
       if (torch) {
-        lines.push(row(`${String(torch.impl)} (${String(torch.threads)} thread)`, torch));
-        lines.push(row('tfjs / torch', ratios!));
+        for (const [t, r] of Object.entries(torch.by_threads as Record<string, Record<string, number>>))
+          lines.push(row(`${String(torch.impl)} (${t} thread${t === '1' ? '' : 's'})`, r));
+        lines.push(row('tfjs / fastest torch', ratios!));
+        lines.push(fastestLine(torch.threads as Record<string, number>, ['train', 'forward', 'gen']));
       } else lines.push(`torch: not measured (${torchSkipped})`);
       process.stdout.write(lines.join('\n') + '\n');
     });
