@@ -266,7 +266,7 @@ describe('troupe CLI (end to end, from source)', function () {
       sandbox: { isolation: string; details: { holds: Record<string, string[]> } };
     }>(r);
     assert.equal(out.node.version, process.versions.node);
-    assert.ok(['tensorflow', 'wasm', 'cpu'].includes(out.tfjs.backend), JSON.stringify(out.tfjs));
+    assert.ok(['tensorflow', 'webgpu', 'wasm', 'cpu'].includes(out.tfjs.backend), JSON.stringify(out.tfjs));
     assert.ok(out.sandbox.isolation, JSON.stringify(out.sandbox));
     // what holds, said for the isolation runs get and for unisolated runs: never a private uid that is not there
     const holds = out.sandbox.details.holds;

@@ -19,6 +19,13 @@ interface DoctorReport {
   node: { version: string; ok: boolean; required: string };
   platform: { os: string; arch: string; cpus: number };
   tfjs: { backend: string | null; reasons: unknown; error?: string };
+  webgpu: {
+    available: boolean;
+    autoPick: boolean;
+    detail: string;
+    adapter?: unknown;
+    gpuDevices?: string[] | null;
+  } | null;
   sandbox: { isolation: string | null; details: unknown; error?: string };
   versions: Record<string, string | null>;
 }
@@ -37,6 +44,7 @@ export function register(program: Command): void {
         node: { version: process.versions.node, ok: major > 20 || (major === 20 && minor >= 19), required: '>=20.19' },
         platform: { os: `${os.type()} ${os.release()}`, arch: process.arch, cpus: os.cpus().length },
         tfjs: { backend: null, reasons: null },
+        webgpu: null,
         sandbox: { isolation: null, details: null },
         versions: Object.fromEntries(
           [
@@ -49,6 +57,8 @@ export function register(program: Command): void {
             '@tensorflow/tfjs-backend-wasm',
             '@tensorflow/tfjs-node',
             '@tensorflow/tfjs-node-gpu',
+            '@tensorflow/tfjs-backend-webgpu',
+            'webgpu',
             '@huggingface/transformers',
             'inversify',
             'rxjs',
@@ -63,13 +73,23 @@ export function register(program: Command): void {
         )) as Record<string, unknown>;
         const probe = model['probeBackends'] as
           | undefined
-          | (() => {
+          | ((
+              env: NodeJS.ProcessEnv,
+              webgpu?: unknown,
+            ) => {
               wouldUse?: string;
               override?: string;
               probes: { backend: string; available: boolean; detail: string }[];
             });
         if (!probe) throw new Error('this kernel has no backend probe');
-        const r = probe();
+        // WebGPU: loads Dawn (when installed) to name the adapter and say whether auto would pick it
+        const probeWebGpu = model['probeWebGpu'] as undefined | (() => Promise<NonNullable<DoctorReport['webgpu']>>);
+        const devices = (model['gpuDeviceFiles'] as undefined | (() => string[] | null))?.();
+        if (probeWebGpu) {
+          const w = await probeWebGpu();
+          report.webgpu = { ...w, gpuDevices: devices ?? null };
+        }
+        const r = probe(process.env, report.webgpu ?? undefined);
         const chosen = r.wouldUse ?? null;
         const order = r.probes.map((p) => p.backend);
         const before = chosen ? order.slice(0, order.indexOf(chosen)) : order;
@@ -114,6 +134,15 @@ export function register(program: Command): void {
       if (report.tfjs.reasons) {
         for (const [name, why] of Object.entries(report.tfjs.reasons as Record<string, unknown>))
           line('', `skipped ${name}: ${String(why)}`);
+      }
+      if (report.webgpu) {
+        const w = report.webgpu;
+        line(
+          'webgpu',
+          w.available ? (w.autoPick ? 'available, auto picks it' : 'available, not auto-picked') : 'not available',
+        );
+        line('', w.detail);
+        if (w.gpuDevices) line('', `GPU devices: ${w.gpuDevices.length ? w.gpuDevices.join(', ') : 'none'}`);
       }
       line('sandbox', report.sandbox.isolation ? `${report.sandbox.isolation}` : `unknown (${report.sandbox.error})`);
       if (sandboxText) for (const l of sandboxText.split('\n').slice(1)) line('', l);

@@ -36,7 +36,7 @@ export function register(program: Command): void {
     .option('--top-p <p>', 'nucleus mass in (0, 1]', finiteNumber('--top-p'), 1)
     .option('--top-k <k>', 'keep the k most likely tokens (0: off)', integer('--top-k'), 0)
     .option('--seed <s>', 'sampling seed', integer('--seed'), 0)
-    .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, webgpu, wasm, cpu')
     .option('--json', 'print one JSON document')
     .action(async (opts: GenerateOptions) => {
       if (!opts.model === !opts.preset) throw new UsageError('give exactly one of --model DIR or --preset NAME');

@@ -50,7 +50,7 @@ export function register(program: Command): void {
     .option('--max-queue <n>', 'requests waiting beyond this are refused with 503', positiveInt('--max-queue'), 256)
     .option('--max-batch <n>', 'most requests decoded together', positiveInt('--max-batch'), 32)
     .option('--max-tokens <n>', 'max_tokens when a request gives none', positiveInt('--max-tokens'), 256)
-    .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, webgpu, wasm, cpu')
     .option(
       '--runtime <name>',
       'tfjs, or onnx: ONNX Runtime on every CPU core (the checkpoint is exported once and cached)',

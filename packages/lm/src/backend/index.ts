@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import { installWasmKernels } from './wasm-kernels.js';
 import { activateWebGpu, type WebGpuAdapterInfo, type WebGpuProbe } from './webgpu.js';
 
-export { probeWebGpu, type WebGpuAdapterInfo, type WebGpuProbe } from './webgpu.js';
+export { gpuDeviceFiles, probeWebGpu, type WebGpuAdapterInfo, type WebGpuProbe } from './webgpu.js';
 
 /** The backends Troupe knows, in preference order. */
 export const BACKEND_ORDER = ['tensorflow-gpu', 'tensorflow', 'webgpu', 'wasm', 'cpu'] as const;

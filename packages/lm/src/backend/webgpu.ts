@@ -10,6 +10,7 @@
  * `TROUPE_BACKEND=webgpu` (or `--backend webgpu`) uses it anyway.
  */
 import * as tf from '@tensorflow/tfjs';
+import { existsSync, readdirSync } from 'node:fs';
 import { installWebGpuKernels } from './webgpu-kernels.js';
 
 /** What Dawn says about the adapter tfjs would get (`powerPreference: 'high-performance'`, as tfjs asks). */
@@ -127,12 +128,39 @@ export async function probeWebGpu(): Promise<WebGpuProbe> {
 }
 
 /**
- * Starts tfjs's webgpu backend. With `auto`, refuses a fallback adapter (the reason names it). Returns the adapter.
+ * On Linux, the GPU device files a hardware WebGPU adapter would use (`/dev/dri/renderD*`, `/dev/nvidia0`...,
+ * `/dev/dxg` under WSL). None means Dawn could only find a software adapter; elsewhere the check is not made (null).
+ */
+export function gpuDeviceFiles(): string[] | null {
+  if (process.platform !== 'linux') return null;
+  const list = (dir: string, re: RegExp): string[] => {
+    try {
+      return readdirSync(dir)
+        .filter((f) => re.test(f))
+        .map((f) => `${dir}/${f}`);
+    } catch {
+      return [];
+    }
+  };
+  return [
+    ...list('/dev/dri', /^renderD\d+$/),
+    ...list('/dev', /^nvidia\d+$/),
+    ...(existsSync('/dev/dxg') ? ['/dev/dxg'] : []),
+  ];
+}
+
+/**
+ * Starts tfjs's webgpu backend. With `auto`, refuses a fallback adapter (the reason names it), and on a Linux machine
+ * without GPU device files does not even load Dawn (only a software adapter could be there). Returns the adapter.
  */
 export async function activateWebGpu(
   auto: boolean,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<WebGpuAdapterInfo> {
+  if (auto && gpuDeviceFiles()?.length === 0)
+    throw new Error(
+      'no GPU device (/dev/dri/renderD*, /dev/nvidia*, /dev/dxg): only a software adapter could be found, slower than wasm (TROUPE_BACKEND=webgpu forces it)',
+    );
   const probe = await probeWebGpu();
   if (!probe.available || !probe.adapter) throw new Error(probe.detail);
   if (auto && !probe.autoPick) throw new Error(probe.detail);
