@@ -485,7 +485,7 @@ export function compileGrammar(g: OutputGrammar): Nfa {
 }
 
 const compiled = new Map<string, Nfa>();
-const COMPILED_MAX = 256;
+const COMPILED_MAX = 64;
 
 /**
  * {@link compileGrammar}, cached by the grammar's content (the last {@link COMPILED_MAX} grammars), so repeated
