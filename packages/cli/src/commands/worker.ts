@@ -8,6 +8,7 @@ interface WorkerOptions {
   pool?: string;
   queue: string;
   concurrency: number;
+  stallMs?: number;
   progress: boolean;
 }
 
@@ -27,6 +28,11 @@ export function register(program: Command): void {
     .option('--pool <name>', "take only jobs of this pool (the spec's execution.pools; default: the default pool)")
     .option('--queue <name>', "the trainer's execution.queue", EXECUTION_DEFAULTS.queue)
     .option('--concurrency <n>', 'jobs played at once', positiveInt('--concurrency', 64), 1)
+    .option(
+      '--stall-ms <ms>',
+      "a job whose worker stopped renewing its lock this long goes to another worker (default 30000; keep it above a job's longest synchronous stretch)",
+      positiveInt('--stall-ms'),
+    )
     .option('--no-progress', 'no progress line on stderr')
     .action(async (opts: WorkerOptions) => {
       const redis = opts.redis ?? process.env.TROUPE_REDIS;
@@ -46,11 +52,16 @@ export function register(program: Command): void {
         if (tty) process.stderr.write(`\r${text}\x1b[K`);
         else process.stderr.write(`${text}\n`);
       };
+      let name = 'worker';
       const worker = await trainer.startRolloutWorker({
         redis,
         queue: opts.queue,
         ...(opts.pool !== undefined ? { pool: opts.pool } : {}),
         concurrency: opts.concurrency,
+        ...(opts.stallMs !== undefined ? { stallMs: opts.stallMs } : {}),
+        onStart: (e) => {
+          if (!tty) line(`worker ${name}: playing ${e.key}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`);
+        },
         onJob: (e) => {
           jobs++;
           if (!e.ok) failed++;
@@ -58,10 +69,11 @@ export function register(program: Command): void {
           if (!e.ok) last = `; last failure ${e.key}: ${e.error}`;
           const s = (performance.now() - started) / 1000;
           line(
-            `worker ${worker.name}: ${jobs} jobs (${failed} failed), ${episodes} samples, ${(jobs / s).toFixed(2)} jobs/s${last}`,
+            `worker ${name}: ${jobs} jobs (${failed} failed), ${episodes} samples, ${(jobs / s).toFixed(2)} jobs/s${last}`,
           );
         },
       });
+      name = worker.name;
       if (opts.progress)
         process.stderr.write(
           `troupe worker ${worker.name}: waiting for jobs on ${redis} (queue ${opts.queue}, pool ${opts.pool ?? 'default'}, concurrency ${opts.concurrency})\n`,

@@ -16,6 +16,10 @@ export interface RolloutWorkerOptions {
   readonly pool?: string;
   /** Jobs played at once. Default 1. */
   readonly concurrency?: number;
+  /** A job whose worker went silent this long goes to another worker (default 30000: keep it above a job's longest synchronous stretch). */
+  readonly stallMs?: number;
+  /** Told when a job starts. */
+  readonly onStart?: (e: { key: string; attempt: number }) => void;
   /** Told after each job: its key and whether it went well. */
   readonly onJob?: (e: { key: string; ok: boolean; error?: string; seconds: number; episodes: number }) => void;
 }
@@ -38,8 +42,10 @@ export async function startRolloutWorker(o: RolloutWorkerOptions): Promise<Rollo
     queue: o.queue,
     ...(o.pool !== undefined ? { pool: o.pool } : {}),
     concurrency: o.concurrency ?? 1,
+    ...(o.stallMs !== undefined ? { stallMs: o.stallMs } : {}),
     process: async (payload, job) => {
       const started = performance.now();
+      o.onStart?.({ key: job.key, attempt: job.attempt });
       try {
         const result = await player.play(payload);
         o.onJob?.({ key: job.key, ok: true, seconds: result.seconds, episodes: result.records.length });

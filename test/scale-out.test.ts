@@ -1,0 +1,190 @@
+/**
+ * The distributed engine end to end: `troupe train --redis` with `troupe worker` child processes on a real
+ * redis-server (Debian's, started here on a free port). The in-process run of the same spec (lockstep batching per
+ * instance, `execution.batching: instance`) is the reference: distributed traces must equal it byte for byte (trace
+ * records hold no timing fields), with one worker, two, a worker SIGKILLed mid-step and Redis killed and restarted
+ * mid-step. A poisoned job fails after its attempts, its instance is dropped from the step, logged, and the run ends.
+ */
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RedisServer } from '@troupe/scale-out';
+import { ROOT, troupe, type CliResult } from '../packages/cli/test/helpers/cli.js';
+
+const spec = join(ROOT, 'test', 'fixtures', 'scale-out.yaml');
+const poisonSpec = join(ROOT, 'test', 'fixtures', 'scale-out-poison.yaml');
+
+/** A `troupe worker` child process: its stderr so far, its exit. */
+interface WorkerChild {
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<CliResult>;
+}
+
+function readJsonl(file: string): Record<string, unknown>[] {
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('distributed rollouts: troupe train --redis with troupe worker processes', function () {
+  this.timeout(600_000);
+  let redis: RedisServer | undefined;
+  let dir: string;
+  let reference: string;
+  const workers: WorkerChild[] = [];
+
+  async function startWorker(extra: string[] = []): Promise<WorkerChild> {
+    let child: ChildProcess | undefined;
+    let err = '';
+    const exited = troupe(['worker', '--redis', redis!.url, ...extra], {
+      onSpawn: (c) => {
+        child = c;
+        c.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      },
+    });
+    const w: WorkerChild = { child: child!, stderr: () => err, exited };
+    workers.push(w);
+    await waitFor('the worker to wait for jobs', () => err.includes('waiting for jobs'));
+    return w;
+  }
+
+  function train(out: string, args: string[] = [], file = spec): Promise<CliResult> {
+    return troupe(['train', file, '--out', out, '--no-final-eval', '--no-progress', ...args]);
+  }
+
+  before(async function () {
+    try {
+      redis = await RedisServer.start();
+    } catch (err) {
+      // an optional system component: say why nothing ran
+      console.log(`    redis-server is not usable here, so these tests did not run: ${(err as Error).message}`);
+      this.skip();
+    }
+    dir = mkdtempSync(join(tmpdir(), 'troupe-scale-out-'));
+    const r = await train(join(dir, 'in-process'));
+    assert.equal(r.code, 0, r.stderr);
+    reference = readFileSync(join(dir, 'in-process', 'trace.jsonl'), 'utf8');
+  });
+
+  after(async () => {
+    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+    await Promise.all(workers.map((w) => w.exited));
+    await redis?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('one worker: the trace equals the in-process trace byte for byte; the worker stops cleanly on SIGTERM', async () => {
+    const w = await startWorker();
+    const out = join(dir, 'one');
+    const r = await train(out, ['--redis', redis!.url]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), reference);
+    const metrics = readJsonl(join(out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
+    assert.deepEqual(
+      metrics.map((m) => [m['scale/jobs'], m['scale/failed_jobs'], m['rollout/failed_instances']]),
+      [
+        [4, 0, 0],
+        [4, 0, 0],
+      ],
+    );
+    assert.ok(existsSync(join(out, 'policies', 'step-1', 'proposer', 'model.safetensors')), 'the published version');
+    w.child.kill('SIGTERM');
+    const end = await w.exited;
+    assert.equal(end.code, 0, end.stderr);
+    assert.match(end.stderr, /stopped after 8 jobs \(0 failed\)/);
+  });
+
+  it('two workers: the same trace; both play', async () => {
+    const two = [await startWorker(), await startWorker()];
+    const out = join(dir, 'two');
+    const r = await train(out, ['--redis', redis!.url]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), reference);
+    for (const w of two) assert.match(w.stderr(), /: playing /, 'each worker played jobs');
+  });
+
+  it('a worker SIGKILLed mid-step: its job goes to the other worker; every (instance, turn, seat, branch) exactly once', async () => {
+    for (const w of workers.splice(0)) {
+      w.child.kill('SIGTERM');
+      await w.exited;
+    }
+    const survivor = await startWorker(['--stall-ms', '1500']);
+    const victim = await startWorker(['--stall-ms', '1500']);
+    const out = join(dir, 'killed');
+    const run = train(out, ['--redis', redis!.url]);
+    await waitFor('the victim to take a job', () => victim.stderr().includes(': playing '));
+    victim.child.kill('SIGKILL');
+    const r = await run;
+    assert.equal(r.code, 0, r.stderr);
+    const trace = readFileSync(join(out, 'trace.jsonl'), 'utf8');
+    const keys = readJsonl(join(out, 'trace.jsonl')).map((t) =>
+      JSON.stringify([t.step, t.instanceUid, t.turn, t.seat, t.branch]),
+    );
+    assert.equal(new Set(keys).size, keys.length, 'no (instance, turn, seat, branch) twice');
+    assert.equal(trace, reference);
+    const metrics = readJsonl(join(out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
+    assert.ok(
+      metrics.reduce((n, m) => n + (m['scale/retries'] as number), 0) >= 1,
+      `the killed worker's job was tried again (${JSON.stringify(metrics.map((m) => m['scale/retries']))})`,
+    );
+    assert.ok(survivor.stderr().includes('(attempt 2)'), survivor.stderr());
+  });
+
+  it('Redis killed and restarted mid-step: the run completes, or stops with a clear error and --resume ends at the same trace', async () => {
+    const w = workers[0]!;
+    const out = join(dir, 'restarted');
+    const before = w.stderr().length;
+    const run = train(out, ['--redis', redis!.url]);
+    await waitFor('a job of the run', () => w.stderr().slice(before).includes(': playing '));
+    await redis!.restart({ kill: true, downMs: 1000 });
+    let r = await run;
+    if (r.code !== 0) {
+      assert.match(r.stderr, /--resume/, r.stderr);
+      r = await train(out, ['--redis', redis!.url, '--resume']);
+    }
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), reference);
+  });
+
+  it('a poisoned job fails after its attempts: the instance is dropped from the step and logged with the error; the run completes', async () => {
+    const out = join(dir, 'poison');
+    const r = await train(out, ['--redis', redis!.url], poisonSpec);
+    assert.equal(r.code, 0, r.stderr);
+    const failures = readJsonl(join(out, 'failures.jsonl'));
+    assert.equal(failures.length, 1, JSON.stringify(failures));
+    assert.equal(failures[0]!.step, 2);
+    assert.equal(failures[0]!.index, 5);
+    assert.equal(failures[0]!.attempts, 2, 'execution.attempts');
+    assert.match(failures[0]!.error as string, /poisoned train instance 5/);
+    const metrics = readJsonl(join(out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
+    assert.deepEqual(
+      metrics.map((m) => m['rollout/failed_instances']),
+      [0, 1],
+    );
+    const uids = new Set(
+      readJsonl(join(out, 'trace.jsonl')).map((t) => (t.instanceUid as string).split('/').slice(0, 3).join('/')),
+    );
+    assert.deepEqual([...uids].sort(), [
+      'step-1/train/0',
+      'step-1/train/1',
+      'step-1/train/2',
+      'step-1/train/3',
+      'step-2/train/4',
+      'step-2/train/6',
+      'step-2/train/7',
+    ]);
+  });
+});
