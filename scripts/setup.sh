@@ -31,6 +31,29 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# Optional: a Vulkan driver for the webgpu backend (Dawn, npm `webgpu`), so that its tests run on a machine without a
+# GPU: Mesa's lavapipe, a software renderer. Debian 12's Mesa 22.3 is refused by Dawn; bookworm-backports has Mesa 25.
+# A machine with a GPU needs its vendor's Vulkan driver instead (docs/gpu.md).
+if [ "${TROUPE_WITH_WEBGPU:-0}" = 1 ]; then
+  mesa=$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true)
+  if [ -z "$mesa" ] || dpkg --compare-versions "$mesa" lt 24 || ! dpkg-query -W libvulkan1 >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      suite=()
+      if [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" = bookworm ]; then
+        grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/ ||
+          printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+            >/etc/apt/sources.list.d/bookworm-backports.sources
+        suite=(-t bookworm-backports)
+      fi
+      echo "setup: installing Mesa's lavapipe and libvulkan1 ${suite[*]} (a software Vulkan driver for the webgpu backend)"
+      apt-get update -qq >/dev/null &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${suite[@]}" mesa-vulkan-drivers libvulkan1 >/dev/null
+    else
+      echo "setup: TROUPE_WITH_WEBGPU=1 needs Mesa >= 24 (lavapipe) and libvulkan1; on Debian 12, as root: apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1 (docs/gpu.md)" >&2
+    fi
+  fi
+fi
+
 if [ -f node_modules/.package-lock.json ] && [ "${TROUPE_SETUP_FORCE:-0}" != 1 ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
   echo "setup: node_modules is up to date; building"
   npm run build --silent
