@@ -1,6 +1,6 @@
 /**
- * Evaluation: independent rollouts (no tree, K = 1) with fixed decoding on a held-out split; the headline metric is
- * the success rate, reported with a 95% Wilson score interval.
+ * Evaluation: independent rollouts (no tree, K = 1) with fixed decoding on a held-out split, one per distinct instance
+ * (see `DistinctIndices`); the headline metric is the success rate, reported with a 95% Wilson score interval.
  */
 import { lastValueFrom, tap } from 'rxjs';
 import {
@@ -13,6 +13,7 @@ import {
   SummaryAggregator,
   type EpisodeEvent,
 } from '@troupe/kernel';
+import { distinctIndices, instanceKeyAt } from './instances.js';
 
 /** The 95% Wilson score interval of `successes / n` (z = 1.959964). [0, 1] when n = 0. */
 export function wilsonInterval(successes: number, n: number, z = 1.959963984540054): [number, number] {
@@ -29,7 +30,7 @@ export function wilsonInterval(successes: number, n: number, z = 1.9599639845400
 export interface EvaluateOptions {
   /** Held-out split. */
   readonly split: Split;
-  /** Episodes (one per instance). */
+  /** Episodes (one per instance; the first `episodes` distinct instances of the split, see `DistinctIndices`). */
   readonly episodes: number;
   /** Seed of the instances and samples (the same seed evaluates the same instances). */
   readonly seed: number;
@@ -79,17 +80,21 @@ export async function evaluateTeam(
     options.decoding === 'spec'
       ? team.seats
       : team.seats.map((s) => ({ ...s, sampling: { ...s.sampling, temperature: 0 } }));
-  const contexts = planEpisodes({
-    environment: team.environment,
-    split: options.split,
-    count: options.episodes,
-    seed: options.seed,
-    uidPrefix: 'eval/',
-    seats,
-    reward: team.reward,
-    branches: 1,
-    grammar: options.grammar ?? false,
-  });
+  const indices = distinctIndices(instanceKeyAt(team.environment, options.split, options.seed), options.episodes);
+  const contexts = indices.flatMap((index) =>
+    planEpisodes({
+      environment: team.environment,
+      split: options.split,
+      count: 1,
+      startIndex: index,
+      seed: options.seed,
+      uidPrefix: 'eval/',
+      seats,
+      reward: team.reward,
+      branches: 1,
+      grammar: options.grammar ?? false,
+    }),
+  );
   const keys = contexts.map((c) => team.environment.instanceKey(c.instance));
   const summary = new SummaryAggregator();
   const onEvent = options.onEvent;
