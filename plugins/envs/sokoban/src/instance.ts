@@ -1,9 +1,9 @@
 /**
- * Seeded Sokoban generation (the classic reverse-play generator) with content-hash splits and de-duplication.
+ * Seeded Sokoban generation (the classic reverse-play generator) with content-hash splits.
  */
 import type { Rng, Split } from '@troupe/kernel';
 import { contentHash, splitOfContent } from '@troupe/kernel';
-import { InstanceStreams, deepFreeze } from '@troupe/game-kit';
+import { deepFreeze, instanceAt } from '@troupe/game-kit';
 import type { Board, Placement, Pos } from './board.js';
 import { DELTAS, DIRECTIONS, SYMBOLS, cellsOf, solve, sortedPositions } from './board.js';
 import type { SokobanConfig } from './config.js';
@@ -238,24 +238,26 @@ export function drawCandidate(
   });
 }
 
-/** Most consecutive rejected or duplicate candidates before generation gives up with an error. */
+/** Most candidates tried for one instance before generation gives up with an error. */
 export const MAX_ATTEMPTS = 200_000;
 
 /**
- * The instance streams of a config (see `InstanceStreams`): candidates come from the seeded streams
- * `deriveSeed(seed, split, attempt)`, attempt = 0, 1, …; a candidate is kept when its layout hashes into `split` and its
- * content key was not kept before. Instance `index` is the `index`-th kept candidate, so instances are deterministic
- * and unique within a split, and layouts never cross splits. Kept instances are memoised.
+ * The `index`-th instance of `split` for `seed` (see the game kit's `instanceAt`): candidates are drawn from the
+ * seeded streams `deriveSeed(seed, split, index, attempt)` for attempt = 0, 1, …, until one is valid and its LAYOUT
+ * hashes into `split` (checked before the forward proof, to save it). Layouts therefore never cross splits, and
+ * instance N costs the same whatever N.
  */
-export function sokobanStreams(config: SokobanConfig): InstanceStreams<SokobanInstance> {
-  return new InstanceStreams(
+export function generateInstance(split: Split, index: number, seed: number, config: SokobanConfig): SokobanInstance {
+  return instanceAt(
     {
       id: 'sokoban-v0',
       splitFractions: config.splitFractions,
       maxAttempts: MAX_ATTEMPTS,
-      hint: 'the distinct puzzles of this config are used up or too rare; raise environment.config.size, boxes or maxMoves',
-      draw: (rng, split) => drawCandidate(rng, config, (layout) => sokobanSplitOf(layout, config) === split),
+      hint: 'valid puzzles of this config are too rare; raise environment.config.size or maxMoves, or lower minBoxDistance',
+      draw: (rng, wanted) => drawCandidate(rng, config, (layout) => sokobanSplitOf(layout, config) === wanted),
     },
-    sokobanInstanceKey,
+    split,
+    index,
+    seed,
   );
 }

@@ -1,12 +1,13 @@
 /**
  * Generation: every instance is proven solvable by the BFS oracle within maxMoves, boxes start away from the goals,
- * instances are unique within a split, layouts never cross splits, and generation is deterministic.
+ * layouts never cross splits, repeats within a split are rare on the default config, and generation is deterministic
+ * in (seed, split, index), each index on its own.
  */
 import assert from 'node:assert/strict';
 import type { Split } from '@troupe/kernel';
 import { SPLITS } from '@troupe/kernel';
 import type { SokobanInstance } from '../src/index.js';
-import { SokobanEnvironment, contentHashOfLayout, manhattan, runMoves, solve } from '../src/index.js';
+import { SokobanEnvironment, contentHashOfLayout, generateInstance, manhattan, runMoves, solve } from '../src/index.js';
 
 const PER_SPLIT = 250;
 
@@ -48,11 +49,11 @@ describe('sokoban generation', () => {
     }
   });
 
-  it('has no duplicate instance within a split and no layout in two splits', () => {
+  it('has no layout in two splits, and few repeats within a split (the trainer skips those)', () => {
     const owner = new Map<string, Split>();
     for (const [split, list] of bySplit) {
       const keys = new Set(list.map((x) => env.instanceKey(x)));
-      assert.equal(keys.size, list.length, `${split} has duplicates`);
+      assert.ok(keys.size >= 0.85 * list.length, `${split}: ${keys.size} distinct of ${list.length}`);
       for (const inst of list) {
         const layout = contentHashOfLayout(inst);
         const prev = owner.get(layout);
@@ -72,9 +73,10 @@ describe('sokoban generation', () => {
       const b = sample(again, split, 30).map((x) => again.instanceKey(x));
       assert.deepEqual(b, a);
     }
-    // Random access gives the same instance as sequential access.
+    // Random access gives the same instance as sequential access, and it is instanceAt's candidate search.
     const fresh = new SokobanEnvironment({});
     assert.equal(fresh.instanceKey(fresh.instance('test', 40, 0)), env.instanceKey(bySplit.get('test')![40]!));
+    assert.deepEqual(generateInstance('test', 40, 0, env.config), bySplit.get('test')![40]);
     const other = sample(new SokobanEnvironment({}), 'test', 30, 1).map((x) => env.instanceKey(x));
     assert.ok(
       other.filter((k) =>

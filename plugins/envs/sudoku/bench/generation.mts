@@ -1,6 +1,7 @@
 /**
  * Generation statistics: `node --conditions=troupe:source --import tsx bench/generation.mts [configJson] [count] [split]`.
- * Generates the first `count` instances of a split (seed 0) and prints clue counts, distinct solutions and the time.
+ * Generates the first `count` instances of a split (seed 0) and prints clue counts, distinct puzzles and solutions, and
+ * the time.
  */
 import type { Split } from '@troupe/kernel';
 import { contentHash } from '@troupe/kernel';
@@ -21,6 +22,7 @@ console.log(
     split,
     count,
     ms: Math.round(ms),
+    distinctPuzzles: new Set(list.map((x) => env.instanceKey(x))).size,
     distinctSolutions: new Set(list.map((x) => contentHash(x.solution))).size,
     clues: {
       min: Math.min(...clues),

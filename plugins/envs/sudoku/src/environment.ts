@@ -29,7 +29,7 @@ import {
   renderGrid,
 } from './grid.js';
 import type { SudokuInstance } from './instance.js';
-import { sudokuInstanceKey, sudokuStreams } from './instance.js';
+import { generateInstance, sudokuInstanceKey } from './instance.js';
 import { sudokuOracleProgram } from './oracle-program.js';
 
 /** The contribution id. */
@@ -225,8 +225,6 @@ const FILL_DUTIES: SeatTexts = {
 
 /** The Sudoku environment for one config. */
 export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuAction, SudokuConfig> {
-  private readonly streams = sudokuStreams(this.config);
-
   /** Builds the environment; `config` is filled with defaults and range-checked. */
   constructor(config: Record<string, unknown> = {}) {
     const c = resolveSudokuConfig(config);
@@ -239,9 +237,9 @@ export class SudokuEnvironment extends ProposerExecutorGame<SudokuState, SudokuA
     });
   }
 
-  /** {@inheritDoc Environment.instance} Instances of one (split, seed) are generated in order and memoised. */
+  /** {@inheritDoc Environment.instance} Each instance is searched on its own (`generateInstance`). */
   instance(split: Split, index: number, seed: number): SudokuInstance {
-    return this.streams.get(split, index, seed);
+    return generateInstance(split, index, seed, this.config);
   }
 
   /** {@inheritDoc Environment.instanceKey} */

@@ -1,10 +1,10 @@
 /**
  * Seeded Sudoku generation: a random full solution, then clues removed while the puzzle keeps exactly one solution.
- * Splits by the content hash of the SOLUTION grid; no duplicate puzzle within a split.
+ * Splits by the content hash of the SOLUTION grid.
  */
 import type { Split } from '@troupe/kernel';
 import { contentHash, splitOfContent } from '@troupe/kernel';
-import { InstanceStreams, deepFreeze } from '@troupe/game-kit';
+import { deepFreeze, instanceAt } from '@troupe/game-kit';
 import type { SudokuConfig } from './config.js';
 import type { Grid } from './grid.js';
 import { boxShape, conflictCount, copyGrid, countSolutions, filledCount, randomSolution, removeClues } from './grid.js';
@@ -54,30 +54,31 @@ function frozenInstance(puzzle: Grid, solution: Grid): SudokuInstance {
   return deepFreeze({ size: puzzle.length, puzzle, solution, clues: filledCount(puzzle) });
 }
 
-/** Most consecutive rejected or duplicate candidates before generation gives up with an error. */
+/** Most candidates tried for one instance before generation gives up with an error. */
 export const MAX_ATTEMPTS = 100_000;
 
 /**
- * The instance streams of a config (see `InstanceStreams`): candidate solutions come from the seeded streams
- * `deriveSeed(seed, split, attempt)`; a solution is used only if its hash falls in `split`; its clues are then removed
- * (same stream) while the solver still counts exactly one solution; a puzzle already kept in this split is skipped.
- * Instance `index` is the `index`-th kept puzzle (memoised), so access is deterministic and puzzles are unique within
- * a split.
+ * The `index`-th instance of `split` for `seed` (see the game kit's `instanceAt`): candidate solutions come from the
+ * seeded streams `deriveSeed(seed, split, index, attempt)` for attempt = 0, 1, …; a solution is used only if its hash
+ * falls in `split`; its clues are then removed (same stream) while the solver still counts exactly one solution. No
+ * solution grid, hence no puzzle, is in two splits, and instance N costs the same whatever N.
  */
-export function sudokuStreams(config: SudokuConfig): InstanceStreams<SudokuInstance> {
+export function generateInstance(split: Split, index: number, seed: number, config: SudokuConfig): SudokuInstance {
   const { size } = config;
-  return new InstanceStreams(
+  return instanceAt(
     {
       id: 'sudoku-v0',
       splitFractions: config.splitFractions,
       maxAttempts: MAX_ATTEMPTS,
-      hint: 'the distinct puzzles of this size are used up',
-      draw: (rng, split) => {
+      hint: 'raise environment.config.splitFractions of this split',
+      draw: (rng, wanted) => {
         const solution = randomSolution(size, rng);
-        if (sudokuSplitOf(size, solution, config) !== split) return null;
+        if (sudokuSplitOf(size, solution, config) !== wanted) return null;
         return frozenInstance(removeClues(solution, rng), solution);
       },
     },
-    sudokuInstanceKey,
+    split,
+    index,
+    seed,
   );
 }

@@ -1,12 +1,13 @@
 /**
- * Generation: every puzzle has exactly one solution and it keeps every clue; puzzles are unique within a split;
- * no solution grid (hence no puzzle) is in two splits; generation is deterministic.
+ * Generation: every puzzle has exactly one solution and it keeps every clue; no solution grid (hence no puzzle) is in
+ * two splits; repeats within a split are rare on the default config; generation is deterministic in (seed, split,
+ * index), each index on its own.
  */
 import assert from 'node:assert/strict';
 import type { Split } from '@troupe/kernel';
 import { SPLITS, contentHash } from '@troupe/kernel';
 import type { SudokuInstance } from '../src/index.js';
-import { SudokuEnvironment, countSolutions, isSolvedGrid } from '../src/index.js';
+import { SudokuEnvironment, countSolutions, generateInstance, isSolvedGrid } from '../src/index.js';
 
 const PER_SPLIT = 300;
 
@@ -39,10 +40,11 @@ describe('sudoku generation', () => {
     assert.ok(Math.min(...clues) >= 4, 'a 4x4 puzzle with a unique solution needs at least 4 clues');
   });
 
-  it('puzzles are unique within a split; no solution grid is in two splits', () => {
+  it('no solution grid is in two splits; few puzzles repeat within a split (the trainer skips those)', () => {
     const owner = new Map<string, Split>();
     for (const [split, list] of bySplit) {
-      assert.equal(new Set(list.map((x) => env.instanceKey(x))).size, list.length, `${split} has duplicate puzzles`);
+      const distinct = new Set(list.map((x) => env.instanceKey(x))).size;
+      assert.ok(distinct >= 0.9 * list.length, `${split}: ${distinct} distinct of ${list.length}`);
       for (const inst of list) {
         const key = contentHash(inst.solution);
         const prev = owner.get(key);
@@ -68,6 +70,7 @@ describe('sudoku generation', () => {
       fresh.instanceKey(fresh.instance('validation', 77, 0)),
       env.instanceKey(bySplit.get('validation')![77]!),
     );
+    assert.deepEqual(generateInstance('validation', 77, 0, env.config), bySplit.get('validation')![77]);
     const other = new SudokuEnvironment({});
     const seed1 = Array.from({ length: 25 }, (_, i) => other.instanceKey(other.instance('test', i, 1)));
     const seed0 = new Set(
