@@ -1,0 +1,231 @@
+/**
+ * The distributed engine's parts in one process: the job player (a worker's side) against the trainer's own rollouts,
+ * policy versions (published atomically, pruned, refused when unreadable), and the engine over an in-memory queue
+ * that gives outcomes out of order and fails one job. The real queue (BullMQ on redis-server) and `troupe worker`
+ * processes are tested end to end in the repository's test/scale-out.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  composeTeam,
+  loadTeamSpec,
+  resolveExecution,
+  resolveTrainerConfig,
+  SpecError,
+  withSpecChanges,
+} from '@troupe/kernel';
+import {
+  DistributedRollouts,
+  InstanceSchedule,
+  JobPlayer,
+  instanceEpisodes,
+  jobKey,
+  playEpisodes,
+  playStepRollouts,
+  policyHandles,
+  treeSeats,
+  Trainer,
+  VersionPublisher,
+  type QueueOutcome,
+  type RolloutJob,
+  type RolloutJobResult,
+  type RolloutQueue,
+} from '../src/index.js';
+import { microTeamSpec } from './trainer-helpers.js';
+
+const tmp = (): string => mkdtempSync(join(tmpdir(), 'troupe-dist-'));
+
+/**
+ * An in-memory queue (tests only): plays every job with one JobPlayer, gives the outcomes in reverse order, and fails
+ * the jobs `poison` names as a real queue would after its attempts.
+ */
+class ReversedQueue implements RolloutQueue {
+  readonly player = new JobPlayer();
+  dispatched: string[] = [];
+  constructor(private readonly poison: (key: string) => boolean = () => false) {}
+  async *dispatch(
+    _batch: string,
+    jobs: { key: string; payload: RolloutJob }[],
+    options: { attempts?: number },
+  ): AsyncIterable<QueueOutcome<RolloutJobResult>> {
+    const out: QueueOutcome<RolloutJobResult>[] = [];
+    for (const j of jobs) {
+      this.dispatched.push(j.key);
+      if (this.poison(j.key)) out.push({ key: j.key, ok: false, error: 'boom', attempts: options.attempts ?? 1 });
+      else
+        out.push({ key: j.key, ok: true, result: await this.player.play(j.payload), worker: 'w', attempts: 1, ms: 1 });
+    }
+    yield* out.reverse();
+  }
+  stats(): Promise<never> {
+    return Promise.reject(new Error('no stats in memory'));
+  }
+  close(): Promise<void> {
+    return this.player.dispose();
+  }
+}
+
+describe('distributed engine (in one process)', function () {
+  this.timeout(120_000);
+
+  it('a job played by a worker gives the records the trainer plays in-process with per-instance batching', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { batchSize: 3, concurrency: 3 } });
+    const config = resolveTrainerConfig(spec, {});
+    const team = await composeTeam(spec);
+    const player = new JobPlayer();
+    try {
+      const setup = {
+        environment: team.environment,
+        seats: team.seats,
+        treeSeats: treeSeats(team.seats, config),
+        reward: team.reward,
+        seed: spec.seed,
+        config,
+        batching: 'instance' as const,
+      };
+      const inProcess = await playStepRollouts(1, new InstanceSchedule(config.replay), setup);
+      const planned = new InstanceSchedule(config.replay).next(config.batchSize);
+      const viaJobs = [];
+      for (const instance of planned) {
+        const r = await player.play({
+          format: 1,
+          runId: 'r',
+          step: 1,
+          instance,
+          spec,
+          config,
+          policies: { versions: { proposer: 0, executor: 0 } },
+        });
+        viaJobs.push(...r.records);
+      }
+      assert.equal(JSON.stringify(viaJobs), JSON.stringify(inProcess.records));
+      // the same instance alone, in lockstep with nobody else, is what the job played
+      const alone = await playEpisodes([instanceEpisodes(1, planned[1]!, setup)], 3, 'instance', () => {});
+      assert.equal(
+        JSON.stringify(alone.flatMap((e) => e.steps)),
+        JSON.stringify(inProcess.records.filter((r) => r.instanceUid.startsWith('step-1/train/1/'))),
+      );
+    } finally {
+      await player.dispose();
+      await team.dispose();
+    }
+  });
+
+  it('versions: published atomically per step, pruned to the newest two; a missing one is refused without retry', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role' });
+    const config = resolveTrainerConfig(spec, {});
+    const team = await composeTeam(spec);
+    const player = new JobPlayer();
+    try {
+      const handles = policyHandles(
+        spec,
+        team.policies,
+        team.seats.map((s) => s.name),
+        config,
+      );
+      const root = tmp();
+      const pub = new VersionPublisher(root, handles);
+      for (const step of [0, 1, 2]) await pub.publish(step);
+      assert.deepEqual(readdirSync(root).sort(), ['step-1', 'step-2'], 'no temporary folder left, two kept');
+      assert.ok(existsSync(join(root, 'step-2', 'executor', 'model.safetensors')));
+      const job: RolloutJob = {
+        format: 1,
+        runId: 'r',
+        step: 1,
+        instance: { index: 0, replays: 0 },
+        spec,
+        config,
+        policies: { dir: join(root, 'step-0'), versions: { proposer: 0, executor: 0 } },
+      };
+      await assert.rejects(player.play(job), (err: Error & { unrecoverable?: boolean }) => {
+        assert.equal(err.unrecoverable, true);
+        assert.match(err.message, /step-0 is not there: the worker must see the trainer's shared folder/);
+        return true;
+      });
+      const played = await player.play({
+        ...job,
+        policies: { dir: join(root, 'step-2'), versions: { proposer: 7, executor: 7 } },
+      });
+      assert.ok(played.records.length > 0 && played.records.every((r) => r.policyVersion === 7));
+      await assert.rejects(player.play({ ...job, format: 2 } as unknown as RolloutJob), /format 1/);
+    } finally {
+      await player.dispose();
+      await team.dispose();
+    }
+  });
+
+  it('the trainer over a queue: outcomes out of order give plan order; a failed job drops its instance and is logged', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { batchSize: 3, concurrency: 3, steps: 1 } });
+    const reference = tmp();
+    const t0 = await Trainer.create(withSpecChanges(spec, { execution: { batching: 'instance' } }), {
+      outDir: reference,
+      skipFinalEval: true,
+    });
+    try {
+      await t0.run();
+    } finally {
+      await t0.dispose();
+    }
+    const out = tmp();
+    const queue = new ReversedQueue((key) => key.endsWith('/step-1/train/1'));
+    const t = await Trainer.create(spec, {
+      outDir: out,
+      skipFinalEval: true,
+      execution: { redis: 'redis://x:1' },
+      queue,
+    });
+    try {
+      await t.run();
+    } finally {
+      await t.dispose();
+    }
+    assert.deepEqual(
+      queue.dispatched.map((k) => k.split('/').slice(1).join('/')),
+      ['step-1/train/0', 'step-1/train/1', 'step-1/train/2'],
+    );
+    assert.ok(queue.dispatched[0]!.startsWith(`${spec.name}-`), 'keys are (run id, step, instance)');
+    assert.equal(jobKey('r', 3, { index: 9, replays: 2 }), 'r/step-3/replay-2/train/9');
+    const kept = readFileSync(join(reference, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .filter((l) => !l.includes('"step-1/train/1/'));
+    assert.deepEqual(readFileSync(join(out, 'trace.jsonl'), 'utf8').trim().split('\n'), kept);
+    const failures = readFileSync(join(out, 'failures.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(failures, [{ step: 1, index: 1, replays: 0, error: 'boom', attempts: 3 }]);
+    const m = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const step = m.find((r) => r.kind === 'train');
+    assert.equal(step['rollout/failed_instances'], 1);
+    assert.equal(step['scale/failed_jobs'], 1);
+    assert.ok(existsSync(join(out, 'policies', 'step-0', 'proposer')), 'the version step 1 played');
+  });
+
+  it('execution: bullmq needs a Redis URL, pools name policies, --redis and --shared override the spec', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role' });
+    assert.equal(resolveExecution(spec).engine, 'in-process');
+    assert.equal(resolveExecution(spec).batching, 'step');
+    const e = resolveExecution(spec, { redis: 'redis://h:1', shared: 'shared-dir' });
+    assert.deepEqual([e.engine, e.redis, e.batching, e.attempts], ['bullmq', 'redis://h:1', 'instance', 3]);
+    assert.equal(e.checkpoints, join(process.cwd(), 'shared-dir'));
+    assert.throws(
+      () => resolveExecution(withSpecChanges(spec, { execution: { engine: 'bullmq' } })),
+      (err: Error) => err instanceof SpecError && /execution\.engine.*needs a Redis URL/s.test(err.message),
+    );
+    assert.throws(() => resolveExecution(spec, { redis: 'localhost:6379' }), /not a Redis URL/);
+    const file = join(tmp(), 'pools.yaml');
+    writeFileSync(file, `extends: ${spec.file}\nexecution:\n  pools: { proposer: gpu, planner: cpu }\n`);
+    assert.throws(
+      () => loadTeamSpec(file),
+      (err: Error) =>
+        err instanceof SpecError &&
+        /pools\.yaml:3:\d+ execution\.pools\.planner: unknown policy "planner"/.test(err.message),
+    );
+  });
+});
