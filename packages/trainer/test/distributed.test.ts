@@ -17,7 +17,6 @@ import {
   withSpecChanges,
 } from '@troupe/kernel';
 import {
-  DistributedRollouts,
   InstanceSchedule,
   JobPlayer,
   instanceEpisodes,
