@@ -205,11 +205,15 @@ export class Trainer extends TrainerSetup {
       steps: records,
       advantages: adv,
     });
-    return Object.assign(
+    Object.assign(
       metrics,
       rolloutPart,
       timeMetrics({ start, rollout, update, end }, this.timer, rolloutPart['rollout/completion_tokens']!),
     );
+    // distributed: the workers generate, so the rate is over the rollouts' wall time, all workers together
+    if (this.engine && rollout > start)
+      metrics['perf/generated_tokens_per_s'] = rolloutPart['rollout/completion_tokens']! / ((rollout - start) / 1000);
+    return metrics;
   }
 
   /** The RL update of one step's records (see {@link PolicyUpdates.update}): `loss/<policy>/*` and `update/workers`. */
