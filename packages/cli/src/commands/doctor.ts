@@ -27,6 +27,8 @@ interface DoctorReport {
     gpuDevices?: string[] | null;
   } | null;
   sandbox: { isolation: string | null; details: unknown; error?: string };
+  /** The Redis of distributed runs (--redis, TROUPE_REDIS or the --spec's execution.redis), when one is named. */
+  redis: { url: string; from: string; ok: boolean; detail: string } | null;
   versions: Record<string, string | null>;
 }
 
@@ -36,7 +38,9 @@ export function register(program: Command): void {
     .command('doctor')
     .description('report Node, the tfjs backend that would be used and why, sandbox isolation, and package versions')
     .option('--json', 'print one JSON document')
-    .action(async (opts: { json?: boolean }) => {
+    .option('--redis <url>', 'check that this Redis answers (default: $TROUPE_REDIS, or the --spec execution.redis)')
+    .option('--spec <file>', 'a team spec whose execution.redis to check')
+    .action(async (opts: { json?: boolean; redis?: string; spec?: string }) => {
       const os = await import('node:os');
       let sandboxText: string | undefined;
       const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
@@ -46,6 +50,7 @@ export function register(program: Command): void {
         tfjs: { backend: null, reasons: null },
         webgpu: null,
         sandbox: { isolation: null, details: null },
+        redis: null,
         versions: Object.fromEntries(
           [
             '@troupe/kernel',
@@ -123,6 +128,7 @@ export function register(program: Command): void {
       } catch (err) {
         report.sandbox.error = err instanceof Error ? err.message : String(err);
       }
+      report.redis = await checkRedis(opts);
       if (opts.json) {
         printJson(report);
         return;
@@ -147,6 +153,31 @@ export function register(program: Command): void {
       line('sandbox', report.sandbox.isolation ? `${report.sandbox.isolation}` : `unknown (${report.sandbox.error})`);
       if (sandboxText) for (const l of sandboxText.split('\n').slice(1)) line('', l);
       else if (report.sandbox.details) line('', JSON.stringify(report.sandbox.details));
+      if (report.redis) line('redis', `${report.redis.url} (${report.redis.from}): ${report.redis.detail}`);
       for (const [name, v] of Object.entries(report.versions)) line(name, v ?? 'not installed');
     });
+}
+
+/** Whether the Redis of distributed runs answers: --redis, else TROUPE_REDIS, else the --spec's execution.redis. */
+async function checkRedis(opts: { redis?: string; spec?: string }): Promise<DoctorReport['redis']> {
+  let url = opts.redis;
+  let from = '--redis';
+  if (url === undefined && process.env.TROUPE_REDIS) [url, from] = [process.env.TROUPE_REDIS, 'TROUPE_REDIS'];
+  if (url === undefined && opts.spec) {
+    const { loadTeamSpec } = await import('@troupe/kernel');
+    url = loadTeamSpec(opts.spec).execution?.redis;
+    from = `${opts.spec} execution.redis`;
+  }
+  if (url === undefined) return null;
+  try {
+    const { redisProblem, START_REDIS_HINT } = await importOptional(
+      '@troupe/trainer',
+      'the Redis check',
+      () => import('@troupe/trainer'),
+    );
+    const problem = await redisProblem(url);
+    return { url, from, ok: !problem, detail: problem ? `${problem}; ${START_REDIS_HINT}` : 'answers PING' };
+  } catch (err) {
+    return { url, from, ok: false, detail: err instanceof Error ? err.message : String(err) };
+  }
 }
