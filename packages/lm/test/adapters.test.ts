@@ -114,10 +114,12 @@ describe('LoRA adapters on one shared base', () => {
       const ib = [item([1, 5, 9, 13, 2], 21), item([1, 6, 6], 22)];
       const aloneA = await generateBatch(a, ia);
       const aloneB = await generateBatch(b, ib);
+      const tensors = tf.memory().numTensors;
       const together = await generateBatch(root, [
         ...ia.map((it) => ({ ...it, adapter: a })),
         ...ib.map((it) => ({ ...it, adapter: b })),
       ]);
+      assert.equal(tf.memory().numTensors, tensors, 'the decode freed its cache and stacked adapters');
       const want = [...aloneA, ...aloneB];
       let worst = 0;
       together.forEach((samples, i) =>

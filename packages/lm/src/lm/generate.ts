@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, type OutputGrammar, type Rng } from '@troupe/kernel';
-import type { CausalLM, KvCache } from './model.js';
+import { AdapterStack, type CausalLM, type KvCache } from './model.js';
 import type { Tokenizer } from '../tokenizer/index.js';
 import { cachedGrammar, GrammarCursor, type Nfa } from './grammar.js';
 
@@ -258,6 +258,8 @@ function tfjsDecoder(model: CausalLM, itemAdapters?: readonly CausalLM[]): StepD
   let cache: KvCache | undefined;
   /** Each current row's adapter model (with `itemAdapters`). */
   let rowAdapters: CausalLM[] | undefined;
+  /** The prompts' adapters stacked once for every step of this decode. */
+  const stack = itemAdapters ? new AdapterStack([...new Set(itemAdapters)]) : undefined;
   const read = async (logits: tf.Tensor): Promise<Float32Array> => {
     try {
       return (await logits.data()) as Float32Array;
@@ -279,7 +281,7 @@ function tfjsDecoder(model: CausalLM, itemAdapters?: readonly CausalLM[]): StepD
             lastOnly: true,
             differentiableEmbedding: false,
             padLeft: [...pads],
-            ...(itemAdapters ? { rowAdapters: itemAdapters } : {}),
+            ...(itemAdapters ? { rowAdapters: itemAdapters, adapterStack: stack } : {}),
           },
         );
         const idx = tf.tensor1d([...rowItems], 'int32');
@@ -308,7 +310,7 @@ function tfjsDecoder(model: CausalLM, itemAdapters?: readonly CausalLM[]): StepD
           start: pos,
           differentiableEmbedding: false,
           padLeft: [...pads],
-          ...(rowAdapters ? { rowAdapters } : {}),
+          ...(rowAdapters ? { rowAdapters, adapterStack: stack } : {}),
         });
         return {
           logits: tf.keep(out.logits.reshape([tokens.length, V])),
@@ -322,6 +324,7 @@ function tfjsDecoder(model: CausalLM, itemAdapters?: readonly CausalLM[]): StepD
     dispose() {
       disposeCache(cache);
       cache = undefined;
+      stack?.dispose();
     },
   };
 }

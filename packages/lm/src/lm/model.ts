@@ -55,6 +55,11 @@ export interface ForwardOptions {
    * the base. Default: every row uses this model's own adapters.
    */
   readonly rowAdapters?: readonly CausalLM[];
+  /**
+   * The rows' adapters concatenated per module, kept by the caller across the forward passes of one decode
+   * ({@link AdapterStack}; it must hold every model of `rowAdapters`). Default: concatenated afresh in this pass.
+   */
+  readonly adapterStack?: AdapterStack;
 }
 
 /** One LoRA adapter on a linear module: `y += (x @ A) @ B * scale` with A `[in, r]`, B `[r, out]` (stored transposed). */
@@ -108,12 +113,92 @@ class BaseWeights {
   }
 }
 
-/** A run of consecutive batch rows that use one model's adapters. */
-interface AdapterRun {
-  readonly start: number;
-  readonly count: number;
-  readonly model: CausalLM;
+/** The adapters of several models on one linear module, side by side: `A` `[in, Σr]`, `B` `[Σr, out]`. */
+interface StackedModule {
+  readonly a: tf.Tensor;
+  readonly b: tf.Tensor;
+  /** Σr. */
+  readonly width: number;
+  /** Each model's columns in `A` (rows in `B`) and its scale α/r. */
+  readonly cols: ReadonlyMap<CausalLM, { readonly start: number; readonly r: number; readonly scale: number }>;
 }
+
+/**
+ * The LoRA adapters of several models sharing one base, concatenated module by module, so that one forward pass
+ * applies each row's own adapter with two matmuls for all rows: `((x @ A) ⊙ M) @ B`, where the row mask `M` keeps
+ * (and scales by α/r) the row's own adapter's columns and zeroes the others'. A decode builds one for its adapters
+ * and passes it to every step (`ForwardOptions.adapterStack`): the adapters must not change meanwhile. Dispose it after.
+ */
+export class AdapterStack {
+  private readonly modules = new Map<string, StackedModule | null>();
+  private readonly owned: tf.Tensor[] = [];
+
+  /**
+   * @param models the models whose adapters it stacks (they share one base)
+   * @param persistent keep the stacked tensors out of any enclosing `tf.tidy` (until {@link dispose}); false: they
+   *   are the enclosing tidy's (one forward pass)
+   */
+  constructor(
+    readonly models: readonly CausalLM[],
+    private readonly persistent = true,
+  ) {}
+
+  /** The module's stacked adapters (built on first use, kept until {@link dispose}); null when no model adapts it. */
+  module(mod: string): StackedModule | null {
+    let m = this.modules.get(mod);
+    if (m !== undefined) return m;
+    const cols = new Map<CausalLM, { start: number; r: number; scale: number }>();
+    const as: tf.Tensor[] = [];
+    const bs: tf.Tensor[] = [];
+    let width = 0;
+    for (const model of this.models) {
+      const l = model.lora.get(mod);
+      if (!l || !model.loraConfig || cols.has(model)) continue;
+      const r = l.a.shape[1]!;
+      cols.set(model, { start: width, r, scale: model.loraConfig.alpha / model.loraConfig.r });
+      as.push(l.a);
+      bs.push(l.b);
+      width += r;
+    }
+    m =
+      width === 0
+        ? null
+        : {
+            a: as.length === 1 ? as[0]! : this.hold(tf.concat(as, 1)),
+            b: bs.length === 1 ? bs[0]! : this.hold(tf.concat(bs, 0)),
+            width,
+            cols,
+          };
+    this.modules.set(mod, m);
+    return m;
+  }
+
+  private hold(t: tf.Tensor): tf.Tensor {
+    if (this.persistent) {
+      tf.keep(t);
+      this.owned.push(t);
+    }
+    return t;
+  }
+
+  /** Frees the stacked tensors (a module of one model's adapter is that model's own variables, never freed here). */
+  dispose(): void {
+    for (const t of this.owned) t.dispose();
+    this.owned.length = 0;
+    this.modules.clear();
+  }
+}
+
+/** How one forward pass applies adapters: every row this model's own, or each row its own model's from a stack. */
+type RowLora =
+  | { readonly kind: 'own'; readonly model: CausalLM }
+  | {
+      readonly kind: 'mixed';
+      readonly rows: readonly CausalLM[];
+      readonly stack: AdapterStack;
+      /** Row masks of this pass by column layout (`[B·T, Σr]`). */
+      readonly masks: Map<string, tf.Tensor>;
+    };
 
 /** tfjs treats seed 0 as "no seed" (a fresh random stream per process), so 0 maps to 2^32. */
 function tfSeed(s: number): number {
@@ -366,44 +451,51 @@ export class CausalLM {
   }
 
   /**
-   * A linear module: the base matmul once for the whole batch, plus each run's low-rank update `(x @ A) @ B · α/r`
-   * from its model's adapter on this module (none: the base alone). `x` is `[B, T, in]`.
+   * A linear module: the base matmul once for the whole batch, plus the low-rank update `(x @ A) @ B · α/r` of each
+   * row's adapter on this module (none: the base alone). `x` is `[B, T, in]`.
    */
-  private proj(x: tf.Tensor, mod: string, bias: boolean, runs: readonly AdapterRun[]): tf.Tensor {
+  private proj(x: tf.Tensor, mod: string, bias: boolean, lora: RowLora): tf.Tensor {
     const y = linear(x, this.p(mod + '.weight'), bias ? this.p(mod + '.bias') : undefined);
-    const adapted = runs.map((r) => {
-      const l = r.model.lora.get(mod);
-      return l && r.model.loraConfig ? { l, scale: r.model.loraConfig.alpha / r.model.loraConfig.r } : undefined;
-    });
-    if (adapted.every((a) => !a)) return y;
     const inDim = x.shape[x.rank - 1]!;
-    const outDim = y.shape[y.rank - 1]!;
-    const rest = y.shape.slice(1, -1);
-    const deltas = runs.map((r, i) => {
-      const a = adapted[i];
-      const rowShape = [r.count, ...rest, outDim];
-      if (!a) return tf.zeros(rowShape);
-      const xs = runs.length === 1 ? x : x.slice(r.start, r.count);
-      return mm(mm(xs.reshape([-1, inDim]), a.l.a), a.l.b)
-        .mul(a.scale)
-        .reshape(rowShape);
-    });
-    return y.add(deltas.length === 1 ? deltas[0]! : tf.concat(deltas, 0));
+    if (lora.kind === 'own') {
+      const l = lora.model.lora.get(mod);
+      const cfg = lora.model.loraConfig;
+      if (!l || !cfg) return y;
+      const delta = mm(mm(x.reshape([-1, inDim]), l.a), l.b).mul(cfg.alpha / cfg.r);
+      return y.add(delta.reshape(y.shape));
+    }
+    const st = lora.stack.module(mod);
+    if (!st) return y;
+    const rowsPer = x.size / inDim / lora.rows.length; // T
+    const layout = [...st.cols.values()].map((c) => c.start).join(',');
+    let mask = lora.masks.get(layout);
+    if (!mask) {
+      const m = new Float32Array((x.size / inDim) * st.width);
+      lora.rows.forEach((model, b) => {
+        const c = st.cols.get(model);
+        if (!c) return;
+        for (let t = 0; t < rowsPer; t++)
+          m.fill(c.scale, (b * rowsPer + t) * st.width + c.start, (b * rowsPer + t) * st.width + c.start + c.r);
+      });
+      mask = tf.tensor2d(m, [x.size / inDim, st.width]);
+      lora.masks.set(layout, mask);
+    }
+    const delta = mm(mm(x.reshape([-1, inDim]), st.a).mul(mask), st.b);
+    return y.add(delta.reshape(y.shape));
   }
 
-  /** The rows' adapter runs: consecutive rows of one model together; every row this model's own without `rows`. */
-  private adapterRuns(B: number, rows: readonly CausalLM[] | undefined): AdapterRun[] {
-    if (!rows) return [{ start: 0, count: B, model: this }];
+  /** How this pass applies adapters: this model's own without `rows` (or when every row is one model's). */
+  private rowLora(B: number, rows: readonly CausalLM[] | undefined, stack: AdapterStack | undefined): RowLora {
+    if (!rows) return { kind: 'own', model: this };
     if (rows.length !== B) throw new Error(`CausalLM.forward: rowAdapters has ${rows.length} rows for a batch of ${B}`);
-    const runs: AdapterRun[] = [];
     rows.forEach((m, b) => {
       if (!this.sharesBaseWith(m))
         throw new Error(`CausalLM.forward: rowAdapters[${b}] does not share this model's base weights`);
-      const last = runs.at(-1);
-      if (last && last.model === m) runs[runs.length - 1] = { ...last, count: last.count + 1 };
-      else runs.push({ start: b, count: 1, model: m });
+      if (stack && !stack.models.includes(m))
+        throw new Error(`CausalLM.forward: rowAdapters[${b}] is not in the adapterStack`);
     });
-    return runs;
+    if (rows.every((m) => m === rows[0])) return { kind: 'own', model: rows[0]! };
+    return { kind: 'mixed', rows, stack: stack ?? new AdapterStack([...new Set(rows)], false), masks: new Map() };
   }
 
   /**
@@ -423,8 +515,10 @@ export class CausalLM {
     const pastLen = past && past.length > 0 ? past[0]!.k.shape[2]! : 0;
     const start = opts.start ?? pastLen;
     const wantCache = opts.returnCache ?? past !== undefined;
-    const runs = this.adapterRuns(B, opts.rowAdapters);
-    const diffEmbed = opts.differentiableEmbedding ?? runs.every((r) => r.model.lora.size === 0);
+    const lora = this.rowLora(B, opts.rowAdapters, opts.adapterStack);
+    const diffEmbed =
+      opts.differentiableEmbedding ??
+      (lora.kind === 'own' ? lora.model.lora.size === 0 : lora.stack.models.every((m) => m.lora.size === 0));
     const pads = opts.padLeft && opts.padLeft.some((p) => p > 0) ? opts.padLeft : undefined;
     if (pads && pads.length !== B)
       throw new Error(`CausalLM.forward: padLeft has ${pads.length} rows for a batch of ${B}`);
@@ -444,9 +538,9 @@ export class CausalLM {
     for (let i = 0; i < c.numLayers; i++) {
       const pre = `model.layers.${i}.`;
       const h = rmsNorm(x, this.p(pre + 'input_layernorm.weight'), eps);
-      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias, runs).reshape([B, T, H, hd]);
-      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias, runs).reshape([B, T, KV, hd]);
-      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias, runs).reshape([B, T, KV, hd]);
+      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias, lora).reshape([B, T, H, hd]);
+      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias, lora).reshape([B, T, KV, hd]);
+      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias, lora).reshape([B, T, KV, hd]);
       if (c.qkNorm) {
         q = rmsNorm(q, this.p(pre + 'self_attn.q_norm.weight'), eps);
         k = rmsNorm(k, this.p(pre + 'self_attn.k_norm.weight'), eps);
@@ -478,11 +572,11 @@ export class CausalLM {
             .reshape([B, H, T, hd])
             .transpose([0, 2, 1, 3])
             .reshape([B, T, H * hd]);
-      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false, runs));
+      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false, lora));
       const h2 = rmsNorm(x, this.p(pre + 'post_attention_layernorm.weight'), eps);
-      const g = this.proj(h2, pre + 'mlp.gate_proj', false, runs);
-      const u = this.proj(h2, pre + 'mlp.up_proj', false, runs);
-      x = x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false, runs));
+      const g = this.proj(h2, pre + 'mlp.gate_proj', false, lora);
+      const u = this.proj(h2, pre + 'mlp.up_proj', false, lora);
+      x = x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false, lora));
     }
     if (opts.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, c.hiddenSize]);
     x = rmsNorm(x, this.p('model.norm.weight'), eps);
