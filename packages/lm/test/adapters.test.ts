@@ -176,6 +176,58 @@ describe('LoRA adapters on one shared base', () => {
     }
   });
 
+  it('a frozen base gives the adapters the same gradients without computing the base’s own', async () => {
+    for (const tie of [true, false]) {
+      const root = CausalLM.random({ ...TINY_QWEN3, tie_word_embeddings: tie }, 5);
+      const a = adapterOn(root, 1);
+      try {
+        const packed = packBatch([
+          { promptIds: [1, 4, 7], completionIds: [9, 16, 25] },
+          { promptIds: [1, 5], completionIds: [8, 13, 21, 34] },
+        ]);
+        const grads = (frozenBase: boolean): Float32Array[] => {
+          const { value, grads: g } = tf.variableGrads(
+            () =>
+              tf.tidy(() => {
+                const ids = tf.tensor2d(packed.ids, [packed.B, packed.L], 'int32');
+                const { logits } = a.forward(ids, { frozenBase });
+                return tf.logSoftmax(logits).mean().neg() as tf.Scalar;
+              }),
+            a.trainableVariables(),
+          );
+          value.dispose();
+          const out = a.trainableVariables().map((v) => (g[v.name]!.dataSync() as Float32Array).slice());
+          for (const t of Object.values(g)) t.dispose();
+          return out;
+        };
+        /** Matmul kernels a forward + backward pass runs. */
+        const matmuls = async (frozenBase: boolean): Promise<number> => {
+          const info = await tf.profile(() => {
+            const { value, grads: g } = tf.variableGrads(() => {
+              const ids = tf.tensor2d(packed.ids, [packed.B, packed.L], 'int32');
+              return a.forward(ids, { frozenBase }).logits.mean() as tf.Scalar;
+            }, a.trainableVariables());
+            value.dispose();
+            for (const t of Object.values(g)) t.dispose();
+          });
+          return info.kernels.filter((k) => k.name === 'BatchMatMul').length;
+        };
+        const frozen = grads(true);
+        const full = grads(false);
+        frozen.forEach((g, i) => assert.deepEqual(g, full[i], `tied=${tie}: adapter gradient ${i} bitwise equal`));
+        assert.ok(
+          frozen.some((g) => g.some((x) => x !== 0)),
+          'non-zero gradients',
+        );
+        const [mf, mu] = [await matmuls(true), await matmuls(false)];
+        assert.ok(mf < mu, `tied=${tie}: fewer matmuls with a frozen base (${mf} < ${mu}): no base weight gradients`);
+      } finally {
+        a.dispose();
+        root.dispose();
+      }
+    }
+  });
+
   it('a gradient step of one adapter leaves the other adapter and the base bitwise unchanged', () => {
     const root = CausalLM.random(TINY_QWEN3, 5);
     const a = adapterOn(root, 1);

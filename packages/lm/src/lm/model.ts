@@ -12,6 +12,7 @@ import {
   embed,
   linear,
   mm,
+  mmFrozen,
   rmsNorm,
   ropeMatrix,
   ropeTables,
@@ -60,6 +61,12 @@ export interface ForwardOptions {
    * ({@link AdapterStack}; it must hold every model of `rowAdapters`). Default: concatenated afresh in this pass.
    */
   readonly adapterStack?: AdapterStack;
+  /**
+   * Treat the base weights as constants under a gradient tape: gradients flow to the activations (and so to LoRA
+   * adapters) only, and the base weights' own gradients are never computed. Default: when the model trains only
+   * adapters (it has some, or shares its base). The adapters' gradients are the same either way.
+   */
+  readonly frozenBase?: boolean;
 }
 
 /** One LoRA adapter on a linear module: `y += (x @ A) @ B * scale` with A `[in, r]`, B `[r, out]` (stored transposed). */
@@ -454,8 +461,8 @@ export class CausalLM {
    * A linear module: the base matmul once for the whole batch, plus the low-rank update `(x @ A) @ B · α/r` of each
    * row's adapter on this module (none: the base alone). `x` is `[B, T, in]`.
    */
-  private proj(x: tf.Tensor, mod: string, bias: boolean, lora: RowLora): tf.Tensor {
-    const y = linear(x, this.p(mod + '.weight'), bias ? this.p(mod + '.bias') : undefined);
+  private proj(x: tf.Tensor, mod: string, bias: boolean, lora: RowLora, frozen: boolean): tf.Tensor {
+    const y = linear(x, this.p(mod + '.weight'), bias ? this.p(mod + '.bias') : undefined, frozen);
     const inDim = x.shape[x.rank - 1]!;
     if (lora.kind === 'own') {
       const l = lora.model.lora.get(mod);
@@ -516,6 +523,7 @@ export class CausalLM {
     const start = opts.start ?? pastLen;
     const wantCache = opts.returnCache ?? past !== undefined;
     const lora = this.rowLora(B, opts.rowAdapters, opts.adapterStack);
+    const frozen = opts.frozenBase ?? (this.lora.size > 0 || this.baseShared || lora.kind === 'mixed');
     const diffEmbed =
       opts.differentiableEmbedding ??
       (lora.kind === 'own' ? lora.model.lora.size === 0 : lora.stack.models.every((m) => m.lora.size === 0));
@@ -538,9 +546,9 @@ export class CausalLM {
     for (let i = 0; i < c.numLayers; i++) {
       const pre = `model.layers.${i}.`;
       const h = rmsNorm(x, this.p(pre + 'input_layernorm.weight'), eps);
-      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias, lora).reshape([B, T, H, hd]);
-      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias, lora).reshape([B, T, KV, hd]);
-      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias, lora).reshape([B, T, KV, hd]);
+      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias, lora, frozen).reshape([B, T, H, hd]);
+      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias, lora, frozen).reshape([B, T, KV, hd]);
+      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias, lora, frozen).reshape([B, T, KV, hd]);
       if (c.qkNorm) {
         q = rmsNorm(q, this.p(pre + 'self_attn.q_norm.weight'), eps);
         k = rmsNorm(k, this.p(pre + 'self_attn.k_norm.weight'), eps);
@@ -572,15 +580,15 @@ export class CausalLM {
             .reshape([B, H, T, hd])
             .transpose([0, 2, 1, 3])
             .reshape([B, T, H * hd]);
-      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false, lora));
+      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false, lora, frozen));
       const h2 = rmsNorm(x, this.p(pre + 'post_attention_layernorm.weight'), eps);
-      const g = this.proj(h2, pre + 'mlp.gate_proj', false, lora);
-      const u = this.proj(h2, pre + 'mlp.up_proj', false, lora);
-      x = x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false, lora));
+      const g = this.proj(h2, pre + 'mlp.gate_proj', false, lora, frozen);
+      const u = this.proj(h2, pre + 'mlp.up_proj', false, lora, frozen);
+      x = x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false, lora, frozen));
     }
     if (opts.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, c.hiddenSize]);
     x = rmsNorm(x, this.p('model.norm.weight'), eps);
-    const logits = this.head(x);
+    const logits = this.head(x, frozen);
     return wantCache ? { logits, cache: newCache } : { logits };
   }
 
@@ -589,11 +597,25 @@ export class CausalLM {
    * on every forward pass. Under a gradient tape the transpose is taken afresh, so gradients flow to the embedding.
    * Outside one, wasm (whose matMul with a transpose flag is slow) keeps the transposed copy until the embedding's data
    * changes (an optimizer step or a load assigns new data); other backends multiply by the transpose flag, no copy
-   * (measured on cpu at Qwen3-0.6B widths: 0.44 s a token against 5.6 s transposing each time).
+   * (measured on cpu at Qwen3-0.6B widths: 0.44 s a token against 5.6 s transposing each time). With a `frozen` base
+   * (LoRA) no gradient goes to the embedding: under a tape the head multiplies by the transposed copy (wasm) or the
+   * transpose flag, and its backward by the embedding itself, so no vocab × hidden transpose is taken per pass.
    */
-  private head(x: tf.Tensor): tf.Tensor {
-    if (!this.config.tieWordEmbeddings) return linear(x, this.p('lm_head.weight'));
+  private head(x: tf.Tensor, frozen: boolean): tf.Tensor {
+    if (!this.config.tieWordEmbeddings) return linear(x, this.p('lm_head.weight'), undefined, frozen);
     const emb = this.p('model.embed_tokens.weight');
+    if (tapeOn() && frozen) {
+      const lead = x.shape.slice(0, -1);
+      const x2 = x.reshape([-1, emb.shape[1]!]);
+      const y =
+        tf.getBackend() === 'wasm'
+          ? mmFrozen(x2, this.tiedTransposed(emb), emb)
+          : (tf.customGrad(((a: tf.Tensor) => ({
+              value: tf.matMul(a as tf.Tensor2D, emb as tf.Tensor2D, false, true),
+              gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, emb as tf.Tensor2D),
+            })) as never)(x2) as tf.Tensor);
+      return y.reshape([...lead, emb.shape[0]!]);
+    }
     if (tapeOn()) return linear(x, emb.transpose());
     if (tf.getBackend() !== 'wasm') {
       const lead = x.shape.slice(0, -1);
@@ -601,12 +623,17 @@ export class CausalLM {
         .matMul(x.reshape([-1, emb.shape[1]!]) as tf.Tensor2D, emb as tf.Tensor2D, false, true)
         .reshape([...lead, emb.shape[0]!]);
     }
+    return linear(x, this.tiedTransposed(emb));
+  }
+
+  /** The embedding transposed, kept (with the base) until the embedding's data changes. */
+  private tiedTransposed(emb: tf.Variable): tf.Tensor {
     const base = this.base;
     if (base.tiedHead?.source !== emb.dataId) {
       base.tiedHead?.t.dispose();
       base.tiedHead = { source: emb.dataId, t: tf.keep(tf.tidy(() => emb.transpose())) };
     }
-    return linear(x, base.tiedHead.t);
+    return base.tiedHead.t;
   }
 
   /** Frees the model's adapters, and its base weights unless another model still shares them ({@link shareBase}). */

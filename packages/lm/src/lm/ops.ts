@@ -47,11 +47,24 @@ export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   return tapeOn() ? mmGrad(a, b) : tf.matMul(a as tf.Tensor3D, b as tf.Tensor3D);
 }
 
-/** `x @ w` where x is `[..., in]` and w is `[in, out]`; returns `[..., out]`. */
-export function linear(x: tf.Tensor, w: tf.Tensor, bias?: tf.Tensor): tf.Tensor {
+/**
+ * `x @ w` (rank 2) for a FROZEN `w`: the gradient flows to `x` only, as `dy @ wT` (`wT`: `w` transposed, when the
+ * caller holds it; else transposed here), and the weight's own gradient, which `mm` computes whether or not anyone
+ * asked for it, is never computed: a LoRA update's backward pass then costs the activations' gradients alone.
+ */
+export function mmFrozen(x: tf.Tensor, w: tf.Tensor, wT?: tf.Tensor): tf.Tensor {
+  if (!tapeOn()) return tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D);
+  return tf.customGrad(((a: tf.Tensor) => ({
+    value: tf.matMul(a as tf.Tensor2D, w as tf.Tensor2D),
+    gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, (wT ?? swapLast(w)) as tf.Tensor2D),
+  })) as never)(x) as tf.Tensor;
+}
+
+/** `x @ w` where x is `[..., in]` and w is `[in, out]`; returns `[..., out]`. `frozen`: no gradient for `w` ({@link mmFrozen}). */
+export function linear(x: tf.Tensor, w: tf.Tensor, bias?: tf.Tensor, frozen = false): tf.Tensor {
   const inDim = x.shape[x.rank - 1]!;
   const lead = x.shape.slice(0, -1);
-  const y = mm(x.reshape([-1, inDim]), w);
+  const y = frozen ? mmFrozen(x.reshape([-1, inDim]), w) : mm(x.reshape([-1, inDim]), w);
   const out = y.reshape([...lead, w.shape[1]!]);
   return bias ? out.add(bias) : out;
 }
