@@ -149,6 +149,13 @@ describe('distributed engine (in one process)', function () {
       });
       assert.ok(played.records.length > 0 && played.records.every((r) => r.policyVersion === 7));
       await assert.rejects(player.play({ ...job, format: 2 } as unknown as RolloutJob), /format 1/);
+      // a spec plugin this worker does not have: refused, naming what to install
+      const missing = withSpecChanges(spec, { environment: { id: 'sokobanana', config: {} } });
+      await assert.rejects(player.play({ ...job, spec: missing }), (err: Error & { unrecoverable?: boolean }) => {
+        assert.equal(err.unrecoverable, true);
+        assert.match(err.message, /this worker cannot build team '.*': .*sokobanana[\s\S]*npm install/);
+        return true;
+      });
     } finally {
       await player.dispose();
       await team.dispose();

@@ -5,7 +5,7 @@
  * worker composes a team once and loads each version once per team it keeps.
  */
 import { createHash } from 'node:crypto';
-import { composeTeam, PluginError, type TeamRuntime } from '@troupe/kernel';
+import { composeTeam, PluginError, SpecError, type TeamRuntime } from '@troupe/kernel';
 import { policyHandles, type PolicyHandle } from '../policies.js';
 import { instanceEpisodes, playEpisodes, summaryEvent, treeSeats, type RolloutSetup } from '../rollouts.js';
 import type { RolloutJob, RolloutJobResult } from './job.js';
@@ -132,7 +132,7 @@ export class JobPlayer {
     try {
       team = await composeTeam(job.spec);
     } catch (err) {
-      if (err instanceof PluginError)
+      if (err instanceof PluginError || err instanceof SpecError)
         throw new JobRefusedError(`this worker cannot build team '${job.spec.name}': ${err.message}`);
       throw err;
     }
