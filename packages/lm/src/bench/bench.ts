@@ -11,7 +11,7 @@ import { createRng } from '@troupe/kernel';
 import { initBackend, type BackendName } from '../backend/index.js';
 import { presetHfConfig, type PresetName } from '../lm/config.js';
 import { CausalLM } from '../lm/model.js';
-import { AdamW, packBatch, scatterToLayout, tokenLogprobs, trainStep, type PackedBatch } from '../lm/train.js';
+import { AdamW, packBatch, scatterToLayout, tokenLogprobs, trainStepAsync, type PackedBatch } from '../lm/train.js';
 import { generateIds } from '../lm/generate.js';
 
 /** Options of `benchModel`. */
@@ -63,9 +63,15 @@ const round = (x: number): number => Math.round(x * 10) / 10;
  * loss `-(Σ logp·adv·mask) / Σ mask` on a packed batch (`adv` in the shifted layout, see `scatterToLayout`), AdamW.
  * What it costs is what the benchmark times; the trainer's own loss is the PPO step of @troupe/trainer.
  */
-export function benchTrainStep(model: CausalLM, optimizer: AdamW, packed: PackedBatch, adv: Float32Array): void {
+export async function benchTrainStep(
+  model: CausalLM,
+  optimizer: AdamW,
+  packed: PackedBatch,
+  adv: Float32Array,
+): Promise<void> {
   const shape: [number, number] = [packed.B, packed.L - 1];
-  trainStep(optimizer, () => {
+  // read asynchronously: the form that runs on every backend (webgpu in Node has no synchronous readback)
+  await trainStepAsync(optimizer, () => {
     const mask = tf.tensor2d(packed.mask, shape);
     return tokenLogprobs(model, packed).mul(tf.tensor2d(adv, shape)).mul(mask).sum().div(mask.sum()).neg() as tf.Scalar;
   });
@@ -93,18 +99,21 @@ export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelR
       ids.map(() => rng.next() * 2 - 1),
     );
     const opt = new AdamW(model.trainableVariables(), { lr: 1e-4 });
-    benchTrainStep(model, opt, packed, adv);
+    await benchTrainStep(model, opt, packed, adv);
     let t0 = performance.now();
-    for (let s = 0; s < steps; s++) benchTrainStep(model, opt, packed, adv);
+    for (let s = 0; s < steps; s++) await benchTrainStep(model, opt, packed, adv);
     const train = (B * T * steps) / ((performance.now() - t0) / 1000);
     opt.dispose();
-    const fwd = (): void =>
-      tf.tidy(() => {
-        model.forward(tf.tensor2d(packed.ids, [B, T], 'int32'), { differentiableEmbedding: false }).logits.dataSync();
-      });
-    fwd();
+    const fwd = async (): Promise<void> => {
+      const logits = tf.tidy(
+        () => model.forward(tf.tensor2d(packed.ids, [B, T], 'int32'), { differentiableEmbedding: false }).logits,
+      );
+      await logits.data();
+      logits.dispose();
+    };
+    await fwd();
     t0 = performance.now();
-    for (let s = 0; s < steps; s++) fwd();
+    for (let s = 0; s < steps; s++) await fwd();
     const forward = (B * T * steps) / ((performance.now() - t0) / 1000);
     const prompt = Array.from({ length: P }, () => rng.int(V));
     const gen = (): Promise<unknown> =>
