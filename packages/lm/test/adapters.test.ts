@@ -87,6 +87,26 @@ describe('LoRA adapters on one shared base', () => {
             .forward(tf.tensor2d(ids, [3, 4], 'int32'), { rowAdapters: [a, b, root] })
             .logits.dataSync() as Float32Array,
       );
+      // two more adapters of other ranks, each on a module of its own: the stack's columns and row masks differ per
+      // module (gate_proj: c's alone, up_proj: d's alone)
+      const c = root.shareBase();
+      const d = root.shareBase();
+      c.addLora({ r: 3, alpha: 5, targetModules: ['v_proj', 'gate_proj'] }, 9);
+      d.addLora({ r: 2, alpha: 2, targetModules: ['up_proj'] }, 8);
+      for (const m of [c, d])
+        for (const { b: bm } of m.lora.values())
+          tf.tidy(() => bm.assign(tf.randomNormal(bm.shape, 0, 0.5, 'float32', 4)));
+      const mixed4 = tf.tidy(
+        () =>
+          root
+            .forward(tf.tensor2d([ids[0]!, ids[1]!, ids[2]!, ids[2]!], [4, 4], 'int32'), { rowAdapters: [c, a, d, b] })
+            .logits.dataSync() as Float32Array,
+      );
+      [alone(c, ids[0]!), alone(a, ids[1]!), alone(d, ids[2]!), alone(b, ids[2]!)].forEach((w, r) =>
+        assert.ok(maxAbsDiff(mixed4.subarray(r * 4 * V, (r + 1) * 4 * V), w) < 1e-5, `four adapters: row ${r}`),
+      );
+      c.dispose();
+      d.dispose();
       const want = [alone(a, ids[0]!), alone(b, ids[1]!), alone(root, ids[2]!)];
       want.forEach((w, r) => assert.ok(maxAbsDiff(mixed.subarray(r * 4 * V, (r + 1) * 4 * V), w) < 1e-5, `row ${r}`));
       assert.ok(maxAbsDiff(want[0]!, alone(b, ids[0]!)) > 1e-3, 'the adapters differ');

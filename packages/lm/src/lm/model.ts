@@ -52,8 +52,8 @@ export interface ForwardOptions {
   /**
    * The model whose LoRA adapters each row runs through (`B` entries; models sharing this model's base, see
    * {@link CausalLM.shareBase}): the base matmuls run once for the whole batch, each row's low-rank update from its
-   * own adapter (rows of one adapter in a run are multiplied together). A model without adapters leaves its rows on
-   * the base. Default: every row uses this model's own adapters.
+   * own adapter ({@link AdapterStack}). A model without adapters leaves its rows on the base. Default: every row uses
+   * this model's own adapters.
    */
   readonly rowAdapters?: readonly CausalLM[];
   /**
@@ -474,7 +474,7 @@ export class CausalLM {
     const st = lora.stack.module(mod);
     if (!st) return y;
     const rowsPer = x.size / inDim / lora.rows.length; // T
-    const layout = [...st.cols.values()].map((c) => c.start).join(',');
+    const layout = [...st.cols].map(([m, c]) => `${lora.stack.models.indexOf(m)}:${c.start}:${c.r}`).join(',');
     let mask = lora.masks.get(layout);
     if (!mask) {
       const m = new Float32Array((x.size / inDim) * st.width);
