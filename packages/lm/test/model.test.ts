@@ -216,6 +216,15 @@ describe('causal LM', () => {
     }
   });
 
+  it('an optimizer and a model leave no tensor behind once disposed', () => {
+    const before = tf.memory().numTensors;
+    const m = CausalLM.random(micro('qwen3'), 4);
+    const opt = new AdamW(m.trainableVariables(), { lr: 1e-3 });
+    opt.dispose();
+    m.dispose();
+    assert.equal(tf.memory().numTensors, before);
+  });
+
   it('keeps tf.memory().numTensors flat across 50 training steps and 50 generations', async () => {
     const m = CausalLM.random(micro('qwen2'), 2);
     const opt = new AdamW(m.trainableVariables(), { lr: 1e-3, maxGradNorm: 1, weightDecay: 0.01 });

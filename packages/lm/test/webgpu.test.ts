@@ -123,6 +123,7 @@ describe('webgpu backend (Dawn) against wasm', function () {
   let dir: string | undefined;
   const wasm = new Map<string, Run>();
   const webgpu = new Map<string, Run>();
+  let again: Run; // the first case once more on webgpu
 
   before(async function () {
     probe = await probeWebGpu();
@@ -141,6 +142,7 @@ describe('webgpu backend (Dawn) against wasm', function () {
     }
     await initBackend({ backend: 'webgpu', fresh: true });
     for (const [i, c] of CASES.entries()) webgpu.set(c.name, await runOn(join(dir, String(i))));
+    again = await runOn(join(dir, '0'));
     console.log(`      adapter: ${probe.detail}`);
     for (const c of CASES) {
       const w = wasm.get(c.name)!,
@@ -172,6 +174,12 @@ describe('webgpu backend (Dawn) against wasm', function () {
       const skipped = auto.skipped.find((s) => s.backend === 'webgpu');
       assert.match(skipped!.reason, /fallback adapter.*auto does not pick it|no GPU device/);
     }
+  });
+
+  it('is deterministic: the same checkpoint gives the same tokens, log-probs and losses again', () => {
+    const { tensors: _t1, ...first } = webgpu.get(CASES[0]!.name)!;
+    const { tensors: _t2, ...second } = again;
+    assert.deepEqual(second, first);
   });
 
   for (const c of CASES) {

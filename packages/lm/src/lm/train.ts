@@ -185,8 +185,15 @@ export class AdamW {
     readonly vars: readonly tf.Variable[],
     readonly options: AdamWOptions,
   ) {
-    this.m = vars.map((x) => tf.variable(tf.zerosLike(x), false));
-    this.v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
+    // a variable shares its initial value's data: free that tensor (else every optimizer left 2 tensors per variable)
+    const zeros = (x: tf.Variable): tf.Variable => {
+      const z = tf.zerosLike(x);
+      const v = tf.variable(z, false);
+      z.dispose();
+      return v;
+    };
+    this.m = vars.map(zeros);
+    this.v = vars.map(zeros);
   }
 
   /** The learning rate the next step will use. */
