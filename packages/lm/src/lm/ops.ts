@@ -49,14 +49,18 @@ export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
 
 /**
  * `x @ w` (rank 2) for a FROZEN `w`: the gradient flows to `x` only, as `dy @ wT` (`wT`: `w` transposed, when the
- * caller holds it; else transposed here), and the weight's own gradient, which `mm` computes whether or not anyone
+ * caller holds it; else a transpose on wasm, the transpose flag elsewhere), and the weight's own gradient, which `mm` computes whether or not anyone
  * asked for it, is never computed: a LoRA update's backward pass then costs the activations' gradients alone.
  */
 export function mmFrozen(x: tf.Tensor, w: tf.Tensor, wT?: tf.Tensor): tf.Tensor {
   if (!tapeOn()) return tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D);
   return tf.customGrad(((a: tf.Tensor) => ({
     value: tf.matMul(a as tf.Tensor2D, w as tf.Tensor2D),
-    gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, (wT ?? swapLast(w)) as tf.Tensor2D),
+    // wasm: an explicit transpose (its matMul with a transpose flag is ~10× slower); elsewhere the flag, no copy
+    gradFunc: (dy: tf.Tensor) =>
+      wT || tf.getBackend() !== 'wasm'
+        ? tf.matMul(dy as tf.Tensor2D, (wT ?? w) as tf.Tensor2D, false, !wT)
+        : tf.matMul(dy as tf.Tensor2D, swapLast(w) as tf.Tensor2D),
   })) as never)(x) as tf.Tensor;
 }
 
