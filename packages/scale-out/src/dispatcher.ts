@@ -35,6 +35,8 @@ interface Lane {
   pool: string;
   queue: Queue<JobData<unknown>, ResultEnvelope<unknown>>;
   events: QueueEvents;
+  /** The queue's connection, ours to end (BullMQ's close of its own would wait for a Redis that may be gone). */
+  client: Redis;
 }
 
 interface Pending {
@@ -182,12 +184,14 @@ export class Dispatcher {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const lanes = await Promise.allSettled(this.lanes.values());
-    await Promise.allSettled(
-      lanes.flatMap((lane) =>
-        lane.status === 'fulfilled' ? [lane.value.events.close(), lane.value.queue.close()] : [],
-      ),
+    const lanes = (await Promise.allSettled(this.lanes.values())).flatMap((l) =>
+      l.status === 'fulfilled' ? [l.value] : [],
     );
+    const closing = Promise.allSettled(lanes.flatMap((lane) => [lane.events.close(), lane.queue.close()]));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+    clearTimeout(timer);
+    for (const lane of lanes) lane.client.disconnect();
     this.probe.disconnect();
   }
 
@@ -231,7 +235,9 @@ export class Dispatcher {
     if (!lane) {
       lane = (async () => {
         const name = queueName(this.queue, pool);
-        const queue = new Queue<JobData<unknown>, ResultEnvelope<unknown>>(name, { connection: this.connection });
+        const client = new Redis(this.connection);
+        client.on('error', () => {});
+        const queue = new Queue<JobData<unknown>, ResultEnvelope<unknown>>(name, { connection: client });
         queue.on('error', () => {});
         const [seconds, micros] = await this.probe.time();
         const lastEventId = `${Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - 1}-0`;
@@ -245,7 +251,7 @@ export class Dispatcher {
           if (this.owners.has(id)) this.counters.stalls++;
         });
         await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-        return { pool, queue, events };
+        return { pool, queue, events, client };
       })();
       lane.catch(() => this.lanes.delete(pool));
       this.lanes.set(pool, lane);

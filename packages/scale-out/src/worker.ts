@@ -128,7 +128,16 @@ export function startWorker<P, R>(o: WorkerOptions<P, R>): WorkerHandle {
     close(force = false) {
       closing ??= (async () => {
         clearInterval(timer);
-        await worker.close(force);
+        const closing = worker.close(force);
+        if (publisher.status !== 'ready' || force) {
+          // Redis gone (or no waiting): BullMQ's close would wait for it; end the connections instead.
+          let wait: NodeJS.Timeout | undefined;
+          await Promise.race([closing, new Promise((resolve) => (wait = setTimeout(resolve, 2000)))]);
+          clearTimeout(wait);
+          await worker.disconnect().catch(() => {});
+        } else {
+          await closing;
+        }
         if (publisher.status === 'ready') await publisher.hdel(workersKey(o.queue), name).catch(() => {});
         publisher.disconnect();
       })();

@@ -1,0 +1,171 @@
+import { strict as assert } from 'node:assert';
+import { Dispatcher, RedisServer, startWorker, type WorkerHandle } from '@troupe/scale-out';
+import { collect, keysOf, sleep } from './helpers.js';
+
+describe('Dispatcher and workers (in-process workers)', function () {
+  this.timeout(30_000);
+  let redis: RedisServer;
+  let dispatcher: Dispatcher | undefined;
+  const workers: WorkerHandle[] = [];
+
+  before(async () => {
+    redis = await RedisServer.start();
+  });
+  after(async () => {
+    await redis?.stop();
+  });
+  afterEach(async () => {
+    await dispatcher?.close();
+    dispatcher = undefined;
+    await Promise.all(workers.splice(0).map((w) => w.close(true)));
+  });
+
+  const echo = (queue: string, name: string, calls: string[], pool?: string) =>
+    startWorker<{ n: number; ms?: number }, { twice: number; pool: string }>({
+      url: redis.url,
+      queue,
+      name,
+      pool,
+      heartbeatMs: 100,
+      async process(payload, job) {
+        calls.push(job.key);
+        if (payload.ms) await sleep(payload.ms);
+        return { twice: payload.n * 2, pool: pool ?? 'default' };
+      },
+    });
+
+  it('yields every key once with its result, worker, attempts and time; stats() shows the workers', async () => {
+    const calls: string[] = [];
+    workers.push(echo('echo', 'a', calls), echo('echo', 'b', calls));
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'echo' });
+    const jobs = Array.from({ length: 20 }, (_, i) => ({ key: `run/1/${i}`, payload: { n: i, ms: 20 } }));
+    const outcomes = await collect(dispatcher.dispatch<{ n: number }, { twice: number }>('step-1', jobs));
+    assert.deepEqual(keysOf(outcomes), keysOf(jobs.map((j) => ({ key: j.key, ok: false, error: '', attempts: 0 }))));
+    for (const o of outcomes) {
+      assert.ok(o.ok, JSON.stringify(o));
+      assert.equal(o.result.twice, Number(o.key.split('/')[2]) * 2);
+      assert.ok(['a', 'b'].includes(o.worker));
+      assert.equal(o.attempts, 1);
+      assert.ok(o.ms >= 15, `ms ${o.ms}`);
+    }
+    assert.equal(calls.length, 20, 'each job ran once');
+    await sleep(250); // a heartbeat
+    const stats = await dispatcher.stats();
+    assert.deepEqual(stats.depth, { waiting: 0, active: 0, delayed: 0 });
+    assert.deepEqual(stats.jobs, {
+      dispatched: 20,
+      succeeded: 20,
+      failed: 0,
+      retries: 0,
+      stalls: 0,
+      requeued: 0,
+      late: 0,
+    });
+    assert.deepEqual(
+      stats.workers.map((w) => w.name),
+      ['a', 'b'],
+    );
+    const completed = stats.workers.reduce((sum, w) => sum + w.completed, 0);
+    assert.equal(completed, 20);
+    for (const w of stats.workers) {
+      assert.ok(w.busyFraction > 0 && w.busyFraction <= 1, `busy ${w.busyFraction}`);
+      assert.ok(w.episodesPerSec > 0);
+    }
+    JSON.parse(JSON.stringify(stats)); // JSON-ready
+  });
+
+  it('sends pool jobs only to workers of that pool', async () => {
+    const calls: string[] = [];
+    const gpuCalls: string[] = [];
+    workers.push(echo('pools', 'cpu', calls), echo('pools', 'gpu', gpuCalls, 'gpu'));
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'pools' });
+    const jobs = Array.from({ length: 8 }, (_, i) => ({
+      key: `k${i}`,
+      payload: { n: i },
+      ...(i % 2 ? { pool: 'gpu' } : {}),
+    }));
+    const outcomes = await collect(dispatcher.dispatch<{ n: number }, { pool: string }>('b', jobs));
+    assert.equal(outcomes.length, 8);
+    for (const o of outcomes) {
+      assert.ok(o.ok);
+      const odd = Number(o.key.slice(1)) % 2 === 1;
+      assert.equal(o.worker, odd ? 'gpu' : 'cpu', o.key);
+      assert.equal(o.result.pool, odd ? 'gpu' : 'default');
+    }
+    assert.deepEqual(gpuCalls.sort(), ['k1', 'k3', 'k5', 'k7']);
+    const stats = await dispatcher.stats();
+    assert.deepEqual(Object.keys(stats.pools).sort(), ['default', 'gpu']);
+  });
+
+  it('a key dispatched again returns its stored result without running; a stored failure runs again', async () => {
+    const calls: string[] = [];
+    let failFirst = true;
+    workers.push(
+      startWorker<{ n: number }, number>({
+        url: redis.url,
+        queue: 'again',
+        name: 'w',
+        async process(payload, job) {
+          calls.push(job.key);
+          if (job.key === 'bad' && failFirst) throw new Error('first time fails');
+          return payload.n;
+        },
+      }),
+    );
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'again' });
+    const jobs = [
+      { key: 'good', payload: { n: 1 } },
+      { key: 'bad', payload: { n: 2 } },
+    ];
+    const first = await collect(dispatcher.dispatch<{ n: number }, number>('one', jobs, { attempts: 1 }));
+    assert.deepEqual(first.map((o) => [o.key, o.ok]).sort(), [
+      ['bad', false],
+      ['good', true],
+    ]);
+    assert.equal(calls.length, 2);
+    failFirst = false;
+    const second = await collect(dispatcher.dispatch<{ n: number }, number>('two', jobs, { attempts: 1 }));
+    assert.deepEqual(second.map((o) => [o.key, o.ok && o.result]).sort(), [
+      ['bad', 2],
+      ['good', 1],
+    ]);
+    assert.deepEqual(calls.sort(), ['bad', 'bad', 'good'], "'good' was not run again, 'bad' was");
+  });
+
+  it('leaving the loop early removes the jobs no worker has taken', async () => {
+    const calls: string[] = [];
+    workers.push(echo('early', 'w', calls));
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'early' });
+    const jobs = Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, payload: { n: i, ms: 50 } }));
+    for await (const outcome of dispatcher.dispatch('b', jobs)) {
+      assert.ok(outcome.ok);
+      break;
+    }
+    await sleep(300);
+    const stats = await dispatcher.stats();
+    assert.equal(stats.depth.waiting, 0, 'the waiting jobs were removed');
+    assert.ok(calls.length <= 3, `ran ${calls.length} of 10`);
+  });
+
+  it('refuses bad input with the key named', async () => {
+    assert.throws(() => new Dispatcher({ url: 'http://x', queue: 'q' }), /url "http:\/\/x" must start with redis:\/\//);
+    assert.throws(() => new Dispatcher({ url: redis.url, queue: 'a:b' }), /queue "a:b" must be a non-empty name/);
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'bad' });
+    const run = (jobs: { key: string; payload: unknown; pool?: string }[], o = {}) =>
+      collect(dispatcher!.dispatch('b', jobs, o));
+    await assert.rejects(
+      run([
+        { key: 'x', payload: 1 },
+        { key: 'x', payload: 2 },
+      ]),
+      /jobs\[1\]\.key "x" appears twice/,
+    );
+    await assert.rejects(run([{ key: '', payload: 1 }]), /jobs\[0\]\.key must be a non-empty string/);
+    await assert.rejects(run([{ key: 'x', payload: 1, pool: 'a b' }]), /jobs\[0\]\.pool "a b"/);
+    await assert.rejects(run([{ key: 'x', payload: 1 }], { attempts: 0 }), /attempts must be an integer ≥ 1/);
+    assert.throws(
+      () => startWorker({ url: redis.url, queue: 'q', concurrency: 0, process: async () => 1 }),
+      /startWorker: concurrency must be a positive integer/,
+    );
+  });
+});
