@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { type Rng, type StepRecord, type TeamSpec, type TrainerConfig, TrainingSettingError } from '@troupe/kernel';
-import { CausalLM, currentBackend, loadCheckpoint, saveCheckpoint } from '@troupe/lm';
+import { CausalLM, currentBackend, loadCheckpoint, saveCheckpoint, syncReadable } from '@troupe/lm';
 import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
 import { ensureOptimizer, scheduleLr, weightMemory, weightMemoryMetrics, type PolicyHandle } from './policies.js';
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
@@ -257,6 +257,7 @@ export class PolicyUpdates {
     if (!(this.config.loss.klCoef > 0)) return;
     for (const h of this.handles) {
       if (!h.trainable || h.lora) continue;
+      await syncReadable([...h.trainable.model.params.values()]); // webgpu: read back before exportTensors
       h.reference = CausalLM.fromTensors(
         h.trainable.model.hfConfig,
         h.trainable.model.exportTensors(),
