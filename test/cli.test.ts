@@ -263,10 +263,22 @@ describe('troupe CLI (end to end, from source)', function () {
     const out = json<{
       node: { version: string };
       tfjs: { backend: string };
+      webgpu: null | {
+        available: boolean;
+        autoPick: boolean;
+        detail: string;
+        adapter?: { isFallbackAdapter: boolean };
+      };
       sandbox: { isolation: string; details: { holds: Record<string, string[]> } };
     }>(r);
     assert.equal(out.node.version, process.versions.node);
     assert.ok(['tensorflow', 'webgpu', 'wasm', 'cpu'].includes(out.tfjs.backend), JSON.stringify(out.tfjs));
+    // the WebGPU section: the adapter when Dawn finds one; a software (fallback) adapter is never auto-picked
+    if (out.webgpu) {
+      assert.ok(out.webgpu.detail.length > 0);
+      if (out.webgpu.available) assert.equal(typeof out.webgpu.adapter?.isFallbackAdapter, 'boolean');
+      if (out.webgpu.adapter?.isFallbackAdapter) assert.equal(out.webgpu.autoPick, false);
+    }
     assert.ok(out.sandbox.isolation, JSON.stringify(out.sandbox));
     // what holds, said for the isolation runs get and for unisolated runs: never a private uid that is not there
     const holds = out.sandbox.details.holds;
