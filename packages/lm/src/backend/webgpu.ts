@@ -107,7 +107,7 @@ export async function probeWebGpu(): Promise<WebGpuProbe> {
       available: false,
       autoPick: false,
       detail:
-        'Dawn found no WebGPU adapter (no Vulkan driver: install libvulkan1 and a GPU driver, or Mesa >= 24 lavapipe; see docs/gpu.md)',
+        "Dawn found no usable WebGPU adapter: it needs libvulkan1 and a Vulkan driver it accepts (a GPU vendor's, or Mesa >= 24 lavapipe; Debian 12's Mesa 22 is refused), see docs/gpu.md",
     };
   const i = adapter.info ?? {};
   const info: WebGpuAdapterInfo = {
