@@ -97,6 +97,7 @@ export class Dispatcher {
   private readonly probe: Redis;
   private readonly counters = { dispatched: 0, succeeded: 0, failed: 0, retries: 0, stalls: 0, requeued: 0, late: 0 };
   private lastPong = Date.now();
+  private running = 0; // batches being dispatched
   private sawOutage = false;
   private closed = false;
 
@@ -126,12 +127,13 @@ export class Dispatcher {
     const timers: NodeJS.Timeout[] = [];
     try {
       timers.push(setInterval(() => this.watch(b), Math.min(500, Math.max(50, this.redisTimeoutMs / 4))));
-      timers.push(setInterval(() => void this.reconcile(b, false).catch((error) => b.fail(error)), this.reconcileMs));
       if (b.o.deadlineAt !== undefined) {
         timers.push(setTimeout(() => void this.expire(b, o.deadlineMs!), b.o.deadlineAt - Date.now()));
       }
+      const earlier = await this.bounded(b, this.existing(b));
       await this.bounded(b, this.enqueue(b, [...b.pending]));
-      await this.bounded(b, this.reconcile(b, true));
+      if (earlier.length > 0) await this.bounded(b, this.reconcile(b, earlier));
+      timers.push(setInterval(() => void this.reconcile(b).catch((error) => b.fail(error)), this.reconcileMs));
       while (b.pending.size > 0 || b.outbox.length > 0) {
         await b.next();
         if (b.error) throw b.error;
@@ -139,6 +141,7 @@ export class Dispatcher {
         if (outcome) yield outcome as JobOutcome<R>;
       }
     } finally {
+      this.running--;
       for (const timer of timers) clearInterval(timer);
       const left = [...b.pending];
       for (const [id] of left) this.owners.delete(id);
@@ -224,6 +227,8 @@ export class Dispatcher {
       }
       b.pending.set(id, { key: job.key, pool: job.pool ?? DEFAULT_POOL, payload: job.payload });
     }
+    // The watchdog's clock starts with the first running batch (an idle dispatcher pings nobody).
+    if (this.running++ === 0) this.lastPong = Date.now();
     for (const id of b.pending.keys()) this.owners.set(id, b);
     this.counters.dispatched += b.pending.size;
     return b;
@@ -330,13 +335,25 @@ export class Dispatcher {
     }
   }
 
-  /**
-   * Reads the state of every pending job: a finished job whose event was lost is settled, a job Redis no longer has
-   * is enqueued again. `fresh` (right after enqueueing): a job left finished by an earlier dispatch of the same key
-   * is reused when it succeeded, and run again when it failed.
-   */
-  private async reconcile(b: Batch, fresh: boolean): Promise<void> {
+  /** The ids of the batch's jobs that Redis holds already (an earlier dispatch of the same keys). */
+  private async existing(b: Batch): Promise<string[]> {
     const ids = [...b.pending.keys()];
+    const found = await Promise.all(
+      ids.map(async (id) => {
+        const lane = await this.lane(b.pending.get(id)!.pool);
+        return (await lane.client.exists(lane.queue.toKey(id))) === 1;
+      }),
+    );
+    return ids.filter((_, i) => found[i]);
+  }
+
+  /**
+   * Reads the state of the pending jobs: a finished job whose event was lost is settled, a job Redis no longer has
+   * is enqueued again. `fresh` ids (jobs found before enqueueing): a job left finished by an earlier dispatch of the
+   * same key is reused when it succeeded, and run again when it failed.
+   */
+  private async reconcile(b: Batch, fresh?: readonly string[]): Promise<void> {
+    const ids = fresh ?? [...b.pending.keys()];
     const lanes = new Map<string, Lane>();
     for (const id of ids) {
       const pool = b.pending.get(id)?.pool;
@@ -354,8 +371,12 @@ export class Dispatcher {
       const { id, p, state } = entry;
       const queue = lanes.get(p.pool)!.queue;
       if (state === 'unknown') {
-        if (!fresh) this.counters.requeued++;
+        this.counters.requeued++;
         again.push([id, p]);
+      } else if (fresh && (state === 'waiting' || state === 'delayed' || state === 'prioritized')) {
+        // An earlier dispatch's job nobody has taken yet: made again, so this batch's deadline and attempts apply
+        // (a removal fails once a worker holds it; then its result serves this batch).
+        if ((await queue.remove(id).catch(() => 0)) === 1) again.push([id, p]);
       } else if (state === 'completed' || state === 'failed') {
         const job = await Job.fromId<JobData<unknown>, ResultEnvelope<unknown>>(queue, id);
         if (!job) {
@@ -420,7 +441,7 @@ export class Dispatcher {
         if (outage) {
           this.sawOutage = false;
           for (const batch of new Set(this.owners.values()))
-            void this.reconcile(batch, false).catch((error) => batch.fail(error));
+            void this.reconcile(batch).catch((error) => batch.fail(error));
         }
       },
       () => (this.pinging = false),

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { Dispatcher, RedisServer, startWorker, type WorkerHandle } from '@troupe/scale-out';
+import { Dispatcher, RedisServer, startWorker, UnrecoverableError, type WorkerHandle } from '@troupe/scale-out';
 import { collect, keysOf, sleep } from './helpers.js';
 
 describe('Dispatcher and workers (in-process workers)', function () {
@@ -130,6 +130,33 @@ describe('Dispatcher and workers (in-process workers)', function () {
       ['good', 1],
     ]);
     assert.deepEqual(calls.sort(), ['bad', 'bad', 'good'], "'good' was not run again, 'bad' was");
+  });
+
+  it('an UnrecoverableError fails the job at once, without its other attempts', async () => {
+    const calls: string[] = [];
+    workers.push(
+      startWorker<number, number>({
+        url: redis.url,
+        queue: 'refuse',
+        name: 'w',
+        async process(n, job) {
+          calls.push(job.key);
+          if (n < 0) throw new UnrecoverableError(`cannot play ${n}`);
+          return n;
+        },
+      }),
+    );
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'refuse' });
+    const jobs = [
+      { key: 'bad', payload: -1 },
+      { key: 'good', payload: 1 },
+    ];
+    const outcomes = await collect(dispatcher.dispatch<number, number>('b', jobs, { attempts: 5 }));
+    const bad = outcomes.find((o) => o.key === 'bad')!;
+    assert.ok(!bad.ok);
+    assert.equal(bad.error, 'cannot play -1');
+    assert.equal(bad.attempts, 1);
+    assert.deepEqual(calls.sort(), ['bad', 'good']);
   });
 
   it('leaving the loop early removes the jobs no worker has taken', async () => {
