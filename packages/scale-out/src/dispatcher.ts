@@ -51,6 +51,10 @@ type Anything = JobOutcome<unknown>;
 class Batch {
   readonly pending = new Map<string, Pending>(); // job id → job
   readonly outbox: Anything[] = [];
+  /** Jobs failed by an earlier dispatch and made again for this one. */
+  readonly remade = new Set<string>();
+  /** Its timers (cleared when it ends, or when the dispatcher closes under it). */
+  readonly timers: NodeJS.Timeout[] = [];
   error: Error | undefined;
   private wake: (() => void) | undefined;
 
@@ -98,6 +102,7 @@ export class Dispatcher {
   private readonly counters = { dispatched: 0, succeeded: 0, failed: 0, retries: 0, stalls: 0, requeued: 0, late: 0 };
   private lastPong = Date.now();
   private running = 0; // batches being dispatched
+  private readonly batches = new Set<Batch>();
   private sawOutage = false;
   private closed = false;
 
@@ -124,7 +129,8 @@ export class Dispatcher {
   ): AsyncIterable<JobOutcome<R>> {
     if (this.closed) throw new Error('Dispatcher: dispatch after close()');
     const b = this.open(batch, jobs, o);
-    const timers: NodeJS.Timeout[] = [];
+    const timers = b.timers;
+    this.batches.add(b);
     try {
       timers.push(setInterval(() => this.watch(b), Math.min(500, Math.max(50, this.redisTimeoutMs / 4))));
       if (b.o.deadlineAt !== undefined) {
@@ -141,6 +147,7 @@ export class Dispatcher {
         if (outcome) yield outcome as JobOutcome<R>;
       }
     } finally {
+      this.batches.delete(b);
       this.running--;
       for (const timer of timers) clearInterval(timer);
       const left = [...b.pending];
@@ -187,6 +194,10 @@ export class Dispatcher {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const b of this.batches) {
+      for (const timer of b.timers) clearInterval(timer);
+      b.fail(new Error(`Dispatcher: closed while batch ${b.name} was running`));
+    }
     const lanes = (await Promise.allSettled(this.lanes.values())).flatMap((l) =>
       l.status === 'fulfilled' ? [l.value] : [],
     );
@@ -297,6 +308,17 @@ export class Dispatcher {
   private failed(id: string, job: Job<JobData<unknown>, ResultEnvelope<unknown>>): void {
     const b = this.owners.get(id);
     if (!b) return;
+    if ((job.data?.b !== b.name || job.timestamp < b.startedAt) && !b.remade.has(id)) {
+      // A failure left by an earlier dispatch of the key (its deadline, its attempts): run the job again, once.
+      b.remade.add(id);
+      const p = b.pending.get(id)!;
+      void job
+        .remove()
+        .catch(() => {})
+        .then(() => this.enqueue(b, [[id, p]]))
+        .catch((error: Error) => b.fail(error));
+      return;
+    }
     const p = b.pending.get(id)!;
     const attempts = Math.max(job.attemptsMade, job.attemptsStarted ?? 0);
     this.owners.delete(id);
@@ -383,9 +405,6 @@ export class Dispatcher {
           again.push([id, p]);
         } else if (state === 'completed') {
           this.completed(id, job.returnvalue);
-        } else if (fresh && job.timestamp < b.startedAt) {
-          await job.remove().catch(() => {});
-          again.push([id, p]);
         } else {
           this.failed(id, job);
         }

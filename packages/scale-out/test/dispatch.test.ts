@@ -159,6 +159,31 @@ describe('Dispatcher and workers (in-process workers)', function () {
     assert.deepEqual(calls.sort(), ['bad', 'good']);
   });
 
+  it('after a dispatcher died, dispatching its keys again runs its waiting jobs under the new batch', async () => {
+    const crashed = new Dispatcher({ url: redis.url, queue: 'resume' });
+    const jobs = Array.from({ length: 4 }, (_, i) => ({ key: `run/3/${i}`, payload: { n: i } }));
+    // No worker yet: the first batch enqueues, then its dispatcher goes away with the jobs waiting in Redis.
+    const abandoned = crashed.dispatch('one', jobs, { deadlineMs: 400 })[Symbol.asyncIterator]();
+    const gone = abandoned.next();
+    await sleep(200);
+    await crashed.close();
+    await assert.rejects(gone, /closed while batch one was running/);
+    await sleep(400); // the first batch's deadline has passed
+    const calls: string[] = [];
+    workers.push(echo('resume', 'w', calls));
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'resume' });
+    const outcomes = await collect(dispatcher.dispatch<{ n: number }, { twice: number }>('two', jobs));
+    assert.deepEqual(
+      outcomes.map((o) => [o.key, o.ok]).sort(),
+      jobs.map((j) => [j.key, true]),
+    );
+    assert.deepEqual(
+      calls.sort(),
+      jobs.map((j) => j.key),
+      'each ran once',
+    );
+  });
+
   it('leaving the loop early removes the jobs no worker has taken', async () => {
     const calls: string[] = [];
     workers.push(echo('early', 'w', calls));
