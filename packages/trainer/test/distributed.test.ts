@@ -43,15 +43,17 @@ const tmp = (): string => mkdtempSync(join(tmpdir(), 'troupe-dist-'));
 class ReversedQueue implements RolloutQueue {
   readonly player = new JobPlayer();
   dispatched: string[] = [];
+  pools: (string | undefined)[] = [];
   constructor(private readonly poison: (key: string) => boolean = () => false) {}
   async *dispatch(
     _batch: string,
-    jobs: { key: string; payload: RolloutJob }[],
+    jobs: { key: string; payload: RolloutJob; pool?: string }[],
     options: { attempts?: number },
   ): AsyncIterable<QueueOutcome<RolloutJobResult>> {
     const out: QueueOutcome<RolloutJobResult>[] = [];
     for (const j of jobs) {
       this.dispatched.push(j.key);
+      this.pools.push(j.pool);
       if (this.poison(j.key)) out.push({ key: j.key, ok: false, error: 'boom', attempts: options.attempts ?? 1 });
       else
         out.push({ key: j.key, ok: true, result: await this.player.play(j.payload), worker: 'w', attempts: 1, ms: 1 });
@@ -165,7 +167,7 @@ describe('distributed engine (in one process)', function () {
     }
   });
 
-  it('the trainer over a queue: outcomes out of order give plan order; a failed job drops its instance and is logged', async () => {
+  it('the trainer over a queue: outcomes out of order give plan order; a failed job drops its instance and is logged; pools', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { batchSize: 3, concurrency: 3, steps: 1 } });
     const reference = tmp();
     const t0 = await Trainer.create(withSpecChanges(spec, { execution: { batching: 'instance' } }), {
@@ -179,7 +181,9 @@ describe('distributed engine (in one process)', function () {
     }
     const out = tmp();
     const queue = new ReversedQueue((key) => key.endsWith('/step-1/train/1'));
-    const t = await Trainer.create(spec, {
+    // the proposer's policy has no pool, the executor's has: jobs go to the first seat's pool there is, 'gpu'
+    const pooled = withSpecChanges(spec, { execution: { pools: { executor: 'gpu' } } });
+    const t = await Trainer.create(pooled, {
       outDir: out,
       skipFinalEval: true,
       execution: { redis: 'redis://x:1' },
@@ -195,6 +199,7 @@ describe('distributed engine (in one process)', function () {
       ['step-1/train/0', 'step-1/train/1', 'step-1/train/2'],
     );
     assert.ok(queue.dispatched[0]!.startsWith(`${spec.name}-`), 'keys are (run id, step, instance)');
+    assert.deepEqual(queue.pools, ['gpu', 'gpu', 'gpu']);
     assert.equal(jobKey('r', 3, { index: 9, replays: 2 }), 'r/step-3/replay-2/train/9');
     const kept = readFileSync(join(reference, 'trace.jsonl'), 'utf8')
       .trim()
