@@ -2,7 +2,8 @@
  * Queue overhead and worker utilisation on a private redis-server, with K worker PROCESSES (one BullMQ worker of
  * concurrency 1 each) on this machine. Two batches after a warm-up:
  *   - trivial jobs (0 ms of work): overheadMsPerJob = K × wall / N, the worker-slot time each job costs;
- *   - jobs of `--ms` ms: busyFraction = Σ time inside process / (K × wall), and overheadMsPerJob = (K × wall − Σ work) / N.
+ *   - jobs of `--ms` ms: busyFraction = Σ time inside process / (K × wall), and
+ *     overheadMsPerJob = (K × wall − Σ work) / N.
  * Prints one JSON line.
  *
  *   npx tsx packages/scale-out/bench/queue.ts [--workers 16] [--jobs 2000] [--ms 20] [--work-jobs 1600]
