@@ -174,10 +174,15 @@ export class Dispatcher {
         depth.delayed += d.delayed;
       }
       const now = Date.now();
-      const workers = Object.values(await this.probe.hgetall(workersKey(this.queue)))
-        .map((text) => JSON.parse(text) as WorkerStats)
+      const beats = Object.values(await this.probe.hgetall(workersKey(this.queue))).map(
+        (text) => JSON.parse(text) as WorkerStats,
+      );
+      const workers = beats
         .filter((w) => now - w.at <= this.workerStaleMs)
         .sort((a, b) => a.name.localeCompare(b.name));
+      // A worker that died without closing (SIGKILL) leaves its last heartbeat: forget it after a while.
+      const dead = beats.filter((w) => now - w.at > 10 * this.workerStaleMs).map((w) => w.name);
+      if (dead.length > 0) await this.probe.hdel(workersKey(this.queue), ...dead);
       return { at: now, queue: this.queue, depth, pools, jobs: { ...this.counters }, workers };
     };
     let timer: NodeJS.Timeout | undefined;
@@ -307,19 +312,26 @@ export class Dispatcher {
 
   private failed(id: string, job: Job<JobData<unknown>, ResultEnvelope<unknown>>): void {
     const b = this.owners.get(id);
-    if (!b) return;
-    if ((job.data?.b !== b.name || job.timestamp < b.startedAt) && !b.remade.has(id)) {
-      // A failure left by an earlier dispatch of the key (its deadline, its attempts): run the job again, once.
+    // Not finished: a newer job under the same id (made again meanwhile) whose own end is still to come.
+    if (!b || !job.finishedOn) return;
+    if (job.data?.b !== b.name || job.timestamp < b.startedAt) {
+      // A failure left by an earlier dispatch of the key (its deadline, its attempts): run the job again, once. A
+      // second sight of the old job (an event and a reconciliation both saw it) is ignored.
+      if (b.remade.has(id)) return;
       b.remade.add(id);
       const p = b.pending.get(id)!;
-      void job
-        .remove()
-        .catch(() => {})
-        .then(() => this.enqueue(b, [[id, p]]))
-        .catch((error: Error) => b.fail(error));
+      void job.remove().then(
+        () => this.enqueue(b, [[id, p]]).catch((error: Error) => b.fail(error)),
+        () => this.settleFailed(b, id, job), // it could not be removed: its failure stands
+      );
       return;
     }
-    const p = b.pending.get(id)!;
+    this.settleFailed(b, id, job);
+  }
+
+  private settleFailed(b: Batch, id: string, job: Job<JobData<unknown>, ResultEnvelope<unknown>>): void {
+    const p = b.pending.get(id);
+    if (!p) return;
     const attempts = Math.max(job.attemptsMade, job.attemptsStarted ?? 0);
     this.owners.delete(id);
     this.counters.failed++;
