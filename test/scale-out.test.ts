@@ -56,6 +56,10 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
       },
     });
     const w: WorkerChild = { child: child!, stderr: () => err, exited };
+    void exited.then((r) => {
+      // a worker that ends by itself is a finding: show why
+      if (r.code !== 0 && child!.signalCode === null) console.log(`      a worker exited (${r.code}): ${r.stderr}`);
+    });
     workers.push(w);
     await waitFor('the worker to wait for jobs', () => err.includes('waiting for jobs'));
     return w;
@@ -101,6 +105,10 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
       ],
     );
     assert.ok(existsSync(join(out, 'policies', 'step-1', 'proposer', 'model.safetensors')), 'the published version');
+    assert.ok(
+      metrics.every((m) => Object.keys(m).some((k) => k.startsWith('scale/episodes_per_s/'))),
+      "each worker's episodes/s",
+    );
     w.child.kill('SIGTERM');
     const end = await w.exited;
     assert.equal(end.code, 0, end.stderr);
@@ -151,11 +159,30 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
     await waitFor('a job of the run', () => w.stderr().slice(before).includes(': playing '));
     await redis!.restart({ kill: true, downMs: 1000 });
     let r = await run;
-    if (r.code !== 0) {
+    const stopped = r.code !== 0;
+    if (stopped) {
       assert.match(r.stderr, /--resume/, r.stderr);
       r = await train(out, ['--redis', redis!.url, '--resume']);
     }
+    console.log(`      (the run ${stopped ? 'stopped, and --resume continued it' : 'completed by itself'})`);
     assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), reference);
+  });
+
+  it('Redis down past execution.redisTimeoutMs: the run stops with a clear error; --resume ends at the same trace', async () => {
+    const w = workers[0]!;
+    const out = join(dir, 'lost');
+    const before = w.stderr().length;
+    const run = train(out, ['--redis', redis!.url], join(ROOT, 'test', 'fixtures', 'scale-out-redis-timeout.yaml'));
+    await waitFor('a job of step 2', () => w.stderr().slice(before).includes('/step-2/'));
+    const back = redis!.restart({ kill: true, downMs: 6000 });
+    const r = await run;
+    await back;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /the run stopped in step 2: .*Redis.*checkpoint is step 1 .*--resume/s);
+    assert.doesNotMatch(r.stderr, /internal error|\n\s+at /);
+    const resumed = await train(out, ['--redis', redis!.url, '--resume']);
+    assert.equal(resumed.code, 0, resumed.stderr);
     assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), reference);
   });
 

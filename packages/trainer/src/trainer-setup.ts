@@ -115,6 +115,7 @@ export abstract class TrainerSetup {
       this.engine = await startDistributedRollouts(this.spec, this.config, this.handles, this.execution, {
         runDir: this.folder.dir,
         ...(this.options.queue ? { queue: this.options.queue } : {}),
+        onNoWorkers: (message) => this.emit({ type: 'waiting', message }),
       });
     }
     if (!at) return undefined;

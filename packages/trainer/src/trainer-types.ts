@@ -30,7 +30,9 @@ export type TrainerEvent =
     }
   | { readonly type: 'step'; readonly step: number; readonly steps: number; readonly metrics: MetricsRecord }
   | { readonly type: 'eval'; readonly step: number; readonly result: EvaluationResult }
-  | { readonly type: 'checkpoint'; readonly step: number; readonly dir: string };
+  | { readonly type: 'checkpoint'; readonly step: number; readonly dir: string }
+  /** The distributed engine's jobs wait and no worker takes them (the CLI prints it even without progress). */
+  | { readonly type: 'waiting'; readonly message: string };
 
 /** Options of {@link Trainer.create}. */
 export interface TrainerOptions {

@@ -130,6 +130,7 @@ export function register(program: Command): void {
         onEvent: (e) => {
           if (e.type === 'start')
             for (const w of e.warnings ?? []) process.stderr.write(`troupe train: warning: ${w}\n`);
+          if (e.type === 'waiting') process.stderr.write(`troupe train: ${e.message}\n`);
           progress.next(e);
         },
       });

@@ -53,6 +53,10 @@ export interface DistributedOptions {
   readonly pools: Readonly<Record<string, string>>;
   /** The shared folder of policy versions (default `<run>/policies`). */
   readonly versionsDir: string;
+  /** Told when a step's jobs wait and no live worker takes the jobs' pool (checked every `watchMs`). */
+  readonly onNoWorkers?: (message: string) => void;
+  /** How often a running step checks for live workers. Default 10000. */
+  readonly watchMs?: number;
 }
 
 /** The distributed engine of one run (see the module comment). */
@@ -103,11 +107,16 @@ export class DistributedRollouts implements RolloutEngine {
       ...(pool !== undefined ? { pool } : {}),
     }));
     const got = new Map<string, QueueOutcome<RolloutJobResult>>();
-    for await (const o of this.queue.dispatch(`${this.runId}/step-${step}`, jobs, {
-      attempts: this.options.attempts,
-      ...(this.options.deadlineMs !== undefined ? { deadlineMs: this.options.deadlineMs } : {}),
-    }))
-      got.set(o.key, o);
+    const watch = this.watchWorkers(step, pool, () => jobs.length - got.size);
+    try {
+      for await (const o of this.queue.dispatch(`${this.runId}/step-${step}`, jobs, {
+        attempts: this.options.attempts,
+        ...(this.options.deadlineMs !== undefined ? { deadlineMs: this.options.deadlineMs } : {}),
+      }))
+        got.set(o.key, o);
+    } finally {
+      clearInterval(watch);
+    }
     const workers: Record<string, number> = {};
     let attempts = 0;
     const out = jobs.map((j): InstanceOutcome => {
@@ -126,6 +135,26 @@ export class DistributedRollouts implements RolloutEngine {
       seconds: (performance.now() - started) / 1000,
     };
     return out;
+  }
+
+  /** While a step runs: tells {@link DistributedOptions.onNoWorkers} when no live worker takes its pool. */
+  private watchWorkers(step: number, pool: string | undefined, left: () => number): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      const tell = this.options.onNoWorkers;
+      if (!tell) return;
+      this.queue.stats().then(
+        (s) => {
+          const name = pool ?? 'default';
+          if (left() > 0 && !s.workers.some((w) => w.pool === name))
+            tell(
+              `step ${step}: ${left()} job${left() === 1 ? '' : 's'} waiting and no live worker takes pool '${name}'; start one: troupe worker --redis URL${pool !== undefined ? ` --pool ${pool}` : ''}`,
+            );
+        },
+        () => undefined, // Redis trouble is the dispatch's to report
+      );
+    }, this.options.watchMs ?? 10_000);
+    timer.unref();
+    return timer;
   }
 
   /** `scale/*` metrics of the last step: jobs, failures, retries, queue depth and each worker's episodes/s. */

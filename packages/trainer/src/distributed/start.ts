@@ -13,7 +13,7 @@ export async function startDistributedRollouts(
   config: TrainerConfig,
   handles: readonly PolicyHandle[],
   execution: ExecutionSettings,
-  where: { readonly runDir: string; readonly queue?: RolloutQueue },
+  where: { readonly runDir: string; readonly queue?: RolloutQueue; readonly onNoWorkers?: (message: string) => void },
 ): Promise<DistributedRollouts> {
   const queue = where.queue ?? (await redisQueue(execution));
   return new DistributedRollouts(queue, spec, config, handles, {
@@ -21,6 +21,7 @@ export async function startDistributedRollouts(
     ...(execution.deadlineMs !== undefined ? { deadlineMs: execution.deadlineMs } : {}),
     pools: execution.pools,
     versionsDir: execution.checkpoints ?? join(where.runDir, 'policies'),
+    ...(where.onNoWorkers ? { onNoWorkers: where.onNoWorkers } : {}),
   });
 }
 
