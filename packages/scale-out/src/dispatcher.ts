@@ -96,6 +96,7 @@ export class Dispatcher {
   private readonly reconcileMs: number;
   private readonly workerStaleMs: number;
   private readonly lanes = new Map<string, Promise<Lane>>();
+  private readonly made: Lane[] = []; // every lane's BullMQ objects, ready or not, for close()
   private readonly owners = new Map<string, Batch>(); // job id → the running batch waiting for it
   private readonly expired = new Set<string>(); // job ids failed by a deadline, whose late results are ignored
   private readonly probe: Redis;
@@ -203,15 +204,13 @@ export class Dispatcher {
       for (const timer of b.timers) clearInterval(timer);
       b.fail(new Error(`Dispatcher: closed while batch ${b.name} was running`));
     }
-    const lanes = (await Promise.allSettled(this.lanes.values())).flatMap((l) =>
-      l.status === 'fulfilled' ? [l.value] : [],
-    );
+    this.probe.disconnect();
+    const lanes = this.made;
     const closing = Promise.allSettled(lanes.flatMap((lane) => [lane.events.close(), lane.queue.close()]));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
     clearTimeout(timer);
     for (const lane of lanes) lane.client.disconnect();
-    this.probe.disconnect();
   }
 
   private open(batch: string, jobs: readonly DispatchJob<unknown>[], o: DispatchOptions): Batch {
@@ -256,14 +255,17 @@ export class Dispatcher {
     if (!lane) {
       lane = (async () => {
         const name = queueName(this.queue, pool);
+        // Redis answers first (while it is down, only the probe waits: close() ends it, and nothing else lingers).
+        const [seconds, micros] = await this.probe.time();
+        if (this.closed) throw new Error('Dispatcher: closed');
+        const lastEventId = `${Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - 1}-0`;
         const client = new Redis(this.connection);
         client.on('error', () => {});
         const queue = new Queue<JobData<unknown>, ResultEnvelope<unknown>>(name, { connection: client });
         queue.on('error', () => {});
-        const [seconds, micros] = await this.probe.time();
-        const lastEventId = `${Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - 1}-0`;
         const events = new QueueEvents(name, { connection: this.connection, lastEventId, blockingTimeout: 1000 });
         events.on('error', () => {});
+        this.made.push({ pool, queue, events, client });
         events.on('completed', ({ jobId: id, returnvalue }) =>
           this.completed(id, returnvalue as unknown as ResultEnvelope<unknown>),
         );

@@ -1,5 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { Dispatcher, RedisServer, startWorker, UnrecoverableError, type WorkerHandle } from '@troupe/scale-out';
+import {
+  Dispatcher,
+  QueueUnavailableError,
+  RedisServer,
+  startWorker,
+  UnrecoverableError,
+  type WorkerHandle,
+} from '@troupe/scale-out';
 import { collect, keysOf, sleep } from './helpers.js';
 
 describe('Dispatcher and workers (in-process workers)', function () {
@@ -197,6 +204,23 @@ describe('Dispatcher and workers (in-process workers)', function () {
     const stats = await dispatcher.stats();
     assert.equal(stats.depth.waiting, 0, 'the waiting jobs were removed');
     assert.ok(calls.length <= 3, `ran ${calls.length} of 10`);
+  });
+
+  it('a Redis that never answers: dispatch throws QueueUnavailableError within redisTimeoutMs; close() returns', async () => {
+    const down = await RedisServer.start();
+    await down.stop(); // a port where nothing listens now
+    dispatcher = new Dispatcher({ url: down.url, queue: 'down', redisTimeoutMs: 600 });
+    const t0 = Date.now();
+    await assert.rejects(
+      collect(dispatcher.dispatch('b', [{ key: 'k', payload: 1 }])),
+      (error: Error) =>
+        error instanceof QueueUnavailableError &&
+        /has not answered for \d+ s \(limit redisTimeoutMs = 600\).*--resume/.test(error.message),
+    );
+    assert.ok(Date.now() - t0 < 3000, `gave up after ${Date.now() - t0} ms`);
+    const closing = Date.now();
+    await dispatcher.close();
+    assert.ok(Date.now() - closing < 3000);
   });
 
   it('refuses bad input with the key named', async () => {
