@@ -4,9 +4,11 @@
  *   - trivial jobs (0 ms of work): overheadMsPerJob = K × wall / N, the worker-slot time each job costs;
  *   - jobs of `--ms` ms: busyFraction = Σ time inside process / (K × wall), and
  *     overheadMsPerJob = (K × wall − Σ work) / N.
- * Prints one JSON line.
+ * Between batches it pauses `--pause-ms` (the trainer's update phase), in which the dispatcher removes the ended
+ * batch's jobs from Redis. Prints one JSON line.
  *
- *   npx tsx packages/scale-out/bench/queue.ts [--workers 16] [--jobs 2000] [--ms 20] [--work-jobs 1600]
+ *   npx tsx --conditions=troupe:source packages/scale-out/bench/queue.ts [--workers 16] [--jobs 2000] [--ms 20]
+ *     [--work-jobs 1600] [--pause-ms 1000]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -21,12 +23,15 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '2000' },
     ms: { type: 'string', default: '20' },
     'work-jobs': { type: 'string', default: '1600' },
+    'pause-ms': { type: 'string', default: '1000' },
   },
 });
 const K = Number(values.workers);
 const N = Number(values.jobs);
 const MS = Number(values.ms);
 const WORK_N = Number(values['work-jobs']);
+const PAUSE_MS = Number(values['pause-ms']);
+const pause = () => new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
 const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 
 const redis = await RedisServer.start();
@@ -64,9 +69,11 @@ try {
     return { wall, work, failed };
   };
   await run('warm-up', 4 * K, 0);
+  await pause();
   const load = loadavg()[0]!;
   const first = Date.now();
   const trivial = await run('trivial', N, 0);
+  await pause();
   const timed = await run('timed', WORK_N, MS);
   const { jobs } = await dispatcher.stats();
   await dispatcher.close();
@@ -76,6 +83,7 @@ try {
       bench: 'scale-out-queue',
       workers: K,
       workerKind: 'processes (one BullMQ worker, concurrency 1, each)',
+      pauseMs: PAUSE_MS,
       trivial: {
         jobs: N,
         wallMs: round(trivial.wall, 1),
@@ -97,7 +105,7 @@ try {
       stalls: jobs.stalls,
       cpus: availableParallelism(),
       loadavg1m: { start: round(load, 2), end: round(loadavg()[0]!, 2) },
-      benchSeconds: round((Date.now() - first) / 1000, 1),
+      benchSeconds: round((Date.now() - first - PAUSE_MS) / 1000, 1),
       node: process.version,
     }),
   );

@@ -53,6 +53,8 @@ class Batch {
   readonly outbox: Anything[] = [];
   /** Jobs failed by an earlier dispatch and made again for this one. */
   readonly remade = new Set<string>();
+  /** Every job of the batch, removed from Redis when the batch ends. */
+  readonly all: [string, Pending][] = [];
   /** Its timers (cleared when it ends, or when the dispatcher closes under it). */
   readonly timers: NodeJS.Timeout[] = [];
   error: Error | undefined;
@@ -151,9 +153,10 @@ export class Dispatcher {
       this.batches.delete(b);
       this.running--;
       for (const timer of timers) clearInterval(timer);
-      const left = [...b.pending];
-      for (const [id] of left) this.owners.delete(id);
-      if (left.length > 0 && !b.error) void this.remove(left);
+      for (const [id] of b.pending) this.owners.delete(id);
+      // The batch is over: its jobs (and their payloads) leave Redis, except one a worker still holds (it is removed
+      // an hour after it finishes). A batch stopped by an error keeps its jobs for the dispatch that resumes it.
+      if (!b.error) void this.remove(b.all);
     }
   }
 
@@ -244,7 +247,10 @@ export class Dispatcher {
     }
     // The watchdog's clock starts with the first running batch (an idle dispatcher pings nobody).
     if (this.running++ === 0) this.lastPong = Date.now();
-    for (const id of b.pending.keys()) this.owners.set(id, b);
+    for (const entry of b.pending) {
+      this.owners.set(entry[0], b);
+      b.all.push(entry);
+    }
     this.counters.dispatched += b.pending.size;
     return b;
   }

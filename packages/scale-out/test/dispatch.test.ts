@@ -5,8 +5,10 @@ import {
   RedisServer,
   startWorker,
   UnrecoverableError,
+  type JobOutcome,
   type WorkerHandle,
 } from '@troupe/scale-out';
+import { Redis } from 'ioredis';
 import { collect, keysOf, sleep } from './helpers.js';
 
 describe('Dispatcher and workers (in-process workers)', function () {
@@ -104,7 +106,7 @@ describe('Dispatcher and workers (in-process workers)', function () {
     assert.deepEqual(Object.keys(stats.pools).sort(), ['default', 'gpu']);
   });
 
-  it('a key dispatched again returns its stored result without running; a stored failure runs again', async () => {
+  it('a dispatch that takes over a stopped one reuses its stored results and runs its failures again', async () => {
     const calls: string[] = [];
     let failFirst = true;
     workers.push(
@@ -119,24 +121,37 @@ describe('Dispatcher and workers (in-process workers)', function () {
         },
       }),
     );
-    dispatcher = new Dispatcher({ url: redis.url, queue: 'again' });
     const jobs = [
       { key: 'good', payload: { n: 1 } },
       { key: 'bad', payload: { n: 2 } },
     ];
-    const first = await collect(dispatcher.dispatch<{ n: number }, number>('one', jobs, { attempts: 1 }));
-    assert.deepEqual(first.map((o) => [o.key, o.ok]).sort(), [
+    // The first dispatcher sees both outcomes, then stops before its batch ends (a trainer that died): the jobs
+    // stay in Redis.
+    const stopped = new Dispatcher({ url: redis.url, queue: 'again' });
+    const first = stopped.dispatch<{ n: number }, number>('one', jobs, { attempts: 1 })[Symbol.asyncIterator]();
+    const seen = [(await first.next()).value, (await first.next()).value] as JobOutcome<number>[];
+    assert.deepEqual(seen.map((o) => [o.key, o.ok]).sort(), [
       ['bad', false],
       ['good', true],
     ]);
+    await stopped.close();
     assert.equal(calls.length, 2);
     failFirst = false;
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'again' });
     const second = await collect(dispatcher.dispatch<{ n: number }, number>('two', jobs, { attempts: 1 }));
     assert.deepEqual(second.map((o) => [o.key, o.ok && o.result]).sort(), [
       ['bad', 2],
       ['good', 1],
     ]);
     assert.deepEqual(calls.sort(), ['bad', 'bad', 'good'], "'good' was not run again, 'bad' was");
+    // This batch ended: its jobs left Redis, so the same keys would run again.
+    const client = new Redis(redis.url);
+    try {
+      for (let i = 0; i < 40 && (await client.keys('bull:again:k.*')).length > 0; i++) await sleep(25);
+      assert.deepEqual(await client.keys('bull:again:k.*'), []);
+    } finally {
+      client.disconnect();
+    }
   });
 
   it('an UnrecoverableError fails the job at once, without its other attempts', async () => {
