@@ -2,18 +2,18 @@
  * Evaluation: independent rollouts (no tree, K = 1) with fixed decoding on a held-out split, one per distinct instance
  * (see `DistinctIndices`); the headline metric is the success rate, reported with a 95% Wilson score interval.
  */
-import { lastValueFrom, tap } from 'rxjs';
 import {
   type Split,
   type Environment,
+  type EpisodeContext,
   type RewardFunction,
   type SeatBinding,
   planEpisodes,
-  runEpisodes,
   SummaryAggregator,
   type EpisodeEvent,
 } from '@troupe/kernel';
 import { distinctIndices, instanceKeyAt } from './instances.js';
+import { playEpisodes } from './rollouts.js';
 
 /** The 95% Wilson score interval of `successes / n` (z = 1.959964). [0, 1] when n = 0. */
 export function wilsonInterval(successes: number, n: number, z = 1.959963984540054): [number, number] {
@@ -42,6 +42,51 @@ export interface EvaluateOptions {
   readonly grammar?: boolean;
   /** Every event (a trace writer, a progress display). */
   readonly onEvent?: (event: EpisodeEvent) => void;
+  /** Lockstep batching across the episodes (`step`, the default) or per episode, as workers play them. */
+  readonly batching?: 'step' | 'instance';
+  /** Plays the episodes elsewhere (the distributed engine), one job per instance. */
+  readonly engine?: EvalEngine;
+}
+
+/** What {@link evaluateTeam} asks of the distributed engine. */
+export interface EvalEngine {
+  /**
+   * Plays the evaluation episode of each index (K = 1, `options`' decoding) and gives each one's events in order, in
+   * the order of `indices`; an episode whose job failed gives its error instead.
+   */
+  playEval(indices: readonly number[], options: EvalJobOptions): Promise<(EpisodeEvent[] | { error: string })[]>;
+}
+
+/** How an evaluation episode is played (what a worker needs besides the team). */
+export interface EvalJobOptions {
+  readonly split: Split;
+  readonly seed: number;
+  readonly decoding: 'greedy' | 'spec';
+  readonly grammar: boolean;
+}
+
+/** The episode context of evaluation instance `index` (the seats at temperature 0 unless `decoding` is `spec`). */
+export function evalEpisode(
+  team: { environment: Environment; seats: readonly SeatBinding[]; reward: RewardFunction },
+  index: number,
+  options: EvalJobOptions,
+): EpisodeContext {
+  const seats =
+    options.decoding === 'spec'
+      ? team.seats
+      : team.seats.map((s) => ({ ...s, sampling: { ...s.sampling, temperature: 0 } }));
+  return planEpisodes({
+    environment: team.environment,
+    split: options.split,
+    count: 1,
+    startIndex: index,
+    seed: options.seed,
+    uidPrefix: 'eval/',
+    seats,
+    reward: team.reward,
+    branches: 1,
+    grammar: options.grammar,
+  })[0]!;
 }
 
 /** Result of an evaluation. */
@@ -66,6 +111,8 @@ export interface EvaluationResult {
   readonly instanceKeys: readonly string[];
   /** Success of each episode, in instance order (the same seed gives the same instances: pairs two evaluations). */
   readonly outcomes: readonly boolean[];
+  /** Episodes whose job failed on the distributed engine (counted in `episodes`, not solved). */
+  readonly failedEpisodes?: number;
   /** Wall seconds. */
   readonly seconds: number;
 }
@@ -76,56 +123,54 @@ export async function evaluateTeam(
   options: EvaluateOptions,
 ): Promise<EvaluationResult> {
   const started = performance.now();
-  const seats =
-    options.decoding === 'spec'
-      ? team.seats
-      : team.seats.map((s) => ({ ...s, sampling: { ...s.sampling, temperature: 0 } }));
+  const job: EvalJobOptions = {
+    split: options.split,
+    seed: options.seed,
+    decoding: options.decoding ?? 'greedy',
+    grammar: options.grammar ?? false,
+  };
   const indices = distinctIndices(instanceKeyAt(team.environment, options.split, options.seed), options.episodes);
-  const contexts = indices.flatMap((index) =>
-    planEpisodes({
-      environment: team.environment,
-      split: options.split,
-      count: 1,
-      startIndex: index,
-      seed: options.seed,
-      uidPrefix: 'eval/',
-      seats,
-      reward: team.reward,
-      branches: 1,
-      grammar: options.grammar ?? false,
-    }),
-  );
+  const contexts = indices.map((index) => evalEpisode(team, index, job));
   const keys = contexts.map((c) => team.environment.instanceKey(c.instance));
   const summary = new SummaryAggregator();
   const onEvent = options.onEvent;
   const index = new Map(contexts.map((c, i) => [c.episodeId ?? c.instanceUid, i]));
   const outcomes = contexts.map(() => false);
-  const record = (e: EpisodeEvent): void => {
+  const feed = (e: EpisodeEvent): void => {
+    summary.next(e);
     if (e.type === 'end' && e.success) outcomes[index.get(e.episodeId)!] = true;
+    onEvent?.(e);
   };
-  await lastValueFrom(
-    runEpisodes(contexts, { concurrency: options.concurrency ?? 4, lockstep: true }).pipe(
-      tap((e) => {
-        summary.next(e);
-        record(e);
-        onEvent?.(e);
-      }),
-    ),
-    { defaultValue: undefined },
-  );
+  let failedEpisodes = 0;
+  if (options.engine) {
+    // each episode's events in instance order; an episode whose job failed counts as played and not solved
+    for (const played of await options.engine.playEval(indices, job)) {
+      if (Array.isArray(played)) played.forEach(feed);
+      else failedEpisodes++;
+    }
+  } else {
+    await playEpisodes(
+      contexts.map((c) => [c]),
+      options.concurrency ?? 4,
+      options.batching ?? 'step',
+      feed,
+    );
+  }
   const r = summary.result();
   const successes = Math.round(r.successRate * r.episodes);
+  const episodes = r.episodes + failedEpisodes;
   return {
     split: options.split,
-    episodes: r.episodes,
+    episodes,
     successes,
-    successRate: r.successRate,
-    ci95: wilsonInterval(successes, r.episodes),
+    successRate: episodes === 0 ? 0 : successes / episodes,
+    ci95: wilsonInterval(successes, episodes),
     meanReward: { ...r.meanReward },
     parseFailureRate: { ...r.parseFailureRate },
     meanTurns: r.meanTurns,
     instanceKeys: keys,
     outcomes,
+    ...(failedEpisodes > 0 ? { failedEpisodes } : {}),
     seconds: (performance.now() - started) / 1000,
   };
 }

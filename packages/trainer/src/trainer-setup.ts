@@ -149,12 +149,18 @@ export abstract class TrainerSetup {
   /** Independent K = 1 greedy rollouts on a held-out split (the same instances every time). */
   evaluate(split: 'validation' | 'test' | 'train', episodes: number): Promise<EvaluationResult> {
     const c = this.config;
+    const engine = this.engine;
     return evaluateTeam(this.team, {
       split,
       episodes,
       seed: this.spec.seed,
       concurrency: c.concurrency,
       grammar: c.constrainedDecoding,
+      batching: this.execution.batching,
+      // distributed: the workers play it with the weights as they are now
+      ...(engine
+        ? { engine: { playEval: async (i, o) => engine.playEval(i, o, await engine.publish(this.stepsDone)) } }
+        : {}),
     });
   }
 

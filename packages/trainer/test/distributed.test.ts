@@ -17,6 +17,7 @@ import {
   withSpecChanges,
 } from '@troupe/kernel';
 import {
+  evaluateTeam,
   InstanceSchedule,
   JobPlayer,
   instanceEpisodes,
@@ -219,6 +220,50 @@ describe('distributed engine (in one process)', function () {
     assert.equal(step['rollout/failed_instances'], 1);
     assert.equal(step['scale/failed_jobs'], 1);
     assert.ok(existsSync(join(out, 'policies', 'step-0', 'proposer')), 'the version step 1 played');
+  });
+
+  it("the trainer's evaluations on workers equal in-process ones with per-instance batching; a failed one counts as unsolved", async () => {
+    const spec = await microTeamSpec({
+      mapping: 'per-role',
+      algorithm: { batchSize: 2, concurrency: 2, steps: 1, evalEvery: 1, evalEpisodes: 3 },
+    });
+    const evalOf = async (options: { queue?: RolloutQueue }): Promise<Record<string, unknown>> => {
+      const out = tmp();
+      const t = await Trainer.create(withSpecChanges(spec, { execution: { batching: 'instance' } }), {
+        outDir: out,
+        skipFinalEval: true,
+        ...(options.queue ? { execution: { redis: 'redis://x:1' }, queue: options.queue } : {}),
+      });
+      try {
+        await t.run();
+      } finally {
+        await t.dispose();
+      }
+      const m = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const step = m.find((r) => r.kind === 'train');
+      return Object.fromEntries(Object.entries(step).filter(([k]) => k.startsWith('eval/')));
+    };
+    const inProcess = await evalOf({});
+    assert.ok(Object.keys(inProcess).length > 0 && inProcess['eval/episodes'] === 3, JSON.stringify(inProcess));
+    const queue = new ReversedQueue();
+    assert.deepEqual(await evalOf({ queue }), inProcess);
+    assert.equal(queue.dispatched.filter((k) => k.includes('/eval-1/validation/')).length, 3);
+    // an evaluation episode whose job failed: played, not solved, counted
+    const team = await composeTeam(spec);
+    try {
+      const r = await evaluateTeam(team, {
+        split: 'test',
+        episodes: 2,
+        seed: 1,
+        engine: { playEval: (indices) => Promise.resolve(indices.map(() => ({ error: 'boom' }))) },
+      });
+      assert.deepEqual([r.episodes, r.successes, r.failedEpisodes, r.outcomes], [2, 0, 2, [false, false]]);
+    } finally {
+      await team.dispose();
+    }
   });
 
   it('execution: bullmq needs a Redis URL, pools name policies, --redis and --shared override the spec', async () => {

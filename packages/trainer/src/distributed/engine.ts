@@ -9,7 +9,8 @@ import type { TeamSpec, TrainerConfig } from '@troupe/kernel';
 import type { ScheduledInstance } from '../instances.js';
 import type { PolicyHandle } from '../policies.js';
 import type { InstanceOutcome, RolloutEngine } from '../rollouts.js';
-import { jobKey, type RolloutJob, type RolloutJobResult } from './job.js';
+import type { EvalJobOptions } from '../evaluate.js';
+import { evalJobKey, jobKey, type PolicyVersions, type RolloutJob, type RolloutJobResult } from './job.js';
 import { VersionPublisher } from './versions.js';
 
 /** A job as the queue takes it (@troupe/scale-out `DispatchJob`). */
@@ -64,6 +65,7 @@ export class DistributedRollouts implements RolloutEngine {
   /** Unique per trainer process: a restarted trainer never takes the old process's results for its own. */
   readonly runId: string;
   private readonly publisher: VersionPublisher;
+  private evaluations = 0;
   /** Outcomes of the last step (workers, attempts), for the metrics. */
   lastStep: { jobs: number; failed: number; attempts: number; workers: Record<string, number>; seconds: number } = {
     jobs: 0,
@@ -107,7 +109,7 @@ export class DistributedRollouts implements RolloutEngine {
       ...(pool !== undefined ? { pool } : {}),
     }));
     const got = new Map<string, QueueOutcome<RolloutJobResult>>();
-    const watch = this.watchWorkers(step, pool, () => jobs.length - got.size);
+    const watch = this.watchWorkers(`step ${step}`, pool, () => jobs.length - got.size);
     try {
       for await (const o of this.queue.dispatch(`${this.runId}/step-${step}`, jobs, {
         attempts: this.options.attempts,
@@ -137,8 +139,56 @@ export class DistributedRollouts implements RolloutEngine {
     return out;
   }
 
+  /** The current weights as jobs name them: published as `step-<step>` once per step (see versions.ts). */
+  publish(step: number): Promise<PolicyVersions> {
+    return this.publisher.publish(step);
+  }
+
+  /**
+   * Plays evaluation episodes as jobs (one per index, in the order of `indices`) with `policies`' weights; an
+   * episode whose job failed gives its error.
+   */
+  async playEval(
+    indices: readonly number[],
+    options: EvalJobOptions,
+    policies: PolicyVersions,
+  ): Promise<(RolloutJobResult['events'] | { error: string })[]> {
+    const n = ++this.evaluations;
+    const pool = this.pool;
+    const jobs: QueueJob<RolloutJob>[] = indices.map((index) => ({
+      key: evalJobKey(this.runId, n, options.split, index),
+      payload: {
+        format: 1,
+        runId: this.runId,
+        step: 0,
+        instance: { index, replays: 0 },
+        spec: this.spec,
+        config: this.config,
+        policies,
+        eval: { ...options, index },
+      },
+      ...(pool !== undefined ? { pool } : {}),
+    }));
+    const got = new Map<string, QueueOutcome<RolloutJobResult>>();
+    const watch = this.watchWorkers(`evaluation ${n}`, pool, () => jobs.length - got.size);
+    try {
+      for await (const o of this.queue.dispatch(`${this.runId}/eval-${n}`, jobs, {
+        attempts: this.options.attempts,
+        ...(this.options.deadlineMs !== undefined ? { deadlineMs: this.options.deadlineMs } : {}),
+      }))
+        got.set(o.key, o);
+    } finally {
+      clearInterval(watch);
+    }
+    return jobs.map((j) => {
+      const o = got.get(j.key);
+      if (!o) return { error: 'the queue gave no outcome for this job' };
+      return o.ok ? o.result.events : { error: o.error };
+    });
+  }
+
   /** While a step runs: tells {@link DistributedOptions.onNoWorkers} when no live worker takes its pool. */
-  private watchWorkers(step: number, pool: string | undefined, left: () => number): NodeJS.Timeout {
+  private watchWorkers(what: string, pool: string | undefined, left: () => number): NodeJS.Timeout {
     const timer = setInterval(() => {
       const tell = this.options.onNoWorkers;
       if (!tell) return;
@@ -147,7 +197,7 @@ export class DistributedRollouts implements RolloutEngine {
           const name = pool ?? 'default';
           if (left() > 0 && !s.workers.some((w) => w.pool === name))
             tell(
-              `step ${step}: ${left()} job${left() === 1 ? '' : 's'} waiting and no live worker takes pool '${name}'; start one: troupe worker --redis URL${pool !== undefined ? ` --pool ${pool}` : ''}`,
+              `${what}: ${left()} job${left() === 1 ? '' : 's'} waiting and no live worker takes pool '${name}'; start one: troupe worker --redis URL${pool !== undefined ? ` --pool ${pool}` : ''}`,
             );
         },
         () => undefined, // Redis trouble is the dispatch's to report

@@ -4,6 +4,7 @@
  * trainer would in its own process, and what the worker sends back.
  */
 import type { EpisodeEvent, StepRecord, TeamSpec, TrainerConfig } from '@troupe/kernel';
+import type { EvalJobOptions } from '../evaluate.js';
 import type { ScheduledInstance } from '../instances.js';
 
 /** The policy weights a job plays with: the folder of a published version (versions.ts) and each policy's version. */
@@ -30,6 +31,11 @@ export interface RolloutJob {
   readonly config: TrainerConfig;
   /** The weights to play with. */
   readonly policies: PolicyVersions;
+  /**
+   * An evaluation episode instead of a training instance (`instance` and `step` are then unused): evaluation instance
+   * `index` of `split`, K = 1, with `decoding`; the result holds all its events and no records.
+   */
+  readonly eval?: EvalJobOptions & { readonly index: number };
 }
 
 /** What a worker sends back for a {@link RolloutJob}. */
@@ -38,7 +44,7 @@ export interface RolloutJobResult {
   readonly records: StepRecord[];
   /** Whether any of its episodes succeeded. */
   readonly solved: boolean;
-  /** Its episodes' events as the rollout summary reads them (rollouts.ts `summaryEvent`). */
+  /** Its episodes' events as the rollout summary reads them (rollouts.ts `summaryEvent`); an evaluation job's, all. */
   readonly events: EpisodeEvent[];
   /** Wall seconds the worker played it. */
   readonly seconds: number;
@@ -47,6 +53,11 @@ export interface RolloutJobResult {
 /** The instance uid of a planned instance without its content key: `step-n/[replay-r/]train/<index>`. */
 export function plannedUid(step: number, p: ScheduledInstance): string {
   return `step-${step}/${p.replays > 0 ? `replay-${p.replays}/` : ''}train/${p.index}`;
+}
+
+/** The idempotency key of an evaluation job: (run id, evaluation number, split, index). */
+export function evalJobKey(runId: string, evaluation: number, split: string, index: number): string {
+  return `${runId}/eval-${evaluation}/${split}/${index}`;
 }
 
 /** The idempotency key of a job: (run id, step, instance uid). */

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { composeTeam, PluginError, SpecError, type TeamRuntime } from '@troupe/kernel';
+import { evalEpisode } from '../evaluate.js';
 import { policyHandles, type PolicyHandle } from '../policies.js';
 import { instanceEpisodes, playEpisodes, summaryEvent, treeSeats, type RolloutSetup } from '../rollouts.js';
 import type { RolloutJob, RolloutJobResult } from './job.js';
@@ -61,6 +62,20 @@ export class JobPlayer {
     const started = performance.now();
     const kept = await this.teamFor(job); // counted busy
     try {
+      if (job.eval) {
+        const events: RolloutJobResult['events'] = [];
+        const ep = await playEpisodes([[evalEpisode(kept.setup, job.eval.index, job.eval)]], 1, 'instance', (e) =>
+          events.push(e),
+        );
+        this.played++;
+        this.episodes += ep.length;
+        return {
+          records: [],
+          solved: ep.some((e) => e.end.success),
+          events,
+          seconds: (performance.now() - started) / 1000,
+        };
+      }
       const contexts = instanceEpisodes(job.step, job.instance, kept.setup);
       const events: RolloutJobResult['events'] = [];
       const episodes = await playEpisodes([contexts], job.config.concurrency, 'instance', (e) => {
