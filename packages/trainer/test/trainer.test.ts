@@ -22,6 +22,7 @@ import {
   pairedComparison,
   samplerGap,
   saveTrainerCheckpoint,
+  describeWeightMemory,
   Trainer,
   weightMemory,
   wilsonInterval,
@@ -882,6 +883,10 @@ describe('trainer: AT-GRPO steps on a micro team', function () {
       const memory = weightMemory(trainer.handles);
       assert.deepEqual(memory.bases, [{ policies: ['proposer', 'executor'], bytes: prop.model.numParams() * 4 }]);
       assert.deepEqual(Object.keys(memory.adapters), ['proposer', 'executor']);
+      assert.match(
+        describeWeightMemory(memory),
+        /^weights: base [\d.]+ MB \(proposer, executor\); adapters proposer [\d.]+ MB, executor [\d.]+ MB$/,
+      );
       assert.ok(memory.adapters.proposer! > 0 && memory.adapters.proposer! < memory.bases[0]!.bytes / 10);
       const p0 = loraOf(prop),
         e0 = loraOf(exec);
