@@ -90,7 +90,7 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('one worker: the trace equals the in-process trace byte for byte; the worker stops cleanly on SIGTERM', async () => {
+  it('one worker: the trace equals the in-process trace byte for byte; troupe eval --redis gives the in-process result; the worker stops cleanly on SIGTERM', async () => {
     const w = await startWorker();
     const out = join(dir, 'one');
     const r = await train(out, ['--redis', redis!.url]);
@@ -109,10 +109,18 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
       metrics.every((m) => Object.keys(m).some((k) => k.startsWith('scale/episodes_per_s/'))),
       "each worker's episodes/s",
     );
+    // troupe eval of the trained checkpoint: the same result on the worker (which loads it from the run folder)
+    const evaluate = async (extra: string[]): Promise<Record<string, unknown>> => {
+      const e = await troupe(['eval', spec, '--checkpoint', out, '--episodes', '3', '--json', ...extra]);
+      assert.equal(e.code, 0, e.stderr);
+      const { seconds: _s, ...rest } = JSON.parse(e.stdout) as Record<string, unknown>;
+      return rest;
+    };
+    assert.deepEqual(await evaluate(['--redis', redis!.url]), await evaluate([]));
     w.child.kill('SIGTERM');
     const end = await w.exited;
     assert.equal(end.code, 0, end.stderr);
-    assert.match(end.stderr, /stopped after 8 jobs \(0 failed\)/);
+    assert.match(end.stderr, /stopped after 11 jobs \(0 failed\)/);
   });
 
   it('two workers: the same trace; both play', async () => {

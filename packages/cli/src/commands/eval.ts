@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import {
   composeTeam,
   loadTeamSpec,
+  resolveExecution,
   resolveTrainerConfig,
   SPLITS,
   teamNumberRange,
@@ -13,7 +15,7 @@ import {
 } from '@troupe/kernel';
 import type { EvaluateOptions, EvaluationResult } from '@troupe/trainer';
 import { integer, positiveInt, printJson, UsageError, CliError } from '../errors.js';
-import { loadSpecOrDefault } from './train.js';
+import { checkExecution, loadSpecOrDefault } from './train.js';
 import { importOptional } from '../optional.js';
 
 interface EvalOptions {
@@ -26,6 +28,7 @@ interface EvalOptions {
   json?: boolean;
   trace?: string;
   baseline?: string;
+  redis?: string;
 }
 
 /**
@@ -145,6 +148,10 @@ export function register(program: Command): void {
       '--baseline <dir>',
       'also play the same episodes with these weights first (e.g. RUN/checkpoints/step-0, the warm start) and compare episode by episode: gained, lost, exact McNemar p',
     )
+    .option(
+      '--redis <url>',
+      "play the episodes as jobs on this Redis, with `troupe worker` processes (overrides the spec's execution; workers must see --checkpoint at the same path; docs/scale-out.md)",
+    )
     .option('--json', 'print one JSON document')
     .action(async (file: string | undefined, opts: EvalOptions) => {
       if (!(SPLITS as readonly string[]).includes(opts.split))
@@ -158,11 +165,19 @@ export function register(program: Command): void {
       const checkpoint = opts.checkpoint ? await resolveCheckpoint(opts.checkpoint) : undefined;
       const baseline = opts.baseline ? await resolveCheckpoint(opts.baseline, '--baseline') : undefined;
       const spec = await evaluationSpec(file, checkpoint, opts.checkpoint);
-      const { evaluateTeam, formatPairedComparison, pairedComparison, policyHandles, restoreWeights } =
-        await importOptional('@troupe/trainer', 'troupe eval', () => import('@troupe/trainer'));
+      const {
+        evaluateTeam,
+        formatPairedComparison,
+        pairedComparison,
+        policyHandles,
+        restoreWeights,
+        startDistributedRollouts,
+      } = await importOptional('@troupe/trainer', 'troupe eval', () => import('@troupe/trainer'));
       const config = resolveTrainerConfig(spec);
+      const execution = resolveExecution(spec, await checkExecution(spec, opts));
       const team = await composeTeam(spec);
       let trace: TraceWriter | undefined;
+      let engine: Awaited<ReturnType<typeof startDistributedRollouts>> | undefined;
       try {
         const handles = policyHandles(
           spec,
@@ -172,8 +187,26 @@ export function register(program: Command): void {
         );
         const episodes = opts.episodes ?? spec.evaluation.episodes;
         const seed = opts.seed ?? spec.seed;
+        // distributed: workers load the weights evaluated from their folder (the checkpoint or the baseline)
+        let weights: string | undefined;
+        if (execution.engine === 'bullmq')
+          engine = await startDistributedRollouts(spec, config, handles, execution, { runDir: tmpdir() });
+        const distributed = engine;
         const play = (onEvent?: EvaluateOptions['onEvent']): Promise<EvaluationResult> =>
           evaluateTeam(team, {
+            batching: execution.batching,
+            ...(distributed
+              ? {
+                  engine: {
+                    playEval: (i, o) =>
+                      distributed.playEval(
+                        i,
+                        o,
+                        weights !== undefined ? { dir: weights, versions: {} } : { versions: {} },
+                      ),
+                  },
+                }
+              : {}),
             split: opts.split as Split,
             episodes,
             seed,
@@ -186,9 +219,11 @@ export function register(program: Command): void {
         let before: EvaluationResult | undefined;
         if (baseline) {
           await restoreWeights(baseline, handles);
+          weights = baseline;
           before = await play();
         }
         if (checkpoint) await restoreWeights(checkpoint, handles);
+        weights = checkpoint;
         trace = opts.trace ? new TraceWriter(opts.trace) : undefined;
         const writer = trace;
         const r = await play(writer ? (e) => writer.next(e) : undefined);
@@ -236,6 +271,7 @@ export function register(program: Command): void {
         }
       } finally {
         await trace?.close().catch(() => undefined);
+        await engine?.close();
         await team.dispose();
       }
     });

@@ -5,3 +5,4 @@ export * from './play-job.js';
 export * from './engine.js';
 export * from './worker.js';
 export * from './redis-check.js';
+export * from './start.js';

@@ -118,7 +118,13 @@ export class JobPlayer {
       return hit;
     }
     const idle = this.kept.filter((k) => k.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed);
-    const reuse = this.kept.length >= this.capacity ? idle.find((k) => k.specKey === specKey) : undefined;
+    // a team holding other weights is reused only when the job's version replaces them (a folder, or no weights at all)
+    const reuse =
+      this.kept.length >= this.capacity
+        ? idle.find(
+            (k) => k.specKey === specKey && (job.policies.dir !== undefined || !k.handles.some((h) => h.trainable)),
+          )
+        : undefined;
     let k = reuse;
     if (!k) {
       // over capacity: the least recently used idle team goes
