@@ -32,6 +32,7 @@ const USER_FACING = [
   'CheckpointError',
   'DatasetError',
   'FolderLockError',
+  'QueueUnavailableError',
 ];
 
 /**
