@@ -206,6 +206,28 @@ describe('Dispatcher and workers (in-process workers)', function () {
     );
   });
 
+  it("a worker's close() lets its running job finish and takes no other", async () => {
+    const calls: string[] = [];
+    const worker = echo('drain', 'w', calls);
+    dispatcher = new Dispatcher({ url: redis.url, queue: 'drain' });
+    const jobs = [
+      { key: 'first', payload: { n: 1, ms: 300 } },
+      { key: 'second', payload: { n: 2 } },
+    ];
+    const outcomes = dispatcher.dispatch<{ n: number }, { twice: number }>('b', jobs, { deadlineMs: 1000 });
+    const iterator = outcomes[Symbol.asyncIterator]();
+    const first = iterator.next();
+    while (calls.length === 0) await sleep(10);
+    assert.equal(worker.stats().active, 1);
+    await worker.close();
+    const done = (await first).value as JobOutcome<{ twice: number }>;
+    assert.ok(done.ok && done.result.twice === 2 && done.key === calls[0], JSON.stringify(done));
+    const rest = (await iterator.next()).value as JobOutcome<unknown>;
+    assert.ok(!rest.ok && rest.error.startsWith('deadline:'), 'the other job waited for a worker until the deadline');
+    assert.equal(calls.length, 1);
+    assert.equal(worker.stats().completed, 1);
+  });
+
   it('leaving the loop early removes the jobs no worker has taken', async () => {
     const calls: string[] = [];
     workers.push(echo('early', 'w', calls));
