@@ -42,7 +42,7 @@ export interface EvaluateOptions {
   readonly grammar?: boolean;
   /** Every event (a trace writer, a progress display). */
   readonly onEvent?: (event: EpisodeEvent) => void;
-  /** Lockstep batching across the episodes (`step`, the default) or per episode, as workers play them. */
+  /** Lockstep batching per instance (`instance`, the default, as workers play them) or across all the episodes (`step`). */
   readonly batching?: 'step' | 'instance';
   /** Plays the episodes elsewhere (the distributed engine), one job per instance. */
   readonly engine?: EvalEngine;
@@ -152,7 +152,7 @@ export async function evaluateTeam(
     await playEpisodes(
       contexts.map((c) => [c]),
       options.concurrency ?? 4,
-      options.batching ?? 'step',
+      options.batching ?? 'instance',
       feed,
     );
   }

@@ -44,7 +44,7 @@ export interface RolloutSetup {
   /** The spec's seed: instances and samples derive from it. */
   readonly seed: number;
   readonly config: TrainerConfig;
-  /** How lockstep batching merges generation calls (default `step`). */
+  /** How lockstep batching merges generation calls (default `instance`). */
   readonly batching?: RolloutBatching;
 }
 
@@ -199,7 +199,7 @@ export async function playStepRollouts(
     return { records, summary: summary.result(), replayed, failed };
   }
   const perInstance = planned.map((p) => instanceEpisodes(step, p, s));
-  const episodes = await playEpisodes(perInstance, c.concurrency, s.batching ?? 'step', (e) => summary.next(e));
+  const episodes = await playEpisodes(perInstance, c.concurrency, s.batching ?? 'instance', (e) => summary.next(e));
   // An instance is solved when any of its episodes is (grpo-naive plays each planned instance K times).
   const solved = new Set(episodes.filter((e) => e.end.success).map((e) => e.instanceUid));
   schedule.record(planned.map((p, i) => ({ ...p, success: solved.has(perInstance[i]![0]!.instanceUid) })));

@@ -26,7 +26,7 @@ export interface ExecutionSettings {
   readonly redisTimeoutMs: number;
   /** Shared folder of policy versions (absolute), or undefined: `<run>/policies`. */
   readonly checkpoints: string | undefined;
-  /** Lockstep batching of an in-process run: across the step (default) or per instance (always, with bullmq). */
+  /** Lockstep batching of an in-process run: per instance (default; always with bullmq) or across the step. */
   readonly batching: 'step' | 'instance';
 }
 
@@ -89,6 +89,6 @@ export function resolveExecution(spec: TeamSpec, overrides: ExecutionOverrides =
     deadlineMs: e.deadlineMs,
     redisTimeoutMs: e.redisTimeoutMs ?? EXECUTION_DEFAULTS.redisTimeoutMs,
     checkpoints,
-    batching: engine === 'bullmq' ? 'instance' : (e.batching ?? 'step'),
+    batching: engine === 'bullmq' ? 'instance' : (e.batching ?? 'instance'),
   };
 }
