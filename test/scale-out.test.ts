@@ -1,7 +1,7 @@
 /**
  * The distributed engine end to end: `troupe train --redis` with `troupe worker` child processes on a real
  * redis-server (Debian's, started here on a free port). The in-process run of the same spec (lockstep batching per
- * instance, `execution.batching: instance`) is the reference: distributed traces must equal it byte for byte (trace
+ * instance, the default `execution.batching`) is the reference: distributed traces must equal it byte for byte (trace
  * records hold no timing fields), with one worker, two, a worker SIGKILLed mid-step and Redis killed and restarted
  * mid-step. A poisoned job fails after its attempts, its instance is dropped from the step, logged, and the run ends.
  */

@@ -28,11 +28,11 @@ import {
   treeSeats,
   Trainer,
   VersionPublisher,
-  type QueueOutcome,
   type RolloutJob,
   type RolloutJobResult,
   type RolloutQueue,
 } from '../src/index.js';
+import type { JobOutcome } from '@troupe/scale-out';
 import { microTeamSpec } from './trainer-helpers.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'troupe-dist-'));
@@ -50,8 +50,8 @@ class ReversedQueue implements RolloutQueue {
     _batch: string,
     jobs: { key: string; payload: RolloutJob; pool?: string }[],
     options: { attempts?: number },
-  ): AsyncIterable<QueueOutcome<RolloutJobResult>> {
-    const out: QueueOutcome<RolloutJobResult>[] = [];
+  ): AsyncIterable<JobOutcome<RolloutJobResult>> {
+    const out: JobOutcome<RolloutJobResult>[] = [];
     for (const j of jobs) {
       this.dispatched.push(j.key);
       this.pools.push(j.pool);
@@ -171,7 +171,7 @@ describe('distributed engine (in one process)', function () {
   it('the trainer over a queue: outcomes out of order give plan order; a failed job drops its instance and is logged; pools', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { batchSize: 3, concurrency: 3, steps: 1 } });
     const reference = tmp();
-    const t0 = await Trainer.create(withSpecChanges(spec, { execution: { batching: 'instance' } }), {
+    const t0 = await Trainer.create(spec, {
       outDir: reference,
       skipFinalEval: true,
     });
@@ -229,7 +229,7 @@ describe('distributed engine (in one process)', function () {
     });
     const evalOf = async (options: { queue?: RolloutQueue }): Promise<Record<string, unknown>> => {
       const out = tmp();
-      const t = await Trainer.create(withSpecChanges(spec, { execution: { batching: 'instance' } }), {
+      const t = await Trainer.create(spec, {
         outDir: out,
         skipFinalEval: true,
         ...(options.queue ? { execution: { redis: 'redis://x:1' }, queue: options.queue } : {}),
@@ -269,7 +269,8 @@ describe('distributed engine (in one process)', function () {
   it('execution: bullmq needs a Redis URL, pools name policies, --redis and --shared override the spec', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role' });
     assert.equal(resolveExecution(spec).engine, 'in-process');
-    assert.equal(resolveExecution(spec).batching, 'step');
+    assert.equal(resolveExecution(spec).batching, 'instance');
+    assert.equal(resolveExecution(withSpecChanges(spec, { execution: { batching: 'step' } })).batching, 'step');
     const e = resolveExecution(spec, { redis: 'redis://h:1', shared: 'shared-dir' });
     assert.deepEqual([e.engine, e.redis, e.batching, e.attempts], ['bullmq', 'redis://h:1', 'instance', 3]);
     assert.equal(e.checkpoints, join(process.cwd(), 'shared-dir'));

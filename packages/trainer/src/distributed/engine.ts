@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { TeamSpec, TrainerConfig } from '@troupe/kernel';
+import type { DispatchJob, JobOutcome } from '@troupe/scale-out';
 import type { ScheduledInstance } from '../instances.js';
 import type { PolicyHandle } from '../policies.js';
 import type { InstanceOutcome, RolloutEngine } from '../rollouts.js';
@@ -13,25 +14,13 @@ import type { EvalJobOptions } from '../evaluate.js';
 import { evalJobKey, jobKey, type PolicyVersions, type RolloutJob, type RolloutJobResult } from './job.js';
 import { VersionPublisher } from './versions.js';
 
-/** A job as the queue takes it (@troupe/scale-out `DispatchJob`). */
-export interface QueueJob<P> {
-  key: string;
-  payload: P;
-  pool?: string;
-}
-
-/** A job's end as the queue gives it (@troupe/scale-out `JobOutcome`). */
-export type QueueOutcome<R> =
-  | { key: string; ok: true; result: R; worker: string; attempts: number; ms: number }
-  | { key: string; ok: false; error: string; attempts: number; worker?: string };
-
 /** What the engine needs of a queue (@troupe/scale-out's `Dispatcher`). */
 export interface RolloutQueue {
   dispatch(
     batch: string,
-    jobs: QueueJob<RolloutJob>[],
+    jobs: DispatchJob<RolloutJob>[],
     options: { attempts?: number; deadlineMs?: number },
-  ): AsyncIterable<QueueOutcome<RolloutJobResult>>;
+  ): AsyncIterable<JobOutcome<RolloutJobResult>>;
   /** Queue depth, retries and per-worker rates (JSON). */
   stats(): Promise<ScaleOutStats>;
   close(): Promise<void>;
@@ -103,12 +92,12 @@ export class DistributedRollouts implements RolloutEngine {
     const started = performance.now();
     const policies = await this.publisher.publish(step - 1);
     const pool = this.pool;
-    const jobs: QueueJob<RolloutJob>[] = planned.map((instance) => ({
+    const jobs: DispatchJob<RolloutJob>[] = planned.map((instance) => ({
       key: jobKey(this.runId, step, instance),
       payload: { format: 1, runId: this.runId, step, instance, spec: this.spec, config: this.config, policies },
       ...(pool !== undefined ? { pool } : {}),
     }));
-    const got = new Map<string, QueueOutcome<RolloutJobResult>>();
+    const got = new Map<string, JobOutcome<RolloutJobResult>>();
     const watch = this.watchWorkers(`step ${step}`, pool, () => jobs.length - got.size);
     try {
       for await (const o of this.queue.dispatch(`${this.runId}/step-${step}`, jobs, {
@@ -155,7 +144,7 @@ export class DistributedRollouts implements RolloutEngine {
   ): Promise<(RolloutJobResult['events'] | { error: string })[]> {
     const n = ++this.evaluations;
     const pool = this.pool;
-    const jobs: QueueJob<RolloutJob>[] = indices.map((index) => ({
+    const jobs: DispatchJob<RolloutJob>[] = indices.map((index) => ({
       key: evalJobKey(this.runId, n, options.split, index),
       payload: {
         format: 1,
@@ -169,7 +158,7 @@ export class DistributedRollouts implements RolloutEngine {
       },
       ...(pool !== undefined ? { pool } : {}),
     }));
-    const got = new Map<string, QueueOutcome<RolloutJobResult>>();
+    const got = new Map<string, JobOutcome<RolloutJobResult>>();
     const watch = this.watchWorkers(`evaluation ${n}`, pool, () => jobs.length - got.size);
     try {
       for await (const o of this.queue.dispatch(`${this.runId}/eval-${n}`, jobs, {

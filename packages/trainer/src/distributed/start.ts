@@ -32,5 +32,5 @@ export async function redisQueue(execution: ExecutionSettings): Promise<RolloutQ
     url: execution.redis!,
     queue: execution.queue,
     redisTimeoutMs: execution.redisTimeoutMs,
-  }) as unknown as RolloutQueue;
+  });
 }
