@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GQA_SMALL } from './helpers/tiny-config.js';
 import {
   initBackend,
   loadCheckpoint,
@@ -33,16 +34,7 @@ interface Ours {
 
 const PROMPT = 'the player is to the left of the goal . plan : go up then right';
 const NEW = 12;
-/** A GQA config (4 query heads on 2 kv heads), small enough for a quick test. */
-const GQA = {
-  vocab_size: 512,
-  hidden_size: 64,
-  intermediate_size: 128,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 16,
-};
+const GQA = GQA_SMALL;
 const CASES = [
   { name: 'qwen3 GQA untied', type: 'qwen3', tie: false, preset: false },
   { name: 'qwen3 GQA tied', type: 'qwen3', tie: true, preset: false },

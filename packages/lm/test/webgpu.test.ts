@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GQA_SMALL } from './helpers/tiny-config.js';
 import {
   AdamW,
   CausalLM,
@@ -31,13 +32,7 @@ import {
 
 /** The GQA config of the parity test (4 query heads on 2 kv heads). */
 const GQA = {
-  vocab_size: 512,
-  hidden_size: 64,
-  intermediate_size: 128,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 16,
+  ...GQA_SMALL,
   rms_norm_eps: 1e-6,
   bos_token_id: 1,
   eos_token_id: 2,
