@@ -1,6 +1,7 @@
 /**
  * Which train instances a training step plays: fresh ones, in index order, skipping an index whose instance the run
- * has already played (see {@link DistinctIndices}), and — with `algorithm.replay` — earlier ones the team failed, again. This is prioritised level replay in its plainest form: a
+ * has already played (see {@link DistinctIndices}), and — with `algorithm.replay` — earlier ones the team failed,
+ * again. This is prioritised level replay in its plainest form: a
  * first-in first-out queue of failed instances, each replayed at most `maxReplays` times, taking up to
  * `fraction` × B of a step's B instances. Failures are where the policy still has something to learn; a fresh
  * instance the greedy-leaning policy already solves mostly adds groups whose branches all succeed.
