@@ -44,7 +44,7 @@ export function register(program: Command): void {
       const started = performance.now();
       let jobs = 0;
       let failed = 0;
-      let episodes = 0;
+      let samples = 0;
       let last = '';
       const tty = Boolean(process.stderr.isTTY);
       const line = (text: string): void => {
@@ -65,11 +65,11 @@ export function register(program: Command): void {
         onJob: (e) => {
           jobs++;
           if (!e.ok) failed++;
-          episodes += e.episodes;
+          samples += e.samples;
           if (!e.ok) last = `; last failure ${e.key}: ${e.error}`;
           const s = (performance.now() - started) / 1000;
           line(
-            `worker ${name}: ${jobs} jobs (${failed} failed), ${episodes} samples, ${(jobs / s).toFixed(2)} jobs/s${last}`,
+            `worker ${name}: ${jobs} jobs (${failed} failed), ${samples} samples, ${(jobs / s).toFixed(2)} jobs/s${last}`,
           );
         },
       });

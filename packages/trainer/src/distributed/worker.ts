@@ -20,8 +20,8 @@ export interface RolloutWorkerOptions {
   readonly stallMs?: number;
   /** Told when a job starts. */
   readonly onStart?: (e: { key: string; attempt: number }) => void;
-  /** Told after each job: its key and whether it went well. */
-  readonly onJob?: (e: { key: string; ok: boolean; error?: string; seconds: number; episodes: number }) => void;
+  /** Told after each job: its key, whether it went well, and the samples (step records) it sends back. */
+  readonly onJob?: (e: { key: string; ok: boolean; error?: string; seconds: number; samples: number }) => void;
 }
 
 /** A running rollout worker. */
@@ -35,7 +35,7 @@ export interface RolloutWorker {
 
 /** Starts a rollout worker on @troupe/scale-out (loaded here only). */
 export async function startRolloutWorker(o: RolloutWorkerOptions): Promise<RolloutWorker> {
-  const { startWorker } = await import('@troupe/scale-out');
+  const { startWorker, UnrecoverableError } = await import('@troupe/scale-out');
   const player = new JobPlayer({ teams: Math.max(2, (o.concurrency ?? 1) + 1) });
   const handle = startWorker<RolloutJob, RolloutJobResult>({
     url: o.redis,
@@ -48,7 +48,7 @@ export async function startRolloutWorker(o: RolloutWorkerOptions): Promise<Rollo
       o.onStart?.({ key: job.key, attempt: job.attempt });
       try {
         const result = await player.play(payload);
-        o.onJob?.({ key: job.key, ok: true, seconds: result.seconds, episodes: result.records.length });
+        o.onJob?.({ key: job.key, ok: true, seconds: result.seconds, samples: result.records.length });
         return result;
       } catch (err) {
         const error = err instanceof Error ? err : new Error(String(err));
@@ -57,13 +57,11 @@ export async function startRolloutWorker(o: RolloutWorkerOptions): Promise<Rollo
           ok: false,
           error: error.message,
           seconds: (performance.now() - started) / 1000,
-          episodes: 0,
+          samples: 0,
         });
         if ('unrecoverable' in error) {
-          // BullMQ fails a job whose error is named UnrecoverableError at once, without its other attempts
-          const refused = new Error(error.message);
-          refused.name = 'UnrecoverableError';
-          throw refused;
+          // fails the job at once, without its other attempts: retrying cannot help
+          throw new UnrecoverableError(error.message);
         }
         throw error;
       }
