@@ -97,17 +97,7 @@ export class DistributedRollouts implements RolloutEngine {
       payload: { format: 1, runId: this.runId, step, instance, spec: this.spec, config: this.config, policies },
       ...(pool !== undefined ? { pool } : {}),
     }));
-    const got = new Map<string, JobOutcome<RolloutJobResult>>();
-    const watch = this.watchWorkers(`step ${step}`, pool, () => jobs.length - got.size);
-    try {
-      for await (const o of this.queue.dispatch(`${this.runId}/step-${step}`, jobs, {
-        attempts: this.options.attempts,
-        ...(this.options.deadlineMs !== undefined ? { deadlineMs: this.options.deadlineMs } : {}),
-      }))
-        got.set(o.key, o);
-    } finally {
-      clearInterval(watch);
-    }
+    const got = await this.collect(`step ${step}`, `${this.runId}/step-${step}`, jobs, pool);
     const workers: Record<string, number> = {};
     let attempts = 0;
     const out = jobs.map((j): InstanceOutcome => {
@@ -158,10 +148,28 @@ export class DistributedRollouts implements RolloutEngine {
       },
       ...(pool !== undefined ? { pool } : {}),
     }));
+    const got = await this.collect(`evaluation ${n}`, `${this.runId}/eval-${n}`, jobs, pool);
+    return jobs.map((j) => {
+      const o = got.get(j.key);
+      if (!o) return { error: 'the queue gave no outcome for this job' };
+      return o.ok ? o.result.events : { error: o.error };
+    });
+  }
+
+  /**
+   * Dispatches `jobs` as batch `batch` and collects each key's outcome, with the run's attempts and deadline; while
+   * they run, tells when no live worker takes their pool (`what` names them in that notice).
+   */
+  private async collect(
+    what: string,
+    batch: string,
+    jobs: readonly DispatchJob<RolloutJob>[],
+    pool: string | undefined,
+  ): Promise<Map<string, JobOutcome<RolloutJobResult>>> {
     const got = new Map<string, JobOutcome<RolloutJobResult>>();
-    const watch = this.watchWorkers(`evaluation ${n}`, pool, () => jobs.length - got.size);
+    const watch = this.watchWorkers(what, pool, () => jobs.length - got.size);
     try {
-      for await (const o of this.queue.dispatch(`${this.runId}/eval-${n}`, jobs, {
+      for await (const o of this.queue.dispatch(batch, [...jobs], {
         attempts: this.options.attempts,
         ...(this.options.deadlineMs !== undefined ? { deadlineMs: this.options.deadlineMs } : {}),
       }))
@@ -169,11 +177,7 @@ export class DistributedRollouts implements RolloutEngine {
     } finally {
       clearInterval(watch);
     }
-    return jobs.map((j) => {
-      const o = got.get(j.key);
-      if (!o) return { error: 'the queue gave no outcome for this job' };
-      return o.ok ? o.result.events : { error: o.error };
-    });
+    return got;
   }
 
   /** While a step runs: tells {@link DistributedOptions.onNoWorkers} when no live worker takes its pool. */
