@@ -33,6 +33,7 @@ const USER_FACING = [
   'DatasetError',
   'FolderLockError',
   'QueueUnavailableError',
+  'BackendError',
 ];
 
 /**

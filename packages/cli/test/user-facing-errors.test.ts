@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { PluginError } from '@troupe/kernel';
+import { initBackend } from '@troupe/lm/model';
 import { isUserFacing } from '../src/main.js';
 
 describe('troupe: which errors are the user’s to fix', () => {
@@ -24,5 +25,16 @@ describe('troupe: which errors are the user’s to fix', () => {
     assert.equal(isUserFacing(bug), false);
     assert.equal(isUserFacing(new Error('episode x: failed to generate', { cause: bug })), false);
     assert.equal(isUserFacing('a string'), false);
+  });
+
+  it('a backend that cannot start is the user’s (a setting to change)', async () => {
+    const err = await initBackend({ backend: 'tensorflow-gpu' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // tfjs-node-gpu is not a dependency of the workspace: it cannot start here, and says what to choose instead
+    assert.ok(err instanceof Error, 'tensorflow-gpu started: this test needs a machine without tfjs-node-gpu');
+    assert.match(err.message, /could not be started: .*choose another of/);
+    assert.equal(isUserFacing(err), true);
   });
 });

@@ -55,11 +55,22 @@ function errorText(err: unknown): string {
   return msg.split('\n')[0]!.slice(0, 300);
 }
 
+/**
+ * A backend that was asked for (by name, TROUPE_BACKEND or `auto`) and cannot run here: the message names where the
+ * name came from, why each candidate failed and what to choose instead; the CLI prints it without a stack trace.
+ */
+export class BackendError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BackendError';
+  }
+}
+
 /** Checks a backend name from an option or the environment; throws a usage-style error naming the source. */
 function parseName(value: string, source: string): BackendName | 'auto' {
   const v = value.trim().toLowerCase();
   if (v === 'auto' || (BACKEND_ORDER as readonly string[]).includes(v)) return v as BackendName | 'auto';
-  throw new Error(`${source}: unknown backend '${value}'; use one of auto, ${BACKEND_ORDER.join(', ')}`);
+  throw new BackendError(`${source}: unknown backend '${value}'; use one of auto, ${BACKEND_ORDER.join(', ')}`);
 }
 
 /** The folder holding `@tensorflow/tfjs-backend-wasm`'s `.wasm` files, with a trailing slash. */
@@ -128,7 +139,7 @@ export async function initBackend(options: BackendOptions = {}): Promise<Backend
     }
   }
   const why = skipped.map((s) => `${s.backend}: ${s.reason}`).join('; ');
-  throw new Error(
+  throw new BackendError(
     wanted === 'auto'
       ? `no tfjs backend could be started (${why})`
       : `backend '${wanted}' (from ${source === 'env' ? 'TROUPE_BACKEND' : 'the backend option'}) could not be started: ${why}. ` +
