@@ -209,6 +209,7 @@ describe('generation under a grammar and a token budget', () => {
     for (const s of await sample(11, pattern)) {
       assert.match(s.text, /^ANSWER: \d{3}$/);
       assert.equal(s.tokenIds.length, 11);
+      assert.equal(s.finishReason, 'stop', 'the grammar admits nothing after its last token: a stop, not a cut');
     }
     const roomy = await sample(16, pattern);
     for (const s of roomy) assert.match(s.text, /^ANSWER: [a-z ]*\d{3}$/, s.text);

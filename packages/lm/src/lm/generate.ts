@@ -473,7 +473,8 @@ export async function decodeBatch(
           }
           if (!row.done && row.tokenIds.length >= o.maxNewTokens) {
             row.done = true;
-            row.finishReason = 'length';
+            // a grammar that admits nothing more ended the sample, not the budget
+            row.finishReason = cur?.complete && cur.allowed().length === 0 ? 'stop' : 'length';
           }
         }
         if (!row.done) {
