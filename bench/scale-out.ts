@@ -99,6 +99,7 @@ try {
       redis: redis.url,
       queue: 'troupe-rollouts',
       pools: {},
+      updatePools: {},
       attempts: 3,
       deadlineMs: undefined,
       redisTimeoutMs: 30_000,

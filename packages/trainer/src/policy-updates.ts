@@ -1,7 +1,8 @@
 /**
  * The RL update of one training step, policy by policy: which step records each trainable policy learns from, the
- * PPO plan of each (prompt groups, advantages, learning rate, mini-batches), where it runs (the main thread or the
- * policy's persistent worker thread), and the frozen reference model of the KL penalty.
+ * PPO plan of each (prompt groups, advantages, learning rate, mini-batches), where it runs (the main thread, the
+ * policy's persistent worker thread, or a worker of its update pool: {@link RemoteUpdater}), and the frozen reference
+ * model of the KL penalty.
  */
 import { join } from 'node:path';
 import { type Rng, type StepRecord, type TeamSpec, type TrainerConfig, TrainingSettingError } from '@troupe/kernel';
@@ -28,12 +29,30 @@ export interface UpdateContext {
 }
 
 /**
+ * Runs some policies' updates elsewhere: the distributed engine's update pools (`execution.updatePools`,
+ * distributed/remote-updates.ts).
+ */
+export interface RemoteUpdater {
+  /** Update pool of each policy whose updates run there. */
+  readonly pools: Readonly<Record<string, string>>;
+  /**
+   * Runs these policies' updates of step `step` at once and loads the results into their models and optimizers;
+   * returns each policy's statistics. Throws naming the policy and its pool when one fails.
+   */
+  update(
+    step: number,
+    updates: readonly { readonly handle: PolicyHandle; readonly job: UpdateJob }[],
+  ): Promise<Record<string, Record<string, number>>>;
+}
+
+/**
  * The policies' RL updates. Every trainable policy that is not frozen is updated on ITS step records only: those
  * whose `policy` is its name, i.e. those of the seats mapped to it (an L2 adapter sees its own seat's records and
  * nothing else). Records with a null advantage (grpo-naive: not in the last turn) are not trained on.
  */
 export class PolicyUpdates {
   private readonly workers = new Map<string, UpdateWorker>();
+  private remote: RemoteUpdater | undefined;
 
   constructor(
     private readonly handles: readonly PolicyHandle[],
@@ -48,6 +67,29 @@ export class PolicyUpdates {
    */
   get updateWorkers(): ReadonlyMap<string, UpdateWorker> {
     return this.workers;
+  }
+
+  /**
+   * Runs the updates of the policies in `remote.pools` through `remote` from now on. Throws a
+   * {@link TrainingSettingError} naming `execution.updatePools.<policy>` for a policy whose update cannot run there:
+   * not trainable, frozen, or LoRA (its adapter updates in the trainer's process).
+   */
+  useRemote(remote: RemoteUpdater): void {
+    for (const name of Object.keys(remote.pools)) {
+      const h = this.handles.find((x) => x.name === name);
+      const why = !h?.trainable
+        ? 'is not trainable'
+        : h.frozen
+          ? 'is frozen'
+          : h.lora || h.trainable.model.lora.size > 0
+            ? 'is a LoRA policy (update pools take full-model policies)'
+            : undefined;
+      if (why)
+        throw new TrainingSettingError(
+          `${this.spec.file}: execution.updatePools.${name}: policy '${name}' ${why}, so it has no update to run in pool '${remote.pools[name]}'; remove it from execution.updatePools`,
+        );
+    }
+    this.remote = remote;
   }
 
   /**
@@ -89,9 +131,19 @@ export class PolicyUpdates {
       );
     }
     const threaded = new Set(this.threadedPolicies());
+    const remote = this.remote;
+    const inPool = updates.filter((u) => u.job && remote?.pools[u.handle.name] !== undefined);
     const inWorker = updates.filter((u) => u.job && threaded.has(u.handle));
-    const inThread = updates.filter((u) => !inWorker.includes(u));
+    const inThread = updates.filter((u) => !inWorker.includes(u) && !inPool.includes(u));
     const results = await Promise.allSettled([
+      (async () => {
+        if (inPool.length === 0) return;
+        const stats = await remote!.update(
+          step,
+          inPool.map((u) => ({ handle: u.handle, job: u.job! })),
+        );
+        for (const u of inPool) this.finish(u, stats[u.handle.name]!);
+      })(),
       ...inWorker.map(async (u) => this.finish(u, await this.updateWorker(u.handle).update(u.job!))),
       (async () => {
         for (const u of inThread) await this.runInThread(u);
@@ -107,6 +159,7 @@ export class PolicyUpdates {
     const metrics: Record<string, number> = {};
     for (const u of updates) for (const [k, v] of Object.entries(u.out)) metrics[`loss/${u.handle.name}/${k}`] = v;
     metrics['update/workers'] = inWorker.length;
+    if (remote) metrics['update/remote'] = inPool.length;
     Object.assign(metrics, weightMemoryMetrics(weightMemory(this.handles)));
     return metrics;
   }
@@ -215,13 +268,20 @@ export class PolicyUpdates {
   }
 
   /**
-   * The policies whose updates run in worker threads: the full-model (not LoRA) trainable policies with seats, up to
+   * The policies whose updates run in worker threads: the full-model (not LoRA) trainable policies with seats and no
+   * update pool, up to
    * `algorithm.workers` of them, when there are at least two and the backend is single-threaded (wasm, cpu).
    */
   private threadedPolicies(): PolicyHandle[] {
     if (this.config.name === 'none') return [];
     const full = this.handles.filter(
-      (h) => h.trainable && !h.frozen && !h.lora && h.trainable.model.lora.size === 0 && h.seats.length > 0,
+      (h) =>
+        h.trainable &&
+        !h.frozen &&
+        !h.lora &&
+        h.trainable.model.lora.size === 0 &&
+        h.seats.length > 0 &&
+        this.remote?.pools[h.name] === undefined,
     );
     const backend = currentBackend()?.backend;
     if (this.config.workers < 2 || full.length < 2 || (backend !== 'wasm' && backend !== 'cpu')) return [];

@@ -117,6 +117,7 @@ export abstract class TrainerSetup {
         ...(this.options.queue ? { queue: this.options.queue } : {}),
         onNoWorkers: (message) => this.emit({ type: 'waiting', message }),
       });
+      if (this.engine.updates) this.updates.useRemote(this.engine.updates); // execution.updatePools
     }
     if (!at) return undefined;
     this.rng = await this.folder.restore(at, this.handles);

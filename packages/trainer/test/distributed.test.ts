@@ -1,11 +1,12 @@
 /**
  * The distributed engine's parts in one process: the job player (a worker's side) against the trainer's own rollouts,
  * policy versions (published atomically, pruned, refused when unreadable), and the engine over an in-memory queue
- * that gives outcomes out of order and fails one job. The real queue (BullMQ on redis-server) and `troupe worker`
+ * that gives outcomes out of order and fails one job, and update jobs (`execution.updatePools`) against the trainer's own
+ * updates. The real queue (BullMQ on redis-server) and `troupe worker`
  * processes are tested end to end in the repository's test/scale-out.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -27,10 +28,13 @@ import {
   policyHandles,
   treeSeats,
   Trainer,
+  UpdatePlayer,
   VersionPublisher,
   type RolloutJob,
   type RolloutJobResult,
   type RolloutQueue,
+  type UpdateJobOutcome,
+  type UpdateJobPayload,
 } from '../src/index.js';
 import type { JobOutcome } from '@troupe/scale-out';
 import { microTeamSpec } from './trainer-helpers.js';
@@ -43,21 +47,26 @@ const tmp = (): string => mkdtempSync(join(tmpdir(), 'troupe-dist-'));
  */
 class ReversedQueue implements RolloutQueue {
   readonly player = new JobPlayer();
+  readonly updater = new UpdatePlayer();
   dispatched: string[] = [];
   pools: (string | undefined)[] = [];
+  updates: UpdateJobPayload[] = [];
   constructor(private readonly poison: (key: string) => boolean = () => false) {}
   async *dispatch(
     _batch: string,
-    jobs: { key: string; payload: RolloutJob; pool?: string }[],
+    jobs: { key: string; payload: RolloutJob | UpdateJobPayload; pool?: string }[],
     options: { attempts?: number },
-  ): AsyncIterable<JobOutcome<RolloutJobResult>> {
-    const out: JobOutcome<RolloutJobResult>[] = [];
+  ): AsyncIterable<JobOutcome<RolloutJobResult | UpdateJobOutcome>> {
+    const out: JobOutcome<RolloutJobResult | UpdateJobOutcome>[] = [];
     for (const j of jobs) {
       this.dispatched.push(j.key);
       this.pools.push(j.pool);
+      const p = j.payload;
       if (this.poison(j.key)) out.push({ key: j.key, ok: false, error: 'boom', attempts: options.attempts ?? 1 });
-      else
-        out.push({ key: j.key, ok: true, result: await this.player.play(j.payload), worker: 'w', attempts: 1, ms: 1 });
+      else if ('kind' in p) {
+        this.updates.push(p);
+        out.push({ key: j.key, ok: true, result: await this.updater.run(p), worker: 'w', attempts: 1, ms: 1 });
+      } else out.push({ key: j.key, ok: true, result: await this.player.play(p), worker: 'w', attempts: 1, ms: 1 });
     }
     yield* out.reverse();
   }
@@ -65,6 +74,7 @@ class ReversedQueue implements RolloutQueue {
     return Promise.reject(new Error('no stats in memory'));
   }
   close(): Promise<void> {
+    this.updater.dispose();
     return this.player.dispose();
   }
 }
@@ -266,6 +276,85 @@ describe('distributed engine (in one process)', function () {
     }
   });
 
+  it('update pools: the same trace, weights and optimizer state as in-process; a redelivered job gives the same bytes; a failed one names the policy and pool', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { batchSize: 2, concurrency: 2, steps: 2 } });
+    const train = async (s: typeof spec, queue?: ReversedQueue): Promise<string> => {
+      const out = tmp();
+      const t = await Trainer.create(s, {
+        outDir: out,
+        skipFinalEval: true,
+        ...(queue ? { execution: { redis: 'redis://x:1' }, queue } : {}),
+      });
+      try {
+        await t.run();
+      } finally {
+        await t.dispose();
+      }
+      return out;
+    };
+    const reference = await train(spec);
+    const pooled = withSpecChanges(spec, { execution: { updatePools: { proposer: 'up-a', executor: 'up-b' } } });
+    const queue = new ReversedQueue();
+    const out = await train(pooled, queue);
+    const bytes = (run: string, file: string): Buffer => readFileSync(join(run, 'checkpoints', 'step-2', file));
+    assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), readFileSync(join(reference, 'trace.jsonl'), 'utf8'));
+    for (const file of [
+      'proposer/model.safetensors',
+      'executor/model.safetensors',
+      'trainer/proposer.optimizer.safetensors',
+      'trainer/executor.optimizer.safetensors',
+    ])
+      assert.ok(bytes(out, file).equals(bytes(reference, file)), `${file} equals the in-process run's`);
+    const updates = queue.dispatched.filter((k) => k.includes('/update/'));
+    assert.deepEqual(
+      updates.map((k) => k.split('/').slice(1).join('/')),
+      ['step-1/update/proposer', 'step-1/update/executor', 'step-2/update/proposer', 'step-2/update/executor'],
+    );
+    assert.deepEqual(
+      queue.pools.filter((_, i) => queue.dispatched[i]!.includes('/update/')),
+      ['up-a', 'up-b', 'up-a', 'up-b'],
+    );
+    // the worker held each policy between steps: it loaded each starting version once
+    assert.deepEqual([queue.updater.updates, queue.updater.loads], [4, 2]);
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>)
+      .filter((m) => (m.kind as unknown) === 'train');
+    assert.deepEqual(
+      metrics.map((m) => [m['update/remote'], m['loss/proposer/version'], m['loss/executor/version']]),
+      [
+        [2, 1, 1],
+        [2, 2, 2],
+      ],
+    );
+    // redelivered: the result folder is there, so the job returns it as it is; a fresh worker that loads the starting
+    // version from the shared folder (the first died) writes the same bytes
+    const last = queue.updates.at(-1)!;
+    const again = new UpdatePlayer();
+    try {
+      const before = readFileSync(join(last.out, 'model.safetensors'));
+      const r = await again.run(last);
+      assert.equal(again.updates, 0);
+      assert.ok(readFileSync(join(last.out, 'model.safetensors')).equals(before));
+      const moved = `${last.out}-first`;
+      renameSync(last.out, moved);
+      const r2 = await again.run(last);
+      assert.deepEqual([again.updates, again.loads], [1, 1]);
+      assert.deepEqual(r2.stats, r.stats);
+      for (const f of ['model.safetensors', 'optimizer.safetensors', 'stats.json'])
+        assert.ok(readFileSync(join(last.out, f)).equals(readFileSync(join(moved, f))), `${f}: the same bytes`);
+    } finally {
+      again.dispose();
+    }
+    // a failed update job fails the step, naming the policy and its pool
+    const poisoned = new ReversedQueue((key) => key.endsWith('/step-1/update/executor'));
+    await assert.rejects(
+      train(withSpecChanges(pooled, { algorithm: { steps: 1 } }), poisoned),
+      /RL update of policy 'executor' in update pool 'up-b' failed after 3 attempts: boom/,
+    );
+  });
+
   it('execution: bullmq needs a Redis URL, pools name policies, --redis and --shared override the spec', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role' });
     assert.equal(resolveExecution(spec).engine, 'in-process');
@@ -287,5 +376,18 @@ describe('distributed engine (in one process)', function () {
         err instanceof SpecError &&
         /pools\.yaml:3:\d+ execution\.pools\.planner: unknown policy "planner"/.test(err.message),
     );
+    writeFileSync(file, `extends: ${spec.file}\nexecution:\n  updatePools: { proposer: a, planner: b }\n`);
+    assert.throws(
+      () => loadTeamSpec(file),
+      (err: Error) =>
+        err instanceof SpecError &&
+        /pools\.yaml:3:\d+ execution\.updatePools\.planner: unknown policy "planner"/.test(err.message),
+    );
+    const updates = withSpecChanges(spec, { execution: { updatePools: { proposer: 'a' } } });
+    assert.throws(
+      () => resolveExecution(updates),
+      (err: Error) => err instanceof SpecError && /execution\.updatePools.*need the bullmq engine/s.test(err.message),
+    );
+    assert.deepEqual(resolveExecution(updates, { redis: 'redis://h:1' }).updatePools, { proposer: 'a' });
   });
 });

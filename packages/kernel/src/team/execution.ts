@@ -18,6 +18,11 @@ export interface ExecutionSettings {
   readonly queue: string;
   /** Pool of each policy's generation. */
   readonly pools: Readonly<Record<string, string>>;
+  /**
+   * Pool of each policy's RL update (bullmq only): that policy's update of each step is a job taken by the pool's
+   * workers; the other policies update in the trainer's process.
+   */
+  readonly updatePools: Readonly<Record<string, string>>;
   /** Tries per job. */
   readonly attempts: number;
   /** A step's jobs not done this long after they went out fail (undefined: no deadline). */
@@ -60,6 +65,15 @@ export function resolveExecution(spec: TeamSpec, overrides: ExecutionOverrides =
         'add execution.redis: redis://host:6379, or pass --redis URL',
       ),
     ]);
+  if (engine !== 'bullmq' && Object.keys(e.updatePools ?? {}).length > 0)
+    throw new SpecError(spec.file, [
+      specIssue(
+        spec,
+        ['execution', 'updatePools'],
+        'update pools need the bullmq engine: the updates are jobs on Redis taken by `troupe worker --pool NAME`',
+        'add execution.redis: redis://host:6379 (or pass --redis URL), or remove execution.updatePools',
+      ),
+    ]);
   if (overrides.redis !== undefined && !/^rediss?:\/\//.test(overrides.redis))
     throw new SpecError(spec.file, [
       {
@@ -85,6 +99,7 @@ export function resolveExecution(spec: TeamSpec, overrides: ExecutionOverrides =
     redis: engine === 'bullmq' ? redis : undefined,
     queue: e.queue ?? EXECUTION_DEFAULTS.queue,
     pools: e.pools ?? {},
+    updatePools: e.updatePools ?? {},
     attempts: e.attempts ?? EXECUTION_DEFAULTS.attempts,
     deadlineMs: e.deadlineMs,
     redisTimeoutMs: e.redisTimeoutMs ?? EXECUTION_DEFAULTS.redisTimeoutMs,

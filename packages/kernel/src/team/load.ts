@@ -266,12 +266,14 @@ function crossReferenceIssues(tree: LNode, plain: Record<string, unknown>): Spec
     }
   }
   const execution = isObj(plain.execution) ? plain.execution : {};
-  if (isObj(execution.pools)) {
-    for (const policy of Object.keys(execution.pools)) {
+  for (const key of ['pools', 'updatePools']) {
+    const pools = execution[key];
+    if (!isObj(pools)) continue;
+    for (const policy of Object.keys(pools)) {
       if (!policies.includes(policy)) {
         issues.push(
           at(
-            ['execution', 'pools', policy],
+            ['execution', key, policy],
             `unknown policy "${policy}"`,
             didYouMean(policy, policies) ?? `the policies are: ${policies.join(', ')}`,
             true,

@@ -57,6 +57,7 @@ export interface ExecutionSpec {
   readonly redis?: string;
   readonly queue?: string;
   readonly pools?: Readonly<Record<string, string>>;
+  readonly updatePools?: Readonly<Record<string, string>>;
   readonly attempts?: number;
   readonly deadlineMs?: number;
   readonly redisTimeoutMs?: number;

@@ -11,16 +11,18 @@ import type { ScheduledInstance } from '../instances.js';
 import type { PolicyHandle } from '../policies.js';
 import type { InstanceOutcome, RolloutEngine } from '../rollouts.js';
 import type { EvalJobOptions } from '../evaluate.js';
+import type { RemoteUpdater } from '../policy-updates.js';
 import { evalJobKey, jobKey, type PolicyVersions, type RolloutJob, type RolloutJobResult } from './job.js';
+import type { UpdateJobOutcome, UpdateJobPayload } from './update-job.js';
 import { VersionPublisher } from './versions.js';
 
 /** What the engine needs of a queue (@troupe/scale-out's `Dispatcher`). */
 export interface RolloutQueue {
   dispatch(
     batch: string,
-    jobs: DispatchJob<RolloutJob>[],
+    jobs: DispatchJob<RolloutJob | UpdateJobPayload>[],
     options: { attempts?: number; deadlineMs?: number },
-  ): AsyncIterable<JobOutcome<RolloutJobResult>>;
+  ): AsyncIterable<JobOutcome<RolloutJobResult | UpdateJobOutcome>>;
   /** Queue depth, retries and per-worker rates (JSON). */
   stats(): Promise<ScaleOutStats>;
   close(): Promise<void>;
@@ -54,6 +56,8 @@ export class DistributedRollouts implements RolloutEngine {
   /** Unique per trainer process: a restarted trainer never takes the old process's results for its own. */
   readonly runId: string;
   private readonly publisher: VersionPublisher;
+  /** The updates of the policies with an update pool (`execution.updatePools`; set by start.ts), if any. */
+  updates: RemoteUpdater | undefined;
   private evaluations = 0;
   /** Outcomes of the last step (workers, attempts), for the metrics. */
   lastStep: { jobs: number; failed: number; attempts: number; workers: Record<string, number>; seconds: number } = {
@@ -97,7 +101,7 @@ export class DistributedRollouts implements RolloutEngine {
       payload: { format: 1, runId: this.runId, step, instance, spec: this.spec, config: this.config, policies },
       ...(pool !== undefined ? { pool } : {}),
     }));
-    const got = await this.collect(`step ${step}`, `${this.runId}/step-${step}`, jobs, pool);
+    const got = await this.collect<RolloutJobResult>(`step ${step}`, `${this.runId}/step-${step}`, jobs);
     const workers: Record<string, number> = {};
     let attempts = 0;
     const out = jobs.map((j): InstanceOutcome => {
@@ -148,7 +152,7 @@ export class DistributedRollouts implements RolloutEngine {
       },
       ...(pool !== undefined ? { pool } : {}),
     }));
-    const got = await this.collect(`evaluation ${n}`, `${this.runId}/eval-${n}`, jobs, pool);
+    const got = await this.collect<RolloutJobResult>(`evaluation ${n}`, `${this.runId}/eval-${n}`, jobs);
     return jobs.map((j) => {
       const o = got.get(j.key);
       if (!o) return { error: 'the queue gave no outcome for this job' };
@@ -157,41 +161,59 @@ export class DistributedRollouts implements RolloutEngine {
   }
 
   /**
-   * Dispatches `jobs` as batch `batch` and collects each key's outcome, with the run's attempts and deadline; while
-   * they run, tells when no live worker takes their pool (`what` names them in that notice).
+   * Runs update jobs (one per policy, each in its policy's update pool) as one batch, all at once; returns each
+   * key's outcome.
    */
-  private async collect(
+  runUpdates(
+    step: number,
+    jobs: readonly DispatchJob<UpdateJobPayload>[],
+  ): Promise<Map<string, JobOutcome<UpdateJobOutcome>>> {
+    return this.collect<UpdateJobOutcome>(`the updates of step ${step}`, `${this.runId}/step-${step}/update`, jobs);
+  }
+
+  /**
+   * Dispatches `jobs` as batch `batch` and collects each key's outcome, with the run's attempts and deadline; while
+   * they run, tells when no live worker takes a pool some of them wait in (`what` names them in that notice).
+   */
+  private async collect<R extends RolloutJobResult | UpdateJobOutcome>(
     what: string,
     batch: string,
-    jobs: readonly DispatchJob<RolloutJob>[],
-    pool: string | undefined,
-  ): Promise<Map<string, JobOutcome<RolloutJobResult>>> {
-    const got = new Map<string, JobOutcome<RolloutJobResult>>();
-    const watch = this.watchWorkers(what, pool, () => jobs.length - got.size);
+    jobs: readonly DispatchJob<RolloutJob | UpdateJobPayload>[],
+  ): Promise<Map<string, JobOutcome<R>>> {
+    const got = new Map<string, JobOutcome<R>>();
+    const watch = this.watchWorkers(what, jobs, got);
     try {
       for await (const o of this.queue.dispatch(batch, [...jobs], {
         attempts: this.options.attempts,
         ...(this.options.deadlineMs !== undefined ? { deadlineMs: this.options.deadlineMs } : {}),
       }))
-        got.set(o.key, o);
+        got.set(o.key, o as JobOutcome<R>);
     } finally {
       clearInterval(watch);
     }
     return got;
   }
 
-  /** While a step runs: tells {@link DistributedOptions.onNoWorkers} when no live worker takes its pool. */
-  private watchWorkers(what: string, pool: string | undefined, left: () => number): NodeJS.Timeout {
+  /** While jobs run: tells {@link DistributedOptions.onNoWorkers} when no live worker takes a pool jobs wait in. */
+  private watchWorkers(
+    what: string,
+    jobs: readonly DispatchJob<unknown>[],
+    got: ReadonlyMap<string, unknown>,
+  ): NodeJS.Timeout {
     const timer = setInterval(() => {
       const tell = this.options.onNoWorkers;
       if (!tell) return;
       this.queue.stats().then(
         (s) => {
-          const name = pool ?? 'default';
-          if (left() > 0 && !s.workers.some((w) => w.pool === name))
-            tell(
-              `${what}: ${left()} job${left() === 1 ? '' : 's'} waiting and no live worker takes pool '${name}'; start one: troupe worker --redis URL${pool !== undefined ? ` --pool ${pool}` : ''}`,
-            );
+          const waiting = new Map<string | undefined, number>();
+          for (const j of jobs) if (!got.has(j.key)) waiting.set(j.pool, (waiting.get(j.pool) ?? 0) + 1);
+          for (const [pool, left] of waiting) {
+            const name = pool ?? 'default';
+            if (!s.workers.some((w) => w.pool === name))
+              tell(
+                `${what}: ${left} job${left === 1 ? '' : 's'} waiting and no live worker takes pool '${name}'; start one: troupe worker --redis URL${pool !== undefined ? ` --pool ${pool}` : ''}`,
+              );
+          }
         },
         () => undefined, // Redis trouble is the dispatch's to report
       );

@@ -6,3 +6,5 @@ export * from './engine.js';
 export * from './worker.js';
 export * from './redis-check.js';
 export * from './start.js';
+export * from './update-job.js';
+export * from './remote-updates.js';

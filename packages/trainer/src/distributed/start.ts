@@ -6,8 +6,12 @@ import { join } from 'node:path';
 import type { ExecutionSettings, TeamSpec, TrainerConfig } from '@troupe/kernel';
 import type { PolicyHandle } from '../policies.js';
 import { DistributedRollouts, type RolloutQueue } from './engine.js';
+import { RemoteUpdates } from './remote-updates.js';
 
-/** Starts the engine; `queue` replaces the Redis dispatcher (tests). */
+/**
+ * Starts the engine, with the updates of `execution.updatePools` on workers (`engine.updates`); `queue` replaces the
+ * Redis dispatcher (tests).
+ */
 export async function startDistributedRollouts(
   spec: TeamSpec,
   config: TrainerConfig,
@@ -16,13 +20,17 @@ export async function startDistributedRollouts(
   where: { readonly runDir: string; readonly queue?: RolloutQueue; readonly onNoWorkers?: (message: string) => void },
 ): Promise<DistributedRollouts> {
   const queue = where.queue ?? (await redisQueue(execution));
-  return new DistributedRollouts(queue, spec, config, handles, {
+  const versionsDir = execution.checkpoints ?? join(where.runDir, 'policies');
+  const engine = new DistributedRollouts(queue, spec, config, handles, {
     attempts: execution.attempts,
     ...(execution.deadlineMs !== undefined ? { deadlineMs: execution.deadlineMs } : {}),
     pools: execution.pools,
-    versionsDir: execution.checkpoints ?? join(where.runDir, 'policies'),
+    versionsDir,
     ...(where.onNoWorkers ? { onNoWorkers: where.onNoWorkers } : {}),
   });
+  if (Object.keys(execution.updatePools).length > 0)
+    engine.updates = new RemoteUpdates(engine, versionsDir, execution.updatePools);
+  return engine;
 }
 
 /** @troupe/scale-out's dispatcher on `execution.redis` and `execution.queue`. */
