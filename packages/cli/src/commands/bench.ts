@@ -13,6 +13,7 @@ interface BenchModelCliOptions {
   genTokens?: number;
   promptLen: number;
   torchThreads: number[];
+  trainThreads: number;
   backend?: string;
   runtime: 'tfjs' | 'onnx';
   torch: boolean;
@@ -199,6 +200,12 @@ export function register(program: Command): void {
       positiveIntList('--torch-threads'),
       [1, 2],
     )
+    .option(
+      '--train-threads <n>',
+      'threads of the tfjs training step: the batch shared out over data-parallel replicas (wasm, cpu)',
+      positiveInt('--train-threads', 16),
+      1,
+    )
     .option('--backend <name>', 'tfjs backend: auto, tensorflow-gpu, tensorflow, webgpu, wasm, cpu')
     .option('--runtime <name>', 'with --model: tfjs, or onnx (ONNX Runtime on every CPU core)', runtimeOption, 'tfjs')
     .option('--no-torch', 'skip the PyTorch comparison')
@@ -221,6 +228,7 @@ export function register(program: Command): void {
         steps: opts.steps,
         genBatch,
         genTokens,
+        trainThreads: opts.trainThreads,
         ...(opts.backend ? { backend: opts.backend as 'auto' } : {}),
       });
       const keys = ['train_tokens_per_s', 'forward_tokens_per_s', 'gen_tokens_per_s'] as const;

@@ -13,6 +13,8 @@ import { presetHfConfig, type PresetName } from '../lm/config.js';
 import { CausalLM } from '../lm/model.js';
 import { AdamW, packBatch, scatterToLayout, tokenLogprobs, trainStepAsync, type PackedBatch } from '../lm/train.js';
 import { generateIds } from '../lm/generate.js';
+import { DataParallel, shares } from '../lm/data-parallel.js';
+import { BENCH_LOSS, benchPartLoss, type BenchPart } from './bench-loss.js';
 
 /** Options of `benchModel`. */
 export interface BenchModelOptions {
@@ -30,6 +32,11 @@ export interface BenchModelOptions {
   readonly genTokens?: number;
   /** Backend (default: auto / `TROUPE_BACKEND`). */
   readonly backend?: BackendName | 'auto';
+  /**
+   * Threads of the training step (default 1): above 1, the batch's rows are shared out over data-parallel replicas
+   * (lm/data-parallel.ts; wasm and cpu). Forward and generation stay on one thread.
+   */
+  readonly trainThreads?: number;
 }
 
 /** What `benchModel` measures. */
@@ -54,6 +61,8 @@ export interface BenchModelResult {
   readonly gen_tokens_per_s: number;
   /** Generation rows. */
   readonly gen_batch: number;
+  /** Threads of the training step. */
+  readonly train_threads: number;
 }
 
 const round = (x: number): number => Math.round(x * 10) / 10;
@@ -94,14 +103,30 @@ export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelR
     const ids = Array.from({ length: B }, () => Array.from({ length: T }, () => rng.int(V)));
     const pairs = ids.map((r) => ({ promptIds: r.slice(0, 1), completionIds: r.slice(1) }));
     const packed = packBatch(pairs);
-    const adv = scatterToLayout(
-      packed,
-      ids.map(() => rng.next() * 2 - 1),
-    );
+    const advantages = ids.map(() => rng.next() * 2 - 1);
+    const adv = scatterToLayout(packed, advantages);
+    let t0 = 0;
     const opt = new AdamW(model.trainableVariables(), { lr: 1e-4 });
-    await benchTrainStep(model, opt, packed, adv);
-    let t0 = performance.now();
-    for (let s = 0; s < steps; s++) await benchTrainStep(model, opt, packed, adv);
+    const threads = o.trainThreads ?? 1;
+    let trainStep: () => Promise<unknown> = () => benchTrainStep(model, opt, packed, adv);
+    let dp: DataParallel<BenchPart> | undefined;
+    if (threads > 1) {
+      const tokens = pairs.reduce((n, p) => n + p.completionIds.length, 0);
+      const parts = shares(B, threads).map(([a, b]) => ({
+        pairs: pairs.slice(a, b),
+        advantages: advantages.slice(a, b),
+        tokens,
+      }));
+      dp = DataParallel.start(model, opt, threads, benchPartLoss, BENCH_LOSS);
+      trainStep = () => dp!.step(parts);
+    }
+    try {
+      await trainStep();
+      t0 = performance.now();
+      for (let s = 0; s < steps; s++) await trainStep();
+    } finally {
+      await dp?.terminate();
+    }
     const train = (B * T * steps) / ((performance.now() - t0) / 1000);
     opt.dispose();
     const fwd = async (): Promise<void> => {
@@ -133,6 +158,7 @@ export async function benchModel(o: BenchModelOptions = {}): Promise<BenchModelR
       forward_tokens_per_s: round(forward),
       gen_tokens_per_s: round(genTps),
       gen_batch: G,
+      train_threads: o.trainThreads ?? 1,
     };
   } finally {
     model.dispose();

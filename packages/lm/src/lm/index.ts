@@ -9,4 +9,5 @@ export * from './grammar.js';
 export * from './generate.js';
 export * from './adapters.js';
 export * from './train.js';
+export { DataParallel, sumGradients, shares, type PartLoss, type LossModule } from './data-parallel.js';
 export * from './hf-checkpoint.js';
