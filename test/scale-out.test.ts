@@ -4,6 +4,8 @@
  * instance, the default `execution.batching`) is the reference: distributed traces must equal it byte for byte (trace
  * records hold no timing fields), with one worker, two, a worker SIGKILLed mid-step and Redis killed and restarted
  * mid-step. A poisoned job fails after its attempts, its instance is dropped from the step, logged, and the run ends.
+ * With update pools (execution.updatePools), each policy's RL update runs on a worker of its own pool, and the trace
+ * and the final weights equal the in-process run's byte for byte.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -15,6 +17,7 @@ import { ROOT, troupe, type CliResult } from '../packages/cli/test/helpers/cli.j
 
 const spec = join(ROOT, 'test', 'fixtures', 'scale-out.yaml');
 const poisonSpec = join(ROOT, 'test', 'fixtures', 'scale-out-poison.yaml');
+const updatesSpec = join(ROOT, 'test', 'fixtures', 'scale-out-updates.yaml');
 
 /** A `troupe worker` child process: its stderr so far, its exit. */
 interface WorkerChild {
@@ -221,5 +224,29 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
       'step-2/train/6',
       'step-2/train/7',
     ]);
+  });
+
+  it("update pools: each policy's update on a worker of its own pool; the trace and the final weights equal the in-process run's", async () => {
+    const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    if (live.length === 0) await startWorker(); // the rollouts
+    const a = await startWorker(['--pool', 'update-a']);
+    const b = await startWorker(['--pool', 'update-b']);
+    const out = join(dir, 'update-pools');
+    const r = await train(out, ['--redis', redis!.url], updatesSpec);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), reference);
+    for (const policy of ['proposer', 'executor']) {
+      const weights = (run: string): Buffer =>
+        readFileSync(join(run, 'checkpoints', 'step-2', policy, 'model.safetensors'));
+      assert.ok(weights(out).equals(weights(join(dir, 'in-process'))), `${policy}: the in-process run's weights`);
+    }
+    assert.match(a.stderr(), /playing \S+\/step-2\/update\/proposer/);
+    assert.doesNotMatch(a.stderr(), /\/update\/executor|\/train\//);
+    assert.match(b.stderr(), /playing \S+\/step-2\/update\/executor/);
+    const metrics = readJsonl(join(out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
+    assert.deepEqual(
+      metrics.map((m) => m['update/remote']),
+      [2, 2],
+    );
   });
 });

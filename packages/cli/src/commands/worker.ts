@@ -13,19 +13,24 @@ interface WorkerOptions {
 }
 
 /**
- * `troupe worker --redis URL`: a long-running rollout worker of the distributed engine. It takes rollout jobs (one
- * planned instance of one training step each) from the queue, rebuilds the job's team, loads the policy version the
- * job names from the shared folder, plays it and sends the step records back. SIGINT/SIGTERM: it stops taking jobs and
- * finishes the ones it plays (a second signal releases them to other workers at once).
+ * `troupe worker --redis URL`: a long-running worker of the distributed engine. It takes rollout jobs (one planned
+ * instance of one training step each) from the queue, rebuilds the job's team, loads the policy version the job names
+ * from the shared folder, plays it and sends the step records back; in an update pool (`execution.updatePools`) it
+ * takes update jobs (one policy's RL update of one step), keeps the policy between steps and writes each updated
+ * version to the shared folder. SIGINT/SIGTERM: it stops taking jobs and finishes the ones it plays (a second signal
+ * releases them to other workers at once).
  */
 export function register(program: Command): void {
   program
     .command('worker')
     .description(
-      "play rollout jobs of distributed training runs (docs/scale-out.md): `troupe train --redis URL` dispatches, workers on any machine that sees the run's shared folder play",
+      "play rollout jobs (and run policy updates, execution.updatePools) of distributed runs (docs/scale-out.md): `troupe train --redis URL` dispatches, workers on any machine that sees the run's shared folder play",
     )
     .option('--redis <url>', 'Redis URL, e.g. redis://127.0.0.1:6379 (default: $TROUPE_REDIS)')
-    .option('--pool <name>', "take only jobs of this pool (the spec's execution.pools; default: the default pool)")
+    .option(
+      '--pool <name>',
+      "take only jobs of this pool (the spec's execution.pools or execution.updatePools; default: the default pool)",
+    )
     .option('--queue <name>', "the trainer's execution.queue", EXECUTION_DEFAULTS.queue)
     .option('--concurrency <n>', 'jobs played at once', positiveInt('--concurrency', 64), 1)
     .option(
