@@ -32,7 +32,8 @@ import {
   type TeamSpec,
 } from '@troupe/kernel';
 import { comparisonMetrics } from './compare.js';
-import type { EvaluationResult } from './evaluate.js';
+import { evalThreadsUnavailable, ThreadedEval } from './eval-thread.js';
+import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { evalMetrics, evalRecord, rolloutMetrics, timeMetrics, warmStartRecord } from './metrics.js';
 import type { MetricsRecord } from './report.js';
 import { playStepRollouts } from './rollouts.js';
@@ -214,6 +215,29 @@ export class Trainer extends TrainerSetup {
     if (this.engine && rollout > start)
       metrics['perf/generated_tokens_per_s'] = rolloutPart['rollout/completion_tokens']! / ((rollout - start) / 1000);
     return metrics;
+  }
+
+  /**
+   * Independent K = 1 greedy rollouts on a held-out split (the same instances every time). In this process, with
+   * lockstep batching per instance and more than one worker allowed (`algorithm.workers`), the episodes are shared
+   * between this thread and worker threads (eval-thread.ts): the same episodes, in about half the time on two cores.
+   */
+  override evaluate(split: 'validation' | 'test' | 'train', episodes: number): Promise<EvaluationResult> {
+    const c = this.config;
+    const threads = Math.min(c.workers, c.concurrency);
+    const threaded =
+      !this.engine &&
+      this.execution.batching === 'instance' &&
+      threads > 1 &&
+      evalThreadsUnavailable(this, !this.options.team) === undefined;
+    if (!threaded) return super.evaluate(split, episodes);
+    return evaluateTeam(this.team, {
+      split,
+      episodes,
+      seed: this.spec.seed,
+      grammar: c.constrainedDecoding,
+      engine: new ThreadedEval(this, c.concurrency, threads),
+    });
   }
 
   /** The RL update of one step's records (see {@link PolicyUpdates.update}): `loss/<policy>/*` and `update/workers`. */
