@@ -249,4 +249,27 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
       [2, 2],
     );
   });
+
+  it('troupe run --redis plays the episodes on the workers: the in-process report and trace records', async () => {
+    if (!workers.some((w) => w.child.exitCode === null && w.child.signalCode === null)) await startWorker();
+    const run = async (extra: string[]): Promise<{ report: Record<string, unknown>; trace: string[] }> => {
+      const trace = join(dir, `run${extra.length}.jsonl`);
+      const r = await troupe(['run', spec, '-n', '3', '--json', '--no-progress', '--trace', trace, ...extra]);
+      assert.equal(r.code, 0, r.stderr);
+      const {
+        seconds: _s,
+        trace: _t,
+        failed_episodes: failed = 0,
+        ...report
+      } = JSON.parse(r.stdout) as Record<string, unknown>;
+      assert.equal(failed, 0);
+      // in-process episodes end in any order; workers' come back in episode order
+      return { report, trace: readFileSync(trace, 'utf8').trim().split('\n').sort() };
+    };
+    const local = await run([]);
+    const remote = await run(['--redis', redis!.url]);
+    assert.deepEqual(remote.report, local.report);
+    assert.equal(remote.report.episodes, 3);
+    assert.deepEqual(remote.trace, local.trace);
+  });
 });

@@ -350,7 +350,7 @@ describe('distributed engine (in one process)', function () {
     // a failed update job fails the step, naming the policy and its pool
     const poisoned = new ReversedQueue((key) => key.endsWith('/step-1/update/executor'));
     await assert.rejects(
-      train(withSpecChanges(pooled, { algorithm: { steps: 1 } }), poisoned),
+      train(withSpecChanges(pooled, { algorithm: { ...pooled.algorithm, steps: 1 } }), poisoned),
       /RL update of policy 'executor' in update pool 'up-b' failed after 3 attempts: boom/,
     );
   });

@@ -1,19 +1,27 @@
 import type { Command } from 'commander';
-import { lastValueFrom, tap } from 'rxjs';
+import { tmpdir } from 'node:os';
+import { from, lastValueFrom, mergeMap, tap, type Observable } from 'rxjs';
 import {
   composeTeam,
   createHostFor,
   loadTeamSpec,
   planEpisodes,
+  resolveExecution,
+  resolveTrainerConfig,
   runEpisodes,
   SPLITS,
   SummaryAggregator,
   teamNumberRange,
   TraceWriter,
+  type EpisodeEvent,
   type Split,
+  type TeamRuntime,
+  type TeamSpec,
 } from '@troupe/kernel';
 import { positiveInt, integer, printJson, UsageError } from '../errors.js';
+import { importOptional } from '../optional.js';
 import { EpisodeProgress } from '../progress.js';
+import { checkExecution } from './train.js';
 
 interface RunOptions {
   episodes: number;
@@ -24,6 +32,54 @@ interface RunOptions {
   concurrency: number;
   seed?: number;
   progress: boolean;
+  redis?: string;
+}
+
+/**
+ * Plays the episodes as jobs of the distributed engine (`--redis`, or the spec's `execution`), one per episode, on
+ * `troupe worker` processes; feeds each episode's events, in episode order, to `onEvent`. Returns how many episodes'
+ * jobs failed (after their attempts), each told on stderr.
+ */
+async function playOnWorkers(
+  spec: TeamSpec,
+  team: TeamRuntime,
+  execution: ReturnType<typeof resolveExecution>,
+  count: number,
+  options: { split: Split; seed: number },
+  onEvent: (e: EpisodeEvent) => void,
+): Promise<number> {
+  const { policyHandles, startDistributedRollouts } = await importOptional(
+    '@troupe/trainer',
+    'troupe run --redis',
+    () => import('@troupe/trainer'),
+  );
+  const config = resolveTrainerConfig(spec);
+  const handles = policyHandles(
+    spec,
+    team.policies,
+    team.seats.map((s) => s.name),
+    config,
+  );
+  const engine = await startDistributedRollouts(spec, config, handles, execution, {
+    runDir: tmpdir(),
+    onNoWorkers: (message) => process.stderr.write(`\n${message}\n`),
+  });
+  try {
+    const results = await engine.playRun(
+      Array.from({ length: count }, (_, i) => i),
+      options,
+    );
+    let failed = 0;
+    results.forEach((r, i) => {
+      if (!Array.isArray(r)) {
+        failed++;
+        process.stderr.write(`episode ${i} (${options.split} instance ${i}) failed on the workers: ${r.error}\n`);
+      } else for (const e of r) onEvent(e);
+    });
+    return failed;
+  } finally {
+    await engine.close();
+  }
 }
 
 /** `troupe run SPEC`: plays episodes of a team through the turn streams and reports success and reward per seat. */
@@ -48,6 +104,10 @@ export function register(program: Command): void {
       8,
     )
     .option('--trace <file>', 'write a JSONL trace, one record per agent turn')
+    .option(
+      '--redis <url>',
+      "play the episodes as jobs on this Redis, one per episode, with `troupe worker` processes (overrides the spec's execution; docs/scale-out.md)",
+    )
     .option('--json', 'print one JSON document')
     .option('--no-progress', 'no progress display on stderr')
     .action(async (file: string, opts: RunOptions) => {
@@ -55,6 +115,11 @@ export function register(program: Command): void {
         throw new UsageError(`--split must be one of ${SPLITS.join(', ')}, got "${opts.split}"`);
       }
       const spec = loadTeamSpec(file);
+      if (opts.policy !== undefined && resolveExecution(spec, opts).engine === 'bullmq')
+        throw new UsageError(
+          "--policy cannot be combined with a distributed run (--redis or execution.redis): the workers play the spec's policies; write the policy into the spec instead",
+        );
+      const execution = resolveExecution(spec, await checkExecution(spec, opts));
       const host = createHostFor(spec.file);
       if (opts.policy !== undefined) {
         // The flag's own problem is the flag's, not the spec's: say so before the spec is checked with it.
@@ -86,11 +151,24 @@ export function register(program: Command): void {
         });
         const trace = opts.trace ? new TraceWriter(opts.trace) : undefined;
         const started = Date.now();
-        const events = runEpisodes(contexts, { concurrency: opts.concurrency, lockstep: true }).pipe(
-          tap(summary),
-          tap(progress),
-        );
-        await lastValueFrom(trace ? events.pipe(tap(trace)) : events, { defaultValue: undefined });
+        let failedEpisodes = 0;
+        if (execution.engine === 'bullmq') {
+          failedEpisodes = await playOnWorkers(spec, team, execution, opts.episodes, { split, seed }, (e) => {
+            summary.next(e);
+            progress.next(e);
+            trace?.next(e);
+          });
+        } else {
+          // lockstep batching per episode (execution.batching: instance, as workers play it) or across all of them
+          const played: Observable<EpisodeEvent> =
+            execution.batching === 'step'
+              ? runEpisodes(contexts, { concurrency: opts.concurrency, lockstep: true })
+              : from(contexts).pipe(
+                  mergeMap((c) => runEpisodes([c], { concurrency: 1, lockstep: true }), opts.concurrency),
+                );
+          const events = played.pipe(tap(summary), tap(progress));
+          await lastValueFrom(trace ? events.pipe(tap(trace)) : events, { defaultValue: undefined });
+        }
         await trace?.close();
         progress.complete();
         const result = summary.result();
@@ -108,6 +186,7 @@ export function register(program: Command): void {
           mean_sample_reward: result.meanSampleReward,
           parse_failure_rate: result.parseFailureRate,
           samples: result.samples,
+          ...(execution.engine === 'bullmq' ? { failed_episodes: failedEpisodes } : {}),
           seconds: (Date.now() - started) / 1000,
           ...(trace ? { trace: opts.trace, trace_records: trace.records } : {}),
         };

@@ -12,7 +12,15 @@ import type { PolicyHandle } from '../policies.js';
 import type { InstanceOutcome, RolloutEngine } from '../rollouts.js';
 import type { EvalJobOptions } from '../evaluate.js';
 import type { RemoteUpdater } from '../policy-updates.js';
-import { evalJobKey, jobKey, type PolicyVersions, type RolloutJob, type RolloutJobResult } from './job.js';
+import {
+  evalJobKey,
+  jobKey,
+  runJobKey,
+  type PolicyVersions,
+  type RolloutJob,
+  type RolloutJobResult,
+  type RunJobOptions,
+} from './job.js';
 import type { UpdateJobOutcome, UpdateJobPayload } from './update-job.js';
 import { VersionPublisher } from './versions.js';
 
@@ -153,6 +161,37 @@ export class DistributedRollouts implements RolloutEngine {
       ...(pool !== undefined ? { pool } : {}),
     }));
     const got = await this.collect<RolloutJobResult>(`evaluation ${n}`, `${this.runId}/eval-${n}`, jobs);
+    return jobs.map((j) => {
+      const o = got.get(j.key);
+      if (!o) return { error: 'the queue gave no outcome for this job' };
+      return o.ok ? o.result.events : { error: o.error };
+    });
+  }
+
+  /**
+   * Plays `troupe run` episodes as jobs (one per index, in the order of `indices`) with the spec's weights; an episode
+   * whose job failed gives its error.
+   */
+  async playRun(
+    indices: readonly number[],
+    options: RunJobOptions,
+  ): Promise<(RolloutJobResult['events'] | { error: string })[]> {
+    const pool = this.pool;
+    const jobs: DispatchJob<RolloutJob>[] = indices.map((index) => ({
+      key: runJobKey(this.runId, options.split, index),
+      payload: {
+        format: 1,
+        runId: this.runId,
+        step: 0,
+        instance: { index, replays: 0 },
+        spec: this.spec,
+        config: this.config,
+        policies: { versions: {} },
+        run: { ...options, index },
+      },
+      ...(pool !== undefined ? { pool } : {}),
+    }));
+    const got = await this.collect<RolloutJobResult>('the episodes', `${this.runId}/run`, jobs);
     return jobs.map((j) => {
       const o = got.get(j.key);
       if (!o) return { error: 'the queue gave no outcome for this job' };

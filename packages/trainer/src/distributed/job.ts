@@ -3,7 +3,18 @@
  * (grpo-naive) for one training step, with everything a worker needs to rebuild the team and play it exactly as the
  * trainer would in its own process, and what the worker sends back.
  */
-import type { EpisodeEvent, StepRecord, TeamSpec, TrainerConfig } from '@troupe/kernel';
+import {
+  planEpisodes,
+  type EpisodeContext,
+  type EpisodeEvent,
+  type Environment,
+  type RewardFunction,
+  type SeatBinding,
+  type Split,
+  type StepRecord,
+  type TeamSpec,
+  type TrainerConfig,
+} from '@troupe/kernel';
 import type { EvalJobOptions } from '../evaluate.js';
 import type { ScheduledInstance } from '../instances.js';
 
@@ -36,6 +47,37 @@ export interface RolloutJob {
    * `index` of `split`, K = 1, with `decoding`; the result holds all its events and no records.
    */
   readonly eval?: EvalJobOptions & { readonly index: number };
+  /**
+   * A `troupe run` episode instead (`instance` and `step` unused): instance `index` of `split`, planned as `troupe run`
+   * plans it ({@link runEpisode}); the result holds all its events and no records.
+   */
+  readonly run?: RunJobOptions & { readonly index: number };
+}
+
+/** How a `troupe run` episode is played: the instances of `split` from index 0, with the seats' own sampling. */
+export interface RunJobOptions {
+  readonly split: Split;
+  readonly seed: number;
+}
+
+/**
+ * The episode context of `troupe run`'s episode `index` (`planEpisodes` of `count` episodes gives the same one at
+ * position `index`).
+ */
+export function runEpisode(
+  team: { environment: Environment; seats: readonly SeatBinding[]; reward: RewardFunction },
+  index: number,
+  options: RunJobOptions,
+): EpisodeContext {
+  return planEpisodes({
+    environment: team.environment,
+    split: options.split,
+    count: 1,
+    startIndex: index,
+    seed: options.seed,
+    seats: team.seats,
+    reward: team.reward,
+  })[0]!;
 }
 
 /** What a worker sends back for a {@link RolloutJob}. */
@@ -58,6 +100,11 @@ export function plannedUid(step: number, p: ScheduledInstance): string {
 /** The idempotency key of an evaluation job: (run id, evaluation number, split, index). */
 export function evalJobKey(runId: string, evaluation: number, split: string, index: number): string {
   return `${runId}/eval-${evaluation}/${split}/${index}`;
+}
+
+/** The idempotency key of a `troupe run` job: (run id, split, index). */
+export function runJobKey(runId: string, split: string, index: number): string {
+  return `${runId}/run/${split}/${index}`;
 }
 
 /** The idempotency key of a job: (run id, step, instance uid). */

@@ -9,7 +9,7 @@ import { composeTeam, PluginError, SpecError, type TeamRuntime } from '@troupe/k
 import { evalEpisode } from '../evaluate.js';
 import { policyHandles, type PolicyHandle } from '../policies.js';
 import { instanceEpisodes, playEpisodes, summaryEvent, treeSeats, type RolloutSetup } from '../rollouts.js';
-import type { RolloutJob, RolloutJobResult } from './job.js';
+import { runEpisode, type RolloutJob, type RolloutJobResult } from './job.js';
 import { loadVersion } from './versions.js';
 
 /** A job a worker refuses (bad payload, a spec plugin not installed, an unreadable version): retrying cannot help. */
@@ -62,11 +62,12 @@ export class JobPlayer {
     const started = performance.now();
     const kept = await this.teamFor(job); // counted busy
     try {
-      if (job.eval) {
+      if (job.eval || job.run) {
         const events: RolloutJobResult['events'] = [];
-        const ep = await playEpisodes([[evalEpisode(kept.setup, job.eval.index, job.eval)]], 1, 'instance', (e) =>
-          events.push(e),
-        );
+        const context = job.eval
+          ? evalEpisode(kept.setup, job.eval.index, job.eval)
+          : runEpisode(kept.setup, job.run!.index, job.run!);
+        const ep = await playEpisodes([[context]], 1, 'instance', (e) => events.push(e));
         this.played++;
         this.episodes += ep.length;
         return {
