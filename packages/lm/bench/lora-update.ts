@@ -31,6 +31,7 @@ const { values: args } = parseArgs({
     len: { type: 'string', default: '256' },
     micro: { type: 'string', default: '1' },
     r: { type: 'string', default: '8' },
+    'low-memory': { type: 'string', default: 'auto' },
   },
 });
 if (!args.model) throw new Error('lora-update: give --model DIR (a Hugging Face-layout checkpoint folder)');
@@ -40,10 +41,22 @@ const S = Number(args.seqs),
   r = Number(args.r);
 const MB = 2 ** 20;
 const peak = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
+const cpuS = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+/** The wasm heap's size (it only grows: its peak), when the backend is wasm. */
+const wasmHeapMb = (): number | undefined => {
+  const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8;
+  return heap ? Math.round(heap.length / MB) : undefined;
+};
 
 const report = await initBackend({ backend: args.backend as BackendName });
 const t0 = performance.now();
 const model = await loadCheckpoint(args.model);
+if (args['low-memory'] === 'on' || args['low-memory'] === 'off') model.lowMemory = args['low-memory'] === 'on';
+else if (args['low-memory'] !== 'auto')
+  throw new Error(`lora-update: --low-memory is auto, on or off, got '${args['low-memory']}'`);
 model.addLora({ r, alpha: 2 * r, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'] }, 1);
 const loadS = (performance.now() - t0) / 1000;
 (globalThis as { gc?: () => void }).gc?.();
@@ -60,8 +73,11 @@ const probe = model.params.get('model.layers.0.self_attn.q_proj.weight')!;
 const probeBefore = (probe.dataSync() as Float32Array).slice();
 
 const t1 = performance.now();
+const c1 = cpuS();
 const old = await recomputeLogprobs(model, pairs, { batchSize: micro });
 const oldS = (performance.now() - t1) / 1000;
+const oldCpu = cpuS() - c1;
+const heapOld = wasmHeapMb();
 
 const optimizer = new AdamW(model.trainableVariables(), { lr: 1e-4, maxGradNorm: 1 });
 const tokens = pairs.reduce((n, p) => n + p.completionIds.length, 0);
@@ -76,8 +92,10 @@ for (let s = 0; s < S; s += micro) {
   });
 }
 const t2 = performance.now();
+const c2 = cpuS();
 const step = accumulatedTrainStep(optimizer, parts);
 const updateS = (performance.now() - t2) / 1000;
+const updateCpu = cpuS() - c2;
 const probeAfter = probe.dataSync() as Float32Array;
 const baseUnchanged = probeBefore.every((x, i) => Object.is(x, probeAfter[i]));
 console.log(
@@ -92,6 +110,9 @@ console.log(
     old_logprobs_s: +oldS.toFixed(1),
     update_s: +updateS.toFixed(1),
     step_s: +(oldS + updateS).toFixed(1),
+    old_logprobs_cpu_s: +oldCpu.toFixed(1),
+    update_cpu_s: +updateCpu.toFixed(1),
+    low_memory: model.lowMemory && report.tfBackend === 'wasm',
     loss: +step.loss.toFixed(5),
     grad_norm: +step.gradNorm.toFixed(5),
     old_logprobs_finite: old.every((row) => row.every(Number.isFinite)),
@@ -99,6 +120,7 @@ console.log(
     rss_loaded_mb: rssLoaded,
     peak_rss_after_load_mb: peakLoad,
     peak_rss_mb: peak(),
+    ...(heapOld !== undefined ? { wasm_heap_after_old_logprobs_mb: heapOld, wasm_heap_mb: wasmHeapMb() } : {}),
   }),
 );
 optimizer.dispose();

@@ -16,6 +16,7 @@ import { installWasmKernels } from './wasm-kernels.js';
 import { activateWebGpu, type WebGpuAdapterInfo, type WebGpuProbe } from './webgpu.js';
 
 export { gpuDeviceFiles, probeWebGpu, type WebGpuAdapterInfo, type WebGpuProbe } from './webgpu.js';
+export { matMulUnpacked } from './wasm-kernels.js';
 
 /** The backends Troupe knows, in preference order. */
 export const BACKEND_ORDER = ['tensorflow-gpu', 'tensorflow', 'webgpu', 'wasm', 'cpu'] as const;

@@ -40,6 +40,25 @@ const MIN_ROWS = 24;
 
 let installed = false;
 
+/** The `BatchMatMul` attribute asking the fast kernel for {@link matMulUnpacked}'s behaviour. */
+const UNPACKED_B = 'troupeUnpackedB';
+
+/**
+ * `a @ b` (rank 2 or batched, no transposes) leaving no packed copy of `b` behind. tfjs-wasm's `BatchMatMul` hands a
+ * 2-D matmul to XNNPACK, which packs `b` (the weights) into its own buffer of about `b`'s size and keeps it, cached
+ * by `b`'s tensor id, until `b` is freed: fast when a weight is multiplied again and again, but for a frozen base it
+ * doubles the base's memory (1.8 GB more on the Qwen3-0.6B shape, past the 4 GiB wasm heap). This runs the same
+ * XNNPACK matmul on a temporary id over `b`'s memory and drops that id, and with it the packed copy, right after
+ * (packing then costs one pass over `b` per call: small beside a matmul of many rows). The same values as
+ * `tf.matMul(a, b)` on wasm. Outside wasm with these kernels installed, it is `tf.matMul(a, b)`.
+ */
+export function matMulUnpacked(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+  if (!installed || tf.getBackend() !== 'wasm') return tf.matMul(a as tf.Tensor3D, b as tf.Tensor3D);
+  if (a.rank !== b.rank) throw new Error(`matMulUnpacked: ranks ${a.rank} and ${b.rank} differ`);
+  const attrs = { transposeA: false, transposeB: false, [UNPACKED_B]: true };
+  return tf.engine().runKernel('BatchMatMul', { a, b }, attrs as never) as tf.Tensor;
+}
+
 function sizeOf(shape: readonly number[]): number {
   let n = 1;
   for (const d of shape) n *= d;
@@ -87,12 +106,14 @@ export function installWasmKernels(): boolean {
     const ra = a.shape.length,
       rb = b.shape.length;
     const batch = sizeOf(a.shape.slice(0, -2));
+    // `unpackedB` ({@link matMulUnpacked}): one matmul whose packed copy of B is dropped right after it
+    const unpacked = Boolean(args.attrs?.[UNPACKED_B]);
     if (
       transposeA ||
       transposeB ||
       a.dtype !== 'float32' ||
       b.dtype !== 'float32' ||
-      batch <= 1 ||
+      (batch <= 1 && !unpacked) ||
       ra !== rb ||
       a.shape.slice(0, -2).some((d, i) => d !== b.shape[i])
     )
@@ -102,7 +123,7 @@ export function installWasmKernels(): boolean {
     const N = transposeB ? b.shape[rb - 2]! : b.shape[rb - 1]!;
     // per-call weight packing makes XNNPACK lose for short A (e.g. one query row in KV-cached decoding): measured
     // 6× slower at M = 1, even at M = 16, 3.6× faster at M = 128
-    if (M < MIN_ROWS || (transposeB ? b.shape[rb - 1] : b.shape[rb - 2]) !== K) return origBmm(args);
+    if ((M < MIN_ROWS && !unpacked) || (transposeB ? b.shape[rb - 1] : b.shape[rb - 2]) !== K) return origBmm(args);
     const out = backend.makeOutput([...a.shape.slice(0, -2), M, N], 'float32');
     if (M * N === 0) return out;
     const aOff = backend.dataIdMap.get(a.dataId)!.memoryOffset;

@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { parameterShapes, parseHfConfig, type LmConfig } from './config.js';
+import { matMulUnpacked } from '../backend/wasm-kernels.js';
 import {
   applyRope,
   causalMask,
@@ -13,6 +14,7 @@ import {
   linear,
   mm,
   mmFrozen,
+  oneHotF32,
   rmsNorm,
   ropeMatrix,
   ropeTables,
@@ -108,6 +110,8 @@ class BaseWeights {
   holders = 1;
   /** The tied head on wasm: the embedding transposed, and the embedding data it was taken from (`CausalLM.head`). */
   tiedHead: { readonly source: object; readonly t: tf.Tensor } | undefined;
+  /** `CausalLM.lowMemory` when set; undefined: by the base's size. */
+  lowMemory: boolean | undefined;
 
   constructor(readonly rot: tf.Tensor2D) {}
 
@@ -207,6 +211,47 @@ type RowLora =
       readonly masks: Map<string, tf.Tensor>;
     };
 
+/** The base size past which {@link CausalLM.lowMemory} is on by default: 1 GiB. */
+export const LOW_MEMORY_BASE_BYTES = 2 ** 30;
+
+/**
+ * `fn(x, consts)` whose backward pass recomputes it: the forward keeps only `x` and `consts` (no intermediate
+ * tensor), the backward runs `fn` again under a gradient tape of its own and returns the gradients of `x` and of
+ * `vars` (the variables `fn` reads that take gradients). Memory of one call instead of every call's intermediates,
+ * for one more forward pass. `consts` are tensors `fn` reads that the caller's scope frees before the backward runs.
+ */
+function recomputedInBackward(
+  x: tf.Tensor,
+  consts: tf.Tensor[],
+  vars: tf.Variable[],
+  fn: (x: tf.Tensor, consts: tf.Tensor[]) => tf.Tensor,
+): tf.Tensor {
+  const f = tf.customGrad(((...args: unknown[]) => {
+    const save = args.pop() as tf.GradSaveFunc;
+    const a = args[0] as tf.Tensor;
+    save([a, ...consts]);
+    return {
+      value: fn(a, consts),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [sa, ...sc] = saved as [tf.Tensor, ...tf.Tensor[]];
+        // a gradient tape inside a backward pass: tfjs's engine keeps one active tape (its own backward pass still
+        // frees the outer tape's saved tensors at the end), so the outer tape is put back after the inner one
+        const engine = tf.engine() as unknown as { state: { activeTape: unknown } };
+        const outer = engine.state.activeTape;
+        try {
+          return tf.grads((xi: tf.Tensor) => fn(xi, sc))([sa, ...vars], dy);
+        } finally {
+          engine.state.activeTape = outer;
+        }
+      },
+    };
+  }) as never) as (...inputs: tf.Tensor[]) => tf.Tensor;
+  return f(x, ...vars);
+}
+
+/** Logit values {@link CausalLM.headLogprobs} computes at once (16 MB of float32): rows per chunk = this / vocab. */
+export const LOGIT_CHUNK = 2 ** 22;
+
 /** tfjs treats seed 0 as "no seed" (a fresh random stream per process), so 0 maps to 2^32. */
 function tfSeed(s: number): number {
   return s === 0 ? 2 ** 32 : s;
@@ -263,6 +308,38 @@ export class CausalLM {
   /** Bytes of the base weights (float32), held once however many models share them. */
   baseBytes(): number {
     return this.numParams() * 4;
+  }
+
+  /**
+   * wasm's low-memory mode, for a base near the 4 GiB wasm heap (Qwen3-0.6B: 2274 MB of float32). tfjs-wasm's XNNPACK
+   * keeps a packed copy of every weight matrix it multiplies (about the base's size again), the tied head keeps the
+   * embedding transposed (622 MB on that shape), and a gradient tape copies every tensor a backward pass needs. In
+   * this mode the base's matmuls leave no packed copy behind (`matMulUnpacked`), the tied head multiplies by the
+   * embedding itself (`(embedding @ x^T)^T`), and training adapters keeps each decoder layer's input only and
+   * recomputes the layer in the backward pass (one more forward pass of compute). Values and gradients are the
+   * same, up to a matmul's summation order. Default: on when the base exceeds {@link LOW_MEMORY_BASE_BYTES}. Set it
+   * (for the whole shared base) to choose. Other backends ignore it.
+   */
+  get lowMemory(): boolean {
+    return this.base.lowMemory ?? this.baseBytes() > LOW_MEMORY_BASE_BYTES;
+  }
+
+  set lowMemory(on: boolean) {
+    this.base.lowMemory = on;
+    if (on) {
+      this.base.tiedHead?.t.dispose();
+      this.base.tiedHead = undefined;
+    }
+  }
+
+  /** Whether this pass runs in {@link lowMemory} mode (on wasm). */
+  private lean(): boolean {
+    return tf.getBackend() === 'wasm' && this.lowMemory;
+  }
+
+  /** Whether a forward pass treats the base as frozen by default: the model trains adapters only (`frozenBase`). */
+  get baseFrozen(): boolean {
+    return this.lora.size > 0 || this.baseShared;
   }
 
   /** Bytes of this model's own LoRA adapters (float32); 0 without adapters. */
@@ -461,8 +538,8 @@ export class CausalLM {
    * A linear module: the base matmul once for the whole batch, plus the low-rank update `(x @ A) @ B · α/r` of each
    * row's adapter on this module (none: the base alone). `x` is `[B, T, in]`.
    */
-  private proj(x: tf.Tensor, mod: string, bias: boolean, lora: RowLora, frozen: boolean): tf.Tensor {
-    const y = linear(x, this.p(mod + '.weight'), bias ? this.p(mod + '.bias') : undefined, frozen);
+  private proj(x: tf.Tensor, mod: string, bias: boolean, lora: RowLora, frozen: boolean, unpacked: boolean): tf.Tensor {
+    const y = linear(x, this.p(mod + '.weight'), bias ? this.p(mod + '.bias') : undefined, frozen, unpacked);
     const inDim = x.shape[x.rank - 1]!;
     if (lora.kind === 'own') {
       const l = lora.model.lora.get(mod);
@@ -510,6 +587,23 @@ export class CausalLM {
    * Call it inside `tf.tidy`; `tf.keep` the returned cache tensors if they must outlive the tidy.
    */
   forward(ids: tf.Tensor, opts: ForwardOptions = {}): { logits: tf.Tensor; cache?: KvCache } {
+    const { hidden, cache, frozen } = this.trunk(ids, opts);
+    const logits = this.head(hidden, frozen);
+    return cache ? { logits, cache } : { logits };
+  }
+
+  /**
+   * {@link forward} without the LM head: the final hidden states `[B, T, hidden]` (after the last norm), and whether
+   * the pass treated the base as frozen. With {@link headLogprobs}, the log-probs of long sequences without holding
+   * their `[T, vocab]` logits.
+   */
+  hidden(ids: tf.Tensor, opts: ForwardOptions = {}): { hidden: tf.Tensor; frozen: boolean } {
+    const { hidden, frozen } = this.trunk(ids, { ...opts, returnCache: false });
+    return { hidden, frozen };
+  }
+
+  /** The decoder up to the head's input; see {@link forward}. */
+  private trunk(ids: tf.Tensor, opts: ForwardOptions): { hidden: tf.Tensor; cache?: KvCache; frozen: boolean } {
     if (this.disposed) throw new Error('CausalLM.forward: the model was disposed');
     const c = this.config;
     const [B, T] = ids.shape as [number, number];
@@ -523,7 +617,8 @@ export class CausalLM {
     const start = opts.start ?? pastLen;
     const wantCache = opts.returnCache ?? past !== undefined;
     const lora = this.rowLora(B, opts.rowAdapters, opts.adapterStack);
-    const frozen = opts.frozenBase ?? (this.lora.size > 0 || this.baseShared || lora.kind === 'mixed');
+    const frozen = opts.frozenBase ?? (this.baseFrozen || lora.kind === 'mixed');
+    const unpacked = this.lean();
     const diffEmbed =
       opts.differentiableEmbedding ??
       (lora.kind === 'own' ? lora.model.lora.size === 0 : lora.stack.models.every((m) => m.lora.size === 0));
@@ -541,14 +636,34 @@ export class CausalLM {
     const ropeQ = decode ? ropeMatrix(start, hd, c.ropeTheta, c.ropeScaling, scale) : undefined;
     const ropeK = decode ? ropeMatrix(start, hd, c.ropeTheta, c.ropeScaling) : undefined;
     const mask = decode ? undefined : pads ? causalPadMask(T, S, pads) : causalMask(T, S).reshape([1, 1, 1, T, S]);
-    let x = embed(this.p('model.embed_tokens.weight'), ids, diffEmbed);
-    const newCache: KvCache = [];
-    for (let i = 0; i < c.numLayers; i++) {
+    /**
+     * Decoder layer i on `x`, with its keys and values (`cos`, `sin`, `mask` as above: arguments, for recomputing).
+     * Without a tape, its intermediates are freed as it ends, not with the caller's tidy after every layer (at 256
+     * tokens on the Qwen3-0.6B shape, 2.5 GB of them).
+     */
+    const layer = (
+      i: number,
+      x: tf.Tensor,
+      cos: tf.Tensor | undefined,
+      sin: tf.Tensor | undefined,
+      mask: tf.Tensor | undefined,
+    ): { x: tf.Tensor; k: tf.Tensor; v: tf.Tensor } => {
+      // (rows of several adapters build their stacked adapters and row masks lazily, for every layer: kept as before)
+      if (!tapeOn() && lora.kind === 'own') return tf.tidy(() => layerOps(i, x, cos, sin, mask));
+      return layerOps(i, x, cos, sin, mask);
+    };
+    const layerOps = (
+      i: number,
+      x: tf.Tensor,
+      cos: tf.Tensor | undefined,
+      sin: tf.Tensor | undefined,
+      mask: tf.Tensor | undefined,
+    ): { x: tf.Tensor; k: tf.Tensor; v: tf.Tensor } => {
       const pre = `model.layers.${i}.`;
       const h = rmsNorm(x, this.p(pre + 'input_layernorm.weight'), eps);
-      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias, lora, frozen).reshape([B, T, H, hd]);
-      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias, lora, frozen).reshape([B, T, KV, hd]);
-      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias, lora, frozen).reshape([B, T, KV, hd]);
+      let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias, lora, frozen, unpacked).reshape([B, T, H, hd]);
+      let k = this.proj(h, pre + 'self_attn.k_proj', c.attentionBias, lora, frozen, unpacked).reshape([B, T, KV, hd]);
+      let v = this.proj(h, pre + 'self_attn.v_proj', c.attentionBias, lora, frozen, unpacked).reshape([B, T, KV, hd]);
       if (c.qkNorm) {
         q = rmsNorm(q, this.p(pre + 'self_attn.q_norm.weight'), eps);
         k = rmsNorm(k, this.p(pre + 'self_attn.k_norm.weight'), eps);
@@ -566,7 +681,6 @@ export class CausalLM {
         k = tf.concat([past[i]!.k, k], 2);
         v = tf.concat([past[i]!.v, v], 2);
       }
-      if (wantCache) newCache.push({ k, v });
       // GQA without copies: the `rep` query heads of one kv head are consecutive, so [B, H, T, hd] → [B, KV, rep·T, hd].
       const qg = q.reshape([B, KV, rep * T, hd]);
       // decoding: one query row, where the transpose flag (measured 0.29 vs 0.61 ms at S = 64) beats copying the cache
@@ -580,16 +694,31 @@ export class CausalLM {
             .reshape([B, H, T, hd])
             .transpose([0, 2, 1, 3])
             .reshape([B, T, H * hd]);
-      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false, lora, frozen));
+      x = x.add(this.proj(o, pre + 'self_attn.o_proj', false, lora, frozen, unpacked));
       const h2 = rmsNorm(x, this.p(pre + 'post_attention_layernorm.weight'), eps);
-      const g = this.proj(h2, pre + 'mlp.gate_proj', false, lora, frozen);
-      const u = this.proj(h2, pre + 'mlp.up_proj', false, lora, frozen);
-      x = x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false, lora, frozen));
+      const g = this.proj(h2, pre + 'mlp.gate_proj', false, lora, frozen, unpacked);
+      const u = this.proj(h2, pre + 'mlp.up_proj', false, lora, frozen, unpacked);
+      return { x: x.add(this.proj(silu(g).mul(u), pre + 'mlp.down_proj', false, lora, frozen, unpacked)), k, v };
+    };
+    let x = embed(this.p('model.embed_tokens.weight'), ids, diffEmbed);
+    const newCache: KvCache = [];
+    // low-memory mode, training adapters: keep each layer's input only, and recompute the layer in the backward pass
+    const recompute = tapeOn() && frozen && lora.kind === 'own' && !wantCache && !decode && unpacked;
+    for (let i = 0; i < c.numLayers; i++) {
+      if (recompute) {
+        const vars = [...lora.model.lora]
+          .filter(([mod]) => mod.startsWith(`model.layers.${i}.`))
+          .flatMap(([, p]) => [p.a, p.b]);
+        x = recomputedInBackward(x, [cos!, sin!, mask!], vars, (xi, [ci, si, mi]) => layer(i, xi, ci, si, mi).x);
+        continue;
+      }
+      const out = layer(i, x, cos, sin, mask);
+      x = out.x;
+      if (wantCache) newCache.push({ k: out.k, v: out.v });
     }
     if (opts.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, c.hiddenSize]);
-    x = rmsNorm(x, this.p('model.norm.weight'), eps);
-    const logits = this.head(x, frozen);
-    return wantCache ? { logits, cache: newCache } : { logits };
+    const hidden = rmsNorm(x, this.p('model.norm.weight'), eps);
+    return wantCache ? { hidden, cache: newCache, frozen } : { hidden, frozen };
   }
 
   /**
@@ -599,14 +728,35 @@ export class CausalLM {
    * changes (an optimizer step or a load assigns new data); other backends multiply by the transpose flag, no copy
    * (measured on cpu at Qwen3-0.6B widths: 0.44 s a token against 5.6 s transposing each time). With a `frozen` base
    * (LoRA) no gradient goes to the embedding: under a tape the head multiplies by the transposed copy (wasm) or the
-   * transpose flag, and its backward by the embedding itself, so no vocab × hidden transpose is taken per pass.
+   * transpose flag, and its backward by the embedding itself, so no vocab × hidden transpose is taken per pass. With
+   * {@link lowMemory} on wasm there is no transposed copy: the head computes `(embedding @ x^T)^T` (XNNPACK then
+   * packs the small `x^T`, not the embedding), and the backward of a frozen one multiplies by the embedding.
    */
   private head(x: tf.Tensor, frozen: boolean): tf.Tensor {
-    if (!this.config.tieWordEmbeddings) return linear(x, this.p('lm_head.weight'), undefined, frozen);
+    const unpacked = this.lean();
+    if (!this.config.tieWordEmbeddings) return linear(x, this.p('lm_head.weight'), undefined, frozen, unpacked);
     const emb = this.p('model.embed_tokens.weight');
+    const lead = x.shape.slice(0, -1);
+    const x2 = x.reshape([-1, emb.shape[1]!]);
+    const shaped = (y: tf.Tensor): tf.Tensor => y.reshape([...lead, emb.shape[0]!]);
+    if (unpacked && (!tapeOn() || frozen)) {
+      const value = (a: tf.Tensor): tf.Tensor => {
+        const aT = a.transpose();
+        const yT = matMulUnpacked(emb, aT);
+        aT.dispose();
+        const y = yT.transpose();
+        yT.dispose();
+        return y;
+      };
+      if (!tapeOn()) return shaped(value(x2));
+      return shaped(
+        tf.customGrad(((a: tf.Tensor) => ({
+          value: value(a),
+          gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, emb as tf.Tensor2D),
+        })) as never)(x2) as tf.Tensor,
+      );
+    }
     if (tapeOn() && frozen) {
-      const lead = x.shape.slice(0, -1);
-      const x2 = x.reshape([-1, emb.shape[1]!]);
       const y =
         tf.getBackend() === 'wasm'
           ? mmFrozen(x2, this.tiedTransposed(emb), emb)
@@ -614,16 +764,73 @@ export class CausalLM {
               value: tf.matMul(a as tf.Tensor2D, emb as tf.Tensor2D, false, true),
               gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, emb as tf.Tensor2D),
             })) as never)(x2) as tf.Tensor);
-      return y.reshape([...lead, emb.shape[0]!]);
+      return shaped(y);
     }
     if (tapeOn()) return linear(x, emb.transpose());
-    if (tf.getBackend() !== 'wasm') {
-      const lead = x.shape.slice(0, -1);
-      return tf
-        .matMul(x.reshape([-1, emb.shape[1]!]) as tf.Tensor2D, emb as tf.Tensor2D, false, true)
-        .reshape([...lead, emb.shape[0]!]);
-    }
+    if (tf.getBackend() !== 'wasm') return shaped(tf.matMul(x2 as tf.Tensor2D, emb as tf.Tensor2D, false, true));
     return linear(x, this.tiedTransposed(emb));
+  }
+
+  /**
+   * The log-prob of each target token under the head, `log softmax(head(x) / T)[target]`, for rows `x` `[N, hidden]`
+   * (hidden states from {@link hidden}), int32 `targets` `[N]` and optional per-row temperatures (absent: 1), as a
+   * differentiable `[N]` tensor for a FROZEN base (gradients flow to `x` only). The vocab-wide logits exist only
+   * {@link LOGIT_CHUNK} values at a time: rows go through the head in chunks, the forward keeps nothing of them and
+   * the backward recomputes each chunk (on the Qwen3-0.6B vocab, 256 tokens' logits, softmax and gradients would
+   * take about 1 GB at once). The same values and gradients as `logSoftmax(head(x) / T)` picked by a one-hot, the
+   * same ops row for row. `rowsPerChunk` overrides the chunk's rows.
+   */
+  headLogprobs(x: tf.Tensor, targets: tf.Tensor, temperatures?: Float32Array, rowsPerChunk?: number): tf.Tensor1D {
+    const V = this.config.vocabSize;
+    const [N, D] = x.shape as [number, number];
+    const rows = rowsPerChunk ?? Math.max(1, Math.floor(LOGIT_CHUNK / V));
+    const temps = temperatures ? tf.tensor2d(temperatures, [N, 1]) : undefined;
+    // per chunk: the scaled logits' log-softmax and the one-hot of its targets (inside a tidy of the caller's)
+    const chunkLp = (xc: tf.Tensor, t: tf.Tensor, tc: tf.Tensor | undefined): { lp: tf.Tensor; hot: tf.Tensor } => {
+      const logits = this.head(xc, true);
+      return { lp: tf.logSoftmax(tc ? logits.div(tc) : logits), hot: oneHotF32(t, V) };
+    };
+    const chunks = (n: number): [number, number][] =>
+      Array.from({ length: Math.ceil(n / rows) }, (_, i) => [i * rows, Math.min(rows, n - i * rows)]);
+    const f = tf.customGrad(((a: tf.Tensor, save: tf.GradSaveFunc) => {
+      // saved, not captured: the caller's tidy frees its tensors before the backward pass runs
+      save([a, targets, ...(temps ? [temps] : [])]);
+      const parts = chunks(N).map(([s, n]) =>
+        tf.tidy(() => {
+          const tc = temps?.slice([s, 0], [n, 1]);
+          const { lp, hot } = chunkLp(a.slice([s, 0], [n, D]), targets.slice([s], [n]), tc);
+          return lp.mul(hot).sum(-1);
+        }),
+      );
+      const value = parts.length === 1 ? parts[0]! : tf.concat(parts);
+      return {
+        value,
+        gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+          const [sa, st, stemp] = saved as [tf.Tensor, tf.Tensor, tf.Tensor | undefined];
+          const grads = chunks(N).map(([s, n]) =>
+            tf.tidy(() => {
+              const tc = stemp?.slice([s, 0], [n, 1]);
+              const { lp, hot } = chunkLp(sa.slice([s, 0], [n, D]), st.slice([s], [n]), tc);
+              // as tfjs differentiates `logSoftmax(z).mul(hot).sum(-1)`: g = dy·hot, dz = g - sum(g)·exp(lp)
+              const g = dy.slice([s], [n]).reshape([n, 1]).mul(hot);
+              const dz = g.sub(g.sum(-1, true).mul(lp.exp()));
+              return this.headGrad(tc ? dz.div(tc) : dz);
+            }),
+          );
+          return grads.length === 1 ? grads[0]! : tf.concat(grads);
+        },
+      };
+    }) as never) as (a: tf.Tensor) => tf.Tensor;
+    return f(x) as tf.Tensor1D;
+  }
+
+  /** The gradient of the head's input for a frozen base: `dy @ head^T` (the head's own backward, see {@link head}). */
+  private headGrad(dy: tf.Tensor): tf.Tensor {
+    if (this.config.tieWordEmbeddings) return tf.matMul(dy as tf.Tensor2D, this.p('model.embed_tokens.weight'));
+    const w = this.p('lm_head.weight');
+    return tf.getBackend() === 'wasm'
+      ? tf.matMul(dy as tf.Tensor2D, w.transpose())
+      : tf.matMul(dy as tf.Tensor2D, w, false, true);
   }
 
   /** The embedding transposed, kept (with the base) until the embedding's data changes. */

@@ -4,6 +4,7 @@
  * lacks UnsortedSegmentSum, the gradient of `gather`).
  */
 import * as tf from '@tensorflow/tfjs';
+import { matMulUnpacked } from '../backend/wasm-kernels.js';
 import type { RopeScaling } from './config.js';
 
 function swapLast(x: tf.Tensor): tf.Tensor {
@@ -52,10 +53,12 @@ export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
  * caller holds it; else a transpose on wasm, the transpose flag elsewhere), and the weight's own gradient, which `mm` computes whether or not anyone
  * asked for it, is never computed: a LoRA update's backward pass then costs the activations' gradients alone.
  */
-export function mmFrozen(x: tf.Tensor, w: tf.Tensor, wT?: tf.Tensor): tf.Tensor {
-  if (!tapeOn()) return tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D);
+export function mmFrozen(x: tf.Tensor, w: tf.Tensor, wT?: tf.Tensor, unpacked = false): tf.Tensor {
+  const times = (a: tf.Tensor): tf.Tensor =>
+    unpacked ? matMulUnpacked(a, w) : tf.matMul(a as tf.Tensor2D, w as tf.Tensor2D);
+  if (!tapeOn()) return times(x);
   return tf.customGrad(((a: tf.Tensor) => ({
-    value: tf.matMul(a as tf.Tensor2D, w as tf.Tensor2D),
+    value: times(a),
     // wasm: an explicit transpose (its matMul with a transpose flag is ~10× slower); elsewhere the flag, no copy
     gradFunc: (dy: tf.Tensor) =>
       wT || tf.getBackend() !== 'wasm'
@@ -64,11 +67,16 @@ export function mmFrozen(x: tf.Tensor, w: tf.Tensor, wT?: tf.Tensor): tf.Tensor 
   })) as never)(x) as tf.Tensor;
 }
 
-/** `x @ w` where x is `[..., in]` and w is `[in, out]`; returns `[..., out]`. `frozen`: no gradient for `w` ({@link mmFrozen}). */
-export function linear(x: tf.Tensor, w: tf.Tensor, bias?: tf.Tensor, frozen = false): tf.Tensor {
+/**
+ * `x @ w` where x is `[..., in]` and w is `[in, out]`; returns `[..., out]`. `frozen`: no gradient for `w`
+ * ({@link mmFrozen}). `unpacked` (wasm): no packed copy of `w` is kept after the matmul (`matMulUnpacked`), where
+ * `w` gets no gradient (a frozen weight, or no gradient tape).
+ */
+export function linear(x: tf.Tensor, w: tf.Tensor, bias?: tf.Tensor, frozen = false, unpacked = false): tf.Tensor {
   const inDim = x.shape[x.rank - 1]!;
   const lead = x.shape.slice(0, -1);
-  const y = frozen ? mmFrozen(x.reshape([-1, inDim]), w) : mm(x.reshape([-1, inDim]), w);
+  const x2 = x.reshape([-1, inDim]);
+  const y = frozen ? mmFrozen(x2, w, undefined, unpacked) : unpacked && !tapeOn() ? matMulUnpacked(x2, w) : mm(x2, w);
   const out = y.reshape([...lead, w.shape[1]!]);
   return bias ? out.add(bias) : out;
 }

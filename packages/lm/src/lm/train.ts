@@ -96,9 +96,20 @@ export function tokenLogprobs(model: CausalLM, packed: PackedBatch): tf.Tensor2D
   const { B, L } = packed;
   const V = model.config.vocabSize;
   const ids = tf.tensor2d(packed.ids, [B, L], 'int32');
+  const T = packed.temperatures;
+  if (model.baseFrozen) {
+    const { hidden } = model.hidden(ids);
+    // a frozen base (LoRA): the head's logits a chunk of rows at a time (`CausalLM.headLogprobs`), the same values
+    const D = hidden.shape[2]!;
+    const x = hidden.slice([0, 0, 0], [B, L - 1, D]).reshape([-1, D]);
+    const targets = ids.slice([0, 1], [B, L - 1]).reshape([-1]);
+    const temps = T.every((t) => t === 1)
+      ? undefined
+      : Float32Array.from({ length: B * (L - 1) }, (_, i) => T[Math.floor(i / (L - 1))]!);
+    return model.headLogprobs(x, targets, temps).reshape([B, L - 1]);
+  }
   const { logits } = model.forward(ids);
   const scored = logits.slice([0, 0, 0], [B, L - 1, V]);
-  const T = packed.temperatures;
   const lp = tf.logSoftmax(T.every((t) => t === 1) ? scored : scored.div(tf.tensor3d(Array.from(T), [B, 1, 1])));
   const targets = ids.slice([0, 1], [B, L - 1]);
   return lp.mul(oneHotF32(targets.reshape([-1]), V).reshape([B, L - 1, V])).sum(-1) as tf.Tensor2D;
