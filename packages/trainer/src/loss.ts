@@ -142,6 +142,25 @@ export function groupLayout(groups: readonly PromptGroup[]): {
   return { rows, cmax, lengths, mask, scatter };
 }
 
+/**
+ * {@link recomputeGroupLogprobs} under the frozen base of a LoRA model: the KL reference of a LoRA policy. Its
+ * adapters are detached while scoring and attached again after.
+ */
+export async function baseGroupLogprobs(
+  model: CausalLM,
+  groups: readonly PromptGroup[],
+  padId: number,
+  chunkRows = 16,
+): Promise<number[][]> {
+  const saved = new Map(model.lora);
+  model.lora.clear();
+  try {
+    return await recomputeGroupLogprobs(model, groups, padId, chunkRows);
+  } finally {
+    for (const [k, v] of saved) model.lora.set(k, v);
+  }
+}
+
 /** Log-probs of every completion token of prompt groups (no gradients), `out[row][j]`, rows in group order. */
 export async function recomputeGroupLogprobs(
   model: CausalLM,

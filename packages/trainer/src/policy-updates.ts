@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { type Rng, type StepRecord, type TeamSpec, type TrainerConfig, TrainingSettingError } from '@troupe/kernel';
 import { CausalLM, currentBackend, loadCheckpoint, saveCheckpoint, syncReadable } from '@troupe/lm';
-import { recomputeGroupLogprobs, type PromptGroup } from './loss.js';
+import { baseGroupLogprobs, recomputeGroupLogprobs, type PromptGroup } from './loss.js';
 import { ensureOptimizer, scheduleLr, weightMemory, weightMemoryMetrics, type PolicyHandle } from './policies.js';
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
 import { UpdateWorker, type UpdateJob, type UpdateOptimizerOptions } from './update-thread.js';
@@ -104,8 +104,8 @@ export class PolicyUpdates {
   /**
    * Updates every trainable policy on its records. Every policy's mini-batch order is drawn first, in policy order,
    * so the RNG stream does not depend on where the updates run. With `algorithm.workers` ≥ 2 and at least two
-   * full-model policies (wasm / cpu backend), the full models update at the same time, each in its own worker
-   * thread, while any other policy updates in the main thread. Returns `loss/<policy>/*` metrics,
+   * policies (wasm / cpu backend), they update at the same time, in worker threads and the main thread (see
+   * {@link threadedPolicies}): the same numbers as one after the other. Returns `loss/<policy>/*` metrics,
    * `update/workers` (the threads used; 0: all in the main thread) and the weights' `memory/*` ({@link weightMemory}).
    */
   async update(
@@ -268,24 +268,23 @@ export class PolicyUpdates {
   }
 
   /**
-   * The policies whose updates run in worker threads: the full-model (not LoRA) trainable policies with seats and no
-   * update pool, up to
-   * `algorithm.workers` of them, when there are at least two and the backend is single-threaded (wasm, cpu).
+   * The policies whose updates run in worker threads, on the single-threaded backends (wasm, cpu) with
+   * `algorithm.workers` ≥ 2, among the trainable policies with seats and no update pool, when there are at least two:
+   * with two or more full models, those, up to `algorithm.workers` of them (as many threads; any LoRA policy updates in
+   * the main thread meanwhile); otherwise (LoRA adapters, with at most one full model) all but the first, up to
+   * `algorithm.workers` − 1 of them, the first updating in the main thread. A LoRA policy's thread holds its own copy of
+   * the frozen base (a wasm heap is one thread's: the base cannot be shared with it).
    */
   private threadedPolicies(): PolicyHandle[] {
     if (this.config.name === 'none') return [];
-    const full = this.handles.filter(
-      (h) =>
-        h.trainable &&
-        !h.frozen &&
-        !h.lora &&
-        h.trainable.model.lora.size === 0 &&
-        h.seats.length > 0 &&
-        this.remote?.pools[h.name] === undefined,
+    const candidates = this.handles.filter(
+      (h) => h.trainable && !h.frozen && h.seats.length > 0 && this.remote?.pools[h.name] === undefined,
     );
     const backend = currentBackend()?.backend;
-    if (this.config.workers < 2 || full.length < 2 || (backend !== 'wasm' && backend !== 'cpu')) return [];
-    return full.slice(0, this.config.workers);
+    if (this.config.workers < 2 || candidates.length < 2 || (backend !== 'wasm' && backend !== 'cpu')) return [];
+    const full = candidates.filter((h) => !h.lora && h.trainable!.model.lora.size === 0);
+    if (full.length >= 2) return full.slice(0, this.config.workers);
+    return [...full, ...candidates.filter((h) => !full.includes(h))].slice(1, this.config.workers);
   }
 
   /** Ends the update workers (the main thread's weights and optimizers hold everything they trained). */
@@ -298,16 +297,8 @@ export class PolicyUpdates {
   private async referenceLogprobs(h: PolicyHandle, groups: readonly PromptGroup[]): Promise<number[][]> {
     const lm = h.trainable!;
     const padId = lm.tokenizer.padTokenId ?? 0;
-    if (h.lora) {
-      // The reference of a LoRA policy is its frozen base: score with the adapters detached.
-      const saved = new Map(lm.model.lora);
-      lm.model.lora.clear();
-      try {
-        return await recomputeGroupLogprobs(lm.model, groups, padId, this.config.microBatchSize);
-      } finally {
-        for (const [k, v] of saved) lm.model.lora.set(k, v);
-      }
-    }
+    // the reference of a LoRA policy is its frozen base
+    if (h.lora) return baseGroupLogprobs(lm.model, groups, padId, this.config.microBatchSize);
     if (!h.reference) throw new Error(`policy '${h.name}': no reference model for the KL penalty`);
     return recomputeGroupLogprobs(h.reference, groups, padId, this.config.microBatchSize);
   }

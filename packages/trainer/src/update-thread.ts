@@ -1,6 +1,8 @@
 /**
- * Persistent worker threads for the RL (PPO) updates of full-model policies, one per policy for the whole run.
- * tfjs-wasm is single-threaded per isolate, so two policies updated in two workers use two cores.
+ * Persistent worker threads for the RL (PPO) updates of policies, one per policy for the whole run. tfjs-wasm is
+ * single-threaded per isolate, so two policies updated at once (in a worker and the main thread, or in two workers)
+ * use two cores. A LoRA policy's worker trains its adapters on its own copy of the frozen base (a wasm heap belongs
+ * to one thread; the base cannot be shared with it): memory for one more base per such worker.
  *
  * ```
  * start (at the first training step, while its rollouts run): weights, frozen reference (KL only), AdamW
@@ -17,7 +19,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
-import type { CausalLM, HostTensor, AdamW, AdamWOptions } from '@troupe/lm/model';
+import type { CausalLM, HostTensor, AdamW, AdamWOptions, LoraConfig } from '@troupe/lm/model';
 import type { PpoUpdatePlan, PpoUpdateSettings } from './ppo-update.js';
 import { startTrainerWorker } from './worker-script.js';
 
@@ -42,8 +44,10 @@ export interface UpdateWorkerInit {
   readonly backend: string;
   /** The model's Hugging Face config. */
   readonly hfConfig: Record<string, unknown>;
-  /** The model's weights, Hugging Face layout. */
+  /** The model's weights, Hugging Face layout (of a LoRA policy: its frozen base, a copy of its own). */
   readonly tensors: [string, HostTensor][];
+  /** A LoRA policy's adapters: their settings and values (`trainableVariables()` order); its reference is the base. */
+  readonly lora?: { readonly config: LoraConfig; readonly adapters: Float32Array[] };
   /** The frozen reference's weights, when the KL penalty is on. */
   readonly reference?: [string, HostTensor][];
   /** AdamW settings. */
@@ -66,8 +70,10 @@ export interface UpdateJob {
 export interface UpdateJobResult {
   /** The update's statistics (see `ppoUpdate`). */
   readonly stats: Record<string, number>;
-  /** The updated weights, Hugging Face layout. */
+  /** The updated weights, Hugging Face layout (a LoRA policy: none, its base is frozen). */
   readonly tensors: [string, HostTensor][];
+  /** A LoRA policy's updated adapters (`trainableVariables()` order). */
+  readonly adapters?: Float32Array[];
   /** The optimizer's state after the update. */
   readonly state: OptimizerState;
 }
@@ -114,8 +120,19 @@ export function assignOptimizerState(optimizer: AdamW, state: OptimizerState, wh
   optimizer.stepCount = state.stepCount;
 }
 
+/** Overwrites a LoRA model's adapters with values in `trainableVariables()` order; throws on a wrong count or size. */
+export function assignAdapters(model: CausalLM, values: readonly Float32Array[]): void {
+  const vars = model.trainableVariables();
+  if (values.length !== vars.length) throw new Error(`${values.length} adapter tensors for ${vars.length} variables`);
+  vars.forEach((x, i) => {
+    if (values[i]!.length !== x.size)
+      throw new Error(`adapter tensor ${i} has ${values[i]!.length} values, expected ${x.size}`);
+  });
+  vars.forEach((x, i) => tf.tidy(() => x.assign(tf.tensor(values[i]!, x.shape, 'float32'))));
+}
+
 /**
- * A persistent worker thread that runs one full-model policy's PPO updates on its own copy of the model and AdamW,
+ * A persistent worker thread that runs one policy's PPO updates on its own copy of the model and AdamW,
  * and mirrors every result into the policy's model and optimizer in the main thread. Start with
  * {@link UpdateWorker.start}; end with {@link UpdateWorker.terminate}.
  */
@@ -135,7 +152,8 @@ export class UpdateWorker {
   ) {
     const transfer = [...init.tensors, ...(init.reference ?? [])]
       .map(([, t]) => t.data.buffer as ArrayBuffer)
-      .concat([...init.state.m, ...init.state.v].map((t) => t.data.buffer as ArrayBuffer));
+      .concat([...init.state.m, ...init.state.v].map((t) => t.data.buffer as ArrayBuffer))
+      .concat((init.lora?.adapters ?? []).map((a) => a.buffer as ArrayBuffer));
     this.thread = startTrainerWorker('update-worker', { workerData: init, transferList: transfer });
     this.thread.on('message', (m: UpdateWorkerMessage) => this.onMessage(m));
     this.thread.on('error', (err) => this.fail(err.message, err.stack));
@@ -146,7 +164,8 @@ export class UpdateWorker {
 
   /**
    * Starts the worker of policy `policy` with the CURRENT weights of `model`, the state of `optimizer` (which must
-   * be over `model.trainableVariables()`), and the frozen `reference` when the KL penalty needs one.
+   * be over `model.trainableVariables()`), and the frozen `reference` when the KL penalty needs one. A model with
+   * LoRA adapters trains them on a copy of its base (whose reference is that base).
    */
   static start(
     policy: string,
@@ -161,6 +180,14 @@ export class UpdateWorker {
       backend,
       hfConfig: model.hfConfig,
       tensors: [...model.exportTensors()],
+      ...(model.loraConfig && model.lora.size > 0
+        ? {
+            lora: {
+              config: { ...model.loraConfig, targetModules: [...model.loraConfig.targetModules] },
+              adapters: model.trainableVariables().map((v) => new Float32Array(v.dataSync() as Float32Array)),
+            },
+          }
+        : {}),
       ...(reference ? { reference: [...reference.exportTensors()] } : {}),
       optimizer: options,
       state: optimizerState(optimizer),
@@ -196,7 +223,8 @@ export class UpdateWorker {
       if (this.pending.size === 0) this.thread.unref();
     });
     try {
-      this.model.assignTensors(new Map(result.tensors), `RL update worker of policy '${this.policy}'`);
+      if (result.adapters) assignAdapters(this.model, result.adapters);
+      else this.model.assignTensors(new Map(result.tensors), `RL update worker of policy '${this.policy}'`);
       assignOptimizerState(this.optimizer, result.state, `RL update worker of policy '${this.policy}'`);
     } catch (err) {
       throw this.fail(`its result does not fit the policy: ${(err as Error).message}`);

@@ -6,9 +6,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { initBackend, type BackendName, CausalLM, AdamW } from '@troupe/lm/model';
-import { recomputeGroupLogprobs } from './loss.js';
+import { baseGroupLogprobs, recomputeGroupLogprobs } from './loss.js';
 import { ppoUpdate } from './ppo-update.js';
 import {
+  assignAdapters,
   assignOptimizerState,
   optimizerState,
   type UpdateJobResult,
@@ -37,6 +38,10 @@ async function start(): Promise<WorkerState> {
   await initBackend({ backend: init.backend as BackendName });
   const where = `update worker of policy '${init.policy}'`;
   const model = CausalLM.fromTensors(init.hfConfig, new Map(init.tensors), where);
+  if (init.lora) {
+    model.addLora(init.lora.config, 0);
+    assignAdapters(model, init.lora.adapters);
+  }
   const reference = init.reference
     ? CausalLM.fromTensors(init.hfConfig, new Map(init.reference), `${where} (reference)`)
     : undefined;
@@ -57,11 +62,22 @@ async function run(s: WorkerState, req: UpdateWorkerRequest): Promise<void> {
     settings,
     reference
       ? (groups) => recomputeGroupLogprobs(reference, groups, settings.padId, settings.microBatchSize)
-      : undefined,
+      : init.lora
+        ? (groups) => baseGroupLogprobs(s.model, groups, settings.padId, settings.microBatchSize)
+        : undefined,
   );
-  const result: UpdateJobResult = { stats, tensors: [...s.model.exportTensors()], state: optimizerState(s.optimizer) };
+  const lora = init.lora !== undefined;
+  const result: UpdateJobResult = {
+    stats,
+    tensors: lora ? [] : [...s.model.exportTensors()],
+    ...(lora
+      ? { adapters: s.model.trainableVariables().map((v) => new Float32Array(v.dataSync() as Float32Array)) }
+      : {}),
+    state: optimizerState(s.optimizer),
+  };
   const buffers = [
     ...result.tensors.map(([, t]) => t.data),
+    ...(result.adapters ?? []),
     ...result.state.m.map((t) => t.data),
     ...result.state.v.map((t) => t.data),
   ];

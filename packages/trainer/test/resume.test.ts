@@ -105,10 +105,10 @@ const CASES: {
     lrSchedule: COSINE,
   },
   {
-    name: 'two LoRA adapters on frozen bases (L2), a cosine schedule',
+    name: 'two LoRA adapters on frozen bases (L2; the second updates in a worker thread), a cosine schedule',
     mapping: 'lora',
     workers: 2,
-    threads: 0,
+    threads: 1,
     stop: 'crash',
     lrSchedule: COSINE,
   },

@@ -31,9 +31,9 @@ interface RunResult {
 /** Runs (or resumes) a per-role micro team in `out`; returns what it left, then disposes the trainer. */
 async function train(
   algorithm: Record<string, unknown>,
-  options: { out?: string; steps?: number; resume?: boolean } = {},
+  options: { out?: string; steps?: number; resume?: boolean; mapping?: 'per-role' | 'lora' } = {},
 ): Promise<RunResult & { out: string }> {
-  const spec = await microTeamSpec({ mapping: 'per-role', algorithm });
+  const spec = await microTeamSpec({ mapping: options.mapping ?? 'per-role', algorithm });
   const out = options.out ?? outDir();
   const trainer = await Trainer.create(spec, {
     outDir: out,
@@ -49,7 +49,18 @@ async function train(
       out,
       metrics: readJsonl<MetricsRecord>(join(out, 'metrics.jsonl')),
       trace: readJsonl<TraceRecord>(join(out, 'trace.jsonl')),
-      weights: new Map(trainable.map((h) => [h.name, h.trainable.model.exportTensors()])),
+      // the base weights and, of a LoRA policy, its adapters
+      weights: new Map(
+        trainable.map((h) => {
+          const m = h.trainable.model;
+          const all = m.exportTensors();
+          for (const [mod, { a, b }] of m.lora) {
+            all.set(`${mod}.lora_a`, { shape: [...a.shape], data: copy(a) });
+            all.set(`${mod}.lora_b`, { shape: [...b.shape], data: copy(b) });
+          }
+          return [h.name, all];
+        }),
+      ),
       moments: new Map(
         trainable.map((h) => {
           const { m, v } = h.optimizer!.moments();
@@ -137,6 +148,21 @@ describe('RL updates in persistent worker threads', function () {
       [1, 2, 3],
     );
     assertSameRun(inThread, threaded, 'workers 2 vs 1');
+  });
+
+  it('two LoRA adapters on one base: one updates in a worker (its own copy of the base), the other in the main thread, as in turn (KL to the base)', async () => {
+    const algorithm = { steps: 2, loss: { klCoef: 0.5 } };
+    const inTurn = await train({ ...algorithm, workers: 1 }, { mapping: 'lora' });
+    const threaded = await train({ ...algorithm, workers: 2 }, { mapping: 'lora' });
+    assert.deepEqual(
+      trainSteps(threaded.metrics).map((m) => m['update/workers']),
+      [1, 1],
+      'the second adapter updates in a worker every step',
+    );
+    const last = trainSteps(threaded.metrics).at(-1)!;
+    for (const p of ['proposer', 'executor'])
+      assert.ok((last[`loss/${p}/kl`] as number) > 0, `${p}: the adapter moved away from the base`);
+    assertSameRun(inTurn, threaded, 'LoRA, workers 2 vs 1');
   });
 
   it('with a KL penalty (the frozen reference lives in the worker), an entropy bonus and two epochs', async () => {
