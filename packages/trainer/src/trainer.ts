@@ -32,10 +32,10 @@ import {
   type TeamSpec,
 } from '@troupe/kernel';
 import { comparisonMetrics } from './compare.js';
-import { evalThreadsUnavailable, ThreadedEval } from './eval-thread.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { evalMetrics, evalRecord, rolloutMetrics, timeMetrics, warmStartRecord } from './metrics.js';
 import type { MetricsRecord } from './report.js';
+import { PlayThreads, playThreadsUnavailable } from './play-threads.js';
 import { playStepRollouts } from './rollouts.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import { TrainerSetup } from './trainer-setup.js';
@@ -56,6 +56,7 @@ export class Trainer extends TrainerSetup {
   async run(): Promise<TrainingResult> {
     const started = performance.now();
     const resumedFrom = await this.prepare();
+    void this.threads()?.ready(); // the play workers compose their teams while the warm start runs
     const c = this.config;
     this.emit({
       type: 'start',
@@ -167,11 +168,12 @@ export class Trainer extends TrainerSetup {
     this.updates.boot(); // the update workers (if any) boot while the rollouts run
 
     // 1. Rollouts: B train instances, AT-GRPO's K-branch trees (or grpo-naive's K episodes each), as step records.
+    const threads = this.engine ? null : this.threads();
     const { records, summary, replayed, failed } = await playStepRollouts(
       step,
       this.schedule,
       this.rollouts,
-      this.engine,
+      this.engine ?? threads ?? undefined,
     );
     const rollout = performance.now();
 
@@ -211,33 +213,52 @@ export class Trainer extends TrainerSetup {
       rolloutPart,
       timeMetrics({ start, rollout, update, end }, this.timer, rolloutPart['rollout/completion_tokens']!),
     );
-    // distributed: the workers generate, so the rate is over the rollouts' wall time, all workers together
-    if (this.engine && rollout > start)
+    // distributed or threads: others generate too, so the rate is over the rollouts' wall time, all together
+    if ((this.engine || threads) && rollout > start)
       metrics['perf/generated_tokens_per_s'] = rolloutPart['rollout/completion_tokens']! / ((rollout - start) / 1000);
     return metrics;
   }
 
+  /** Episodes over threads (play-threads.ts): null when not (see {@link threads}), undefined until first asked. */
+  protected playThreads: PlayThreads | null | undefined;
+
   /**
-   * Independent K = 1 greedy rollouts on a held-out split (the same instances every time). In this process, with
-   * lockstep batching per instance and more than one worker allowed (`algorithm.workers`), the episodes are shared
-   * between this thread and worker threads (eval-thread.ts): the same episodes, in about half the time on two cores.
+   * Where evaluation episodes and step rollouts are shared between this thread and worker threads (play-threads.ts):
+   * in this process (no distributed engine), with lockstep batching per instance, more than one worker allowed
+   * (`algorithm.workers`) and full tfjs models on wasm/cpu. The same episodes and step records as one thread plays,
+   * in about half the time on two cores. Null where they are not.
    */
-  override evaluate(split: 'validation' | 'test' | 'train', episodes: number): Promise<EvaluationResult> {
-    const c = this.config;
-    const threads = Math.min(c.workers, c.concurrency);
+  protected threads(): PlayThreads | null {
+    if (this.playThreads !== undefined) return this.playThreads;
+    const workers = Math.min(this.config.workers, this.config.concurrency);
     const threaded =
       !this.engine &&
       this.execution.batching === 'instance' &&
-      threads > 1 &&
-      evalThreadsUnavailable(this, !this.options.team) === undefined;
-    if (!threaded) return super.evaluate(split, episodes);
+      workers > 1 &&
+      playThreadsUnavailable(this, !this.options.team) === undefined;
+    return (this.playThreads = threaded ? new PlayThreads(this, this.rollouts, workers) : null);
+  }
+
+  /** Independent K = 1 greedy rollouts on a held-out split (the same instances every time), over threads when possible. */
+  override evaluate(split: 'validation' | 'test' | 'train', episodes: number): Promise<EvaluationResult> {
+    const engine = this.threads();
+    if (!engine) return super.evaluate(split, episodes);
     return evaluateTeam(this.team, {
       split,
       episodes,
       seed: this.spec.seed,
-      grammar: c.constrainedDecoding,
-      engine: new ThreadedEval(this, c.concurrency, threads),
+      grammar: this.config.constrainedDecoding,
+      engine,
     });
+  }
+
+  /** Ends the play threads, then what {@link TrainerSetup.dispose} ends. */
+  override async dispose(): Promise<void> {
+    try {
+      await this.playThreads?.close();
+    } finally {
+      await super.dispose();
+    }
   }
 
   /** The RL update of one step's records (see {@link PolicyUpdates.update}): `loss/<policy>/*` and `update/workers`. */

@@ -1,0 +1,77 @@
+/**
+ * Worker-thread entry of the threaded play (see play-threads.ts): activates the main thread's backend and composes the
+ * team from the spec once; then, for each call, assigns the main thread's weights and versions and plays the items
+ * its lanes are handed, one at a time each, posting each item's result.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { composeTeam } from '@troupe/kernel';
+import { initBackend, type BackendName } from '@troupe/lm/model';
+import { playItem, type PlayWorkerCommand, type PlayWorkerInit, type PlayWorkerMessage } from './play-threads.js';
+import { policyHandles } from './policies.js';
+import { treeSeats, type RolloutSetup } from './rollouts.js';
+
+const input = workerData as PlayWorkerInit;
+const port = parentPort!;
+const post = (m: PlayWorkerMessage): void => port.postMessage(m);
+const fail = (err: unknown): void => {
+  const e = err as Error;
+  post({ type: 'error', message: e?.message ?? String(err), ...(e?.stack ? { stack: e.stack } : {}) });
+};
+
+const ready = (async () => {
+  await initBackend({ backend: input.backend as BackendName });
+  const team = await composeTeam(input.spec);
+  const handles = policyHandles(
+    input.spec,
+    team.policies,
+    team.seats.map((s) => s.name),
+    input.config,
+  );
+  const setup: RolloutSetup = {
+    environment: team.environment,
+    seats: team.seats,
+    treeSeats: treeSeats(team.seats, input.config),
+    reward: team.reward,
+    seed: input.spec.seed,
+    config: input.config,
+    batching: 'instance',
+  };
+  post({ type: 'ready' });
+  return { team, handles, setup };
+})();
+ready.catch(() => post({ type: 'ready' })); // the error itself is reported at the first call
+
+const waiting = new Map<number, (a: { slot: number | null; item: unknown }) => void>();
+
+async function begin(c: Extract<PlayWorkerCommand, { type: 'begin' }>): Promise<void> {
+  const { team, handles, setup } = await ready;
+  for (const h of handles) {
+    const weights = c.weights[h.name];
+    if (!h.trainable || !weights) throw new Error(`policy '${h.name}': no full-model weights sent to the play worker`);
+    h.trainable.model.assignTensors(new Map(weights), `play worker, policy '${h.name}'`);
+    h.trainable.version = c.versions[h.name] ?? h.trainable.version;
+  }
+  const ask = (lane: number): Promise<{ slot: number | null; item: unknown }> =>
+    new Promise((resolve) => {
+      waiting.set(lane, resolve);
+      post({ type: 'next', lane });
+    });
+  const lane = async (n: number): Promise<void> => {
+    for (let a = await ask(n); a.slot !== null; a = await ask(n)) {
+      const result = await playItem(c.work, a.item as never, team, setup);
+      post({ type: 'result', slot: a.slot, result });
+    }
+  };
+  await Promise.all(Array.from({ length: c.lanes }, (_, n) => lane(n)));
+  post({ type: 'end' });
+}
+
+port.on('message', (c: PlayWorkerCommand) => {
+  if (c.type === 'item') waiting.get(c.lane)?.({ slot: c.slot, item: c.item });
+  else if (c.type === 'begin') begin(c).catch(fail);
+  else
+    void ready
+      .then(({ team }) => team.dispose())
+      .catch(() => undefined)
+      .finally(() => process.exit(0));
+});
