@@ -18,6 +18,7 @@ import {
   withSpecChanges,
 } from '@troupe/kernel';
 import {
+  DistributedRollouts,
   evaluateTeam,
   InstanceSchedule,
   JobPlayer,
@@ -353,6 +354,49 @@ describe('distributed engine (in one process)', function () {
       train(withSpecChanges(pooled, { algorithm: { ...pooled.algorithm, steps: 1 } }), poisoned),
       /RL update of policy 'executor' in update pool 'up-b' failed after 3 attempts: boom/,
     );
+  });
+
+  it('update jobs waiting in a pool no live worker takes: the notice names the pool and the command to start one', async () => {
+    const spec = await microTeamSpec({ mapping: 'per-role' });
+    const told: string[] = [];
+    const queue: RolloutQueue = {
+      // the jobs end after a while; meanwhile only a default-pool worker is alive
+      async *dispatch(_batch, jobs) {
+        await new Promise((r) => setTimeout(r, 150));
+        for (const j of jobs) yield { key: j.key, ok: false, error: 'late', attempts: 1 };
+      },
+      stats: () =>
+        Promise.resolve({
+          depth: { waiting: 1, active: 0, delayed: 0 },
+          jobs: { dispatched: 1, succeeded: 0, failed: 0, retries: 0, stalls: 0, requeued: 0 },
+          workers: [{ name: 'w', pool: 'default', episodesPerSec: 0, busyFraction: 0, completed: 0 }],
+        }),
+      close: () => Promise.resolve(),
+    };
+    const engine = new DistributedRollouts(queue, spec, resolveTrainerConfig(spec, {}), [], {
+      attempts: 1,
+      pools: {},
+      versionsDir: tmp(),
+      watchMs: 20,
+      onNoWorkers: (m) => told.push(m),
+    });
+    const payload = {} as UpdateJobPayload; // never run: the queue only waits
+    const got = await engine.runUpdates(1, [
+      { key: 'r/step-1/update/proposer', payload, pool: 'up-a' },
+      { key: 'r/step-1/update/executor', payload },
+    ]);
+    assert.equal(got.size, 2);
+    assert.ok(told.length > 0, 'told while the jobs waited');
+    assert.ok(
+      told.every((m) => m.startsWith('the updates of step 1: 1 job waiting')),
+      told.join('\n'),
+    );
+    assert.ok(
+      told.some((m) =>
+        m.endsWith("no live worker takes pool 'up-a'; start one: troupe worker --redis URL --pool up-a"),
+      ),
+    );
+    assert.ok(!told.some((m) => m.includes("pool 'default'")), 'the default pool has a live worker');
   });
 
   it('execution: bullmq needs a Redis URL, pools name policies, --redis and --shared override the spec', async () => {
