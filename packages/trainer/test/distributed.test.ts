@@ -277,14 +277,20 @@ describe('distributed engine (in one process)', function () {
     }
   });
 
-  it('update pools: the same trace, weights and optimizer state as in-process; a redelivered job gives the same bytes; a failed one names the policy and pool', async () => {
+  it('update pools: the same trace, weights and optimizer state as in-process, also resumed; a redelivered job gives the same bytes; a failed one names the policy and pool', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role', algorithm: { batchSize: 2, concurrency: 2, steps: 2 } });
-    const train = async (s: typeof spec, queue?: ReversedQueue): Promise<string> => {
-      const out = tmp();
+    const train = async (
+      s: typeof spec,
+      queue?: ReversedQueue,
+      more: { out?: string; steps?: number; resume?: boolean } = {},
+    ): Promise<string> => {
+      const out = more.out ?? tmp();
       const t = await Trainer.create(s, {
         outDir: out,
         skipFinalEval: true,
         ...(queue ? { execution: { redis: 'redis://x:1' }, queue } : {}),
+        ...(more.steps !== undefined ? { steps: more.steps } : {}),
+        ...(more.resume ? { resume: true } : {}),
       });
       try {
         await t.run();
@@ -348,6 +354,15 @@ describe('distributed engine (in one process)', function () {
     } finally {
       again.dispose();
     }
+    // stopped after step 1 and resumed (a new trainer process: a new run id, its starting versions written afresh)
+    const resumed = await train(pooled, new ReversedQueue(), { steps: 1 });
+    await train(pooled, new ReversedQueue(), { out: resumed, resume: true });
+    assert.equal(
+      readFileSync(join(resumed, 'trace.jsonl'), 'utf8'),
+      readFileSync(join(reference, 'trace.jsonl'), 'utf8'),
+    );
+    for (const file of ['proposer/model.safetensors', 'trainer/executor.optimizer.safetensors'])
+      assert.ok(bytes(resumed, file).equals(bytes(reference, file)), `resumed: ${file} equals the in-process run's`);
     // a failed update job fails the step, naming the policy and its pool
     const poisoned = new ReversedQueue((key) => key.endsWith('/step-1/update/executor'));
     await assert.rejects(
