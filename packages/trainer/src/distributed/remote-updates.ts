@@ -8,6 +8,7 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { TrainingSettingError } from '@troupe/kernel';
 import type { DispatchJob } from '@troupe/scale-out';
 import { currentBackend, saveCheckpoint, syncReadable } from '@troupe/lm';
 import { ensureOptimizer, type PolicyHandle } from '../policies.js';
@@ -39,8 +40,9 @@ export class RemoteUpdates {
 
   /**
    * Runs these policies' updates of step `step` on their pools' workers, at once, then loads each result into the
-   * policy's model and optimizer. Returns each policy's update statistics. Throws naming the policy and the pool
-   * when a job failed (after its attempts) or its result does not fit the policy.
+   * policy's model and optimizer. Returns each policy's update statistics. Throws a {@link TrainingSettingError}
+   * (user-facing) naming the policy and the pool when a job failed (after its attempts) or its result does not fit
+   * the policy.
    */
   async update(
     step: number,
@@ -82,7 +84,10 @@ export class RemoteUpdates {
       stats[h.name] = { ...o.result.stats, worker_seconds: o.result.seconds };
       await this.prune(h.name, o.result.dir);
     }
-    if (failures.length > 0) throw new Error(failures.join('\n'));
+    if (failures.length > 0)
+      throw new TrainingSettingError(
+        `${failures.join('\n')}\nThe pool's workers print why; the checkpoints up to the previous step are intact, so once they are fixed, continue with \`troupe train --resume\`.`,
+      );
     return stats;
   }
 
