@@ -43,6 +43,8 @@ export interface RemoteUpdater {
     step: number,
     updates: readonly { readonly handle: PolicyHandle; readonly job: UpdateJob }[],
   ): Promise<Record<string, Record<string, number>>>;
+  /** Frees what it keeps for the run (its version folders). */
+  close?(): Promise<void>;
 }
 
 /**

@@ -6,7 +6,7 @@
  * processes are tested end to end in the repository's test/scale-out.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -52,6 +52,8 @@ class ReversedQueue implements RolloutQueue {
   dispatched: string[] = [];
   pools: (string | undefined)[] = [];
   updates: UpdateJobPayload[] = [];
+  /** Called after each update job ran (its result folder written), before the trainer reads it. */
+  afterUpdate: ((p: UpdateJobPayload) => Promise<void>) | undefined;
   constructor(private readonly poison: (key: string) => boolean = () => false) {}
   async *dispatch(
     _batch: string,
@@ -67,6 +69,7 @@ class ReversedQueue implements RolloutQueue {
       else if ('kind' in p) {
         this.updates.push(p);
         out.push({ key: j.key, ok: true, result: await this.updater.run(p), worker: 'w', attempts: 1, ms: 1 });
+        await this.afterUpdate?.(p);
       } else out.push({ key: j.key, ok: true, result: await this.player.play(p), worker: 'w', attempts: 1, ms: 1 });
     }
     yield* out.reverse();
@@ -302,7 +305,35 @@ describe('distributed engine (in one process)', function () {
     const reference = await train(spec);
     const pooled = withSpecChanges(spec, { execution: { updatePools: { proposer: 'up-a', executor: 'up-b' } } });
     const queue = new ReversedQueue();
+    // the last job redelivered: its result folder is there, so it returns it as it is; and a fresh worker that loads
+    // the starting version from the shared folder (as if the first had died) writes the same bytes
+    let redelivered = false;
+    queue.afterUpdate = async (p) => {
+      if (p.step !== 2 || p.policy !== 'executor') return;
+      const first = await queue.updater.run(p);
+      assert.equal(queue.updater.updates, 4, 'not run again');
+      const fresh = new UpdatePlayer();
+      try {
+        const again = await fresh.run({ ...p, out: `${p.out}-again` });
+        assert.deepEqual([fresh.updates, fresh.loads], [1, 1]);
+        assert.deepEqual(again.stats, first.stats);
+        for (const f of ['model.safetensors', 'optimizer.safetensors', 'stats.json'])
+          assert.ok(
+            readFileSync(join(p.out, f)).equals(readFileSync(join(`${p.out}-again`, f))),
+            `${f}: the same bytes`,
+          );
+      } finally {
+        fresh.dispose();
+      }
+      redelivered = true;
+    };
     const out = await train(pooled, queue);
+    assert.ok(redelivered);
+    assert.deepEqual(
+      readdirSync(join(out, 'policies', 'updates')),
+      [],
+      "the run's version folders are removed at its end",
+    );
     const bytes = (run: string, file: string): Buffer => readFileSync(join(run, 'checkpoints', 'step-2', file));
     assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), readFileSync(join(reference, 'trace.jsonl'), 'utf8'));
     for (const file of [
@@ -335,25 +366,6 @@ describe('distributed engine (in one process)', function () {
         [2, 2, 2],
       ],
     );
-    // redelivered: the result folder is there, so the job returns it as it is; a fresh worker that loads the starting
-    // version from the shared folder (the first died) writes the same bytes
-    const last = queue.updates.at(-1)!;
-    const again = new UpdatePlayer();
-    try {
-      const before = readFileSync(join(last.out, 'model.safetensors'));
-      const r = await again.run(last);
-      assert.equal(again.updates, 0);
-      assert.ok(readFileSync(join(last.out, 'model.safetensors')).equals(before));
-      const moved = `${last.out}-first`;
-      renameSync(last.out, moved);
-      const r2 = await again.run(last);
-      assert.deepEqual([again.updates, again.loads], [1, 1]);
-      assert.deepEqual(r2.stats, r.stats);
-      for (const f of ['model.safetensors', 'optimizer.safetensors', 'stats.json'])
-        assert.ok(readFileSync(join(last.out, f)).equals(readFileSync(join(moved, f))), `${f}: the same bytes`);
-    } finally {
-      again.dispose();
-    }
     // stopped after step 1 and resumed (a new trainer process: a new run id, its starting versions written afresh)
     const resumed = await train(pooled, new ReversedQueue(), { steps: 1 });
     await train(pooled, new ReversedQueue(), { out: resumed, resume: true });

@@ -282,8 +282,12 @@ export class DistributedRollouts implements RolloutEngine {
     return m;
   }
 
-  /** Closes the queue connection. */
-  close(): Promise<void> {
-    return this.queue.close();
+  /** Closes the queue connection and removes the update pools' version folders of this run. */
+  async close(): Promise<void> {
+    try {
+      await this.updates?.close?.();
+    } finally {
+      await this.queue.close();
+    }
   }
 }

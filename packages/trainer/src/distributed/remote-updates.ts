@@ -130,6 +130,14 @@ export class RemoteUpdates {
     };
   }
 
+  /**
+   * Removes this run's version folders (`<shared>/updates/<run id>`): the checkpoints hold the weights and optimizer
+   * state, and a resumed run writes its own.
+   */
+  async close(): Promise<void> {
+    await rm(join(this.root, 'updates', this.engine.runId), { recursive: true, force: true });
+  }
+
   /** Removes a policy's versions other than `keep` (the next update's start) and the one before it. */
   private async prune(policy: string, keep: string): Promise<void> {
     const folder = updateFolder(this.root, this.engine.runId, policy);
