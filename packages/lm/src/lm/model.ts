@@ -315,7 +315,7 @@ export class CausalLM {
    * keeps a packed copy of every weight matrix it multiplies (about the base's size again), the tied head keeps the
    * embedding transposed (622 MB on that shape), and a gradient tape copies every tensor a backward pass needs. In
    * this mode the base's matmuls leave no packed copy behind (`matMulUnpacked`), the tied head multiplies by the
-   * embedding itself (`(embedding @ x^T)^T`), and training adapters keeps each decoder layer's input only and
+   * embedding itself (`(embedding @ x^T)^T`, and unpacked in the backward pass), and training adapters keeps each decoder layer's input only and
    * recomputes the layer in the backward pass (one more forward pass of compute). Values and gradients are the
    * same, up to a matmul's summation order. Default: on when the base exceeds {@link LOW_MEMORY_BASE_BYTES}. Set it
    * (for the whole shared base) to choose. Other backends ignore it.
@@ -730,7 +730,7 @@ export class CausalLM {
    * (LoRA) no gradient goes to the embedding: under a tape the head multiplies by the transposed copy (wasm) or the
    * transpose flag, and its backward by the embedding itself, so no vocab × hidden transpose is taken per pass. With
    * {@link lowMemory} on wasm there is no transposed copy: the head computes `(embedding @ x^T)^T` (XNNPACK then
-   * packs the small `x^T`, not the embedding), and the backward of a frozen one multiplies by the embedding.
+   * packs the small `x^T`, not the embedding), and the backward of a frozen one multiplies by the embedding unpacked.
    */
   private head(x: tf.Tensor, frozen: boolean): tf.Tensor {
     const unpacked = this.lean();
@@ -752,7 +752,7 @@ export class CausalLM {
       return shaped(
         tf.customGrad(((a: tf.Tensor) => ({
           value: value(a),
-          gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, emb as tf.Tensor2D),
+          gradFunc: (dy: tf.Tensor) => matMulUnpacked(dy, emb),
         })) as never)(x2) as tf.Tensor,
       );
     }
@@ -826,7 +826,8 @@ export class CausalLM {
 
   /** The gradient of the head's input for a frozen base: `dy @ head^T` (the head's own backward, see {@link head}). */
   private headGrad(dy: tf.Tensor): tf.Tensor {
-    if (this.config.tieWordEmbeddings) return tf.matMul(dy as tf.Tensor2D, this.p('model.embed_tokens.weight'));
+    const emb = this.p('model.embed_tokens.weight');
+    if (this.config.tieWordEmbeddings) return this.lean() ? matMulUnpacked(dy, emb) : tf.matMul(dy as tf.Tensor2D, emb);
     const w = this.p('lm_head.weight');
     return tf.getBackend() === 'wasm'
       ? tf.matMul(dy as tf.Tensor2D, w.transpose())

@@ -96,7 +96,16 @@ export function embed(table: tf.Tensor, ids: tf.Tensor, differentiable: boolean)
   const [B, T] = ids.shape as [number, number];
   const [V, D] = table.shape as [number, number];
   const flat = ids.reshape([-1]);
-  if (!differentiable || !tapeOn()) return tf.gather(table, flat).reshape([B, T, D]);
+  if (!tapeOn()) return tf.gather(table, flat).reshape([B, T, D]);
+  if (!differentiable) {
+    // a constant lookup under a tape: tfjs may save the whole table for a gradient nobody asks for (a copy of it on
+    // wasm, seen at 594 MB on the Qwen3-0.6B vocab); as a function of the ids only, nothing of the table is saved
+    const lookup = tf.customGrad(((i: tf.Tensor) => ({
+      value: tf.gather(table, i),
+      gradFunc: () => tf.zeros(i.shape),
+    })) as never) as (i: tf.Tensor) => tf.Tensor;
+    return lookup(flat).reshape([B, T, D]);
+  }
   // forward: a gather (equal to the one-hot matmul, whose sums add exact zeros); gradient: onehotᵀ @ dy
   const lookup = tf.customGrad(((tb: tf.Tensor, save: tf.GradSaveFunc) => {
     save([flat]); // kept by the engine until the gradient runs (a closure reference would be disposed by then)
