@@ -100,7 +100,8 @@ export class RemoteUpdates {
     if (from?.version !== lm.version) {
       from = { dir: join(folder, `v${lm.version}`), version: lm.version };
       await rm(from.dir, { recursive: true, force: true });
-      await syncReadable([...lm.model.params.values()]);
+      const { m, v } = optimizer.moments();
+      await syncReadable([...lm.model.params.values(), ...m, ...v]); // webgpu: read back before the host copies
       await writeUpdateVersion(from.dir, lm.model, optimizerState(optimizer));
       this.held.set(h.name, from);
     }

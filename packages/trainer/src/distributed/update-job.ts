@@ -28,6 +28,7 @@ import {
   loadCheckpoint,
   readSafetensors,
   saveCheckpoint,
+  syncReadable,
   writeSafetensors,
   type BackendName,
   type CausalLM,
@@ -227,6 +228,8 @@ export class UpdatePlayer {
           ? (groups) => recomputeGroupLogprobs(reference, groups, settings.padId, settings.microBatchSize)
           : undefined,
       );
+      const { m, v } = s.optimizer.moments();
+      await syncReadable([...m, ...v]); // webgpu: read back before the host copy
       await writeUpdateVersion(p.out, s.model, optimizerState(s.optimizer), stats);
     } catch (err) {
       free(s);
