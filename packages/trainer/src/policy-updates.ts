@@ -74,18 +74,13 @@ export class PolicyUpdates {
   /**
    * Runs the updates of the policies in `remote.pools` through `remote` from now on. Throws a
    * {@link TrainingSettingError} naming `execution.updatePools.<policy>` for a policy whose update cannot run there:
-   * not trainable, frozen, or LoRA (its adapter updates in the trainer's process).
+   * not trainable, or frozen. A LoRA policy's update runs there too: its jobs carry its adapter, the worker loads the
+   * base from the team spec.
    */
   useRemote(remote: RemoteUpdater): void {
     for (const name of Object.keys(remote.pools)) {
       const h = this.handles.find((x) => x.name === name);
-      const why = !h?.trainable
-        ? 'is not trainable'
-        : h.frozen
-          ? 'is frozen'
-          : h.lora || h.trainable.model.lora.size > 0
-            ? 'is a LoRA policy (update pools take full-model policies)'
-            : undefined;
+      const why = !h?.trainable ? 'is not trainable' : h.frozen ? 'is frozen' : undefined;
       if (why)
         throw new TrainingSettingError(
           `${this.spec.file}: execution.updatePools.${name}: policy '${name}' ${why}, so it has no update to run in pool '${remote.pools[name]}'; remove it from execution.updatePools`,

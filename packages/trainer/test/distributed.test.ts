@@ -77,9 +77,9 @@ class ReversedQueue implements RolloutQueue {
   stats(): Promise<never> {
     return Promise.reject(new Error('no stats in memory'));
   }
-  close(): Promise<void> {
-    this.updater.dispose();
-    return this.player.dispose();
+  async close(): Promise<void> {
+    await this.updater.dispose();
+    await this.player.dispose();
   }
 }
 
@@ -323,7 +323,7 @@ describe('distributed engine (in one process)', function () {
             `${f}: the same bytes`,
           );
       } finally {
-        fresh.dispose();
+        await fresh.dispose();
       }
       redelivered = true;
     };
@@ -385,6 +385,78 @@ describe('distributed engine (in one process)', function () {
           err.message,
         ),
     );
+  });
+
+  it('update pools of LoRA adapters (L2, KL on): the same trace, adapters and optimizer state as in-process; a version holds the adapter only; the base loads once', async () => {
+    const spec = await microTeamSpec({
+      mapping: 'lora',
+      algorithm: { batchSize: 2, concurrency: 2, steps: 2, loss: { klCoef: 0.5 } },
+    });
+    const train = async (s: typeof spec, queue?: ReversedQueue): Promise<string> => {
+      const out = tmp();
+      const t = await Trainer.create(s, {
+        outDir: out,
+        skipFinalEval: true,
+        ...(queue ? { execution: { redis: 'redis://x:1' }, queue } : {}),
+      });
+      try {
+        await t.run();
+      } finally {
+        await t.dispose();
+      }
+      return out;
+    };
+    const reference = await train(spec);
+    const pooled = withSpecChanges(spec, { execution: { updatePools: { proposer: 'up-a', executor: 'up-b' } } });
+    const queue = new ReversedQueue();
+    const folders: string[][] = [];
+    let again = false;
+    queue.afterUpdate = async (p) => {
+      assert.equal(p.team?.spec.name, spec.name, 'a LoRA job names its team');
+      assert.equal(p.reference, undefined, "a LoRA policy's KL reference is its base: no reference folder");
+      folders.push(readdirSync(p.out).sort());
+      if (p.step !== 2 || p.policy !== 'proposer') return;
+      // another worker (nothing kept) composes the team, loads the starting adapter and writes the same bytes
+      const fresh = new UpdatePlayer();
+      try {
+        await fresh.run({ ...p, out: `${p.out}-again` });
+        assert.deepEqual([fresh.updates, fresh.loads], [1, 1]);
+        for (const f of ['adapter_model.safetensors', 'optimizer.safetensors', 'stats.json'])
+          assert.ok(readFileSync(join(p.out, f)).equals(readFileSync(join(`${p.out}-again`, f))), `${f}: same bytes`);
+      } finally {
+        await fresh.dispose();
+      }
+      again = true;
+    };
+    const out = await train(pooled, queue);
+    assert.ok(again);
+    const version = ['adapter_config.json', 'adapter_model.safetensors', 'optimizer.safetensors', 'stats.json'];
+    assert.deepEqual(folders, [version, version, version, version], 'a version folder holds the adapter only');
+    assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), readFileSync(join(reference, 'trace.jsonl'), 'utf8'));
+    const bytes = (run: string, file: string): Buffer => readFileSync(join(run, 'checkpoints', 'step-2', file));
+    for (const file of [
+      'proposer/adapter_model.safetensors',
+      'executor/adapter_model.safetensors',
+      'trainer/proposer.optimizer.safetensors',
+      'trainer/executor.optimizer.safetensors',
+    ])
+      assert.ok(bytes(out, file).equals(bytes(reference, file)), `${file} equals the in-process run's`);
+    // one team composed (one base) for both adapters; each starting adapter loaded once, then held between steps
+    assert.deepEqual([queue.updater.updates, queue.updater.loads, queue.updater.teamsComposed], [4, 2, 1]);
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>)
+      .filter((m) => (m.kind as unknown) === 'train');
+    assert.deepEqual(
+      metrics.map((m) => [m['update/remote'], m['update/workers'], m['loss/proposer/version']]),
+      [
+        [2, 0, 1],
+        [2, 0, 2],
+      ],
+    );
+    for (const p of ['proposer', 'executor'])
+      assert.ok(metrics[1]![`loss/${p}/kl`]! > 0, `${p}: the adapter moved away from the base`);
   });
 
   it('update jobs waiting in a pool no live worker takes: the notice names the pool and the command to start one', async () => {

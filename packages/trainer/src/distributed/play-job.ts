@@ -5,7 +5,14 @@
  * worker composes a team once and loads each version once per team it keeps.
  */
 import { createHash } from 'node:crypto';
-import { composeTeam, PluginError, SpecError, type TeamRuntime } from '@troupe/kernel';
+import {
+  composeTeam,
+  PluginError,
+  SpecError,
+  type TeamRuntime,
+  type TeamSpec,
+  type TrainerConfig,
+} from '@troupe/kernel';
 import { evalEpisode } from '../evaluate.js';
 import { policyHandles, type PolicyHandle } from '../policies.js';
 import { instanceEpisodes, playEpisodes, summaryEvent, treeSeats, type RolloutSetup } from '../rollouts.js';
@@ -19,6 +26,32 @@ export class JobRefusedError extends Error {
     super(message);
     this.name = 'JobRefusedError';
   }
+}
+
+/**
+ * The team of a job's spec, composed as the trainer composes it (its policies loaded from their model folders or
+ * presets and seeds; LoRA policies on one shared base), and its policy handles. A spec this worker cannot build (a
+ * plugin not installed here, a bad spec) is a {@link JobRefusedError}.
+ */
+export async function composeJobTeam(
+  spec: TeamSpec,
+  config: TrainerConfig,
+): Promise<{ team: TeamRuntime; handles: PolicyHandle[] }> {
+  let team: TeamRuntime;
+  try {
+    team = await composeTeam(spec);
+  } catch (err) {
+    if (err instanceof PluginError || err instanceof SpecError)
+      throw new JobRefusedError(`this worker cannot build team '${spec.name}': ${err.message}`);
+    throw err;
+  }
+  const handles = policyHandles(
+    spec,
+    team.policies,
+    team.seats.map((s) => s.name),
+    config,
+  );
+  return { team, handles };
 }
 
 interface KeptTeam {
@@ -150,20 +183,7 @@ export class JobPlayer {
   }
 
   private async compose(job: RolloutJob, specKey: string): Promise<KeptTeam> {
-    let team: TeamRuntime;
-    try {
-      team = await composeTeam(job.spec);
-    } catch (err) {
-      if (err instanceof PluginError || err instanceof SpecError)
-        throw new JobRefusedError(`this worker cannot build team '${job.spec.name}': ${err.message}`);
-      throw err;
-    }
-    const handles = policyHandles(
-      job.spec,
-      team.policies,
-      team.seats.map((s) => s.name),
-      job.config,
-    );
+    const { team, handles } = await composeJobTeam(job.spec, job.config);
     const setup: RolloutSetup = {
       environment: team.environment,
       seats: team.seats,

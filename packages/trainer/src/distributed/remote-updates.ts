@@ -4,11 +4,12 @@
  * trainer writes the version the update starts from when the shared folder does not hold its current state (the first
  * update, after a resume), sends the plan PolicyUpdates built, and loads the version the worker wrote into the
  * policy's main-thread model and optimizer — what rollouts, evaluations and checkpoints read, exactly as the threaded
- * path (update-thread.ts) does.
+ * path (update-thread.ts) does. A LoRA policy's versions hold its adapter only: its job names the team, whose base the
+ * worker loads once and keeps, and the result's adapter is assigned to the policy's own adapter variables.
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TrainingSettingError } from '@troupe/kernel';
+import { TrainingSettingError, type TeamSpec, type TrainerConfig } from '@troupe/kernel';
 import type { DispatchJob } from '@troupe/scale-out';
 import { currentBackend, saveCheckpoint, syncReadable } from '@troupe/lm';
 import { ensureOptimizer, type PolicyHandle } from '../policies.js';
@@ -16,6 +17,7 @@ import type { UpdateJob, UpdateOptimizerOptions } from '../update-thread.js';
 import { assignOptimizerState, optimizerState } from '../update-thread.js';
 import type { DistributedRollouts } from './engine.js';
 import {
+  assignAdapterTensors,
   readUpdateVersion,
   updateFolder,
   updateJobKey,
@@ -36,6 +38,8 @@ export class RemoteUpdates {
     private readonly root: string,
     /** Update pool of each policy. */
     readonly pools: Readonly<Record<string, string>>,
+    /** The team (resolved spec and settings): what a LoRA policy's job sends for its worker to load the base from. */
+    private readonly team: { readonly spec: TeamSpec; readonly config: TrainerConfig },
   ) {}
 
   /**
@@ -73,7 +77,10 @@ export class RemoteUpdates {
       }
       try {
         const v = await readUpdateVersion(o.result.dir);
-        h.trainable!.model.assignTensors(v.tensors, where);
+        if (v.adapter !== h.lora)
+          throw new Error(v.adapter ? 'it holds a LoRA adapter' : 'it holds a full model, not a LoRA adapter');
+        if (v.adapter) assignAdapterTensors(h.trainable!.model, v.tensors, where);
+        else h.trainable!.model.assignTensors(v.tensors, where);
         assignOptimizerState(ensureOptimizer(h)!, v.state, where);
       } catch (err) {
         this.held.delete(h.name);
@@ -106,7 +113,7 @@ export class RemoteUpdates {
       this.held.set(h.name, from);
     }
     let reference: string | undefined;
-    if (job.settings.klCoef > 0 && h.reference) {
+    if (job.settings.klCoef > 0 && h.reference && !h.lora) {
       reference = this.references.get(h.name);
       if (reference === undefined) {
         reference = join(folder, 'reference');
@@ -126,6 +133,7 @@ export class RemoteUpdates {
       from,
       out: join(folder, `v${lm.version + 1}`),
       ...(reference !== undefined ? { reference } : {}),
+      ...(h.lora ? { team: this.team } : {}),
       optimizer: options as UpdateOptimizerOptions,
       job,
     };

@@ -29,7 +29,7 @@ export async function startDistributedRollouts(
     ...(where.onNoWorkers ? { onNoWorkers: where.onNoWorkers } : {}),
   });
   if (Object.keys(execution.updatePools).length > 0)
-    engine.updates = new RemoteUpdates(engine, versionsDir, execution.updatePools);
+    engine.updates = new RemoteUpdates(engine, versionsDir, execution.updatePools, { spec, config });
   return engine;
 }
 

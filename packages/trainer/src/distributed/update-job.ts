@@ -5,10 +5,17 @@
  *
  * ```
  * <shared>/updates/<run id>/<policy>/v<k>/   config.json + model.safetensors   the weights (HF layout, F32)
+ *                                            (a LoRA policy: adapter_config.json + adapter_model.safetensors, PEFT)
  *                                            optimizer.safetensors              AdamW moments m.<i>, v.<i>; step count
  *                                            stats.json                         the update's statistics (results only)
  * <shared>/updates/<run id>/<policy>/reference/                                 the frozen reference (KL penalty only)
  * ```
+ *
+ * A LoRA policy's version holds its adapter only (and the optimizer state over it): its job carries the team's spec
+ * and settings, and the worker composes that team once ({@link composeJobTeam}: the base loaded from the spec's model
+ * folder or preset and seed, exactly as the trainer's team loads it, once for all the team's adapters) and keeps it;
+ * each job loads the adapter onto the policy's model there. Its KL reference is that frozen base (adapters detached,
+ * {@link baseGroupLogprobs}), as in the trainer's own process.
  *
  * The trainer writes the version an update starts from (the first time, after a resume); a worker runs the job's
  * {@link UpdateJob} (the plan, settings and learning rate PolicyUpdates built) with {@link ppoUpdate} — the same
@@ -18,26 +25,33 @@
  * folder instead and computes the same bytes. A job whose result folder is already there (a redelivered job) returns
  * it as it is.
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { TeamRuntime, TeamSpec, TrainerConfig } from '@troupe/kernel';
 import {
   AdamW,
   currentBackend,
   initBackend,
   loadCheckpoint,
+  loadLoraAdapter,
+  peftTensorName,
   readSafetensors,
   saveCheckpoint,
+  saveLoraAdapter,
   syncReadable,
   writeSafetensors,
   type BackendName,
   type CausalLM,
   type SafeTensor,
 } from '@troupe/lm/model';
-import { recomputeGroupLogprobs } from '../loss.js';
+import { baseGroupLogprobs, recomputeGroupLogprobs } from '../loss.js';
+import type { PolicyHandle } from '../policies.js';
 import { ppoUpdate } from '../ppo-update.js';
 import { assignOptimizerState, optimizerState, type OptimizerState, type UpdateJob } from '../update-thread.js';
 import type { UpdateOptimizerOptions } from '../update-thread.js';
+import { composeJobTeam } from './play-job.js';
 
 /** The payload of an update job (JSON). */
 export interface UpdateJobPayload {
@@ -57,8 +71,13 @@ export interface UpdateJobPayload {
   readonly from: { readonly dir: string; readonly version: number };
   /** The version folder to write (`v<version + 1>`). */
   readonly out: string;
-  /** The frozen reference's folder (KL penalty only). */
+  /** The frozen reference's folder (KL penalty of a full model only). */
   readonly reference?: string;
+  /**
+   * A LoRA policy's team: the resolved spec and training settings the worker composes it from (its base, loaded as the
+   * trainer loads it); the version folders then hold the policy's adapter. Absent: a full model.
+   */
+  readonly team?: { readonly spec: TeamSpec; readonly config: TrainerConfig };
   /** AdamW settings (the learning rate comes with `job`). */
   readonly optimizer: UpdateOptimizerOptions;
   /** The learning rate, plan and loss settings. */
@@ -96,10 +115,12 @@ export class UpdateRefusedError extends Error {
 
 const OPTIMIZER_FILE = 'optimizer.safetensors';
 const STATS_FILE = 'stats.json';
+const ADAPTER_FILE = 'adapter_model.safetensors';
 
 /**
- * Writes a version folder atomically: `model`'s weights (F32), the optimizer state and, for a result, the stats. A
- * folder already there is kept (a version's content is fixed by its name): returns whether this call wrote it.
+ * Writes a version folder atomically: `model`'s weights (F32; a model with LoRA adapters: the adapters only, PEFT
+ * layout), the optimizer state and, for a result, the stats. A folder already there is kept (a version's content is
+ * fixed by its name): returns whether this call wrote it.
  */
 export async function writeUpdateVersion(
   dir: string,
@@ -111,7 +132,8 @@ export async function writeUpdateVersion(
   const tmp = `${dir}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   await rm(tmp, { recursive: true, force: true });
   try {
-    await saveCheckpoint(tmp, model, { dtype: 'F32' });
+    if (model.lora.size > 0) await saveLoraAdapter(tmp, model);
+    else await saveCheckpoint(tmp, model, { dtype: 'F32' });
     const tensors = new Map<string, SafeTensor>();
     state.m.forEach((t, i) => tensors.set(`m.${i}`, t));
     state.v.forEach((t, i) => tensors.set(`v.${i}`, t));
@@ -135,12 +157,45 @@ export async function writeUpdateVersion(
   }
 }
 
-/** The weights (HF layout) and optimizer state of a version folder. */
-export async function readUpdateVersion(
-  dir: string,
-): Promise<{ tensors: Map<string, SafeTensor>; state: OptimizerState; stats?: Record<string, number> }> {
-  const weights = await readSafetensors(join(dir, 'model.safetensors'));
-  return { tensors: weights.tensors, state: await readOptimizerState(dir), ...(await readStats(dir)) };
+/**
+ * The weights and optimizer state of a version folder: `adapter` tells a LoRA policy's (its adapters, PEFT names) from
+ * a full model's (HF layout).
+ */
+export async function readUpdateVersion(dir: string): Promise<{
+  tensors: Map<string, SafeTensor>;
+  adapter: boolean;
+  state: OptimizerState;
+  stats?: Record<string, number>;
+}> {
+  const adapter = existsSync(join(dir, ADAPTER_FILE));
+  const weights = await readSafetensors(join(dir, adapter ? ADAPTER_FILE : 'model.safetensors'));
+  return { tensors: weights.tensors, adapter, state: await readOptimizerState(dir), ...(await readStats(dir)) };
+}
+
+/**
+ * Overwrites the values of a LoRA model's adapters with PEFT tensors (`saveLoraAdapter`'s layout), in place: the same
+ * variables, so an optimizer over them stays valid. Throws naming `where` and the tensor for a missing one or a wrong
+ * shape.
+ */
+export function assignAdapterTensors(model: CausalLM, tensors: ReadonlyMap<string, SafeTensor>, where: string): void {
+  if (model.lora.size === 0) throw new Error(`${where}: the policy has no LoRA adapters to load`);
+  const pairs = [...model.lora.keys()].map((mod) => {
+    const [a, b] = (['A', 'B'] as const).map((w) => {
+      const t = tensors.get(peftTensorName(mod, w));
+      if (!t) throw new Error(`${where}: adapter tensor '${peftTensorName(mod, w)}' is missing`);
+      return t;
+    });
+    return [mod, a!, b!] as const;
+  });
+  if (tensors.size !== pairs.length * 2)
+    throw new Error(
+      `${where}: ${tensors.size} adapter tensors for ${pairs.length * 2} (the team's LoRA settings differ)`,
+    );
+  try {
+    for (const [mod, a, b] of pairs) model.setLoraPair(mod, a, b);
+  } catch (err) {
+    throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 async function readOptimizerState(dir: string): Promise<OptimizerState> {
@@ -172,6 +227,8 @@ async function readStats(dir: string): Promise<{ stats?: Record<string, number> 
 interface KeptPolicy {
   readonly dir: string;
   readonly model: CausalLM;
+  /** A LoRA policy's team (which owns `model`): its key. */
+  readonly teamKey: string | undefined;
   readonly optimizer: AdamW;
   readonly options: { lr: number } & UpdateOptimizerOptions;
   readonly reference: CausalLM | undefined;
@@ -188,10 +245,14 @@ export interface UpdatePlayerOptions {
 export class UpdatePlayer {
   /** Kept policies by `<run id>/<policy>`, least recently used first. */
   private readonly kept = new Map<string, KeptPolicy>();
+  /** The teams of LoRA policies' jobs by spec key, composed once each (their bases stay loaded). */
+  private readonly teams = new Map<string, Promise<{ team: TeamRuntime; handles: PolicyHandle[] }>>();
   private readonly keep: number;
   /** Updates run, and how many of them reloaded their starting version from the shared folder. */
   updates = 0;
   loads = 0;
+  /** Teams composed for LoRA policies' jobs (each loads its base once). */
+  teamsComposed = 0;
 
   constructor(options: UpdatePlayerOptions = {}) {
     this.keep = Math.max(1, options.keep ?? 2);
@@ -210,12 +271,12 @@ export class UpdatePlayer {
     const key = `${p.runId}/${p.policy}`;
     let s = this.kept.get(key);
     this.kept.delete(key); // a failed update leaves its model apart from every folder: it is not kept
-    if (s?.dir !== p.from.dir || s.referenceDir !== p.reference) {
+    if (s?.dir !== p.from.dir || s.referenceDir !== p.reference || s.teamKey !== teamKey(p)) {
       if (s) free(s);
       s = await this.load(p);
     }
     s.options.lr = p.job.lr;
-    const reference = s.reference;
+    const { reference, model } = s;
     const { settings } = p.job;
     let stats: Record<string, number>;
     try {
@@ -226,7 +287,9 @@ export class UpdatePlayer {
         settings,
         reference
           ? (groups) => recomputeGroupLogprobs(reference, groups, settings.padId, settings.microBatchSize)
-          : undefined,
+          : s.teamKey !== undefined && settings.klCoef > 0
+            ? (groups) => baseGroupLogprobs(model, groups, settings.padId, settings.microBatchSize)
+            : undefined,
       );
       const { m, v } = s.optimizer.moments();
       await syncReadable([...m, ...v]); // webgpu: read back before the host copy
@@ -263,6 +326,7 @@ export class UpdatePlayer {
       throw new UpdateRefusedError(
         `policy version ${p.from.dir} is not there: the worker must see the trainer's shared folder at the same path (execution.checkpoints / --shared)`,
       );
+    if (p.team) return this.loadAdapter(p, p.team);
     let model: CausalLM | undefined;
     try {
       model = await loadCheckpoint(p.from.dir);
@@ -271,9 +335,48 @@ export class UpdatePlayer {
       assignOptimizerState(optimizer, await readOptimizerState(p.from.dir), `${p.from.dir} (optimizer state)`);
       const reference = p.reference !== undefined ? await loadCheckpoint(p.reference) : undefined;
       this.loads++;
-      return { dir: p.from.dir, model, optimizer, options, reference, referenceDir: p.reference };
+      return { dir: p.from.dir, model, teamKey: undefined, optimizer, options, reference, referenceDir: p.reference };
     } catch (err) {
       model?.dispose();
+      throw new UpdateRefusedError(`policy version ${p.from.dir} cannot be loaded: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * A LoRA policy's starting version: its adapter loaded onto the policy's model in the job's team (composed once per
+   * spec and kept: its base loads once), with an optimizer over that adapter.
+   */
+  private async loadAdapter(p: UpdateJobPayload, job: NonNullable<UpdateJobPayload['team']>): Promise<KeptPolicy> {
+    const key = teamKey(p)!;
+    let team = this.teams.get(key);
+    if (!team) {
+      team = composeJobTeam(job.spec, job.config);
+      this.teams.set(key, team);
+      this.teamsComposed++;
+      team.catch(() => this.teams.delete(key));
+    }
+    const { handles } = await team;
+    const model = handles.find((h) => h.name === p.policy && h.lora)?.trainable?.model;
+    if (!model)
+      throw new UpdateRefusedError(
+        `team '${job.spec.name}' has no LoRA policy '${p.policy}': run the same Troupe version and team spec on the trainer and the workers`,
+      );
+    try {
+      await loadLoraAdapter(p.from.dir, model);
+      const options = { lr: p.job.lr, ...p.optimizer };
+      const optimizer = new AdamW(model.trainableVariables(), options);
+      assignOptimizerState(optimizer, await readOptimizerState(p.from.dir), `${p.from.dir} (optimizer state)`);
+      this.loads++;
+      return {
+        dir: p.from.dir,
+        model,
+        teamKey: key,
+        optimizer,
+        options,
+        reference: undefined,
+        referenceDir: undefined,
+      };
+    } catch (err) {
       throw new UpdateRefusedError(`policy version ${p.from.dir} cannot be loaded: ${(err as Error).message}`);
     }
   }
@@ -287,17 +390,30 @@ export class UpdatePlayer {
     }
   }
 
-  /** Frees the kept models. */
-  dispose(): void {
+  /** Frees the kept models and teams. */
+  async dispose(): Promise<void> {
     for (const s of this.kept.values()) free(s);
     this.kept.clear();
+    const teams = [...this.teams.values()];
+    this.teams.clear();
+    for (const t of await Promise.allSettled(teams)) if (t.status === 'fulfilled') await t.value.team.dispose();
   }
 }
 
-/** Frees a kept policy's tensors (weights, moments, reference). */
+/** The key of a LoRA policy's team (its spec and settings); undefined for a full model. */
+function teamKey(p: UpdateJobPayload): string | undefined {
+  return (
+    p.team &&
+    createHash('sha256')
+      .update(JSON.stringify([p.team.spec, p.team.config]))
+      .digest('hex')
+  );
+}
+
+/** Frees a kept policy's tensors (moments; weights and reference unless its team owns the model). */
 function free(s: KeptPolicy): void {
   const { m, v } = s.optimizer.moments();
   for (const x of [...m, ...v]) x.dispose();
-  s.model.dispose();
+  if (s.teamKey === undefined) s.model.dispose();
   s.reference?.dispose();
 }

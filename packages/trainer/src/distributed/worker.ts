@@ -85,7 +85,7 @@ export async function startRolloutWorker(o: RolloutWorkerOptions): Promise<Rollo
       try {
         await handle.close(force);
       } finally {
-        updater.dispose();
+        await updater.dispose();
         await player.dispose();
       }
     },
