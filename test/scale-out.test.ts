@@ -5,7 +5,8 @@
  * records hold no timing fields), with one worker, two, a worker SIGKILLed mid-step and Redis killed and restarted
  * mid-step. A poisoned job fails after its attempts, its instance is dropped from the step, logged, and the run ends.
  * With update pools (execution.updatePools), each policy's RL update runs on a worker of its own pool, and the trace
- * and the final weights equal the in-process run's byte for byte.
+ * and the final weights equal the in-process run's byte for byte, also when the worker running an update is SIGKILLed
+ * mid-update (the pool's other worker runs it after the stall timeout).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -226,13 +227,25 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
     ]);
   });
 
-  it("update pools: each policy's update on a worker of its own pool; the trace and the final weights equal the in-process run's", async () => {
+  it("update pools: each policy's update on a worker of its own pool, one SIGKILLed mid-update and retried on the pool's other worker; the trace and the final weights equal the in-process run's", async () => {
     const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
-    if (live.length === 0) await startWorker(); // the rollouts
-    const a = await startWorker(['--pool', 'update-a']);
-    const b = await startWorker(['--pool', 'update-b']);
+    // two workers in pool update-a: the one that takes step 1's proposer update is killed while it runs it
+    const stall = ['--stall-ms', '1500'];
+    const [, a1, a2, b] = await Promise.all([
+      live.length === 0 ? startWorker() : undefined, // the rollouts
+      startWorker(['--pool', 'update-a', ...stall]),
+      startWorker(['--pool', 'update-a', ...stall]),
+      startWorker(['--pool', 'update-b']),
+    ]);
     const out = join(dir, 'update-pools');
-    const r = await train(out, ['--redis', redis!.url], updatesSpec);
+    const training = train(out, ['--redis', redis!.url], updatesSpec);
+    const taken = /playing \S+\/step-1\/update\/proposer/;
+    await waitFor('a worker of update-a to take the proposer update', () =>
+      [a1!, a2!].some((w) => taken.test(w.stderr())),
+    );
+    const [victim, survivor] = taken.test(a1!.stderr()) ? [a1!, a2!] : [a2!, a1!];
+    victim.child.kill('SIGKILL');
+    const r = await training;
     assert.equal(r.code, 0, r.stderr);
     assert.equal(readFileSync(join(out, 'trace.jsonl'), 'utf8'), reference);
     for (const policy of ['proposer', 'executor']) {
@@ -240,9 +253,13 @@ describe('distributed rollouts: troupe train --redis with troupe worker processe
         readFileSync(join(run, 'checkpoints', 'step-2', policy, 'model.safetensors'));
       assert.ok(weights(out).equals(weights(join(dir, 'in-process'))), `${policy}: the in-process run's weights`);
     }
-    assert.match(a.stderr(), /playing \S+\/step-2\/update\/proposer/);
-    assert.doesNotMatch(a.stderr(), /\/update\/executor|\/train\//);
-    assert.match(b.stderr(), /playing \S+\/step-2\/update\/executor/);
+    assert.ok(
+      survivor.stderr().includes('step-1/update/proposer (attempt 2)'),
+      `the killed worker's update went to the pool's other worker after the stall timeout:\n${survivor.stderr()}`,
+    );
+    assert.match(survivor.stderr(), /playing \S+\/step-2\/update\/proposer/);
+    assert.doesNotMatch(survivor.stderr(), /\/update\/executor|\/train\//);
+    assert.match(b!.stderr(), /playing \S+\/step-2\/update\/executor/);
     const metrics = readJsonl(join(out, 'metrics.jsonl')).filter((m) => m.kind === 'train');
     assert.deepEqual(
       metrics.map((m) => m['update/remote']),
