@@ -416,13 +416,19 @@ describe('distributed engine (in one process)', function () {
       assert.equal(p.reference, undefined, "a LoRA policy's KL reference is its base: no reference folder");
       folders.push(readdirSync(p.out).sort());
       if (p.step !== 2 || p.policy !== 'proposer') return;
-      // another worker (nothing kept) composes the team, loads the starting adapter and writes the same bytes
-      const fresh = new UpdatePlayer();
+      // another worker (nothing kept) composes the team, loads the starting adapter and writes the same bytes; jobs of
+      // other runs get teams of their own, and a team no kept policy uses is freed
+      const fresh = new UpdatePlayer({ keep: 1 });
       try {
-        await fresh.run({ ...p, out: `${p.out}-again` });
-        assert.deepEqual([fresh.updates, fresh.loads], [1, 1]);
-        for (const f of ['adapter_model.safetensors', 'optimizer.safetensors', 'stats.json'])
-          assert.ok(readFileSync(join(p.out, f)).equals(readFileSync(join(`${p.out}-again`, f))), `${f}: same bytes`);
+        for (const run of ['', '-b', '-c']) {
+          await fresh.run({ ...p, runId: `${p.runId}${run}`, out: `${p.out}-again${run}` });
+          for (const f of ['adapter_model.safetensors', 'optimizer.safetensors', 'stats.json'])
+            assert.ok(
+              readFileSync(join(p.out, f)).equals(readFileSync(join(`${p.out}-again${run}`, f))),
+              `${f}: same bytes`,
+            );
+        }
+        assert.deepEqual([fresh.updates, fresh.loads, fresh.teamsComposed, fresh.teamsHeld], [3, 3, 3, 2]);
       } finally {
         await fresh.dispose();
       }

@@ -245,14 +245,24 @@ export interface UpdatePlayerOptions {
 export class UpdatePlayer {
   /** Kept policies by `<run id>/<policy>`, least recently used first. */
   private readonly kept = new Map<string, KeptPolicy>();
-  /** The teams of LoRA policies' jobs by spec key, composed once each (their bases stay loaded). */
+  /**
+   * The teams of LoRA policies' jobs by run and spec ({@link teamKey}), composed once each (their bases stay loaded)
+   * and freed once no kept policy or running job uses them.
+   */
   private readonly teams = new Map<string, Promise<{ team: TeamRuntime; handles: PolicyHandle[] }>>();
+  /** Jobs running now, by team key. */
+  private readonly running = new Map<string, number>();
   private readonly keep: number;
   /** Updates run, and how many of them reloaded their starting version from the shared folder. */
   updates = 0;
   loads = 0;
   /** Teams composed for LoRA policies' jobs (each loads its base once). */
   teamsComposed = 0;
+
+  /** Teams held now (for LoRA policies' jobs). */
+  get teamsHeld(): number {
+    return this.teams.size;
+  }
 
   constructor(options: UpdatePlayerOptions = {}) {
     this.keep = Math.max(1, options.keep ?? 2);
@@ -267,6 +277,19 @@ export class UpdatePlayer {
       );
     const done = await this.finished(p);
     if (done) return { stats: done, dir: p.out, seconds: (performance.now() - started) / 1000 };
+    const team = teamKey(p);
+    if (team === undefined) return this.update(p, started);
+    this.running.set(team, (this.running.get(team) ?? 0) + 1);
+    try {
+      return await this.update(p, started);
+    } finally {
+      const n = this.running.get(team)! - 1;
+      if (n > 0) this.running.set(team, n);
+      else this.running.delete(team);
+    }
+  }
+
+  private async update(p: UpdateJobPayload, started: number): Promise<UpdateJobOutcome> {
     await this.backend(p);
     const key = `${p.runId}/${p.policy}`;
     let s = this.kept.get(key);
@@ -344,11 +367,12 @@ export class UpdatePlayer {
 
   /**
    * A LoRA policy's starting version: its adapter loaded onto the policy's model in the job's team (composed once per
-   * spec and kept: its base loads once), with an optimizer over that adapter.
+   * run and spec and kept: its base loads once), with an optimizer over that adapter.
    */
   private async loadAdapter(p: UpdateJobPayload, job: NonNullable<UpdateJobPayload['team']>): Promise<KeptPolicy> {
     const key = teamKey(p)!;
-    let team = this.teams.get(key);
+    if (!this.teams.has(key)) await this.freeTeams(key);
+    let team = this.teams.get(key); // looked up after the wait: another job may have composed it meanwhile
     if (!team) {
       team = composeJobTeam(job.spec, job.config);
       this.teams.set(key, team);
@@ -390,6 +414,17 @@ export class UpdatePlayer {
     }
   }
 
+  /** Frees the teams (but `keep`) that no kept policy and no running job uses. */
+  private async freeTeams(keep: string): Promise<void> {
+    const used = new Set([keep, ...this.running.keys(), ...[...this.kept.values()].map((s) => s.teamKey)]);
+    for (const [k, t] of [...this.teams]) {
+      if (used.has(k)) continue;
+      this.teams.delete(k);
+      const got = await t.catch(() => undefined);
+      await got?.team.dispose();
+    }
+  }
+
   /** Frees the kept models and teams. */
   async dispose(): Promise<void> {
     for (const s of this.kept.values()) free(s);
@@ -400,12 +435,15 @@ export class UpdatePlayer {
   }
 }
 
-/** The key of a LoRA policy's team (its spec and settings); undefined for a full model. */
+/**
+ * The key of a LoRA policy's team: its run (one model per policy and run: a kept policy's adapter is nobody else's),
+ * spec and settings; undefined for a full model.
+ */
 function teamKey(p: UpdateJobPayload): string | undefined {
   return (
     p.team &&
     createHash('sha256')
-      .update(JSON.stringify([p.team.spec, p.team.config]))
+      .update(JSON.stringify([p.runId, p.team.spec, p.team.config]))
       .digest('hex')
   );
 }
