@@ -1,8 +1,9 @@
 /**
- * Episodes played over threads: the main thread and `threads − 1` persistent worker threads play the episodes of an
- * evaluation, or the planned instances of a training step, side by side, each on its own copy of the team with the
- * main thread's weights. tfjs-wasm is single-threaded per isolate and decoding keeps one core busy, so on two cores
- * two threads play them in about half the time.
+ * Episodes played side by side: the trainer's process and `threads − 1` persistent play workers play the episodes of
+ * an evaluation, or the planned instances of a training step, each on its own copy of the team with the trainer's
+ * weights. tfjs-wasm is single-threaded and decoding keeps one core busy, so on two cores two of them play in about
+ * half the time. A play worker is a child process, not a worker thread: playing needs the tokenizers, whose native
+ * add-ons (@huggingface/transformers) must not load in worker threads (an isolate torn down with them aborts).
  *
  * ```
  * start (once):   backend, spec, trainer config           main ──▶ worker   (it composes the team from the spec)
@@ -19,7 +20,7 @@
  * event, and the same step records. Items are handed out one at a time as lanes free up, so a thread that drew the
  * long episodes (turns 2–4) does not hold the others back. A worker that fails leaves its items to the main thread.
  */
-import type { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
 import type { EpisodeEvent, StepRecord, TeamSpec, TrainerConfig } from '@troupe/kernel';
 import { currentBackend } from '@troupe/lm';
 import type { HostTensor } from '@troupe/lm/model';
@@ -34,9 +35,8 @@ import {
   type RolloutEngine,
   type RolloutSetup,
 } from './rollouts.js';
-import { startTrainerWorker } from './worker-script.js';
 
-/** What the main thread starts a worker with. */
+/** What the main thread starts a worker with (its first message). */
 export interface PlayWorkerInit {
   /** The tfjs backend to activate (the main thread's). */
   readonly backend: string;
@@ -55,6 +55,7 @@ export type PlayItem = number | ScheduledInstance;
 
 /** What the main thread sends a worker. */
 export type PlayWorkerCommand =
+  | { readonly type: 'init'; readonly init: PlayWorkerInit }
   | {
       readonly type: 'begin';
       /** Every policy's weights (Hugging Face layout) and version. */
@@ -82,6 +83,17 @@ export type PlayWorkerMessage =
   | { readonly type: 'result'; readonly slot: number; readonly result: PlayResult }
   | { readonly type: 'end' }
   | { readonly type: 'error'; readonly message: string; readonly stack?: string };
+
+/** A worker thread as the main thread tracks it. */
+interface PlayWorker {
+  readonly worker: ChildProcess;
+  /** It failed a call: no more items for it. */
+  failed: boolean;
+  /** Resolves when it has composed its team, or failed to, or exited. */
+  readonly ready: Promise<void>;
+  /** Resolves when it has exited. */
+  readonly exited: Promise<void>;
+}
 
 /** The team the threads play with: the trainer's spec, config, handles, and what the main thread plays on. */
 export interface PlayTeam {
@@ -134,7 +146,7 @@ export function playThreadsUnavailable(t: Pick<PlayTeam, 'handles'>, ownTeam: bo
  * {@link close} when done.
  */
 export class PlayThreads implements EvalEngine, RolloutEngine {
-  private workers: { worker: Worker; failed: boolean; ready: Promise<void> }[] | undefined;
+  private workers: PlayWorker[] | undefined;
   /** Why worker threads failed (their items were played in this thread instead), for the run's log. */
   readonly workerErrors: string[] = [];
   /** Items the worker threads played, since the start. */
@@ -181,7 +193,7 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
   }
 
   /**
-   * Starts the worker threads (once; the first call does it otherwise) and resolves when each has composed its team
+   * Starts the play workers (once; the first call does it otherwise) and resolves when each has composed its team
    * or failed: a worker composing its team meanwhile is left the items the main thread has not taken yet.
    */
   async ready(): Promise<void> {
@@ -190,12 +202,16 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
   }
 
   /** The live workers (started at the first call). */
-  private start(): { worker: Worker; failed: boolean; ready: Promise<void> }[] {
+  private start(): PlayWorker[] {
     if (!this.workers) {
       const init: PlayWorkerInit = { backend: currentBackend()!.backend, spec: this.t.spec, config: this.t.config };
+      // from source the entry is TypeScript: the child inherits this process's flags (tsx's loader, conditions)
+      const entry = new URL(import.meta.url.endsWith('.ts') ? './play-worker.ts' : './play-worker.js', import.meta.url);
       this.workers = Array.from({ length: this.threads - 1 }, () => {
-        const worker = startTrainerWorker('play-worker', { workerData: init });
+        const worker = fork(entry, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+        // it keeps this process alive only while a call or the close waits for it
         worker.unref();
+        worker.channel?.unref();
         const ready = new Promise<void>((resolve) => {
           const settle = (): void => {
             worker.off('message', onReady).off('exit', settle);
@@ -206,7 +222,12 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
           };
           worker.on('message', onReady).on('exit', settle);
         });
-        return { worker, failed: false, ready };
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+        const w: PlayWorker = { worker, failed: false, ready, exited };
+        worker.once('exit', () => (w.failed = true)); // no more calls for it
+        const start: PlayWorkerCommand = { type: 'init', init };
+        worker.send(start);
+        return w;
       });
     }
     return this.workers.filter((w) => !w.failed);
@@ -214,7 +235,7 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
 
   /** One call on one worker: sends the weights and the work, answers its lanes, collects its results. */
   private runWorker(
-    w: { worker: Worker; failed: boolean; ready: Promise<void> },
+    w: PlayWorker,
     work: PlayWork,
     items: readonly PlayItem[],
     lanes: number,
@@ -229,16 +250,19 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
     }
     return new Promise<void>((resolve) => {
       const { worker } = w;
+      worker.channel?.ref();
       const done = (err?: Error): void => {
         worker.off('message', onMessage).off('error', done).off('exit', onExit);
+        worker.channel?.unref();
         if (err) {
           w.failed = true;
           this.workerErrors.push(err.message);
-          void worker.terminate();
+          worker.kill();
         }
         resolve();
       };
-      const onExit = (code: number): void => done(new Error(`play worker exited with code ${code}`));
+      const onExit = (code: number | null, signal: string | null): void =>
+        done(new Error(`play worker exited with ${signal ?? `code ${code}`}`));
       const onMessage = (m: PlayWorkerMessage): void => {
         if (m.type === 'next') {
           const slot = take();
@@ -248,7 +272,7 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
             slot,
             item: slot === null ? null : items[slot]!,
           };
-          worker.postMessage(answer);
+          worker.send(answer, (err) => err && done(err));
         } else if (m.type === 'result') {
           out[m.slot] = m.result;
           this.workerItems++;
@@ -258,27 +282,28 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
       };
       worker.on('message', onMessage).on('error', done).on('exit', onExit);
       const begin: PlayWorkerCommand = { type: 'begin', weights, versions, work, lanes };
-      worker.postMessage(begin);
+      worker.send(begin, (err) => err && done(err));
     });
   }
 
-  /** Ends the worker threads (each disposes of its team first; one that does not exit within 5 s is terminated). */
+  /**
+   * Ends the play workers: each finishes starting, disposes of its team and exits; one that has not exited 30 s after
+   * that is killed.
+   */
   async close(): Promise<void> {
     const all = this.workers ?? [];
     this.workers = undefined;
     await Promise.all(
-      all.map(
-        ({ worker }) =>
-          new Promise<void>((resolve) => {
-            const timer = setTimeout(() => void worker.terminate(), 5000);
-            worker.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            const close: PlayWorkerCommand = { type: 'close' };
-            worker.postMessage(close);
-          }),
-      ),
+      all.map(async ({ worker, ready, exited }) => {
+        worker.ref();
+        worker.channel?.ref();
+        await ready;
+        const close: PlayWorkerCommand = { type: 'close' };
+        if (worker.connected) worker.send(close);
+        const timer = setTimeout(() => worker.kill(), 30_000);
+        await exited;
+        clearTimeout(timer);
+      }),
     );
   }
 }

@@ -1,24 +1,28 @@
 /**
- * Worker-thread entry of the threaded play (see play-threads.ts): activates the main thread's backend and composes the
- * team from the spec once; then, for each call, assigns the main thread's weights and versions and plays the items
- * its lanes are handed, one at a time each, posting each item's result.
+ * Entry of a play worker, a child process of the trainer (see play-threads.ts): activates the trainer's backend and
+ * composes the team from the spec once (its first message); then, for each call, assigns the trainer's weights and
+ * versions and plays the items its lanes are handed, one at a time each, sending each item's result. It exits when
+ * told to close, or when the trainer's process goes away.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { composeTeam } from '@troupe/kernel';
+import { composeTeam, type TeamRuntime } from '@troupe/kernel';
 import { initBackend, type BackendName } from '@troupe/lm/model';
 import { playItem, type PlayWorkerCommand, type PlayWorkerInit, type PlayWorkerMessage } from './play-threads.js';
-import { policyHandles } from './policies.js';
+import { policyHandles, type PolicyHandle } from './policies.js';
 import { treeSeats, type RolloutSetup } from './rollouts.js';
 
-const input = workerData as PlayWorkerInit;
-const port = parentPort!;
-const post = (m: PlayWorkerMessage): void => port.postMessage(m);
+const post = (m: PlayWorkerMessage): void => void process.send!(m);
 const fail = (err: unknown): void => {
   const e = err as Error;
   post({ type: 'error', message: e?.message ?? String(err), ...(e?.stack ? { stack: e.stack } : {}) });
 };
 
-const ready = (async () => {
+interface Team {
+  readonly team: TeamRuntime;
+  readonly handles: PolicyHandle[];
+  readonly setup: RolloutSetup;
+}
+
+async function compose(input: PlayWorkerInit): Promise<Team> {
   await initBackend({ backend: input.backend as BackendName });
   const team = await composeTeam(input.spec);
   const handles = policyHandles(
@@ -36,14 +40,14 @@ const ready = (async () => {
     config: input.config,
     batching: 'instance',
   };
-  post({ type: 'ready' });
   return { team, handles, setup };
-})();
-ready.catch(() => post({ type: 'ready' })); // the error itself is reported at the first call
+}
 
+let ready: Promise<Team> | undefined;
 const waiting = new Map<number, (a: { slot: number | null; item: unknown }) => void>();
 
 async function begin(c: Extract<PlayWorkerCommand, { type: 'begin' }>): Promise<void> {
+  if (!ready) throw new Error('play worker: a call before its start');
   const { team, handles, setup } = await ready;
   for (const h of handles) {
     const weights = c.weights[h.name];
@@ -66,12 +70,21 @@ async function begin(c: Extract<PlayWorkerCommand, { type: 'begin' }>): Promise<
   post({ type: 'end' });
 }
 
-port.on('message', (c: PlayWorkerCommand) => {
-  if (c.type === 'item') waiting.get(c.lane)?.({ slot: c.slot, item: c.item });
+process.on('message', (c: PlayWorkerCommand) => {
+  if (c.type === 'init') {
+    ready = compose(c.init);
+    // the error itself is reported at the first call
+    ready.then(
+      () => post({ type: 'ready' }),
+      () => post({ type: 'ready' }),
+    );
+  } else if (c.type === 'item') waiting.get(c.lane)?.({ slot: c.slot, item: c.item });
   else if (c.type === 'begin') begin(c).catch(fail);
   else
-    void ready
+    void (ready ?? Promise.reject(new Error('not started')))
       .then(({ team }) => team.dispose())
       .catch(() => undefined)
       .finally(() => process.exit(0));
 });
+// the trainer's process went away (killed, crashed): nothing left to play for
+process.on('disconnect', () => process.exit(0));

@@ -7,7 +7,7 @@
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /** The worker entries next to this file. */
-export type TrainerWorkerEntry = 'sft-worker' | 'update-worker' | 'play-worker';
+export type TrainerWorkerEntry = 'sft-worker' | 'update-worker';
 
 /** A worker thread running `entry` with `options` (workerData, transferList, ...). */
 export function startTrainerWorker(entry: TrainerWorkerEntry, options: WorkerOptions): Worker {
