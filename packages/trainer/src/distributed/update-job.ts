@@ -12,9 +12,9 @@
  * ```
  *
  * A LoRA policy's version holds its adapter only (and the optimizer state over it): its job carries the team's spec
- * and settings, and the worker composes that team once ({@link composeJobTeam}: the base loaded from the spec's model
- * folder or preset and seed, exactly as the trainer's team loads it, once for all the team's adapters) and keeps it;
- * each job loads the adapter onto the policy's model there. Its KL reference is that frozen base (adapters detached,
+ * and settings, and the worker composes that team once per run ({@link composeJobTeam}: the base loaded from the
+ * spec's model folder or preset and seed, exactly as the trainer's team loads it, once for all the team's adapters)
+ * and keeps it; each job loads the adapter onto the policy's model there. Its KL reference is that frozen base (adapters detached,
  * {@link baseGroupLogprobs}), as in the trainer's own process.
  *
  * The trainer writes the version an update starts from (the first time, after a resume); a worker runs the job's
