@@ -47,7 +47,7 @@ const UNPACKED_B = 'troupeUnpackedB';
  * `a @ b` (rank 2 or batched, no transposes) leaving no packed copy of `b` behind. tfjs-wasm's `BatchMatMul` hands a
  * 2-D matmul to XNNPACK, which packs `b` (the weights) into its own buffer of about `b`'s size and keeps it, cached
  * by `b`'s tensor id, until `b` is freed: fast when a weight is multiplied again and again, but for a frozen base it
- * doubles the base's memory (1.8 GB more on the Qwen3-0.6B shape, past the 4 GiB wasm heap). This runs the same
+ * doubles the base's memory (2274 MB more on the Qwen3-0.6B shape, past the 4 GiB wasm heap). This runs the same
  * XNNPACK matmul on a temporary id over `b`'s memory and drops that id, and with it the packed copy, right after
  * (packing then costs one pass over `b` per call: small beside a matmul of many rows). The same values as
  * `tf.matMul(a, b)` on wasm. Outside wasm with these kernels installed, it is `tf.matMul(a, b)`.

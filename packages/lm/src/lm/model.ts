@@ -313,7 +313,7 @@ export class CausalLM {
   /**
    * wasm's low-memory mode, for a base near the 4 GiB wasm heap (Qwen3-0.6B: 2274 MB of float32). tfjs-wasm's XNNPACK
    * keeps a packed copy of every weight matrix it multiplies (about the base's size again), the tied head keeps the
-   * embedding transposed (622 MB on that shape), and a gradient tape copies every tensor a backward pass needs. In
+   * embedding transposed (594 MB on that shape), and a gradient tape copies every tensor a backward pass needs. In
    * this mode the base's matmuls leave no packed copy behind (`matMulUnpacked`), the tied head multiplies by the
    * embedding itself (`(embedding @ x^T)^T`, and unpacked in the backward pass), and training adapters keeps each decoder layer's input only and
    * recomputes the layer in the backward pass (one more forward pass of compute). Values and gradients are the
