@@ -208,8 +208,9 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
       // from source the entry is TypeScript: the child inherits this process's flags (tsx's loader, conditions)
       const entry = new URL(import.meta.url.endsWith('.ts') ? './play-worker.ts' : './play-worker.js', import.meta.url);
       this.workers = Array.from({ length: this.threads - 1 }, () => {
-        const worker = fork(entry, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-        // it keeps this process alive only while a call or the close waits for it
+        const worker = fork(entry, [], { serialization: 'advanced', stdio: ['ignore', 2, 2, 'ipc'] });
+        // its stdout goes to this process's stderr (stdout may be a --json document); it keeps this process alive
+        // only while a call or the close waits for it
         worker.unref();
         worker.channel?.unref();
         const ready = new Promise<void>((resolve) => {
