@@ -12,6 +12,13 @@ import { ensureOptimizer, scheduleLr, weightMemory, weightMemoryMetrics, type Po
 import { planMiniBatches, ppoUpdate, type PpoUpdatePlan, type PpoUpdateSettings } from './ppo-update.js';
 import { UpdateWorker, type UpdateJob, type UpdateOptimizerOptions } from './update-thread.js';
 
+/**
+ * The largest base (F32 bytes) a LoRA policy's update thread copies: 1 GiB (the tiny and small presets, models up to
+ * ~250M parameters). Above it, one more copy of the base per thread would cost more memory than the core is worth
+ * (2.3 GB on the Qwen3-0.6B shape), and the adapters update in the main thread.
+ */
+export const LORA_THREAD_BASE_BYTES = 2 ** 30;
+
 /** One policy's update of one step: its metrics so far and, when it has current samples, the planned job. */
 interface PolicyUpdate {
   readonly handle: PolicyHandle;
@@ -270,7 +277,8 @@ export class PolicyUpdates {
    * with two or more full models, those, up to `algorithm.workers` of them (as many threads; any LoRA policy updates in
    * the main thread meanwhile); otherwise (LoRA adapters, with at most one full model) all but the first, up to
    * `algorithm.workers` − 1 of them, the first updating in the main thread. A LoRA policy's thread holds its own copy of
-   * the frozen base (a wasm heap is one thread's: the base cannot be shared with it).
+   * the frozen base (a wasm heap is one thread's: the base cannot be shared with it), so LoRA policies whose base is
+   * over {@link LORA_THREAD_BASE_BYTES} update in the main thread, one after the other.
    */
   private threadedPolicies(): PolicyHandle[] {
     if (this.config.name === 'none') return [];
@@ -281,7 +289,11 @@ export class PolicyUpdates {
     if (this.config.workers < 2 || candidates.length < 2 || (backend !== 'wasm' && backend !== 'cpu')) return [];
     const full = candidates.filter((h) => !h.lora && h.trainable!.model.lora.size === 0);
     if (full.length >= 2) return full.slice(0, this.config.workers);
-    return [...full, ...candidates.filter((h) => !full.includes(h))].slice(1, this.config.workers);
+    // a LoRA policy's thread copies its base: only bases small enough that a copy costs less than the core it frees
+    const lora = candidates.filter(
+      (h) => !full.includes(h) && h.trainable!.model.numParams() * 4 <= LORA_THREAD_BASE_BYTES,
+    );
+    return [...full, ...lora].slice(1, this.config.workers);
   }
 
   /** Ends the update workers (the main thread's weights and optimizers hold everything they trained). */
