@@ -139,22 +139,30 @@ export async function evaluateTeam(
   const feed = (e: EpisodeEvent): void => {
     summary.next(e);
     if (e.type === 'end' && e.success) outcomes[index.get(e.episodeId)!] = true;
-    onEvent?.(e);
   };
   let failedEpisodes = 0;
   if (options.engine) {
     // each episode's events in instance order; an episode whose job failed counts as played and not solved
     for (const played of await options.engine.playEval(indices, job)) {
-      if (Array.isArray(played)) played.forEach(feed);
+      if (Array.isArray(played)) played.forEach((e) => (feed(e), onEvent?.(e)));
       else failedEpisodes++;
     }
   } else {
+    // events reach onEvent as they come, the summary episode by episode in instance order (the engine's order), so
+    // its float sums do not depend on which episode ended first
+    const events: EpisodeEvent[][] = contexts.map(() => []);
     await playEpisodes(
       contexts.map((c) => [c]),
       options.concurrency ?? 4,
       options.batching ?? 'instance',
-      feed,
+      (e) => {
+        const i = 'episodeId' in e ? index.get(e.episodeId) : undefined;
+        if (i !== undefined) events[i]!.push(e);
+        else feed(e);
+        onEvent?.(e);
+      },
     );
+    for (const list of events) list.forEach(feed);
   }
   const r = summary.result();
   const successes = Math.round(r.successRate * r.episodes);
