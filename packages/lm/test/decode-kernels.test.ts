@@ -109,11 +109,11 @@ describe('wasm decode kernels (attention, gather, concat): the same bits as the 
         });
         const V = base.config.vocabSize;
         const prompt = (len: number, s: number): number[] => Array.from({ length: len }, (_, i) => (i * 31 + s) % V);
-        // prompts of different lengths (left padding) and budgets (rows leave the batch: keepSlots); no EOS, so the
+        // prompts of different lengths (left padding) and budgets (rows leave the batch: keepSlots), and of one length (the unpadded decode path); no EOS, so the
         // budgets decide who leaves when
-        const items = (adapters: (CausalLM | undefined)[]): GenerationItem[] =>
+        const items = (adapters: (CausalLM | undefined)[], padded = true): GenerationItem[] =>
           adapters.map((adapter, i) => ({
-            promptIds: prompt(5 + 7 * i, i),
+            promptIds: prompt(padded ? 5 + 7 * i : 9, i),
             options: { maxNewTokens: 6 + 5 * i, n: 3, seed: 40 + i, eosTokenIds: [] },
             ...(adapter ? { adapter } : {}),
           }));
@@ -121,6 +121,7 @@ describe('wasm decode kernels (attention, gather, concat): the same bits as the 
           ['no LoRA', base, items([undefined, undefined, undefined])],
           ['own LoRA', a, items([undefined, undefined])],
           ['mixed adapters', base, items([a, b, undefined])],
+          ['prompts of one length (no padding)', base, items([a, b], false)],
         ];
         for (const [what, model, its] of runs) {
           const [off, on] = await offOnAsync(() => generateBatch(model, its));

@@ -51,8 +51,13 @@ const MIN_ROWS = 24;
 
 let installed = false;
 
-/** Whether the decode kernels (attention, gather, concat) are on; see {@link setDecodeKernels}. */
-let decodeKernels = true;
+/**
+ * Whether the decode kernels (attention, gather, concat) are on; see {@link setDecodeKernels}. The environment
+ * variable `TROUPE_DECODE_KERNELS=0` starts them off (A/B runs of whole commands, e.g. `troupe bench model`).
+ */
+let decodeKernels =
+  (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.TROUPE_DECODE_KERNELS !==
+  '0';
 
 /**
  * Turns the decode kernels (attention matmuls, `GatherV2`, `Concat`) off or on, for A/B runs and the tests that
@@ -110,6 +115,23 @@ export function matMulUnpacked(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   if (a.rank !== b.rank) throw new Error(`matMulUnpacked: ranks ${a.rank} and ${b.rank} differ`);
   const attrs = { transposeA: false, transposeB: false, [UNPACKED_B]: true };
   return tf.engine().runKernel('BatchMatMul', { a, b }, attrs as never) as tf.Tensor;
+}
+
+/**
+ * `q @ kᵀ` for `q` `[..., M, hd]` and `k` `[..., S, hd]` (equal batch dims, no gradient tape), by the transpose flag
+ * where that gives the same bits as transposing `k` first (wasm with the decode kernels on, batch > 1, fewer than
+ * MIN_ROWS query rows: both then sum in the original batched loop's order, see `wasm/attention.wat`), so no copy of
+ * `k` is made; else by the explicit transpose, as before. Padded prompts' decode steps (one query row) use it.
+ */
+export function matMulKT(q: tf.Tensor, k: tf.Tensor): tf.Tensor {
+  const r = q.rank;
+  const perm = [...Array(r).keys()];
+  perm[r - 2] = r - 1;
+  perm[r - 1] = r - 2;
+  const batch = sizeOf(q.shape.slice(0, -2));
+  if (installed && decodeKernels && tf.getBackend() === 'wasm' && batch > 1 && q.shape[r - 2]! < MIN_ROWS)
+    return tf.matMul(q as tf.Tensor3D, k as tf.Tensor3D, false, true);
+  return tf.matMul(q as tf.Tensor3D, tf.transpose(k, perm) as tf.Tensor3D);
 }
 
 function sizeOf(shape: readonly number[]): number {
