@@ -58,7 +58,11 @@ async function run(profile: boolean): Promise<{ ms: number[]; kernels: Map<strin
       const info = await tf.profile(() => body());
       for (const k of info.kernels) {
         const key =
-          k.name === 'BatchMatMul' || k.name === 'Concat' ? `${k.name} ${JSON.stringify(k.inputShapes)}` : k.name;
+          k.name === 'BatchMatMul'
+            ? k.inputShapes[0]!.length > 2
+              ? 'BatchMatMul (attention)'
+              : `BatchMatMul ${JSON.stringify(k.inputShapes)}`
+            : k.name;
         kernels.set(key, (kernels.get(key) ?? 0) + Number(k.kernelTimeMs));
       }
       tf.dispose(info.result as tf.Tensor);
