@@ -18,7 +18,8 @@
  * - `Concat` (the KV cache grows by one column per step) copies through a fresh typed-array view per slice; the
  *   replacement copies the same blocks inside the heap with no view per block.
  *
- * Anything outside the fast cases (transpose flags: XNNPACK gains nothing there; broadcast batches, other dtypes) goes to the original kernel.
+ * Anything outside the fast cases (transpose flags outside decode attention: XNNPACK gains nothing there; broadcast
+ * batches, other dtypes) goes to the original kernel.
  */
 import * as tf from '@tensorflow/tfjs';
 import { ATTENTION_WASM } from './wasm/attention-wasm.js';
@@ -141,8 +142,8 @@ function sizeOf(shape: readonly number[]): number {
 }
 
 /**
- * Replaces the wasm backend's `BatchMatMul`, `Slice`, `GatherV2` and `Concat` kernels with the faster versions described above. Call
- * after the wasm backend is active; idempotent. Returns false (and changes nothing) when the backend does not look
+ * Replaces the wasm backend's `BatchMatMul`, `Slice`, `GatherV2` and `Concat` kernels with the faster versions
+ * described above. Call after the wasm backend is active; idempotent. Returns false (and changes nothing) when the backend does not look
  * like tfjs-backend-wasm 4.x.
  */
 export function installWasmKernels(): boolean {
