@@ -145,40 +145,43 @@ export class DistributedRollouts implements RolloutEngine {
     policies: PolicyVersions,
   ): Promise<(RolloutJobResult['events'] | { error: string })[]> {
     const n = ++this.evaluations;
-    const pool = this.pool;
-    const jobs: DispatchJob<RolloutJob>[] = indices.map((index) => ({
-      key: evalJobKey(this.runId, n, options.split, index),
-      payload: {
-        format: 1,
-        runId: this.runId,
-        step: 0,
-        instance: { index, replays: 0 },
-        spec: this.spec,
-        config: this.config,
-        policies,
-        eval: { ...options, index },
-      },
-      ...(pool !== undefined ? { pool } : {}),
-    }));
-    const got = await this.collect<RolloutJobResult>(`evaluation ${n}`, `${this.runId}/eval-${n}`, jobs);
-    return jobs.map((j) => {
-      const o = got.get(j.key);
-      if (!o) return { error: 'the queue gave no outcome for this job' };
-      return o.ok ? o.result.events : { error: o.error };
-    });
+    return this.playEpisodes(
+      indices,
+      (index) => evalJobKey(this.runId, n, options.split, index),
+      (index) => ({ policies, eval: { ...options, index } }),
+      `evaluation ${n}`,
+      `${this.runId}/eval-${n}`,
+    );
   }
 
   /**
    * Plays `troupe run` episodes as jobs (one per index, in the order of `indices`) with the spec's weights; an episode
    * whose job failed gives its error.
    */
-  async playRun(
+  playRun(
     indices: readonly number[],
     options: RunJobOptions,
   ): Promise<(RolloutJobResult['events'] | { error: string })[]> {
+    return this.playEpisodes(
+      indices,
+      (index) => runJobKey(this.runId, options.split, index),
+      (index) => ({ policies: { versions: {} }, run: { ...options, index } }),
+      'the episodes',
+      `${this.runId}/run`,
+    );
+  }
+
+  /** One job per episode index (key and what it plays from `keyOf` and `work`), each episode's events or its error. */
+  private async playEpisodes(
+    indices: readonly number[],
+    keyOf: (index: number) => string,
+    work: (index: number) => Pick<RolloutJob, 'policies' | 'eval' | 'run'>,
+    what: string,
+    batch: string,
+  ): Promise<(RolloutJobResult['events'] | { error: string })[]> {
     const pool = this.pool;
     const jobs: DispatchJob<RolloutJob>[] = indices.map((index) => ({
-      key: runJobKey(this.runId, options.split, index),
+      key: keyOf(index),
       payload: {
         format: 1,
         runId: this.runId,
@@ -186,12 +189,11 @@ export class DistributedRollouts implements RolloutEngine {
         instance: { index, replays: 0 },
         spec: this.spec,
         config: this.config,
-        policies: { versions: {} },
-        run: { ...options, index },
+        ...work(index),
       },
       ...(pool !== undefined ? { pool } : {}),
     }));
-    const got = await this.collect<RolloutJobResult>('the episodes', `${this.runId}/run`, jobs);
+    const got = await this.collect<RolloutJobResult>(what, batch, jobs);
     return jobs.map((j) => {
       const o = got.get(j.key);
       if (!o) return { error: 'the queue gave no outcome for this job' };
