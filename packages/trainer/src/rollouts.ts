@@ -182,7 +182,7 @@ export async function playStepRollouts(
   const c = s.config;
   const planned = schedule.next(c.batchSize);
   const replayed = planned.filter((p) => p.replays > 0).length;
-  const summary = new SummaryAggregator();
+  const events: EpisodeEvent[] = [];
   if (engine) {
     const outcomes = await engine.playInstances(step, planned);
     const records: StepRecord[] = [];
@@ -190,18 +190,32 @@ export async function playStepRollouts(
     outcomes.forEach((o, i) => {
       if (o.ok) {
         records.push(...o.records);
-        for (const e of o.events) summary.next(e);
+        events.push(...o.events);
       } else failed.push({ ...planned[i]!, error: o.error, attempts: o.attempts });
     });
     schedule.record(
       planned.map((p, i) => ({ ...p, success: outcomes[i]!.ok && (outcomes[i] as { solved: boolean }).solved })),
     );
-    return { records, summary: summary.result(), replayed, failed };
+    return { records, summary: summaryOf(events), replayed, failed };
   }
   const perInstance = planned.map((p) => instanceEpisodes(step, p, s));
-  const episodes = await playEpisodes(perInstance, c.concurrency, s.batching ?? 'instance', (e) => summary.next(e));
+  const episodes = await playEpisodes(perInstance, c.concurrency, s.batching ?? 'instance', (e) => {
+    const kept = summaryEvent(e);
+    if (kept) events.push(kept);
+  });
   // An instance is solved when any of its episodes is (grpo-naive plays each planned instance K times).
   const solved = new Set(episodes.filter((e) => e.end.success).map((e) => e.instanceUid));
   schedule.record(planned.map((p, i) => ({ ...p, success: solved.has(perInstance[i]![0]!.instanceUid) })));
-  return { records: episodes.flatMap((e) => e.steps), summary: summary.result(), replayed, failed: [] };
+  return { records: episodes.flatMap((e) => e.steps), summary: summaryOf(events), replayed, failed: [] };
+}
+
+/**
+ * The summary of a step's events, fed episode by episode in the order of their ids (each episode's events in the order
+ * they came): its float sums do not depend on which episode ended first, or on where the episodes were played.
+ */
+function summaryOf(events: readonly EpisodeEvent[]): RolloutSummary {
+  const id = (e: EpisodeEvent): string => ('episodeId' in e ? e.episodeId : '');
+  const summary = new SummaryAggregator();
+  for (const e of [...events].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0))) summary.next(e);
+  return summary.result();
 }
