@@ -1,12 +1,12 @@
 /**
- * Entry of a play worker, a child process of the trainer (see play-threads.ts): activates the trainer's backend and
+ * Entry of a play worker, a child process of the trainer (see play-processes.ts): activates the trainer's backend and
  * composes the team from the spec once (its first message); then, for each call, assigns the trainer's weights and
  * versions and plays the items its lanes are handed, one at a time each, sending each item's result. It exits when
  * told to close, or when the trainer's process goes away.
  */
 import { composeTeam, type TeamRuntime } from '@troupe/kernel';
 import { initBackend, type BackendName } from '@troupe/lm/model';
-import { playItem, type PlayWorkerCommand, type PlayWorkerInit, type PlayWorkerMessage } from './play-threads.js';
+import { playItem, type PlayWorkerCommand, type PlayWorkerInit, type PlayWorkerMessage } from './play-processes.js';
 import { policyHandles, type PolicyHandle } from './policies.js';
 import { treeSeats, type RolloutSetup } from './rollouts.js';
 

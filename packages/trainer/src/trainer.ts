@@ -35,7 +35,7 @@ import { comparisonMetrics } from './compare.js';
 import { evaluateTeam, type EvaluationResult } from './evaluate.js';
 import { evalMetrics, evalRecord, rolloutMetrics, timeMetrics, warmStartRecord } from './metrics.js';
 import type { MetricsRecord } from './report.js';
-import { PlayThreads, playThreadsUnavailable } from './play-threads.js';
+import { PlayProcesses, playProcessesUnavailable } from './play-processes.js';
 import { playStepRollouts } from './rollouts.js';
 import { collectDemonstrations, warmStart, type WarmStartResult } from './sft.js';
 import { TrainerSetup } from './trainer-setup.js';
@@ -56,7 +56,7 @@ export class Trainer extends TrainerSetup {
   async run(): Promise<TrainingResult> {
     const started = performance.now();
     const resumedFrom = await this.prepare();
-    void this.threads()?.ready(); // the play workers compose their teams while the warm start runs
+    void this.playProcesses()?.ready(); // the play processes compose their teams while the warm start runs
     const c = this.config;
     this.emit({
       type: 'start',
@@ -168,12 +168,12 @@ export class Trainer extends TrainerSetup {
     this.updates.boot(); // the update workers (if any) boot while the rollouts run
 
     // 1. Rollouts: B train instances, AT-GRPO's K-branch trees (or grpo-naive's K episodes each), as step records.
-    const threads = this.engine ? null : this.threads();
+    const players = this.engine ? null : this.playProcesses();
     const { records, summary, replayed, failed } = await playStepRollouts(
       step,
       this.schedule,
       this.rollouts,
-      this.engine ?? threads ?? undefined,
+      this.engine ?? players ?? undefined,
     );
     const rollout = performance.now();
 
@@ -213,35 +213,35 @@ export class Trainer extends TrainerSetup {
       rolloutPart,
       timeMetrics({ start, rollout, update, end }, this.timer, rolloutPart['rollout/completion_tokens']!),
     );
-    // distributed or threads: others generate too, so the rate is over the rollouts' wall time, all together
-    if ((this.engine || threads) && rollout > start)
+    // distributed or play processes: others generate too, so the rate is over the rollouts' wall time, all together
+    if ((this.engine || players) && rollout > start)
       metrics['perf/generated_tokens_per_s'] = rolloutPart['rollout/completion_tokens']! / ((rollout - start) / 1000);
     return metrics;
   }
 
-  /** Episodes over threads (play-threads.ts): null when not (see {@link threads}), undefined until first asked. */
-  protected playThreads: PlayThreads | null | undefined;
+  /** Episodes over play processes (play-processes.ts): null when not (see {@link playProcesses}), undefined until first asked. */
+  protected players: PlayProcesses | null | undefined;
 
   /**
-   * Where evaluation episodes and step rollouts are shared between this thread and worker threads (play-threads.ts):
+   * Where evaluation episodes and step rollouts are shared between this process and play processes (play-processes.ts):
    * in this process (no distributed engine), with lockstep batching per instance, more than one worker allowed
-   * (`algorithm.workers`) and full tfjs models on wasm/cpu. The same episodes and step records as one thread plays,
+   * (`algorithm.workers`) and full tfjs models on wasm/cpu. The same episodes and step records as one process plays,
    * in about half the time on two cores. Null where they are not.
    */
-  protected threads(): PlayThreads | null {
-    if (this.playThreads !== undefined) return this.playThreads;
+  protected playProcesses(): PlayProcesses | null {
+    if (this.players !== undefined) return this.players;
     const workers = Math.min(this.config.workers, this.config.concurrency);
     const threaded =
       !this.engine &&
       this.execution.batching === 'instance' &&
       workers > 1 &&
-      playThreadsUnavailable(this, !this.options.team) === undefined;
-    return (this.playThreads = threaded ? new PlayThreads(this, this.rollouts, workers) : null);
+      playProcessesUnavailable(this, !this.options.team) === undefined;
+    return (this.players = threaded ? new PlayProcesses(this, this.rollouts, workers) : null);
   }
 
-  /** Independent K = 1 greedy rollouts on a held-out split (the same instances every time), over threads when possible. */
+  /** Independent K = 1 greedy rollouts on a held-out split (the same instances every time), over play processes when possible. */
   override evaluate(split: 'validation' | 'test' | 'train', episodes: number): Promise<EvaluationResult> {
-    const engine = this.threads();
+    const engine = this.playProcesses();
     if (!engine) return super.evaluate(split, episodes);
     return evaluateTeam(this.team, {
       split,
@@ -252,10 +252,10 @@ export class Trainer extends TrainerSetup {
     });
   }
 
-  /** Ends the play threads, then what {@link TrainerSetup.dispose} ends. */
+  /** Ends the play processes, then what {@link TrainerSetup.dispose} ends. */
   override async dispose(): Promise<void> {
     try {
-      await this.playThreads?.close();
+      await this.players?.close();
     } finally {
       await super.dispose();
     }

@@ -1,5 +1,5 @@
 /**
- * Episodes played side by side: the trainer's process and `threads − 1` persistent play workers play the episodes of
+ * Episodes played side by side: the trainer's process and `processes − 1` persistent play workers play the episodes of
  * an evaluation, or the planned instances of a training step, each on its own copy of the team with the trainer's
  * weights. tfjs-wasm is single-threaded and decoding keeps one core busy, so on two cores two of them play in about
  * half the time. A play worker is a child process, not a worker thread: playing needs the tokenizers, whose native
@@ -16,9 +16,9 @@
  *
  * Every item is played alone — an evaluation episode, or one planned instance's episodes (its K-branch tree) with
  * lockstep batching per instance — exactly as the in-process run with `batching: instance` and the distributed
- * engine's jobs play it, so which thread plays an item changes none of its tokens: the same episodes, event for
- * event, and the same step records. Items are handed out one at a time as lanes free up, so a thread that drew the
- * long episodes (turns 2–4) does not hold the others back. A worker that fails leaves its items to the main thread.
+ * engine's jobs play it, so which process plays an item changes none of its tokens: the same episodes, event for
+ * event, and the same step records. Items are handed out one at a time as lanes free up, so a process that drew the
+ * long episodes (turns 2–4) does not hold the others back. A worker that fails leaves its items to the trainer.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { EpisodeEvent, StepRecord, TeamSpec, TrainerConfig } from '@troupe/kernel';
@@ -36,9 +36,9 @@ import {
   type RolloutSetup,
 } from './rollouts.js';
 
-/** What the main thread starts a worker with (its first message). */
+/** What the trainer starts a worker with (its first message). */
 export interface PlayWorkerInit {
-  /** The tfjs backend to activate (the main thread's). */
+  /** The tfjs backend to activate (the trainer's). */
   readonly backend: string;
   /** The team spec (the worker composes its own team from it). */
   readonly spec: TeamSpec;
@@ -53,7 +53,7 @@ export type PlayWork =
 /** An item of a call: an evaluation index, or a planned instance of the step. */
 export type PlayItem = number | ScheduledInstance;
 
-/** What the main thread sends a worker. */
+/** What the trainer sends a worker. */
 export type PlayWorkerCommand =
   | { readonly type: 'init'; readonly init: PlayWorkerInit }
   | {
@@ -76,7 +76,7 @@ export interface PlayResult {
   readonly solved: boolean;
 }
 
-/** What a worker sends the main thread. */
+/** What a worker sends the trainer. */
 export type PlayWorkerMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'next'; readonly lane: number }
@@ -84,7 +84,7 @@ export type PlayWorkerMessage =
   | { readonly type: 'end' }
   | { readonly type: 'error'; readonly message: string; readonly stack?: string };
 
-/** A worker thread as the main thread tracks it. */
+/** A play process as the trainer tracks it. */
 interface PlayWorker {
   readonly worker: ChildProcess;
   /** It failed a call: no more items for it. */
@@ -95,7 +95,7 @@ interface PlayWorker {
   readonly exited: Promise<void>;
 }
 
-/** The team the threads play with: the trainer's spec, config, handles, and what the main thread plays on. */
+/** The team the processes play with: the trainer's spec, config, handles, and what the trainer plays on. */
 export interface PlayTeam {
   readonly spec: TeamSpec;
   readonly config: TrainerConfig;
@@ -104,7 +104,7 @@ export interface PlayTeam {
   readonly team: Parameters<typeof evalEpisode>[0];
 }
 
-/** Plays one item on a team (either thread): see the module comment. */
+/** Plays one item on a team (either process): see the module comment. */
 export async function playItem(
   work: PlayWork,
   item: PlayItem,
@@ -127,13 +127,13 @@ export async function playItem(
 }
 
 /**
- * Why episodes cannot be played over threads (undefined: they can): a worker rebuilds the team from the spec and
+ * Why episodes cannot be played over processes (undefined: they can): a worker rebuilds the team from the spec and
  * copies full-model weights, so every policy must be a full tfjs model on a single-threaded backend (wasm, cpu), and
  * the team must be the spec's own (not one given to the trainer).
  */
-export function playThreadsUnavailable(t: Pick<PlayTeam, 'handles'>, ownTeam: boolean): string | undefined {
+export function playProcessesUnavailable(t: Pick<PlayTeam, 'handles'>, ownTeam: boolean): string | undefined {
   const backend = currentBackend()?.backend;
-  if (backend !== 'wasm' && backend !== 'cpu') return `backend ${backend ?? 'none'} (threads: wasm or cpu only)`;
+  if (backend !== 'wasm' && backend !== 'cpu') return `backend ${backend ?? 'none'} (play processes: wasm or cpu only)`;
   if (!ownTeam) return 'the team was given to the trainer, not composed from its spec';
   const other = t.handles.find((h) => !h.trainable || h.lora);
   if (other) return `policy '${other.name}' is not a full tfjs model`;
@@ -141,26 +141,26 @@ export function playThreadsUnavailable(t: Pick<PlayTeam, 'handles'>, ownTeam: bo
 }
 
 /**
- * Plays evaluations ({@link EvalEngine}) and training steps' instances ({@link RolloutEngine}) in this thread and
- * `threads − 1` persistent worker threads (see the module comment), `concurrency` episodes at once in all. Call
+ * Plays evaluations ({@link EvalEngine}) and training steps' instances ({@link RolloutEngine}) in this process and
+ * `processes − 1` persistent play processes (see the module comment), `concurrency` episodes at once in all. Call
  * {@link close} when done.
  */
-export class PlayThreads implements EvalEngine, RolloutEngine {
+export class PlayProcesses implements EvalEngine, RolloutEngine {
   private workers: PlayWorker[] | undefined;
-  /** Why worker threads failed (their items were played in this thread instead), for the run's log. */
+  /** Why play processes failed (their items were played in this process instead), for the run's log. */
   readonly workerErrors: string[] = [];
-  /** Items the worker threads played, since the start. */
+  /** Items the play processes played, since the start. */
   workerItems = 0;
 
   constructor(
     private readonly t: PlayTeam,
-    /** What the main thread's step items are played with (the trainer's timed setup). */
+    /** What the trainer's step items are played with (the trainer's timed setup). */
     private readonly setup: RolloutSetup,
-    private readonly threads: number,
+    private readonly processes: number,
   ) {}
 
   async playEval(indices: readonly number[], job: EvalJobOptions): Promise<EpisodeEvent[][]> {
-    const lanes = Math.ceil(this.t.config.concurrency / this.threads);
+    const lanes = Math.ceil(this.t.config.concurrency / this.processes);
     const results = await this.play({ kind: 'eval', job }, indices, lanes);
     return results.map((r) => r.events);
   }
@@ -170,11 +170,11 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
     const c = this.t.config;
     const per = c.name === 'grpo-naive' ? c.branches : 1;
     const slots = Math.max(1, Math.min(planned.length, Math.floor(c.concurrency / per)));
-    const results = await this.play({ kind: 'step', step }, planned, Math.ceil(slots / this.threads));
+    const results = await this.play({ kind: 'step', step }, planned, Math.ceil(slots / this.processes));
     return results.map((r) => ({ ok: true, records: r.records, solved: r.solved, events: r.events }));
   }
 
-  /** Plays `items` in this thread and the workers, `lanes` at once in each; results in the order of `items`. */
+  /** Plays `items` in this process and the workers, `lanes` at once in each; results in the order of `items`. */
   private async play(work: PlayWork, items: readonly PlayItem[], lanes: number): Promise<PlayResult[]> {
     const out: (PlayResult | undefined)[] = items.map(() => undefined);
     let next = 0;
@@ -187,14 +187,14 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
       ...workers.map((w) => this.runWorker(w, work, items, lanes, take, out)),
       ...Array.from({ length: lanes }, local),
     ]);
-    // a worker that failed left the items it held: this thread plays them (the same items, only later)
+    // a worker that failed left the items it held: this process plays them (the same items, only later)
     for (const [i, r] of out.entries()) if (!r) out[i] = await playItem(work, items[i]!, this.t.team, this.setup);
     return out as PlayResult[];
   }
 
   /**
    * Starts the play workers (once; the first call does it otherwise) and resolves when each has composed its team
-   * or failed: a worker composing its team meanwhile is left the items the main thread has not taken yet.
+   * or failed: a worker composing its team meanwhile is left the items the trainer has not taken yet.
    */
   async ready(): Promise<void> {
     this.start();
@@ -207,7 +207,7 @@ export class PlayThreads implements EvalEngine, RolloutEngine {
       const init: PlayWorkerInit = { backend: currentBackend()!.backend, spec: this.t.spec, config: this.t.config };
       // from source the entry is TypeScript: the child inherits this process's flags (tsx's loader, conditions)
       const entry = new URL(import.meta.url.endsWith('.ts') ? './play-worker.ts' : './play-worker.js', import.meta.url);
-      this.workers = Array.from({ length: this.threads - 1 }, () => {
+      this.workers = Array.from({ length: this.processes - 1 }, () => {
         const worker = fork(entry, [], { serialization: 'advanced', stdio: ['ignore', 2, 2, 'ipc'] });
         // its stdout goes to this process's stderr (stdout may be a --json document); it keeps this process alive
         // only while a call or the close waits for it

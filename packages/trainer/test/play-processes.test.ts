@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeTeam, resolveTrainerConfig, type EpisodeEvent } from '@troupe/kernel';
 import { evaluateTeam, policyHandles, Trainer } from '../src/index.js';
-import { PlayThreads } from '../src/play-threads.js';
+import { PlayProcesses } from '../src/play-processes.js';
 import { treeSeats } from '../src/rollouts.js';
 import { microTeamSpec } from './trainer-helpers.js';
 
@@ -18,10 +18,10 @@ function perEpisode(events: readonly EpisodeEvent[]): string[] {
   return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([id, list]) => `${id}: ${list.join('\n')}`);
 }
 
-describe('episodes over worker threads', function () {
+describe('episodes over play processes', function () {
   this.timeout(120_000);
 
-  it('plays the same episodes as the in-process evaluation, with the main thread’s weights', async () => {
+  it('plays the same episodes as the in-process evaluation, with the trainer’s weights', async () => {
     const spec = await microTeamSpec({ mapping: 'per-role', maxTokens: 12, algorithm: { concurrency: 4 } });
     const config = resolveTrainerConfig(spec);
     const team = await composeTeam(spec);
@@ -50,7 +50,7 @@ describe('episodes over worker threads', function () {
       const local: EpisodeEvent[] = [];
       const one = await evaluateTeam(team, { ...options, concurrency: 4, onEvent: (e) => local.push(e) });
       const setup = { ...team, treeSeats: treeSeats(team.seats, config), seed: spec.seed, config };
-      const engine = new PlayThreads({ spec, config, team, handles }, setup, 2);
+      const engine = new PlayProcesses({ spec, config, team, handles }, setup, 2);
       await engine.ready(); // so that the worker plays some of the 8 episodes
       const threaded: EpisodeEvent[] = [];
       const two = await evaluateTeam(team, { ...options, engine, onEvent: (e) => threaded.push(e) });
@@ -67,9 +67,9 @@ describe('episodes over worker threads', function () {
     }
   });
 
-  it('a training run gives the same trace, weights and evaluations with one thread and with two', async () => {
+  it('a training run gives the same trace, weights and evaluations with one process and with two', async () => {
     const run = async (workers: number): Promise<{ evals: unknown[]; trace: string; weights: Buffer[] }> => {
-      const out = mkdtempSync(join(tmpdir(), 'troupe-eval-threads-'));
+      const out = mkdtempSync(join(tmpdir(), 'troupe-play-processes-'));
       const spec = await microTeamSpec({
         mapping: 'per-role',
         algorithm: {
@@ -84,7 +84,7 @@ describe('episodes over worker threads', function () {
       let workerItems: number;
       try {
         await t.run();
-        workerItems = (t as unknown as { playThreads: PlayThreads | null }).playThreads?.workerItems ?? 0;
+        workerItems = (t as unknown as { players: PlayProcesses | null }).players?.workerItems ?? 0;
       } finally {
         await t.dispose();
       }

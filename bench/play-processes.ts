@@ -1,15 +1,15 @@
 /**
- * The threaded evaluation (packages/trainer/src/play-threads.ts) against the in-process one on the default team: the
+ * The evaluation over play processes (packages/trainer/src/play-processes.ts) against the in-process one on the default team: the
  * same episodes (outcomes and every event compared), and the wall time of each.
  *
- * Run: npx tsx --conditions=troupe:source bench/play-threads.ts [episodes=32] [checkpoint=<a run>/checkpoints/step-N]
+ * Run: npx tsx --conditions=troupe:source bench/play-processes.ts [episodes=32] [checkpoint=<a run>/checkpoints/step-N]
  * (without a checkpoint the models are untrained: every program runs to maxTokens, the slowest case)
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { composeTeam, loadTeamSpec, resolveTrainerConfig, type TeamSpec } from '@troupe/kernel';
 import { DEFAULT_TEAM_SPEC_FILE, evaluateTeam, policyHandles } from '@troupe/trainer';
-import { PlayThreads } from '../packages/trainer/src/play-threads.js';
+import { PlayProcesses } from '../packages/trainer/src/play-processes.js';
 import { treeSeats } from '../packages/trainer/src/rollouts.js';
 
 const EPISODES = Number(process.argv[2] ?? 32);
@@ -45,10 +45,10 @@ const one = await evaluateTeam(team, {
 });
 console.log(`in-process: ${one.seconds.toFixed(1)} s, success ${one.successRate.toFixed(3)}`);
 const setup = { ...team, treeSeats: treeSeats(team.seats, config), seed: spec.seed, config };
-const threaded = new PlayThreads({ spec, config, team, handles }, setup, 2);
+const threaded = new PlayProcesses({ spec, config, team, handles }, setup, 2);
 const two = await evaluateTeam(team, { ...options, engine: threaded, onEvent: (e) => events.threads!.push(e) });
 console.log(
-  `2 threads:  ${two.seconds.toFixed(1)} s, success ${two.successRate.toFixed(3)}${threaded.workerErrors.length ? ` worker errors: ${threaded.workerErrors.join('; ')}` : ''}`,
+  `2 processes: ${two.seconds.toFixed(1)} s, success ${two.successRate.toFixed(3)}${threaded.workerErrors.length ? ` worker errors: ${threaded.workerErrors.join('; ')}` : ''}`,
 );
 const key = (e: unknown): string => JSON.stringify(e);
 const byEpisode = (list: unknown[]): string[] => list.map(key).sort();
