@@ -636,29 +636,17 @@ export class CausalLM {
     const ropeQ = decode ? ropeMatrix(start, hd, c.ropeTheta, c.ropeScaling, scale) : undefined;
     const ropeK = decode ? ropeMatrix(start, hd, c.ropeTheta, c.ropeScaling) : undefined;
     const mask = decode ? undefined : pads ? causalPadMask(T, S, pads) : causalMask(T, S).reshape([1, 1, 1, T, S]);
+    type LayerArgs = [i: number, x: tf.Tensor, cos?: tf.Tensor, sin?: tf.Tensor, mask?: tf.Tensor];
+    type LayerOut = { x: tf.Tensor; k: tf.Tensor; v: tf.Tensor };
     /**
      * Decoder layer i on `x`, with its keys and values (`cos`, `sin`, `mask` as above: arguments, for recomputing).
      * Without a tape, its intermediates are freed as it ends, not with the caller's tidy after every layer (at 256
      * tokens on the Qwen3-0.6B shape, 2.5 GB of them).
      */
-    const layer = (
-      i: number,
-      x: tf.Tensor,
-      cos: tf.Tensor | undefined,
-      sin: tf.Tensor | undefined,
-      mask: tf.Tensor | undefined,
-    ): { x: tf.Tensor; k: tf.Tensor; v: tf.Tensor } => {
-      // (rows of several adapters build their stacked adapters and row masks lazily, for every layer: kept as before)
-      if (!tapeOn() && lora.kind === 'own') return tf.tidy(() => layerOps(i, x, cos, sin, mask));
-      return layerOps(i, x, cos, sin, mask);
-    };
-    const layerOps = (
-      i: number,
-      x: tf.Tensor,
-      cos: tf.Tensor | undefined,
-      sin: tf.Tensor | undefined,
-      mask: tf.Tensor | undefined,
-    ): { x: tf.Tensor; k: tf.Tensor; v: tf.Tensor } => {
+    // (rows of several adapters build their stacked adapters and row masks lazily, for every layer: kept as before)
+    const layer = (...a: LayerArgs): LayerOut =>
+      !tapeOn() && lora.kind === 'own' ? tf.tidy(() => layerOps(...a)) : layerOps(...a);
+    const layerOps = (...[i, x, cos, sin, mask]: LayerArgs): LayerOut => {
       const pre = `model.layers.${i}.`;
       const h = rmsNorm(x, this.p(pre + 'input_layernorm.weight'), eps);
       let q = this.proj(h, pre + 'self_attn.q_proj', c.attentionBias, lora, frozen, unpacked).reshape([B, T, H, hd]);
