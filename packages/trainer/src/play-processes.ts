@@ -183,8 +183,10 @@ export class PlayProcesses implements EvalEngine, RolloutEngine {
       for (let i = take(); i !== null; i = take()) out[i] = await playItem(work, items[i]!, this.t.team, this.setup);
     };
     const workers = items.length > 1 ? this.start() : [];
+    // the trainer's weights and versions, read once for every worker of this call
+    const begin: PlayWorkerCommand | undefined = workers.length > 0 ? this.begin(work, lanes) : undefined;
     await Promise.all([
-      ...workers.map((w) => this.runWorker(w, work, items, lanes, take, out)),
+      ...workers.map((w) => this.runWorker(w, begin!, items, take, out)),
       ...Array.from({ length: lanes }, local),
     ]);
     // a worker that failed left the items it held: this process plays them (the same items, only later)
@@ -234,21 +236,25 @@ export class PlayProcesses implements EvalEngine, RolloutEngine {
     return this.workers.filter((w) => !w.failed);
   }
 
-  /** One call on one worker: sends the weights and the work, answers its lanes, collects its results. */
-  private runWorker(
-    w: PlayWorker,
-    work: PlayWork,
-    items: readonly PlayItem[],
-    lanes: number,
-    take: () => number | null,
-    out: (PlayResult | undefined)[],
-  ): Promise<void> {
+  /** A call's first message to its workers: every policy's weights and version, the work and the lanes. */
+  private begin(work: PlayWork, lanes: number): PlayWorkerCommand {
     const weights: Record<string, [string, HostTensor][]> = {};
     const versions: Record<string, number> = {};
     for (const h of this.t.handles) {
       weights[h.name] = [...h.trainable!.model.exportTensors()];
       versions[h.name] = h.trainable!.version;
     }
+    return { type: 'begin', weights, versions, work, lanes };
+  }
+
+  /** One call on one worker: sends `begin` (the weights and the work), answers its lanes, collects its results. */
+  private runWorker(
+    w: PlayWorker,
+    begin: PlayWorkerCommand,
+    items: readonly PlayItem[],
+    take: () => number | null,
+    out: (PlayResult | undefined)[],
+  ): Promise<void> {
     return new Promise<void>((resolve) => {
       const { worker } = w;
       worker.channel?.ref();
@@ -282,7 +288,6 @@ export class PlayProcesses implements EvalEngine, RolloutEngine {
         else done(Object.assign(new Error(`play worker: ${m.message}`), { stack: m.stack }));
       };
       worker.on('message', onMessage).on('error', done).on('exit', onExit);
-      const begin: PlayWorkerCommand = { type: 'begin', weights, versions, work, lanes };
       worker.send(begin, (err) => err && done(err));
     });
   }
